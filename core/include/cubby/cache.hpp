@@ -1,0 +1,97 @@
+// The orchestrator: memory -> disk -> compile, with stats. Thread-safe; one compile per key at a
+// time within the process. Public boundary: throws cubby::Error.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "cubby/config.hpp"
+#include "cubby/entry.hpp"
+#include "cubby/key.hpp"
+#include "cubby/nvrtc.hpp"
+#include "cubby/storage/disk.hpp"
+#include "cubby/storage/memory.hpp"
+
+namespace cubby {
+
+enum class Source { memory, disk, remote, compiled };
+
+// "memory", "disk", "remote", "compiled".
+const char* source_name(Source source) noexcept;
+
+struct CacheResult {
+  Key key;
+  bool hit = false;                     // false: compiled by this call
+  Source tier = Source::compiled;       // where the entry came from
+  std::shared_ptr<const Entry> entry;   // never null
+  double elapsed_ms = 0;                // this call, key derivation included
+
+  // The lowered name of a name expression given at compile time; throws name_not_found.
+  const std::string& lowered_name(std::string_view name_expression) const;
+};
+
+struct Stats {
+  std::uint64_t hits_memory = 0;
+  std::uint64_t hits_disk = 0;
+  std::uint64_t hits_remote = 0;
+  std::uint64_t misses = 0;          // lookups that found no usable entry
+  std::uint64_t compiles = 0;        // NVRTC compiles done (successful ones)
+  std::uint64_t compile_failures = 0;
+  std::uint64_t corrupt = 0;         // entries found bad (decode, or names missing) and removed
+  std::uint64_t failed_writes = 0;   // stores that could not be written (full, read-only, ...)
+  std::uint64_t bytes_read = 0;      // entry bytes read from disk/remote
+  std::uint64_t bytes_written = 0;   // entry bytes written
+  double compile_ms = 0;             // time spent compiling in this process
+  double compile_ms_saved = 0;       // sum of the original compile times of every hit
+};
+
+class Cache {
+ public:
+  // Opens (lazily: no filesystem or NVRTC work) the store of `config`.
+  explicit Cache(Config config);
+  // Config::from_env(); throws cubby::Error on a malformed variable.
+  Cache();
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  // The entry for `request`: from memory, disk, else compiled and stored. A disk entry that does
+  // not decode or lacks one of its lowered names is counted corrupt, removed and recompiled.
+  // A store that cannot be written leaves the result usable (warns once, counts failed_writes).
+  // Throws cubby::Error: compile_failed (NVRTC's log in what()), invalid_argument, nvrtc_unavailable.
+  CacheResult compile(const CompileRequest& request);
+
+  // The key inputs / key of `request` (arch resolved as `compile` would). No NVRTC work.
+  KeyInputs key_inputs(const CompileRequest& request) const;
+  Key key_of(const CompileRequest& request) const;
+
+  // The architecture `compile` uses when a request leaves it empty.
+  std::string default_arch() const;
+
+  Stats stats() const;
+  const Config& config() const { return config_; }
+  DiskTier& disk() { return disk_; }
+  MemoryTier& memory() { return memory_; }
+
+ private:
+  struct InFlight;
+  std::shared_ptr<const Entry> lookup(const Key& key, Source& tier);
+  void store(const Key& key, const Entry& entry);
+  std::mutex& key_mutex(const Key& key);
+
+  Config config_;
+  MemoryTier memory_;
+  DiskTier disk_;
+  mutable std::mutex stats_mutex_;
+  Stats stats_;
+  std::atomic<bool> warned_write_{false};
+  std::unique_ptr<InFlight> in_flight_;
+  mutable std::once_flag arch_once_;
+  mutable std::string arch_;
+};
+
+}  // namespace cubby

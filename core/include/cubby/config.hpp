@@ -1,0 +1,35 @@
+// Settings, from CUBBY_* environment variables (see README.md, "Configuration").
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+struct Config {
+  std::filesystem::path dir;          // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
+  std::uint64_t max_size = 5ull << 30;  // CUBBY_MAX_SIZE ("5G", "500M", bytes)
+  std::string remote_url;             // CUBBY_REMOTE (redis://host:port/db); empty: none
+  std::string remote_secret;          // CUBBY_REMOTE_SECRET
+  bool read_only = false;             // CUBBY_READ_ONLY=1: never write the store
+  bool disabled = false;              // CUBBY_DISABLE=1: always compile, never read or write
+  std::string default_arch;           // CUBBY_ARCH; empty: GPU 0's, else sm_90
+  std::size_t memory_entries = 1024;  // CUBBY_MEMORY_ENTRIES: memory tier size
+
+  // Reads the environment. invalid_argument, naming the variable, for a malformed value.
+  static Result<Config> from_env();
+};
+
+// The store folder the contract names: CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby.
+std::filesystem::path default_store_dir();
+
+// Parses "123", "10K", "500M", "5G", "1T" (powers of 1024, optional trailing "B"/"iB").
+Result<std::uint64_t> parse_size(std::string_view text);
+
+// Parses "1/0", "true/false", "yes/no", "on/off" (any case); invalid_argument otherwise.
+Result<bool> parse_bool(std::string_view text);
+
+}  // namespace cubby

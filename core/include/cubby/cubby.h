@@ -1,0 +1,88 @@
+/* cubby C API: stable, extern "C", opaque handles. Used by the Python package through ctypes.
+ *
+ * Conventions: functions that can fail return 0 on success or a nonzero cubby_status; the
+ * message of the last failure on this thread is cubby_last_error(). Strings returned by a
+ * handle's accessors live as long as the handle. Every pointer argument may be NULL only where
+ * documented.
+ */
+#ifndef CUBBY_H_
+#define CUBBY_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cubby_status {
+  CUBBY_OK = 0,
+  CUBBY_ERROR_IO = 1,
+  CUBBY_ERROR_CORRUPT = 2,
+  CUBBY_ERROR_NOT_FOUND = 3,
+  CUBBY_ERROR_INVALID_ARGUMENT = 4,
+  CUBBY_ERROR_COMPILE_FAILED = 5,
+  CUBBY_ERROR_NVRTC_UNAVAILABLE = 6,
+  CUBBY_ERROR_DRIVER_UNAVAILABLE = 7,
+  CUBBY_ERROR_NO_GPU = 8,
+  CUBBY_ERROR_CUDA = 9,
+  CUBBY_ERROR_NAME_NOT_FOUND = 10,
+  CUBBY_ERROR_INTERNAL = 99
+} cubby_status;
+
+typedef struct cubby_cache cubby_cache;
+typedef struct cubby_result cubby_result;
+
+/* Library version, e.g. "0.1.0". */
+const char* cubby_version(void);
+
+/* Message of the last failure on this thread ("" if none). For CUBBY_ERROR_COMPILE_FAILED it
+ * contains NVRTC's log; cubby_last_compile_log() gives the log alone. */
+const char* cubby_last_error(void);
+const char* cubby_last_compile_log(void);
+
+/* Opens the store in `dir` (NULL: CUBBY_DIR / XDG default) with the other settings from CUBBY_*
+ * variables. *out receives a handle to close with cubby_close. */
+int cubby_open(const char* dir, cubby_cache** out);
+void cubby_close(cubby_cache* cache);
+
+/* Compiles through the cache. `program_name` and `arch` may be NULL (defaults); `name_expressions`
+ * and `options` may be NULL when their count is 0. *out receives a result handle to free with
+ * cubby_result_free. */
+int cubby_compile(cubby_cache* cache, const char* source, const char* program_name,
+                  const char* const* name_expressions, size_t name_expression_count,
+                  const char* const* options, size_t option_count, const char* arch,
+                  cubby_result** out);
+
+/* The key of a request without compiling (32 hex digits, written with its NUL to key_out[33]). */
+int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
+              const char* const* name_expressions, size_t name_expression_count,
+              const char* const* options, size_t option_count, const char* arch,
+              char key_out[33]);
+
+void cubby_result_free(cubby_result* result);
+const char* cubby_result_key(const cubby_result* result);
+int cubby_result_hit(const cubby_result* result);
+/* "memory", "disk", "remote" or "compiled". */
+const char* cubby_result_tier(const cubby_result* result);
+/* "cubin", "ptx" or "ltoir". */
+const char* cubby_result_payload_kind(const cubby_result* result);
+const void* cubby_result_payload(const cubby_result* result, size_t* size);
+size_t cubby_result_name_count(const cubby_result* result);
+const char* cubby_result_name_expression(const cubby_result* result, size_t index);
+const char* cubby_result_lowered_name(const cubby_result* result, size_t index);
+/* The lowered name of `name_expression`, or NULL if the result has none for it. */
+const char* cubby_result_lowered_name_of(const cubby_result* result, const char* name_expression);
+const char* cubby_result_log(const cubby_result* result);
+double cubby_result_compile_ms(const cubby_result* result);
+double cubby_result_elapsed_ms(const cubby_result* result);
+
+/* This handle's statistics as a JSON object (keys as in `cubby stats --json`'s "process" part).
+ * The string lives until the next call on this handle. */
+const char* cubby_stats_json(cubby_cache* cache);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* CUBBY_H_ */

@@ -1,0 +1,35 @@
+// CUBIN reader: the kernels and variables of a CUBIN (an ELF file), no driver needed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+struct CubinVariable {
+  std::string name;  // mangled name
+  std::uint64_t size = 0;
+};
+
+struct CubinSymbols {
+  std::vector<std::string> kernels;      // STT_FUNC symbols that are entry points (global), sorted
+  std::vector<CubinVariable> variables;  // STT_OBJECT symbols with a name, sorted by name
+
+  bool has_kernel(std::string_view name) const;    // binary search
+  bool has_variable(std::string_view name) const;  // binary search
+};
+
+// Reads the ELF symbol table of a CUBIN (ELF64, little-endian). Errc::corrupt, naming the
+// defect, for anything that is not a well-formed ELF64 or whose tables point outside the bytes.
+// Never reads out of bounds, whatever the input.
+Result<CubinSymbols> read_cubin_symbols(std::string_view elf);
+
+// True when `name` is a symbol (kernel or variable) of the payload. For PTX, looks for the name
+// as an `.entry`/`.global`/`.const` declaration. LTO-IR is opaque: always true.
+bool payload_has_symbol(std::string_view payload, std::string_view kind_name, std::string_view name);
+
+}  // namespace cubby

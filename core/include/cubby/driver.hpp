@@ -1,0 +1,92 @@
+// The CUDA driver, loaded lazily (dlopen "libcuda.so.1"): linking it would break every machine
+// without a GPU. Module load, lookup by name expression, and the few memory and launch helpers
+// tests need. Everything here throws cubby::Error (public boundary) unless it returns a Result.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "cubby/entry.hpp"
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+// Whether a GPU can be used: ok, or driver_unavailable / no_gpu / cuda_error with a message
+// saying why (for GTEST_SKIP and `cubby` diagnostics). Loads the driver on first call; cheap after.
+Result<void> gpu_status();
+
+// "sm_90" for the current context's device (or device 0). Requires a GPU.
+Result<std::string> gpu_arch();
+
+// Makes the primary context of device 0 current on this thread if none is. Requires a GPU.
+Result<void> ensure_context();
+
+// A device variable found by name expression.
+struct DeviceVariable {
+  CUdeviceptr pointer = 0;
+  std::size_t bytes = 0;
+};
+
+// A loaded module (CUBIN or PTX) in the current context, unloaded on destruction. Kernels and
+// variables are looked up by the name expressions the entry was compiled with.
+class Module {
+ public:
+  // Loads `entry`'s payload with cuModuleLoadData into the current context (made current first
+  // if needed). Throws cubby::Error (driver_unavailable, no_gpu, cuda_error).
+  explicit Module(std::shared_ptr<const Entry> entry);
+  ~Module();
+  Module(Module&& other) noexcept;
+  Module& operator=(Module&& other) noexcept;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The kernel for a name expression given at compile time ("ns::k<float, 3>").
+  // Throws name_not_found for an expression the entry does not know, cuda_error otherwise.
+  CUfunction function(std::string_view name_expression) const;
+
+  // A `__device__` variable by name expression ("&ns::table<double>"); the leading '&' is optional.
+  DeviceVariable variable(std::string_view name_expression) const;
+
+  CUmodule native() const { return module_; }
+  const Entry& entry() const { return *entry_; }
+
+ private:
+  std::shared_ptr<const Entry> entry_;
+  CUmodule module_ = nullptr;
+};
+
+// Grid and block sizes (cuda.h has no dim3).
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+// Launches `kernel` with cuLaunchKernel on the default stream and waits for it to finish.
+// `args` as for cuLaunchKernel (an array of pointers to each argument).
+void launch(CUfunction kernel, Dim3 grid, Dim3 block, void** args, unsigned shared_bytes = 0);
+
+// Minimal device memory helpers (throw cubby::Error on failure).
+CUdeviceptr device_alloc(std::size_t bytes);
+void device_free(CUdeviceptr pointer) noexcept;
+void copy_to_device(CUdeviceptr destination, const void* source, std::size_t bytes);
+void copy_to_host(void* destination, CUdeviceptr source, std::size_t bytes);
+
+// RAII device buffer.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) : pointer_(device_alloc(bytes)), bytes_(bytes) {}
+  ~DeviceBuffer() { device_free(pointer_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  CUdeviceptr get() const { return pointer_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  CUdeviceptr pointer_;
+  std::size_t bytes_;
+};
+
+}  // namespace cubby

@@ -1,0 +1,82 @@
+// Key derivation: a pure function of labelled, length-prefixed fields (XXH3-128).
+// No NVRTC call and no file access happen in `derive_key`; `scan_headers` reads headers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+// A 128-bit key. Text form: 32 lowercase hex digits.
+struct Key {
+  std::array<std::uint8_t, 16> bytes{};
+
+  std::string hex() const;
+  // Parses 32 hex digits (either case); invalid_argument otherwise.
+  static Result<Key> parse(std::string_view hex);
+  friend bool operator==(const Key&, const Key&) = default;
+  friend auto operator<=>(const Key&, const Key&) = default;
+};
+
+// One `#include` reached from the source. `resolved` false means no file was found for it in the
+// user search path (toolkit headers such as <cuda/std/mdspan> are covered by the NVRTC identity).
+struct HeaderDigest {
+  std::string include;        // as spelled in the directive, e.g. "detail/ops.cuh"
+  std::string path;           // the file it resolved to (absolute, normal form); empty if unresolved
+  bool resolved = false;
+  std::array<std::uint8_t, 16> content_hash{};  // XXH3-128 of the file's bytes; zero if unresolved
+
+  friend bool operator==(const HeaderDigest&, const HeaderDigest&) = default;
+};
+
+// Everything a key depends on. `derive_key` sorts and de-duplicates name expressions itself.
+struct KeyInputs {
+  std::uint32_t format_version = 0;   // entry format version (kEntryFormatVersion)
+  std::string nvrtc_version;          // "13.0"
+  std::string nvrtc_identity;         // identity of the NVRTC library file (see nvrtc.hpp)
+  std::string arch;                   // "sm_90", "sm_90a", "compute_90", kept verbatim
+  std::vector<std::string> options;   // in the order given
+  std::string source;                 // program text
+  std::string program_name;           // NVRTC program name
+  std::vector<std::string> name_expressions;
+  std::vector<HeaderDigest> headers;  // from scan_headers, in its (deterministic) order
+};
+
+// One labelled field of a key and the hash of its encoded bytes, for `cubby compile --explain`.
+struct KeyField {
+  std::string label;    // "arch", "option[2]", "header[detail/ops.cuh]", ...
+  std::string summary;  // short human-readable value (truncated source, path, ...)
+  std::string hash;     // 32 hex digits of XXH3-128 over the field's encoding
+};
+
+// The key of `inputs`. Pure: same inputs, same key, on every machine and in every process.
+Key derive_key(const KeyInputs& inputs);
+
+// The fields `derive_key` hashes, each with its own hash, in hashing order.
+std::vector<KeyField> explain_key(const KeyInputs& inputs);
+
+// The user include paths named by NVRTC options (`-I dir`, `-Idir`, `--include-path=dir`,
+// `--include-path dir`), in order.
+std::vector<std::filesystem::path> include_paths_from_options(const std::vector<std::string>& options);
+
+// Every header the source can reach through `#include` (quoted or angled, recursively), resolved
+// against the including file's folder, `source_dir` (skipped when empty) and `include_paths`.
+// Over-approximates (includes inside `#if 0` count); never misses a reachable user header.
+// Sorted by (include, path); de-duplicated. Memoized per process by path + size + mtime.
+std::vector<HeaderDigest> scan_headers(std::string_view source,
+                                       const std::filesystem::path& source_dir,
+                                       const std::vector<std::filesystem::path>& include_paths);
+
+// XXH3-128 of `bytes` (used for checksums and content hashes).
+std::array<std::uint8_t, 16> hash128(std::string_view bytes);
+
+// Lowercase hex of `bytes`.
+std::string to_hex(const std::uint8_t* bytes, std::size_t size);
+
+}  // namespace cubby

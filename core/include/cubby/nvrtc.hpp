@@ -1,0 +1,54 @@
+// NVRTC, loaded lazily with dlopen: locating the library (no load, no call) for keys, and
+// compiling with name expressions (lowered names captured exactly as NVRTC returns them).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cubby/entry.hpp"
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+// The NVRTC library cubby will load, found without loading it.
+struct NvrtcLibrary {
+  std::filesystem::path path;  // the file dlopen will be given (symlinks resolved)
+  std::string version;         // "13.0": major.minor as nvrtcVersion reports it
+  std::string identity;        // "<version>;<canonical path>;<size>;<GNU build-id or mtime>"
+};
+
+// Finds libnvrtc without loading it, in this order: $CUBBY_NVRTC_LIBRARY (a file);
+// $CUDA_HOME/lib64, $CUDA_PATH/lib64; the toolkit folder cubby was built against;
+// /usr/local/cuda/lib64; each folder of $LD_LIBRARY_PATH; the system library folders.
+// The version is read from the libnvrtc-builtins.so.<major>.<minor> file beside it.
+// Memoized per process. nvrtc_unavailable with the folders searched if none is found.
+Result<NvrtcLibrary> locate_nvrtc();
+
+// What to compile. `arch` "sm_XX[a|f]" gives a CUBIN, "compute_XX[a|f]" gives PTX; with the
+// option "-dlto"/"--dlto" the payload is LTO-IR.
+struct CompileRequest {
+  std::string source;
+  std::string program_name = "cubby_program.cu";
+  std::vector<std::string> name_expressions;
+  std::vector<std::string> options;  // NVRTC options, without the architecture
+  std::string arch;                  // empty: the cache picks (CUBBY_ARCH, GPU 0, else sm_90)
+  std::filesystem::path source_dir;  // folder of the source file for quoted includes; may be empty
+};
+
+// The payload kind `arch` and `options` produce (cubin for sm_*, ptx for compute_*, ltoir with -dlto).
+PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options);
+
+// Compiles `request` for `request.arch` (which must be set) and returns an Entry whose
+// lowered_names map has one element per distinct name expression, exactly as
+// nvrtcGetLoweredName returned it. Errc::compile_failed carries NVRTC's log in its message;
+// invalid_argument for an arch option inside `options` or an empty arch; nvrtc_unavailable if
+// the library cannot be loaded. Thread-safe.
+Result<Entry> compile_nvrtc(const CompileRequest& request);
+
+// nvrtcVersion() of the loaded library as "major.minor" (loads NVRTC). For tests and diagnostics.
+Result<std::string> loaded_nvrtc_version();
+
+}  // namespace cubby

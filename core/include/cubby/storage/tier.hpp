@@ -1,0 +1,32 @@
+// The interface every persistent storage tier shares (disk, remote). Tiers hold encoded entries
+// (bytes, see entry.hpp) and know nothing about their content; the orchestrator composes them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cubby/error.hpp"
+#include "cubby/key.hpp"
+
+namespace cubby {
+
+class Tier {
+ public:
+  virtual ~Tier() = default;
+
+  // Short stable name ("disk", "redis"), used in stats and messages.
+  virtual std::string_view name() const = 0;
+
+  // The bytes stored under `key`, nullopt if there are none, or a failure (I/O error, ...).
+  virtual Result<std::optional<std::string>> get(const Key& key) = 0;
+
+  // Stores `bytes` under `key` so that a concurrent `get` sees either nothing, the old bytes, or
+  // all of the new ones, never a part.
+  virtual Result<void> put(const Key& key, std::string_view bytes) = 0;
+
+  // Removes what is stored under `key`; success if nothing was there.
+  virtual Result<void> remove(const Key& key) = 0;
+};
+
+}  // namespace cubby

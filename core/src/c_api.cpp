@@ -1,0 +1,2 @@
+// STUB: placeholder so the library links while this file is written; replace entirely.
+#include "cubby/cubby.h"
