@@ -1,2 +1,103 @@
-// STUB: placeholder so the library links while this file is written; replace entirely.
 #include "cubby/config.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+namespace cubby {
+namespace {
+
+// The value of an environment variable, or nullptr when it is unset or empty.
+const char* env(const char* name) {
+  const char* value = std::getenv(name);
+  return (value != nullptr && *value != '\0') ? value : nullptr;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Failure bad_variable(const char* name, const char* value, const Failure& why) {
+  return fail(Errc::invalid_argument, name, "=\"", value, "\" is not valid: ", why.message);
+}
+
+}  // namespace
+
+std::filesystem::path default_store_dir() {
+  if (const char* dir = env("CUBBY_DIR")) return dir;
+  if (const char* xdg = env("XDG_CACHE_HOME")) return std::filesystem::path(xdg) / "cubby";
+  if (const char* home = env("HOME")) return std::filesystem::path(home) / ".cache" / "cubby";
+  return std::filesystem::temp_directory_path() / "cubby";
+}
+
+Result<std::uint64_t> parse_size(std::string_view text) {
+  std::string t = lower(text);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  if (t.ends_with("ib")) t.resize(t.size() - 2);
+  else if (t.ends_with("b")) t.resize(t.size() - 1);
+  std::uint64_t scale = 1;
+  if (!t.empty()) {
+    switch (t.back()) {
+      case 'k': scale = 1ull << 10; break;
+      case 'm': scale = 1ull << 20; break;
+      case 'g': scale = 1ull << 30; break;
+      case 't': scale = 1ull << 40; break;
+      default: break;
+    }
+    if (scale != 1) t.pop_back();
+  }
+  if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) {
+    return fail(Errc::invalid_argument, "expected a size such as 500M, 5G or a number of bytes");
+  }
+  std::uint64_t value = 0;
+  for (char c : t) {
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
+      return fail(Errc::invalid_argument, "size is too large");
+    }
+    value = value * 10 + digit;
+  }
+  if (value > std::numeric_limits<std::uint64_t>::max() / scale) {
+    return fail(Errc::invalid_argument, "size is too large");
+  }
+  return value * scale;
+}
+
+Result<bool> parse_bool(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
+  if (t == "0" || t == "false" || t == "no" || t == "off") return false;
+  return fail(Errc::invalid_argument, "expected 1/0, true/false, yes/no or on/off");
+}
+
+Result<Config> Config::from_env() {
+  Config config;
+  config.dir = default_store_dir();
+  if (const char* value = env("CUBBY_MAX_SIZE")) {
+    auto size = parse_size(value);
+    if (!size) return bad_variable("CUBBY_MAX_SIZE", value, size.error());
+    config.max_size = *size;
+  }
+  if (const char* value = env("CUBBY_REMOTE")) config.remote_url = value;
+  if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
+  if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
+  for (auto [name, flag] : {std::pair{"CUBBY_READ_ONLY", &config.read_only},
+                            std::pair{"CUBBY_DISABLE", &config.disabled}}) {
+    if (const char* value = env(name)) {
+      auto parsed = parse_bool(value);
+      if (!parsed) return bad_variable(name, value, parsed.error());
+      *flag = *parsed;
+    }
+  }
+  if (const char* value = env("CUBBY_MEMORY_ENTRIES")) {
+    auto count = parse_size(value);
+    if (!count) return bad_variable("CUBBY_MEMORY_ENTRIES", value, count.error());
+    config.memory_entries = static_cast<std::size_t>(*count);
+  }
+  return config;
+}
+
+}  // namespace cubby

@@ -1,18 +1,392 @@
-// STUB: placeholder so the library links while this file is written; replace entirely.
+// The CUDA driver, loaded lazily with dlopen (see driver.hpp).
 #include "cubby/driver.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
 namespace cubby {
-Result<void> gpu_status() { return fail(Errc::driver_unavailable, "stub"); }
-Result<std::string> gpu_arch() { return fail(Errc::driver_unavailable, "stub"); }
-Result<void> ensure_context() { return fail(Errc::driver_unavailable, "stub"); }
-Module::Module(std::shared_ptr<const Entry> entry) : entry_(std::move(entry)) { throw Error(Errc::driver_unavailable, "stub"); }
-Module::~Module() = default;
-Module::Module(Module&& other) noexcept : entry_(std::move(other.entry_)), module_(other.module_) { other.module_ = nullptr; }
-Module& Module::operator=(Module&&) noexcept { return *this; }
-CUfunction Module::function(std::string_view) const { throw Error(Errc::driver_unavailable, "stub"); }
-DeviceVariable Module::variable(std::string_view) const { throw Error(Errc::driver_unavailable, "stub"); }
-void launch(CUfunction, Dim3, Dim3, void**, unsigned) { throw Error(Errc::driver_unavailable, "stub"); }
-CUdeviceptr device_alloc(std::size_t) { throw Error(Errc::driver_unavailable, "stub"); }
-void device_free(CUdeviceptr) noexcept {}
-void copy_to_device(CUdeviceptr, const void*, std::size_t) { throw Error(Errc::driver_unavailable, "stub"); }
-void copy_to_host(void*, CUdeviceptr, std::size_t) { throw Error(Errc::driver_unavailable, "stub"); }
+namespace {
+
+// Driver entry points cubby calls, typed from cuda.h (the macros there map the unversioned names
+// to the current ABI, e.g. cuMemAlloc -> cuMemAlloc_v2, so these types are the versioned ones).
+struct DriverApi {
+  decltype(&::cuInit) init = nullptr;
+  decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetCount) device_get_count = nullptr;
+  decltype(&::cuDeviceGetAttribute) device_get_attribute = nullptr;
+  decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain = nullptr;
+  decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
+  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
+  decltype(&::cuCtxGetDevice) ctx_get_device = nullptr;
+  decltype(&::cuCtxSynchronize) ctx_synchronize = nullptr;
+  decltype(&::cuModuleLoadData) module_load_data = nullptr;
+  decltype(&::cuModuleUnload) module_unload = nullptr;
+  decltype(&::cuModuleGetFunction) module_get_function = nullptr;
+  decltype(&::cuModuleGetGlobal) module_get_global = nullptr;
+  decltype(&::cuLaunchKernel) launch_kernel = nullptr;
+  decltype(&::cuMemAlloc) mem_alloc = nullptr;
+  decltype(&::cuMemFree) mem_free = nullptr;
+  decltype(&::cuMemcpyHtoD) memcpy_htod = nullptr;
+  decltype(&::cuMemcpyDtoH) memcpy_dtoh = nullptr;
+  decltype(&::cuGetErrorName) get_error_name = nullptr;
+  decltype(&::cuGetErrorString) get_error_string = nullptr;
+};
+
+using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
+                                    CUdriverProcAddressQueryResult*);
+
+// The loaded driver, or why it could not be loaded. Built once, never unloaded.
+struct Driver {
+  DriverApi api;
+  bool loaded = false;
+  Failure failure{Errc::driver_unavailable, {}};
+};
+
+constexpr const char* kLibraryName = "libcuda.so.1";
+
+// Resolves `base` (the unversioned driver name, e.g. "cuMemAlloc") through cuGetProcAddress for
+// the CUDA version cubby was built against, else with dlsym of `versioned` (e.g. "cuMemAlloc_v2").
+template <class Fn>
+bool resolve(void* handle, GetProcAddress get_proc, Fn& target, const char* base,
+             const char* versioned) {
+  void* symbol = nullptr;
+  if (get_proc != nullptr) {
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (get_proc(base, &symbol, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) !=
+            CUDA_SUCCESS ||
+        status != CU_GET_PROC_ADDRESS_SUCCESS) {
+      symbol = nullptr;
+    }
+  }
+  if (symbol == nullptr) symbol = dlsym(handle, versioned);
+  if (symbol == nullptr) return false;
+  target = reinterpret_cast<Fn>(symbol);
+  return true;
+}
+
+Driver load_driver() {
+  Driver driver;
+  dlerror();
+  void* handle = dlopen(kLibraryName, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    driver.failure = fail(Errc::driver_unavailable, kLibraryName, " could not be loaded (",
+                          why != nullptr ? why : "unknown reason",
+                          "): no NVIDIA driver on this machine; GPU tests skip, compile-only "
+                          "work still runs");
+    return driver;
+  }
+  GetProcAddress get_proc = nullptr;
+  if (void* symbol = dlsym(handle, "cuGetProcAddress_v2"); symbol != nullptr) {
+    get_proc = reinterpret_cast<GetProcAddress>(symbol);
+  }
+  DriverApi& api = driver.api;
+  std::string missing;
+  auto need = [&](auto& target, const char* base, const char* versioned) {
+    if (!resolve(handle, get_proc, target, base, versioned)) {
+      missing.append(missing.empty() ? "" : ", ").append(versioned);
+    }
+  };
+  need(api.init, "cuInit", "cuInit");
+  need(api.device_get, "cuDeviceGet", "cuDeviceGet");
+  need(api.device_get_count, "cuDeviceGetCount", "cuDeviceGetCount");
+  need(api.device_get_attribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute");
+  need(api.primary_ctx_retain, "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain");
+  need(api.ctx_get_current, "cuCtxGetCurrent", "cuCtxGetCurrent");
+  need(api.ctx_set_current, "cuCtxSetCurrent", "cuCtxSetCurrent");
+  need(api.ctx_get_device, "cuCtxGetDevice", "cuCtxGetDevice");
+  need(api.ctx_synchronize, "cuCtxSynchronize", "cuCtxSynchronize");
+  need(api.module_load_data, "cuModuleLoadData", "cuModuleLoadData");
+  need(api.module_unload, "cuModuleUnload", "cuModuleUnload");
+  need(api.module_get_function, "cuModuleGetFunction", "cuModuleGetFunction");
+  need(api.module_get_global, "cuModuleGetGlobal", "cuModuleGetGlobal_v2");
+  need(api.launch_kernel, "cuLaunchKernel", "cuLaunchKernel");
+  need(api.mem_alloc, "cuMemAlloc", "cuMemAlloc_v2");
+  need(api.mem_free, "cuMemFree", "cuMemFree_v2");
+  need(api.memcpy_htod, "cuMemcpyHtoD", "cuMemcpyHtoD_v2");
+  need(api.memcpy_dtoh, "cuMemcpyDtoH", "cuMemcpyDtoH_v2");
+  need(api.get_error_name, "cuGetErrorName", "cuGetErrorName");
+  need(api.get_error_string, "cuGetErrorString", "cuGetErrorString");
+  if (!missing.empty()) {
+    driver.failure = fail(Errc::driver_unavailable, kLibraryName,
+                          " was loaded but lacks entry points (", missing,
+                          "): the NVIDIA driver is too old or broken; install a driver that "
+                          "supports CUDA ", std::to_string(CUDA_VERSION / 1000), ".",
+                          std::to_string(CUDA_VERSION % 1000 / 10));
+    return driver;  // the handle stays open: unloading a driver library is not safe
+  }
+  driver.loaded = true;
+  return driver;
+}
+
+// The process-wide driver; loaded on first use (thread-safe static initialization).
+const Driver& driver() {
+  static const Driver instance = load_driver();
+  return instance;
+}
+
+const DriverApi& api() { return driver().api; }
+
+// "CUDA_ERROR_X (description)" for a driver result.
+std::string describe(CUresult result) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (api().get_error_name == nullptr || api().get_error_name(result, &name) != CUDA_SUCCESS ||
+      name == nullptr) {
+    name = "unknown CUDA error";
+  }
+  if (api().get_error_string == nullptr ||
+      api().get_error_string(result, &text) != CUDA_SUCCESS || text == nullptr) {
+    text = "no description";
+  }
+  return std::string(name) + " (" + text + ", code " + std::to_string(static_cast<int>(result)) +
+         ")";
+}
+
+Failure cuda_failure(const char* call, CUresult result, std::string_view hint = {}) {
+  Failure failure = fail(Errc::cuda_error, call, " failed: ", describe(result));
+  if (!hint.empty()) failure.message.append("; ").append(hint);
+  return failure;
+}
+
+Result<void> compute_status() {
+  const Driver& loaded = driver();
+  if (!loaded.loaded) return loaded.failure;
+  if (CUresult result = loaded.api.init(0); result != CUDA_SUCCESS) {
+    return fail(Errc::no_gpu, "cuInit failed: ", describe(result),
+                "; check that the NVIDIA driver is loaded and a GPU is visible "
+                "(nvidia-smi, CUDA_VISIBLE_DEVICES)");
+  }
+  int count = 0;
+  if (CUresult result = loaded.api.device_get_count(&count); result != CUDA_SUCCESS) {
+    return fail(Errc::no_gpu, "cuDeviceGetCount failed: ", describe(result),
+                "; check that a GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)");
+  }
+  if (count <= 0) {
+    return fail(Errc::no_gpu,
+                "no CUDA device: the driver loaded but reports no GPU; check "
+                "CUDA_VISIBLE_DEVICES and nvidia-smi");
+  }
+  return {};
+}
+
+void check(const char* call, CUresult result, std::string_view hint = {}) {
+  if (result != CUDA_SUCCESS) throw Error(cuda_failure(call, result, hint));
+}
+
+void require_context() {
+  Result<void> context = ensure_context();
+  if (!context.ok()) throw Error(context.error());
+}
+
+// The lowered name of `expression` in `entry`, or name_not_found naming a few known expressions.
+Failure unknown_expression(const Entry& entry, std::string_view expression, const char* what) {
+  std::string known;
+  std::size_t shown = 0;
+  for (const auto& [name, lowered] : entry.lowered_names) {
+    if (shown == 5) {
+      known.append(", ...");
+      break;
+    }
+    known.append(shown == 0 ? "" : ", ").append("\"").append(name).append("\"");
+    ++shown;
+  }
+  if (known.empty()) known = "none";
+  return fail(Errc::name_not_found, "no ", what, " for name expression \"", expression,
+              "\" in this entry (", std::to_string(entry.lowered_names.size()),
+              " known: ", known,
+              "); pass the expression exactly as it was given to the compile");
+}
+
+}  // namespace
+
+Result<void> gpu_status() {
+  static const Result<void> status = compute_status();
+  return status;
+}
+
+Result<std::string> gpu_arch() {
+  if (Result<void> status = gpu_status(); !status.ok()) return status.error();
+  const DriverApi& cu = api();
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  if (cu.ctx_get_current(&context) == CUDA_SUCCESS && context != nullptr) {
+    if (CUresult result = cu.ctx_get_device(&device); result != CUDA_SUCCESS) {
+      return cuda_failure("cuCtxGetDevice", result);
+    }
+  } else if (CUresult result = cu.device_get(&device, 0); result != CUDA_SUCCESS) {
+    return cuda_failure("cuDeviceGet", result);
+  }
+  int major = 0;
+  int minor = 0;
+  if (CUresult result = cu.device_get_attribute(
+          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+      result != CUDA_SUCCESS) {
+    return cuda_failure("cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)", result);
+  }
+  if (CUresult result = cu.device_get_attribute(
+          &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+      result != CUDA_SUCCESS) {
+    return cuda_failure("cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)", result);
+  }
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+Result<void> ensure_context() {
+  if (Result<void> status = gpu_status(); !status.ok()) return status;
+  const DriverApi& cu = api();
+  CUcontext current = nullptr;
+  if (CUresult result = cu.ctx_get_current(&current); result != CUDA_SUCCESS) {
+    return cuda_failure("cuCtxGetCurrent", result);
+  }
+  if (current != nullptr) return {};
+  // Device 0's primary context, retained once and kept for the life of the process.
+  static std::mutex mutex;
+  static CUcontext primary = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    if (primary == nullptr) {
+      CUdevice device = 0;
+      if (CUresult result = cu.device_get(&device, 0); result != CUDA_SUCCESS) {
+        return cuda_failure("cuDeviceGet", result);
+      }
+      if (CUresult result = cu.primary_ctx_retain(&primary, device); result != CUDA_SUCCESS) {
+        primary = nullptr;
+        return cuda_failure("cuDevicePrimaryCtxRetain", result,
+                            "the GPU may be out of memory or in exclusive-process mode");
+      }
+    }
+    current = primary;
+  }
+  if (CUresult result = cu.ctx_set_current(current); result != CUDA_SUCCESS) {
+    return cuda_failure("cuCtxSetCurrent", result);
+  }
+  return {};
+}
+
+Module::Module(std::shared_ptr<const Entry> entry) : entry_(std::move(entry)) {
+  if (entry_ == nullptr) throw Error(Errc::invalid_argument, "Module needs an entry, got null");
+  if (entry_->kind == PayloadKind::ltoir) {
+    throw Error(Errc::invalid_argument,
+                "LTO-IR must be linked with nvJitLink first; cuModuleLoadData cannot load it "
+                "(compile for sm_XX without -dlto to get a CUBIN)");
+  }
+  if (entry_->payload.empty()) {
+    throw Error(Errc::invalid_argument,
+                "the entry's payload is empty; recompile it (cubby verify --fix removes bad "
+                "entries)");
+  }
+  require_context();
+  // std::string keeps a terminating NUL after its bytes, which PTX text needs.
+  check("cuModuleLoadData", api().module_load_data(&module_, entry_->payload.data()),
+        "the payload may target another GPU architecture than this device's; compile for "
+        "gpu_arch()");
+}
+
+Module::~Module() {
+  if (module_ != nullptr) static_cast<void>(api().module_unload(module_));
+}
+
+Module::Module(Module&& other) noexcept
+    : entry_(std::move(other.entry_)), module_(std::exchange(other.module_, nullptr)) {}
+
+Module& Module::operator=(Module&& other) noexcept {
+  if (this != &other) {
+    if (module_ != nullptr) static_cast<void>(api().module_unload(module_));
+    entry_ = std::move(other.entry_);
+    module_ = std::exchange(other.module_, nullptr);
+  }
+  return *this;
+}
+
+CUfunction Module::function(std::string_view name_expression) const {
+  if (module_ == nullptr || entry_ == nullptr) {
+    throw Error(Errc::invalid_argument, "Module::function called on a moved-from Module");
+  }
+  const auto found = entry_->lowered_names.find(std::string(name_expression));
+  if (found == entry_->lowered_names.end()) {
+    throw Error(unknown_expression(*entry_, name_expression, "kernel"));
+  }
+  CUfunction kernel = nullptr;
+  const CUresult result = api().module_get_function(&kernel, module_, found->second.c_str());
+  if (result != CUDA_SUCCESS) {
+    throw Error(fail(Errc::cuda_error, "cuModuleGetFunction(\"", found->second, "\") for \"",
+                     name_expression, "\" failed: ", describe(result),
+                     "; the expression may name a variable (use variable()) or the entry may "
+                     "be corrupt (cubby verify --fix)"));
+  }
+  return kernel;
+}
+
+DeviceVariable Module::variable(std::string_view name_expression) const {
+  if (module_ == nullptr || entry_ == nullptr) {
+    throw Error(Errc::invalid_argument, "Module::variable called on a moved-from Module");
+  }
+  const auto& names = entry_->lowered_names;
+  std::string expression(name_expression);
+  auto found = names.find(expression);
+  if (found == names.end()) {
+    const std::string other = (!expression.empty() && expression.front() == '&')
+                                  ? expression.substr(1)
+                                  : "&" + expression;
+    found = names.find(other);
+  }
+  if (found == names.end()) {
+    throw Error(unknown_expression(*entry_, name_expression, "variable"));
+  }
+  DeviceVariable variable;
+  const CUresult result =
+      api().module_get_global(&variable.pointer, &variable.bytes, module_, found->second.c_str());
+  if (result != CUDA_SUCCESS) {
+    throw Error(fail(Errc::cuda_error, "cuModuleGetGlobal(\"", found->second, "\") for \"",
+                     name_expression, "\" failed: ", describe(result),
+                     "; the expression may name a kernel (use function()) or the entry may be "
+                     "corrupt (cubby verify --fix)"));
+  }
+  return variable;
+}
+
+void launch(CUfunction kernel, Dim3 grid, Dim3 block, void** args, unsigned shared_bytes) {
+  if (kernel == nullptr) throw Error(Errc::invalid_argument, "launch needs a kernel, got null");
+  require_context();
+  const DriverApi& cu = api();
+  check("cuLaunchKernel",
+        cu.launch_kernel(kernel, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes,
+                         nullptr, args, nullptr),
+        "check the grid and block sizes and the kernel's arguments");
+  check("cuCtxSynchronize", cu.ctx_synchronize(),
+        "the kernel failed while running (out-of-bounds access, bad argument)");
+}
+
+CUdeviceptr device_alloc(std::size_t bytes) {
+  if (bytes == 0) throw Error(Errc::invalid_argument, "device_alloc of 0 bytes; ask for at least 1");
+  require_context();
+  CUdeviceptr pointer = 0;
+  check("cuMemAlloc", api().mem_alloc(&pointer, bytes), "the GPU may be out of memory");
+  return pointer;
+}
+
+void device_free(CUdeviceptr pointer) noexcept {
+  if (pointer == 0 || !driver().loaded) return;
+  static_cast<void>(api().mem_free(pointer));
+}
+
+void copy_to_device(CUdeviceptr destination, const void* source, std::size_t bytes) {
+  if (bytes == 0) return;
+  require_context();
+  check("cuMemcpyHtoD", api().memcpy_htod(destination, source, bytes),
+        "check the destination pointer and size");
+}
+
+void copy_to_host(void* destination, CUdeviceptr source, std::size_t bytes) {
+  if (bytes == 0) return;
+  require_context();
+  check("cuMemcpyDtoH", api().memcpy_dtoh(destination, source, bytes),
+        "check the source pointer and size");
+}
+
 }  // namespace cubby

@@ -1,15 +1,597 @@
-// STUB: placeholder so the library links while this file is written; replace entirely.
+// Key derivation (pure) and the header scanner that feeds it (reads files, memoized per process).
 #include "cubby/key.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
 namespace cubby {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Encoding.
+//
+// The key is XXH3-128 over the concatenation of fields, in the order `visit_fields` gives them.
+// Every field is encoded as
+//     u64 label_size, label bytes, u64 value_size, value bytes          (u64: little-endian)
+// A list is a count field ("options", "name_expressions", "headers") followed by one field per
+// element, so neither moving bytes between neighbouring fields nor splitting one element in two
+// can produce the same byte stream. Values:
+//   bytes field   the bytes themselves
+//   number field  u64 (value_size is 8)
+//   header field  u64 include_size, include, u8 resolved, u64 path_size, path, 16-byte hash
+// Any change to this layout must change tests/golden/key_v1.txt.
+// ---------------------------------------------------------------------------------------------
+
+enum class FieldKind { bytes, number, header };
+
+constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+
+struct Field {
+  std::string_view label;  // the label that is hashed (fixed per kind of field, no index)
+  FieldKind kind = FieldKind::bytes;
+  std::string_view bytes;
+  std::uint64_t number = 0;
+  const HeaderDigest* header = nullptr;
+  std::size_t index = kNoIndex;  // position in its list, for `explain_key` labels only
+};
+
+Field bytes_field(std::string_view label, std::string_view value, std::size_t index = kNoIndex) {
+  Field field;
+  field.label = label;
+  field.kind = FieldKind::bytes;
+  field.bytes = value;
+  field.index = index;
+  return field;
+}
+
+Field number_field(std::string_view label, std::uint64_t value) {
+  Field field;
+  field.label = label;
+  field.kind = FieldKind::number;
+  field.number = value;
+  return field;
+}
+
+Field header_field(const HeaderDigest& header, std::size_t index) {
+  Field field;
+  field.label = "header";
+  field.kind = FieldKind::header;
+  field.header = &header;
+  field.index = index;
+  return field;
+}
+
+// Streams bytes into XXH3-128.
+class HashSink {
+ public:
+  HashSink() {
+    XXH3_INITSTATE(&state_);
+    XXH3_128bits_reset(&state_);
+  }
+  void put(const void* data, std::size_t size) { XXH3_128bits_update(&state_, data, size); }
+  std::array<std::uint8_t, 16> digest() const {
+    XXH128_canonical_t canonical;
+    XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(&state_));
+    std::array<std::uint8_t, 16> out{};
+    std::copy(std::begin(canonical.digest), std::end(canonical.digest), out.begin());
+    return out;
+  }
+
+ private:
+  XXH3_state_t state_;
+};
+
+// Collects bytes into a string (one field's encoding, for `explain_key`).
+class StringSink {
+ public:
+  void put(const void* data, std::size_t size) {
+    bytes_.append(static_cast<const char*>(data), size);
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+template <class Sink>
+void put_u64(Sink& sink, std::uint64_t value) {
+  std::uint8_t le[8];
+  for (std::size_t i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  sink.put(le, sizeof le);
+}
+
+template <class Sink>
+void put_sized(Sink& sink, std::string_view bytes) {
+  put_u64(sink, bytes.size());
+  sink.put(bytes.data(), bytes.size());
+}
+
+template <class Sink>
+void encode(Sink& sink, const Field& field) {
+  put_sized(sink, field.label);
+  switch (field.kind) {
+    case FieldKind::bytes:
+      put_sized(sink, field.bytes);
+      break;
+    case FieldKind::number:
+      put_u64(sink, 8);
+      put_u64(sink, field.number);
+      break;
+    case FieldKind::header: {
+      const HeaderDigest& h = *field.header;
+      put_u64(sink, 8 + h.include.size() + 1 + 8 + h.path.size() + h.content_hash.size());
+      put_sized(sink, h.include);
+      const std::uint8_t resolved = h.resolved ? 1 : 0;
+      sink.put(&resolved, 1);
+      put_sized(sink, h.path);
+      sink.put(h.content_hash.data(), h.content_hash.size());
+      break;
+    }
+  }
+}
+
+// Name expressions sorted and de-duplicated (views into `inputs`).
+std::vector<std::string_view> sorted_names(const KeyInputs& inputs) {
+  std::vector<std::string_view> names(inputs.name_expressions.begin(),
+                                      inputs.name_expressions.end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// Calls `visit(Field)` for every field of the key, in hashing order. The one place that fixes
+// the order: `derive_key` and `explain_key` both go through it.
+template <class Visit>
+void visit_fields(const KeyInputs& inputs, const std::vector<std::string_view>& names,
+                  Visit&& visit) {
+  visit(number_field("format_version", inputs.format_version));
+  visit(bytes_field("nvrtc_version", inputs.nvrtc_version));
+  visit(bytes_field("nvrtc_identity", inputs.nvrtc_identity));
+  visit(bytes_field("arch", inputs.arch));
+  visit(number_field("options", inputs.options.size()));
+  for (std::size_t i = 0; i < inputs.options.size(); ++i) {
+    visit(bytes_field("option", inputs.options[i], i));
+  }
+  visit(bytes_field("source", inputs.source));
+  visit(bytes_field("program_name", inputs.program_name));
+  visit(number_field("name_expressions", names.size()));
+  for (std::size_t i = 0; i < names.size(); ++i) visit(bytes_field("name_expression", names[i], i));
+  visit(number_field("headers", inputs.headers.size()));
+  for (std::size_t i = 0; i < inputs.headers.size(); ++i) visit(header_field(inputs.headers[i], i));
+}
+
+// One-line, ASCII-only rendering of `value`: control and non-ASCII bytes as escapes, cut after
+// `limit` input bytes with "..." and the full size appended.
+std::string summarize(std::string_view value, std::size_t limit, bool always_size = false) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  const std::size_t shown = std::min(value.size(), limit);
+  out.reserve(shown + 24);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c < 0x20 || c >= 0x7f) {
+      out += "\\x";
+      out += kDigits[c >> 4];
+      out += kDigits[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (shown < value.size()) out += "...";
+  if (shown < value.size() || always_size) {
+    out += " [" + std::to_string(value.size()) + " bytes]";
+  }
+  return out;
+}
+
+constexpr std::size_t kSummaryLimit = 60;
+
+std::string explain_label(const Field& field) {
+  std::string label(field.label);
+  if (field.kind == FieldKind::header) {
+    label += "[" + summarize(field.header->include, 200) + "]";
+  } else if (field.index != kNoIndex) {
+    label += "[" + std::to_string(field.index) + "]";
+  }
+  return label;
+}
+
+std::string explain_summary(const Field& field) {
+  switch (field.kind) {
+    case FieldKind::number:
+      return std::to_string(field.number);
+    case FieldKind::bytes:
+      return summarize(field.bytes, kSummaryLimit, field.label == "source");
+    case FieldKind::header: {
+      const HeaderDigest& h = *field.header;
+      if (!h.resolved) return "unresolved";
+      return summarize(h.path, 400) + " " + to_hex(h.content_hash.data(), 8);
+    }
+  }
+  return {};
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Header scanning.
+// ---------------------------------------------------------------------------------------------
+
+// Calls `found(spelled)` for every `#include "x"`, `#include <x>` (and `#include_next`) line of
+// `text`: optional blanks, '#', optional blanks, the keyword, optional blanks, then a quoted or
+// angled name closed on the same line; anything after it (comments) is ignored. Directives
+// inside `#if 0` blocks or block comments are found too (over-approximation, harmless).
+// `#include MACRO` cannot be resolved without a preprocessor and is skipped: a header reached only
+// that way does not enter the key.
+template <class Found>
+void parse_includes(std::string_view text, Found&& found) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; };
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+
+    std::size_t i = 0;
+    while (i < line.size() && blank(line[i])) ++i;
+    if (i >= line.size() || line[i] != '#') continue;
+    ++i;
+    while (i < line.size() && blank(line[i])) ++i;
+    constexpr std::string_view kInclude = "include";
+    if (line.substr(i, kInclude.size()) != kInclude) continue;
+    i += kInclude.size();
+    constexpr std::string_view kNext = "_next";
+    if (line.substr(i, kNext.size()) == kNext) i += kNext.size();
+    while (i < line.size() && blank(line[i])) ++i;
+    if (i >= line.size()) continue;
+    const char open = line[i];
+    const char close = open == '"' ? '"' : open == '<' ? '>' : '\0';
+    if (close == '\0') continue;  // `#include MACRO` or malformed: see above.
+    const std::size_t start = i + 1;
+    const std::size_t stop = line.find(close, start);
+    if (stop == std::string_view::npos || stop == start) continue;
+    found(line.substr(start, stop - start));
+  }
+}
+
+// What one header file contributes: its content hash and its includes as spelled, valid while the
+// file's identity (device, inode), size, mtime and ctime (nanoseconds) are unchanged.
+// Known limit: a file rewritten in place within one timestamp tick of the file system, with the
+// same size, keeps its memoized scan until the process ends (or the file changes again).
+struct FileScan {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::array<std::uint8_t, 16> content_hash{};
+  std::vector<std::string> includes;
+
+  bool matches(const struct stat& st) const {
+    return dev == static_cast<std::uint64_t>(st.st_dev) &&
+           ino == static_cast<std::uint64_t>(st.st_ino) &&
+           size == static_cast<std::uint64_t>(st.st_size) && mtime_ns == mtime_of(st) &&
+           ctime_ns == ctime_of(st);
+  }
+  static std::int64_t mtime_of(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  static std::int64_t ctime_of(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  }
+};
+
+bool same_file_state(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         FileScan::mtime_of(a) == FileScan::mtime_of(b) &&
+         FileScan::ctime_of(a) == FileScan::ctime_of(b);
+}
+
+// The per-process memo: canonical path -> last scan. Entries are immutable once published.
+struct Memo {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const FileScan>> files;
+};
+
+Memo& memo() {
+  static Memo* instance = new Memo();  // never destroyed: usable from threads still running at exit
+  return *instance;
+}
+
+// Reads and scans `canonical`. On a read failure the scan has a zero hash and no includes and is
+// not memoized (so a later call retries).
+std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& stable) {
+  auto scan = std::make_shared<FileScan>();
+  stable = false;
+  const int fd = ::open(canonical.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return scan;
+  struct stat before{};
+  if (::fstat(fd, &before) != 0) {
+    ::close(fd);
+    return scan;
+  }
+  std::string text;
+  text.resize(static_cast<std::size_t>(before.st_size > 0 ? before.st_size : 0) + 1);
+  std::size_t used = 0;
+  bool ok = true;
+  for (;;) {
+    if (used == text.size()) text.resize(text.size() * 2);
+    const ssize_t got = ::read(fd, text.data() + used, text.size() - used);
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    used += static_cast<std::size_t>(got);
+  }
+  struct stat after{};
+  const bool after_ok = ::fstat(fd, &after) == 0;
+  ::close(fd);
+  if (!ok) return scan;
+  text.resize(used);
+
+  scan->dev = static_cast<std::uint64_t>(before.st_dev);
+  scan->ino = static_cast<std::uint64_t>(before.st_ino);
+  scan->size = static_cast<std::uint64_t>(before.st_size);
+  scan->mtime_ns = FileScan::mtime_of(before);
+  scan->ctime_ns = FileScan::ctime_of(before);
+  scan->content_hash = hash128(text);
+  parse_includes(text, [&](std::string_view spelled) { scan->includes.emplace_back(spelled); });
+  // Memoize only what was read from an unchanging file with the size fstat reported.
+  stable = after_ok && same_file_state(before, after) &&
+           used == static_cast<std::uint64_t>(before.st_size);
+  return scan;
+}
+
+// The scan of `canonical`, whose stat (through the including path) is `st`.
+std::shared_ptr<const FileScan> scan_file(const std::string& canonical, const struct stat& st) {
+  Memo& m = memo();
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    auto it = m.files.find(canonical);
+    if (it != m.files.end() && it->second->matches(st)) return it->second;
+  }
+  bool stable = false;
+  std::shared_ptr<const FileScan> scan = read_scan(canonical, stable);
+  if (stable) {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    m.files[canonical] = scan;
+  }
+  return scan;
+}
+
+std::string parent_of(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+// Absolute form of a search folder: relative folders are taken from the working folder, as NVRTC
+// (which opens them relative to it) does. Trailing slashes are dropped ("/" stays "/").
+std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
+  std::string text = dir.string();
+  if (text.empty() || text.front() != '/') {
+    if (cwd.empty()) {
+      std::error_code ec;
+      cwd = std::filesystem::current_path(ec).string();
+      if (ec || cwd.empty()) cwd = "/";
+    }
+    text = text.empty() ? cwd : (cwd.back() == '/' ? cwd : cwd + "/") + text;
+  }
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
+}
+
+class Scanner {
+ public:
+  explicit Scanner(std::vector<std::string> search_dirs) : search_dirs_(std::move(search_dirs)) {}
+
+  // Resolves every include in `includes`, seen from a file whose own folders are `own_dirs`,
+  // records a digest for each existing candidate (or one unresolved digest) and recurses.
+  template <class Includes>
+  void scan(const Includes& includes, const std::vector<std::string>& own_dirs) {
+    for (const auto& include : includes) resolve(std::string_view(include), own_dirs);
+  }
+
+  std::vector<HeaderDigest> take() && {
+    std::sort(out_.begin(), out_.end(), [](const HeaderDigest& a, const HeaderDigest& b) {
+      if (a.include != b.include) return a.include < b.include;
+      if (a.path != b.path) return a.path < b.path;
+      if (a.resolved != b.resolved) return a.resolved < b.resolved;
+      return a.content_hash < b.content_hash;
+    });
+    out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
+    return std::move(out_);
+  }
+
+ private:
+  void resolve(std::string_view include, const std::vector<std::string>& own_dirs) {
+    bool any = false;
+    if (include.front() == '/') {
+      any = try_candidate(include, std::string(include));
+    } else {
+      // Every candidate folder, own folders first, each tried once.
+      std::vector<const std::string*> dirs;
+      dirs.reserve(own_dirs.size() + search_dirs_.size());
+      const auto add = [&](const std::string& dir) {
+        for (const std::string* seen : dirs) {
+          if (*seen == dir) return;
+        }
+        dirs.push_back(&dir);
+      };
+      for (const std::string& dir : own_dirs) add(dir);
+      for (const std::string& dir : search_dirs_) add(dir);
+      for (const std::string* dir : dirs) {
+        std::string candidate;
+        candidate.reserve(dir->size() + 1 + include.size());
+        candidate += *dir;
+        if (candidate.back() != '/') candidate += '/';
+        candidate += include;
+        any = try_candidate(include, std::move(candidate)) || any;
+      }
+    }
+    if (!any) {
+      HeaderDigest digest;
+      digest.include = std::string(include);
+      out_.push_back(std::move(digest));
+    }
+  }
+
+  // Records `candidate` if it is an existing regular file; returns whether it was.
+  bool try_candidate(std::string_view include, std::string candidate) {
+    struct stat st{};
+    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    char resolved[PATH_MAX];
+    if (::realpath(candidate.c_str(), resolved) == nullptr) return false;
+    std::string canonical(resolved);
+    std::shared_ptr<const FileScan> file = scan_file(canonical, st);
+
+    HeaderDigest digest;
+    digest.include = std::string(include);
+    digest.path = canonical;
+    digest.resolved = true;
+    digest.content_hash = file->content_hash;
+    out_.push_back(std::move(digest));
+
+    // Each file's includes are resolved once per call (this also breaks include cycles), from the
+    // folder it was reached through and the folder it really lives in. A file reached again
+    // through another symlinked folder is not rescanned from that folder.
+    if (file->includes.empty() || !visited_.insert(canonical).second) return true;
+    std::vector<std::string> own_dirs{parent_of(candidate)};
+    std::string real_parent = parent_of(canonical);
+    if (real_parent != own_dirs.front()) own_dirs.push_back(std::move(real_parent));
+    scan(file->includes, own_dirs);
+    return true;
+  }
+
+  std::vector<std::string> search_dirs_;
+  std::unordered_set<std::string> visited_;
+  std::vector<HeaderDigest> out_;
+};
+
+}  // namespace
+
 std::string Key::hex() const { return to_hex(bytes.data(), bytes.size()); }
-Result<Key> Key::parse(std::string_view) { return fail(Errc::invalid_argument, "stub"); }
-Key derive_key(const KeyInputs&) { return {}; }
-std::vector<KeyField> explain_key(const KeyInputs&) { return {}; }
-std::vector<std::filesystem::path> include_paths_from_options(const std::vector<std::string>&) { return {}; }
-std::vector<HeaderDigest> scan_headers(std::string_view, const std::filesystem::path&, const std::vector<std::filesystem::path>&) { return {}; }
+
+Result<Key> Key::parse(std::string_view hex) {
+  const auto shown = [&] { return summarize(hex, 80); };
+  if (hex.size() != 32) {
+    return fail(Errc::invalid_argument, "invalid key \"", shown(), "\": expected 32 hex digits, got ",
+                std::to_string(hex.size()),
+                " characters; copy the key from `cubby ls` or `cubby compile --json`");
+  }
+  Key key;
+  for (std::size_t i = 0; i < 16; ++i) {
+    const int hi = hex_value(hex[2 * i]);
+    const int lo = hex_value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      const std::size_t bad = hi < 0 ? 2 * i : 2 * i + 1;
+      return fail(Errc::invalid_argument, "invalid key \"", shown(), "\": character ",
+                  std::to_string(bad + 1),
+                  " is not a hex digit (0-9, a-f, A-F); copy the key from `cubby ls` or "
+                  "`cubby compile --json`");
+    }
+    key.bytes[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+  }
+  return key;
+}
+
+Key derive_key(const KeyInputs& inputs) {
+  const std::vector<std::string_view> names = sorted_names(inputs);
+  HashSink sink;
+  visit_fields(inputs, names, [&](const Field& field) { encode(sink, field); });
+  Key key;
+  key.bytes = sink.digest();
+  return key;
+}
+
+std::vector<KeyField> explain_key(const KeyInputs& inputs) {
+  const std::vector<std::string_view> names = sorted_names(inputs);
+  std::vector<KeyField> fields;
+  visit_fields(inputs, names, [&](const Field& field) {
+    StringSink sink;
+    encode(sink, field);
+    const auto hash = hash128(sink.bytes());
+    fields.push_back(KeyField{explain_label(field), explain_summary(field),
+                              to_hex(hash.data(), hash.size())});
+  });
+  return fields;
+}
+
+std::vector<std::filesystem::path> include_paths_from_options(
+    const std::vector<std::string>& options) {
+  constexpr std::string_view kShort = "-I";
+  constexpr std::string_view kLong = "--include-path";
+  std::vector<std::filesystem::path> paths;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string_view option = options[i];
+    const bool has_next = i + 1 < options.size();
+    if (option == kShort || option == kLong) {
+      if (has_next) paths.emplace_back(options[++i]);
+    } else if (option.substr(0, kLong.size() + 1) == "--include-path=") {
+      paths.emplace_back(std::string(option.substr(kLong.size() + 1)));
+    } else if (option.size() > kShort.size() && option.substr(0, kShort.size()) == kShort) {
+      paths.emplace_back(std::string(option.substr(kShort.size())));
+    }
+  }
+  return paths;
+}
+
+// Candidate folders, for quoted and angled includes alike: the including file's folder (for the
+// source itself, `source_dir`), then `source_dir`, then `include_paths` in order. Every existing
+// regular file among them is recorded and scanned, so a header that would shadow another (or be
+// shadowed) changes the result. NVRTC searches the folder of the program name for the source's
+// quoted includes; callers pass that folder as `source_dir`.
+std::vector<HeaderDigest> scan_headers(std::string_view source,
+                                       const std::filesystem::path& source_dir,
+                                       const std::vector<std::filesystem::path>& include_paths) {
+  std::string cwd;
+  std::vector<std::string> search_dirs;
+  search_dirs.reserve(include_paths.size() + 1);
+  std::vector<std::string> own_dirs;
+  if (!source_dir.empty()) {
+    search_dirs.push_back(absolute_dir(source_dir, cwd));
+    own_dirs.push_back(search_dirs.back());
+  }
+  for (const auto& dir : include_paths) search_dirs.push_back(absolute_dir(dir, cwd));
+
+  std::vector<std::string_view> includes;
+  parse_includes(source, [&](std::string_view spelled) { includes.push_back(spelled); });
+  Scanner scanner(std::move(search_dirs));
+  scanner.scan(includes, own_dirs);
+  return std::move(scanner).take();
+}
+
 std::array<std::uint8_t, 16> hash128(std::string_view bytes) {
   const XXH128_hash_t hash = XXH3_128bits(bytes.data(), bytes.size());
   XXH128_canonical_t canonical;
@@ -18,6 +600,7 @@ std::array<std::uint8_t, 16> hash128(std::string_view bytes) {
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = canonical.digest[i];
   return out;
 }
+
 std::string to_hex(const std::uint8_t* bytes, std::size_t size) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out(size * 2, '0');
@@ -27,4 +610,5 @@ std::string to_hex(const std::uint8_t* bytes, std::size_t size) {
   }
   return out;
 }
+
 }  // namespace cubby

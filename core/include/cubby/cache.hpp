@@ -2,7 +2,9 @@
 // time within the process. Public boundary: throws cubby::Error.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -78,10 +80,9 @@ class Cache {
   MemoryTier& memory() { return memory_; }
 
  private:
-  struct InFlight;
-  std::shared_ptr<const Entry> lookup(const Key& key, Source& tier);
+  std::shared_ptr<const Entry> from_disk(const Key& key, const KeyInputs& inputs);
   void store(const Key& key, const Entry& entry);
-  std::mutex& key_mutex(const Key& key);
+  void count(const std::function<void(Stats&)>& update);
 
   Config config_;
   MemoryTier memory_;
@@ -89,7 +90,7 @@ class Cache {
   mutable std::mutex stats_mutex_;
   Stats stats_;
   std::atomic<bool> warned_write_{false};
-  std::unique_ptr<InFlight> in_flight_;
+  std::array<std::mutex, 64> key_mutexes_;  // in-process single flight, striped by key
   mutable std::once_flag arch_once_;
   mutable std::string arch_;
 };

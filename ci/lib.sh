@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Shared by ci/*.sh: install what cubby needs on Debian 12, find the CUDA toolkit, configure
+# and build. Source it; do not run it.
+
+CUBBY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Debian packages the build and the tests need (see the dependency table in README.md).
+CUBBY_APT_PACKAGES=(
+  build-essential cmake pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libxxhash-dev nlohmann-json3-dev libcli11-dev
+)
+
+log() { printf '\033[1m[cubby ci]\033[0m %s\n' "$*" >&2; }
+die() { printf '[cubby ci] error: %s\n' "$*" >&2; exit 1; }
+
+# Installs the missing packages among "$@" with apt-get (as root, or through sudo).
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "need root or sudo to install: ${missing[*]}"
+    sudo="sudo"
+  fi
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq || die "apt-get update failed; check the network or the apt sources"
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || die "apt-get install ${missing[*]} failed"
+}
+
+# Exports CUDA_HOME (the toolkit with NVRTC) or stops with what to do.
+find_cuda() {
+  local candidates=("${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda /usr/local/cuda-13.0 /usr/local/cuda-12)
+  for dir in "${candidates[@]}"; do
+    if [ -n "$dir" ] && [ -f "$dir/include/nvrtc.h" ]; then
+      export CUDA_HOME="$dir"
+      export PATH="$CUDA_HOME/bin:$PATH"
+      return 0
+    fi
+  done
+  die "no CUDA toolkit found (looked for include/nvrtc.h in CUDA_HOME, CUDA_PATH, /usr/local/cuda); install the CUDA toolkit or set CUDA_HOME"
+}
+
+# configure_and_build BUILD_DIR [cmake args...]
+configure_and_build() {
+  local build_dir="$1"; shift
+  local jobs
+  jobs="$(nproc 2>/dev/null || echo 2)"
+  log "configuring in $build_dir"
+  cmake -S "$CUBBY_ROOT" -B "$build_dir" -DCUDAToolkit_ROOT="$CUDA_HOME" "$@" >"$build_dir.configure.log" 2>&1 \
+    || { cat "$build_dir.configure.log" >&2; die "cmake configure failed (log above)"; }
+  log "building with $jobs jobs"
+  cmake --build "$build_dir" -j "$jobs" || die "build failed"
+}

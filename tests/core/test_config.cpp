@@ -1,0 +1,106 @@
+#include "cubby/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::ScopedEnv;
+
+TEST(ParseSize, AcceptsBytesAndSuffixes) {
+  EXPECT_EQ(*parse_size("0"), 0u);
+  EXPECT_EQ(*parse_size("123"), 123u);
+  EXPECT_EQ(*parse_size("10K"), 10u << 10);
+  EXPECT_EQ(*parse_size("500M"), 500ull << 20);
+  EXPECT_EQ(*parse_size("5G"), 5ull << 30);
+  EXPECT_EQ(*parse_size("5GiB"), 5ull << 30);
+  EXPECT_EQ(*parse_size("5gb"), 5ull << 30);
+  EXPECT_EQ(*parse_size("1T"), 1ull << 40);
+}
+
+TEST(ParseSize, RejectsGarbageAndOverflow) {
+  for (const char* bad : {"", "G", "-1", "1.5G", "abc", "5X", "99999999999999999999",
+                          "99999999999T"}) {
+    auto parsed = parse_size(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.error().code, Errc::invalid_argument) << bad;
+  }
+}
+
+TEST(ParseBool, KnownSpellings) {
+  for (const char* yes : {"1", "true", "YES", "On"}) EXPECT_TRUE(*parse_bool(yes)) << yes;
+  for (const char* no : {"0", "false", "no", "OFF"}) EXPECT_FALSE(*parse_bool(no)) << no;
+  EXPECT_FALSE(parse_bool("maybe").ok());
+}
+
+TEST(Config, StoreDirPrecedence) {
+  ScopedEnv home("HOME", "/home/someone");
+  {
+    ScopedEnv dir("CUBBY_DIR", std::nullopt);
+    ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+    EXPECT_EQ(default_store_dir(), "/home/someone/.cache/cubby");
+  }
+  {
+    ScopedEnv dir("CUBBY_DIR", std::nullopt);
+    ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+    EXPECT_EQ(default_store_dir(), "/xdg/cubby");
+  }
+  {
+    ScopedEnv dir("CUBBY_DIR", "/store");
+    ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+    EXPECT_EQ(default_store_dir(), "/store");
+    EXPECT_EQ(Config::from_env()->dir, "/store");
+  }
+}
+
+TEST(Config, ReadsEveryVariable) {
+  ScopedEnv size("CUBBY_MAX_SIZE", "2G");
+  ScopedEnv remote("CUBBY_REMOTE", "redis://127.0.0.1:6379/0");
+  ScopedEnv secret("CUBBY_REMOTE_SECRET", "s3cret");
+  ScopedEnv read_only("CUBBY_READ_ONLY", "1");
+  ScopedEnv disable("CUBBY_DISABLE", "yes");
+  ScopedEnv arch("CUBBY_ARCH", "sm_90a");
+  ScopedEnv entries("CUBBY_MEMORY_ENTRIES", "7");
+  auto config = Config::from_env();
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->max_size, 2ull << 30);
+  EXPECT_EQ(config->remote_url, "redis://127.0.0.1:6379/0");
+  EXPECT_EQ(config->remote_secret, "s3cret");
+  EXPECT_TRUE(config->read_only);
+  EXPECT_TRUE(config->disabled);
+  EXPECT_EQ(config->default_arch, "sm_90a");
+  EXPECT_EQ(config->memory_entries, 7u);
+}
+
+TEST(Config, DefaultsWhenUnset) {
+  for (const char* name : {"CUBBY_MAX_SIZE", "CUBBY_READ_ONLY", "CUBBY_DISABLE", "CUBBY_ARCH"}) {
+    ::unsetenv(name);
+  }
+  auto config = Config::from_env();
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->max_size, 5ull << 30);
+  EXPECT_FALSE(config->read_only);
+  EXPECT_FALSE(config->disabled);
+  EXPECT_TRUE(config->default_arch.empty());
+}
+
+TEST(Config, MalformedVariableNamesItself) {
+  ScopedEnv size("CUBBY_MAX_SIZE", "lots");
+  auto config = Config::from_env();
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().code, Errc::invalid_argument);
+  EXPECT_NE(config.error().message.find("CUBBY_MAX_SIZE"), std::string::npos);
+  EXPECT_NE(config.error().message.find("lots"), std::string::npos);
+}
+
+TEST(Config, MalformedFlagNamesItself) {
+  ScopedEnv read_only("CUBBY_READ_ONLY", "perhaps");
+  auto config = Config::from_env();
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.error().message.find("CUBBY_READ_ONLY"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cubby
