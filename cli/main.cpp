@@ -190,11 +190,13 @@ int run_compile(const Common& common, const CompileArgs& args) {
       explain.push_back({{"label", field.label}, {"summary", field.summary}, {"hash", field.hash}});
     }
     if (!common.json) {
-      std::cout << "key fields:\n";
+      std::size_t width = 0;
+      for (const auto& field : explain) width = std::max(width, field["label"].get<std::string>().size());
+      std::cout << "key fields (hash, label, value):\n";
       for (const auto& field : explain) {
-        std::cout << "  " << field["hash"].get<std::string>() << "  "
-                  << field["label"].get<std::string>() << "  "
-                  << field["summary"].get<std::string>() << '\n';
+        std::cout << "  " << field["hash"].get<std::string>() << "  " << std::left
+                  << std::setw(static_cast<int>(width)) << field["label"].get<std::string>()
+                  << std::right << "  " << field["summary"].get<std::string>() << '\n';
       }
     }
   }

@@ -126,16 +126,32 @@ KeyInputs Cache::key_inputs(const CompileRequest& request) const {
   inputs.source = request.source;
   inputs.program_name = request.program_name;
   inputs.name_expressions = request.name_expressions;
-  const auto include_paths = include_paths_from_options(request.options);
+  // NVRTC resolves a quoted include of the top source in the folder of the program name,
+  // relative to the working folder, when the request names no source folder.
+  std::filesystem::path source_dir = request.source_dir;
+  if (source_dir.empty()) {
+    std::error_code ec;
+    source_dir = (std::filesystem::current_path(ec) / request.program_name).parent_path();
+  }
+  // Toolkit headers are covered by the NVRTC identity: never scan the toolkit's include folder.
+  auto include_paths = include_paths_from_options(request.options);
+  if (!nvrtc->include_dir.empty()) {
+    std::erase_if(include_paths, [&](const std::filesystem::path& path) {
+      std::error_code ec;
+      const auto canonical = std::filesystem::weakly_canonical(path, ec);
+      const auto relative = canonical.lexically_relative(nvrtc->include_dir);
+      return !ec && !relative.empty() && *relative.begin() != "..";
+    });
+  }
   const auto forced = pre_includes(request.options);
   if (forced.empty()) {
-    inputs.headers = scan_headers(request.source, request.source_dir, include_paths);
+    inputs.headers = scan_headers(request.source, source_dir, include_paths);
   } else {
     // Pre-included files are scanned as if the source began with an #include of each.
     std::string scanned;
     for (const auto& file : forced) scanned += "#include \"" + file + "\"\n";
     scanned += request.source;
-    inputs.headers = scan_headers(scanned, request.source_dir, include_paths);
+    inputs.headers = scan_headers(scanned, source_dir, include_paths);
   }
   return inputs;
 }

@@ -1,6 +1,7 @@
 // The CUDA driver, loaded lazily with dlopen (see driver.hpp).
 #include "cubby/driver.hpp"
 
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 
 #include <mutex>
@@ -11,29 +12,30 @@
 namespace cubby {
 namespace {
 
-// Driver entry points cubby calls, typed from cuda.h (the macros there map the unversioned names
-// to the current ABI, e.g. cuMemAlloc -> cuMemAlloc_v2, so these types are the versioned ones).
+// Driver entry points cubby calls. Each is typed by the cudaTypedefs.h typedef of one ABI
+// version and resolved for exactly that version: cuGetProcAddress with CUDA_VERSION would hand
+// out newer ABIs (CUDA 13's cuCtxSynchronize takes a context), so the version is pinned per call.
 struct DriverApi {
-  decltype(&::cuInit) init = nullptr;
-  decltype(&::cuDeviceGet) device_get = nullptr;
-  decltype(&::cuDeviceGetCount) device_get_count = nullptr;
-  decltype(&::cuDeviceGetAttribute) device_get_attribute = nullptr;
-  decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain = nullptr;
-  decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
-  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
-  decltype(&::cuCtxGetDevice) ctx_get_device = nullptr;
-  decltype(&::cuCtxSynchronize) ctx_synchronize = nullptr;
-  decltype(&::cuModuleLoadData) module_load_data = nullptr;
-  decltype(&::cuModuleUnload) module_unload = nullptr;
-  decltype(&::cuModuleGetFunction) module_get_function = nullptr;
-  decltype(&::cuModuleGetGlobal) module_get_global = nullptr;
-  decltype(&::cuLaunchKernel) launch_kernel = nullptr;
-  decltype(&::cuMemAlloc) mem_alloc = nullptr;
-  decltype(&::cuMemFree) mem_free = nullptr;
-  decltype(&::cuMemcpyHtoD) memcpy_htod = nullptr;
-  decltype(&::cuMemcpyDtoH) memcpy_dtoh = nullptr;
-  decltype(&::cuGetErrorName) get_error_name = nullptr;
-  decltype(&::cuGetErrorString) get_error_string = nullptr;
+  PFN_cuInit_v2000 init = nullptr;
+  PFN_cuDeviceGet_v2000 device_get = nullptr;
+  PFN_cuDeviceGetCount_v2000 device_get_count = nullptr;
+  PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
+  PFN_cuDevicePrimaryCtxRetain_v7000 primary_ctx_retain = nullptr;
+  PFN_cuCtxGetCurrent_v4000 ctx_get_current = nullptr;
+  PFN_cuCtxSetCurrent_v4000 ctx_set_current = nullptr;
+  PFN_cuCtxGetDevice_v2000 ctx_get_device = nullptr;
+  PFN_cuCtxSynchronize_v2000 ctx_synchronize = nullptr;
+  PFN_cuModuleLoadData_v2000 module_load_data = nullptr;
+  PFN_cuModuleUnload_v2000 module_unload = nullptr;
+  PFN_cuModuleGetFunction_v2000 module_get_function = nullptr;
+  PFN_cuModuleGetGlobal_v3020 module_get_global = nullptr;
+  PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+  PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
+  PFN_cuMemFree_v3020 mem_free = nullptr;
+  PFN_cuMemcpyHtoD_v3020 memcpy_htod = nullptr;
+  PFN_cuMemcpyDtoH_v3020 memcpy_dtoh = nullptr;
+  PFN_cuGetErrorName_v6000 get_error_name = nullptr;
+  PFN_cuGetErrorString_v6000 get_error_string = nullptr;
 };
 
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
@@ -48,21 +50,22 @@ struct Driver {
 
 constexpr const char* kLibraryName = "libcuda.so.1";
 
-// Resolves `base` (the unversioned driver name, e.g. "cuMemAlloc") through cuGetProcAddress for
-// the CUDA version cubby was built against, else with dlsym of `versioned` (e.g. "cuMemAlloc_v2").
+// Resolves `base` (the unversioned driver name, e.g. "cuMemAlloc") as it was in CUDA `version`
+// through cuGetProcAddress (legacy default stream), else with dlsym of `exported`, the library's
+// name for that same ABI (e.g. "cuMemAlloc_v2").
 template <class Fn>
-bool resolve(void* handle, GetProcAddress get_proc, Fn& target, const char* base,
-             const char* versioned) {
+bool resolve(void* handle, GetProcAddress get_proc, Fn& target, const char* base, int version,
+             const char* exported) {
   void* symbol = nullptr;
   if (get_proc != nullptr) {
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (get_proc(base, &symbol, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) !=
+    if (get_proc(base, &symbol, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) !=
             CUDA_SUCCESS ||
         status != CU_GET_PROC_ADDRESS_SUCCESS) {
       symbol = nullptr;
     }
   }
-  if (symbol == nullptr) symbol = dlsym(handle, versioned);
+  if (symbol == nullptr) symbol = dlsym(handle, exported);
   if (symbol == nullptr) return false;
   target = reinterpret_cast<Fn>(symbol);
   return true;
@@ -86,31 +89,31 @@ Driver load_driver() {
   }
   DriverApi& api = driver.api;
   std::string missing;
-  auto need = [&](auto& target, const char* base, const char* versioned) {
-    if (!resolve(handle, get_proc, target, base, versioned)) {
-      missing.append(missing.empty() ? "" : ", ").append(versioned);
+  auto need = [&](auto& target, const char* base, int version, const char* exported) {
+    if (!resolve(handle, get_proc, target, base, version, exported)) {
+      missing.append(missing.empty() ? "" : ", ").append(exported);
     }
   };
-  need(api.init, "cuInit", "cuInit");
-  need(api.device_get, "cuDeviceGet", "cuDeviceGet");
-  need(api.device_get_count, "cuDeviceGetCount", "cuDeviceGetCount");
-  need(api.device_get_attribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute");
-  need(api.primary_ctx_retain, "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain");
-  need(api.ctx_get_current, "cuCtxGetCurrent", "cuCtxGetCurrent");
-  need(api.ctx_set_current, "cuCtxSetCurrent", "cuCtxSetCurrent");
-  need(api.ctx_get_device, "cuCtxGetDevice", "cuCtxGetDevice");
-  need(api.ctx_synchronize, "cuCtxSynchronize", "cuCtxSynchronize");
-  need(api.module_load_data, "cuModuleLoadData", "cuModuleLoadData");
-  need(api.module_unload, "cuModuleUnload", "cuModuleUnload");
-  need(api.module_get_function, "cuModuleGetFunction", "cuModuleGetFunction");
-  need(api.module_get_global, "cuModuleGetGlobal", "cuModuleGetGlobal_v2");
-  need(api.launch_kernel, "cuLaunchKernel", "cuLaunchKernel");
-  need(api.mem_alloc, "cuMemAlloc", "cuMemAlloc_v2");
-  need(api.mem_free, "cuMemFree", "cuMemFree_v2");
-  need(api.memcpy_htod, "cuMemcpyHtoD", "cuMemcpyHtoD_v2");
-  need(api.memcpy_dtoh, "cuMemcpyDtoH", "cuMemcpyDtoH_v2");
-  need(api.get_error_name, "cuGetErrorName", "cuGetErrorName");
-  need(api.get_error_string, "cuGetErrorString", "cuGetErrorString");
+  need(api.init, "cuInit", 2000, "cuInit");
+  need(api.device_get, "cuDeviceGet", 2000, "cuDeviceGet");
+  need(api.device_get_count, "cuDeviceGetCount", 2000, "cuDeviceGetCount");
+  need(api.device_get_attribute, "cuDeviceGetAttribute", 2000, "cuDeviceGetAttribute");
+  need(api.primary_ctx_retain, "cuDevicePrimaryCtxRetain", 7000, "cuDevicePrimaryCtxRetain");
+  need(api.ctx_get_current, "cuCtxGetCurrent", 4000, "cuCtxGetCurrent");
+  need(api.ctx_set_current, "cuCtxSetCurrent", 4000, "cuCtxSetCurrent");
+  need(api.ctx_get_device, "cuCtxGetDevice", 2000, "cuCtxGetDevice");
+  need(api.ctx_synchronize, "cuCtxSynchronize", 2000, "cuCtxSynchronize");
+  need(api.module_load_data, "cuModuleLoadData", 2000, "cuModuleLoadData");
+  need(api.module_unload, "cuModuleUnload", 2000, "cuModuleUnload");
+  need(api.module_get_function, "cuModuleGetFunction", 2000, "cuModuleGetFunction");
+  need(api.module_get_global, "cuModuleGetGlobal", 3020, "cuModuleGetGlobal_v2");
+  need(api.launch_kernel, "cuLaunchKernel", 4000, "cuLaunchKernel");
+  need(api.mem_alloc, "cuMemAlloc", 3020, "cuMemAlloc_v2");
+  need(api.mem_free, "cuMemFree", 3020, "cuMemFree_v2");
+  need(api.memcpy_htod, "cuMemcpyHtoD", 3020, "cuMemcpyHtoD_v2");
+  need(api.memcpy_dtoh, "cuMemcpyDtoH", 3020, "cuMemcpyDtoH_v2");
+  need(api.get_error_name, "cuGetErrorName", 6000, "cuGetErrorName");
+  need(api.get_error_string, "cuGetErrorString", 6000, "cuGetErrorString");
   if (!missing.empty()) {
     driver.failure = fail(Errc::driver_unavailable, kLibraryName,
                           " was loaded but lacks entry points (", missing,

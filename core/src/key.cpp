@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #define XXH_INLINE_ALL
@@ -110,7 +110,9 @@ class StringSink {
 template <class Sink>
 void put_u64(Sink& sink, std::uint64_t value) {
   std::uint8_t le[8];
-  for (std::size_t i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  for (std::size_t i = 0; i < 8; ++i) {
+    le[i] = static_cast<std::uint8_t>(value >> (8 * i));
+  }
   sink.put(le, sizeof le);
 }
 
@@ -169,9 +171,13 @@ void visit_fields(const KeyInputs& inputs, const std::vector<std::string_view>& 
   visit(bytes_field("source", inputs.source));
   visit(bytes_field("program_name", inputs.program_name));
   visit(number_field("name_expressions", names.size()));
-  for (std::size_t i = 0; i < names.size(); ++i) visit(bytes_field("name_expression", names[i], i));
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    visit(bytes_field("name_expression", names[i], i));
+  }
   visit(number_field("headers", inputs.headers.size()));
-  for (std::size_t i = 0; i < inputs.headers.size(); ++i) visit(header_field(inputs.headers[i], i));
+  for (std::size_t i = 0; i < inputs.headers.size(); ++i) {
+    visit(header_field(inputs.headers[i], i));
+  }
 }
 
 // One-line, ASCII-only rendering of `value`: control and non-ASCII bytes as escapes, cut after
@@ -199,7 +205,9 @@ std::string summarize(std::string_view value, std::size_t limit, bool always_siz
       out += static_cast<char>(c);
     }
   }
-  if (shown < value.size()) out += "...";
+  if (shown < value.size()) {
+    out += "...";
+  }
   if (shown < value.size() || always_size) {
     out += " [" + std::to_string(value.size()) + " bytes]";
   }
@@ -226,7 +234,9 @@ std::string explain_summary(const Field& field) {
       return summarize(field.bytes, kSummaryLimit, field.label == "source");
     case FieldKind::header: {
       const HeaderDigest& h = *field.header;
-      if (!h.resolved) return "unresolved";
+      if (!h.resolved) {
+        return "unresolved";
+      }
       return summarize(h.path, 400) + " " + to_hex(h.content_hash.data(), 8);
     }
   }
@@ -234,9 +244,15 @@ std::string explain_summary(const Field& field) {
 }
 
 int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
   return -1;
 }
 
@@ -256,28 +272,48 @@ void parse_includes(std::string_view text, Found&& found) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
+    if (end == std::string_view::npos) {
+      end = text.size();
+    }
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
 
     std::size_t i = 0;
-    while (i < line.size() && blank(line[i])) ++i;
-    if (i >= line.size() || line[i] != '#') continue;
+    while (i < line.size() && blank(line[i])) {
+      ++i;
+    }
+    if (i >= line.size() || line[i] != '#') {
+      continue;
+    }
     ++i;
-    while (i < line.size() && blank(line[i])) ++i;
+    while (i < line.size() && blank(line[i])) {
+      ++i;
+    }
     constexpr std::string_view kInclude = "include";
-    if (line.substr(i, kInclude.size()) != kInclude) continue;
+    if (line.substr(i, kInclude.size()) != kInclude) {
+      continue;
+    }
     i += kInclude.size();
     constexpr std::string_view kNext = "_next";
-    if (line.substr(i, kNext.size()) == kNext) i += kNext.size();
-    while (i < line.size() && blank(line[i])) ++i;
-    if (i >= line.size()) continue;
+    if (line.substr(i, kNext.size()) == kNext) {
+      i += kNext.size();
+    }
+    while (i < line.size() && blank(line[i])) {
+      ++i;
+    }
+    if (i >= line.size()) {
+      continue;
+    }
     const char open = line[i];
     const char close = open == '"' ? '"' : open == '<' ? '>' : '\0';
-    if (close == '\0') continue;  // `#include MACRO` or malformed: see above.
+    if (close == '\0') {
+      continue;  // `#include MACRO` or malformed: see above.
+    }
     const std::size_t start = i + 1;
     const std::size_t stop = line.find(close, start);
-    if (stop == std::string_view::npos || stop == start) continue;
+    if (stop == std::string_view::npos || stop == start) {
+      continue;
+    }
     found(line.substr(start, stop - start));
   }
 }
@@ -315,10 +351,21 @@ bool same_file_state(const struct stat& a, const struct stat& b) {
          FileScan::ctime_of(a) == FileScan::ctime_of(b);
 }
 
-// The per-process memo: canonical path -> last scan. Entries are immutable once published.
+// The per-process memo. `files`: canonical path -> last scan of that file. `candidates`: a path as
+// tried (folder + include) -> the canonical path it resolved to and that file's scan, so a warm
+// lookup costs one stat. Both are valid while `FileScan::matches` the stat of the path tried; the
+// file identity in it (device, inode) ties a candidate to the file `realpath` found. Known limit:
+// a hard link reached through a retargeted symlink keeps its earlier canonical path (the content
+// hash is still right). Entries are immutable once published.
+struct Resolved {
+  std::string canonical;
+  std::shared_ptr<const FileScan> scan;
+};
+
 struct Memo {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const FileScan>> files;
+  std::unordered_map<std::string, Resolved> candidates;
 };
 
 Memo& memo() {
@@ -326,14 +373,17 @@ Memo& memo() {
   return *instance;
 }
 
-// Reads and scans `canonical`. On a read failure the scan has a zero hash and no includes and is
-// not memoized (so a later call retries).
+// Reads and scans `canonical`. `stable` tells whether the file did not change while it was read
+// (only then may the scan be memoized). On a read failure the scan has a zero hash and no
+// includes and is not stable (a later call retries).
 std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& stable) {
   auto scan = std::make_shared<FileScan>();
   stable = false;
   const int fd = ::open(canonical.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return scan;
-  struct stat before{};
+  if (fd < 0) {
+    return scan;
+  }
+  struct stat before {};
   if (::fstat(fd, &before) != 0) {
     ::close(fd);
     return scan;
@@ -343,20 +393,28 @@ std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& st
   std::size_t used = 0;
   bool ok = true;
   for (;;) {
-    if (used == text.size()) text.resize(text.size() * 2);
+    if (used == text.size()) {
+      text.resize(text.size() * 2);
+    }
     const ssize_t got = ::read(fd, text.data() + used, text.size() - used);
-    if (got == 0) break;
+    if (got == 0) {
+      break;
+    }
     if (got < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR) {
+        continue;
+      }
       ok = false;
       break;
     }
     used += static_cast<std::size_t>(got);
   }
-  struct stat after{};
+  struct stat after {};
   const bool after_ok = ::fstat(fd, &after) == 0;
   ::close(fd);
-  if (!ok) return scan;
+  if (!ok) {
+    return scan;
+  }
   text.resize(used);
 
   scan->dev = static_cast<std::uint64_t>(before.st_dev);
@@ -366,33 +424,55 @@ std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& st
   scan->ctime_ns = FileScan::ctime_of(before);
   scan->content_hash = hash128(text);
   parse_includes(text, [&](std::string_view spelled) { scan->includes.emplace_back(spelled); });
-  // Memoize only what was read from an unchanging file with the size fstat reported.
   stable = after_ok && same_file_state(before, after) &&
            used == static_cast<std::uint64_t>(before.st_size);
   return scan;
 }
 
-// The scan of `canonical`, whose stat (through the including path) is `st`.
-std::shared_ptr<const FileScan> scan_file(const std::string& canonical, const struct stat& st) {
+// The canonical path and scan of the regular file at `candidate`, whose stat is `st`; false if
+// its canonical path cannot be found (it vanished meanwhile).
+bool resolve_file(const std::string& candidate, const struct stat& st, Resolved& out) {
   Memo& m = memo();
   {
     std::lock_guard<std::mutex> lock(m.mutex);
-    auto it = m.files.find(canonical);
-    if (it != m.files.end() && it->second->matches(st)) return it->second;
+    auto it = m.candidates.find(candidate);
+    if (it != m.candidates.end() && it->second.scan->matches(st)) {
+      out = it->second;
+      return true;
+    }
+  }
+  char real[PATH_MAX];
+  if (::realpath(candidate.c_str(), real) == nullptr) {
+    return false;
+  }
+  out.canonical = real;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    auto it = m.files.find(out.canonical);
+    if (it != m.files.end() && it->second->matches(st)) {
+      out.scan = it->second;
+      m.candidates[candidate] = out;
+      return true;
+    }
   }
   bool stable = false;
-  std::shared_ptr<const FileScan> scan = read_scan(canonical, stable);
-  if (stable) {
+  out.scan = read_scan(out.canonical, stable);
+  if (stable && out.scan->matches(st)) {
     std::lock_guard<std::mutex> lock(m.mutex);
-    m.files[canonical] = scan;
+    m.files[out.canonical] = out.scan;
+    m.candidates[candidate] = out;
   }
-  return scan;
+  return true;
 }
 
 std::string parent_of(std::string_view path) {
   const std::size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return ".";
-  if (slash == 0) return "/";
+  if (slash == std::string_view::npos) {
+    return ".";
+  }
+  if (slash == 0) {
+    return "/";
+  }
   return std::string(path.substr(0, slash));
 }
 
@@ -404,11 +484,15 @@ std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
     if (cwd.empty()) {
       std::error_code ec;
       cwd = std::filesystem::current_path(ec).string();
-      if (ec || cwd.empty()) cwd = "/";
+      if (ec || cwd.empty()) {
+        cwd = "/";
+      }
     }
     text = text.empty() ? cwd : (cwd.back() == '/' ? cwd : cwd + "/") + text;
   }
-  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  while (text.size() > 1 && text.back() == '/') {
+    text.pop_back();
+  }
   return text;
 }
 
@@ -420,14 +504,22 @@ class Scanner {
   // records a digest for each existing candidate (or one unresolved digest) and recurses.
   template <class Includes>
   void scan(const Includes& includes, const std::vector<std::string>& own_dirs) {
-    for (const auto& include : includes) resolve(std::string_view(include), own_dirs);
+    for (const auto& include : includes) {
+      resolve(std::string_view(include), own_dirs);
+    }
   }
 
   std::vector<HeaderDigest> take() && {
     std::sort(out_.begin(), out_.end(), [](const HeaderDigest& a, const HeaderDigest& b) {
-      if (a.include != b.include) return a.include < b.include;
-      if (a.path != b.path) return a.path < b.path;
-      if (a.resolved != b.resolved) return a.resolved < b.resolved;
+      if (a.include != b.include) {
+        return a.include < b.include;
+      }
+      if (a.path != b.path) {
+        return a.path < b.path;
+      }
+      if (a.resolved != b.resolved) {
+        return a.resolved < b.resolved;
+      }
       return a.content_hash < b.content_hash;
     });
     out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
@@ -437,7 +529,9 @@ class Scanner {
  private:
   void resolve(std::string_view include, const std::vector<std::string>& own_dirs) {
     bool any = false;
-    if (include.front() == '/') {
+    if (include.empty() || include.find('\0') != std::string_view::npos) {
+      // No file can have this name (NVRTC cannot open it either).
+    } else if (include.front() == '/') {
       any = try_candidate(include, std::string(include));
     } else {
       // Every candidate folder, own folders first, each tried once.
@@ -445,19 +539,27 @@ class Scanner {
       dirs.reserve(own_dirs.size() + search_dirs_.size());
       const auto add = [&](const std::string& dir) {
         for (const std::string* seen : dirs) {
-          if (*seen == dir) return;
+          if (*seen == dir) {
+            return;
+          }
         }
         dirs.push_back(&dir);
       };
-      for (const std::string& dir : own_dirs) add(dir);
-      for (const std::string& dir : search_dirs_) add(dir);
+      for (const std::string& dir : own_dirs) {
+        add(dir);
+      }
+      for (const std::string& dir : search_dirs_) {
+        add(dir);
+      }
       for (const std::string* dir : dirs) {
         std::string candidate;
         candidate.reserve(dir->size() + 1 + include.size());
         candidate += *dir;
-        if (candidate.back() != '/') candidate += '/';
+        if (candidate.back() != '/') {
+          candidate += '/';
+        }
         candidate += include;
-        any = try_candidate(include, std::move(candidate)) || any;
+        any = try_candidate(include, candidate) || any;
       }
     }
     if (!any) {
@@ -468,34 +570,46 @@ class Scanner {
   }
 
   // Records `candidate` if it is an existing regular file; returns whether it was.
-  bool try_candidate(std::string_view include, std::string candidate) {
-    struct stat st{};
-    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-    char resolved[PATH_MAX];
-    if (::realpath(candidate.c_str(), resolved) == nullptr) return false;
-    std::string canonical(resolved);
-    std::shared_ptr<const FileScan> file = scan_file(canonical, st);
+  bool try_candidate(std::string_view include, const std::string& candidate) {
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return false;
+    }
+    Resolved file;
+    if (!resolve_file(candidate, st, file)) {
+      return false;
+    }
 
     HeaderDigest digest;
     digest.include = std::string(include);
-    digest.path = canonical;
     digest.resolved = true;
-    digest.content_hash = file->content_hash;
-    out_.push_back(std::move(digest));
-
+    digest.content_hash = file.scan->content_hash;
     // Each file's includes are resolved once per call (this also breaks include cycles), from the
     // folder it was reached through and the folder it really lives in. A file reached again
     // through another symlinked folder is not rescanned from that folder.
-    if (file->includes.empty() || !visited_.insert(canonical).second) return true;
-    std::vector<std::string> own_dirs{parent_of(candidate)};
-    std::string real_parent = parent_of(canonical);
-    if (real_parent != own_dirs.front()) own_dirs.push_back(std::move(real_parent));
-    scan(file->includes, own_dirs);
+    const bool first_visit =
+        !file.scan->includes.empty() &&
+        visited_
+            .insert({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
+            .second;
+    std::vector<std::string> own_dirs;
+    if (first_visit) {
+      own_dirs.push_back(parent_of(candidate));
+      std::string real_parent = parent_of(file.canonical);
+      if (real_parent != own_dirs.front()) {
+        own_dirs.push_back(std::move(real_parent));
+      }
+    }
+    digest.path = std::move(file.canonical);
+    out_.push_back(std::move(digest));
+    if (first_visit) {
+      scan(file.scan->includes, own_dirs);
+    }
     return true;
   }
 
   std::vector<std::string> search_dirs_;
-  std::unordered_set<std::string> visited_;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
   std::vector<HeaderDigest> out_;
 };
 
@@ -506,8 +620,8 @@ std::string Key::hex() const { return to_hex(bytes.data(), bytes.size()); }
 Result<Key> Key::parse(std::string_view hex) {
   const auto shown = [&] { return summarize(hex, 80); };
   if (hex.size() != 32) {
-    return fail(Errc::invalid_argument, "invalid key \"", shown(), "\": expected 32 hex digits, got ",
-                std::to_string(hex.size()),
+    return fail(Errc::invalid_argument, "invalid key \"", shown(),
+                "\": expected 32 hex digits, got ", std::to_string(hex.size()),
                 " characters; copy the key from `cubby ls` or `cubby compile --json`");
   }
   Key key;
@@ -542,8 +656,8 @@ std::vector<KeyField> explain_key(const KeyInputs& inputs) {
     StringSink sink;
     encode(sink, field);
     const auto hash = hash128(sink.bytes());
-    fields.push_back(KeyField{explain_label(field), explain_summary(field),
-                              to_hex(hash.data(), hash.size())});
+    fields.push_back(
+        KeyField{explain_label(field), explain_summary(field), to_hex(hash.data(), hash.size())});
   });
   return fields;
 }
@@ -557,7 +671,9 @@ std::vector<std::filesystem::path> include_paths_from_options(
     const std::string_view option = options[i];
     const bool has_next = i + 1 < options.size();
     if (option == kShort || option == kLong) {
-      if (has_next) paths.emplace_back(options[++i]);
+      if (has_next) {
+        paths.emplace_back(options[++i]);
+      }
     } else if (option.substr(0, kLong.size() + 1) == "--include-path=") {
       paths.emplace_back(std::string(option.substr(kLong.size() + 1)));
     } else if (option.size() > kShort.size() && option.substr(0, kShort.size()) == kShort) {
@@ -583,7 +699,9 @@ std::vector<HeaderDigest> scan_headers(std::string_view source,
     search_dirs.push_back(absolute_dir(source_dir, cwd));
     own_dirs.push_back(search_dirs.back());
   }
-  for (const auto& dir : include_paths) search_dirs.push_back(absolute_dir(dir, cwd));
+  for (const auto& dir : include_paths) {
+    search_dirs.push_back(absolute_dir(dir, cwd));
+  }
 
   std::vector<std::string_view> includes;
   parse_includes(source, [&](std::string_view spelled) { includes.push_back(spelled); });
@@ -597,7 +715,9 @@ std::array<std::uint8_t, 16> hash128(std::string_view bytes) {
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, hash);
   std::array<std::uint8_t, 16> out{};
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = canonical.digest[i];
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = canonical.digest[i];
+  }
   return out;
 }
 

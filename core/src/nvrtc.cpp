@@ -164,8 +164,17 @@ Result<NvrtcLibrary> describe(const Candidate& candidate) {
   NvrtcLibrary library;
   library.path = canonical;
   library.version = version;
-  library.identity = version + ";" + canonical.string() + ";" +
-                     std::to_string(static_cast<long long>(info.st_size)) + ";" + stamp;
+  // With a build-id the identity is location-free, so machines whose identical toolkits live in
+  // different folders share entries; without one, the path and mtime stand in for it.
+  library.identity = version + ";" + std::to_string(static_cast<long long>(info.st_size)) + ";" +
+                     (stamp.starts_with("mtime:") ? canonical.string() + ";" + stamp : stamp);
+  for (const fs::path& lib : {candidate.folder, canonical.parent_path()}) {
+    const fs::path include = fs::weakly_canonical(lib / ".." / "include", ec);
+    if (!ec && fs::exists(include / "nvrtc.h", ec)) {
+      library.include_dir = include;
+      break;
+    }
+  }
   return library;
 }
 
@@ -467,6 +476,14 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
   std::vector<std::string> nvrtc_options;
   if (!request.source_dir.empty()) nvrtc_options.push_back("-I" + request.source_dir.string());
   nvrtc_options.insert(nvrtc_options.end(), request.options.begin(), request.options.end());
+  // The toolkit's own headers (CCCL's <cuda/std/...>, then the rest), after the user's folders.
+  if (auto library = locate_nvrtc(); library.ok() && !library->include_dir.empty()) {
+    std::error_code ec;
+    if (fs::is_directory(library->include_dir / "cccl", ec)) {
+      nvrtc_options.push_back("-I" + (library->include_dir / "cccl").string());
+    }
+    nvrtc_options.push_back("-I" + library->include_dir.string());
+  }
   nvrtc_options.push_back(arch_option);
   std::vector<const char*> option_pointers;
   option_pointers.reserve(nvrtc_options.size());

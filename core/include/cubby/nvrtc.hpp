@@ -17,13 +17,18 @@ namespace cubby {
 struct NvrtcLibrary {
   std::filesystem::path path;  // the file dlopen will be given (symlinks resolved)
   std::string version;         // "13.0": major.minor as nvrtcVersion reports it
-  std::string identity;        // "<version>;<canonical path>;<size>;<GNU build-id or mtime>"
+  std::string identity;        // "<version>;<size>;<GNU build-id>", or with no build-id
+                               // "<version>;<size>;<canonical path>;mtime:<ns>"
+  std::filesystem::path include_dir;  // the toolkit's include folder beside it (holds nvrtc.h and
+                                      // cuda/std/...); empty if there is none
 };
 
 // Finds libnvrtc without loading it, in this order: $CUBBY_NVRTC_LIBRARY (a file);
 // $CUDA_HOME/lib64, $CUDA_PATH/lib64; the toolkit folder cubby was built against;
 // /usr/local/cuda/lib64; each folder of $LD_LIBRARY_PATH; the system library folders.
 // The version is read from the libnvrtc-builtins.so.<major>.<minor> file beside it.
+// The toolkit's headers (`include_dir`) are covered by the identity: NVRTC needs
+// `-I<include_dir>` to find <cuda/std/...>, and the key does not scan that folder.
 // Memoized per process. nvrtc_unavailable with the folders searched if none is found.
 Result<NvrtcLibrary> locate_nvrtc();
 
@@ -45,7 +50,9 @@ PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::str
 // lowered_names map has one element per distinct name expression, exactly as
 // nvrtcGetLoweredName returned it. Errc::compile_failed carries NVRTC's log in its message;
 // invalid_argument for an arch option inside `options` or an empty arch; nvrtc_unavailable if
-// the library cannot be loaded. Thread-safe.
+// the library cannot be loaded. NVRTC also searches, after the request's own folders,
+// `-I<source_dir>` first and the toolkit's `include/cccl` and `include` folders last, so
+// <cuda/std/mdspan> works without options. Thread-safe.
 Result<Entry> compile_nvrtc(const CompileRequest& request);
 
 // nvrtcVersion() of the loaded library as "major.minor" (loads NVRTC). For tests and diagnostics.

@@ -1,0 +1,381 @@
+// Tests of the `cubby` command-line tool (cli/main.cpp): runs the built binary in child processes.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kKernel = R"(
+namespace ns {
+template <typename T, int N>
+__global__ void scale(T* data, T factor) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) data[i] *= factor;
+}
+}  // namespace ns
+)";
+
+constexpr const char* kBrokenKernel = R"(
+__global__ void broken(float* data) { data[0] = undeclared_symbol; }
+)";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void write_all(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    root_ = fs::temp_directory_path() /
+            ("cubby_test_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    store_ = root_ / "store";
+    kernel_ = root_ / "scale.cu";
+    write_all(kernel_, kKernel);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  // Runs `cubby args...` with CUBBY_DIR set to the test's store; stdout and stderr captured.
+  Outcome cubby(const std::vector<std::string>& args) {
+    std::vector<std::string> env_strings;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      if (std::strncmp(*entry, "CUBBY_DIR=", 10) != 0) env_strings.emplace_back(*entry);
+    }
+    env_strings.push_back("CUBBY_DIR=" + store_.string());
+    std::vector<char*> envp;
+    for (auto& item : env_strings) envp.push_back(item.data());
+    envp.push_back(nullptr);
+
+    std::vector<std::string> argv_strings{CUBBY_CLI_PATH};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& item : argv_strings) argv.push_back(item.data());
+    argv.push_back(nullptr);
+
+    const fs::path out_path = root_ / "stdout.txt";
+    const fs::path err_path = root_ / "stderr.txt";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int spawned =
+        posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    Outcome run;
+    if (spawned != 0) {
+      ADD_FAILURE() << "cannot start " << CUBBY_CLI_PATH << ": " << std::strerror(spawned);
+      return run;
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+    }
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = read_all(out_path);
+    run.err = read_all(err_path);
+    return run;
+  }
+
+  // `cubby compile --json` of the test kernel with two name expressions.
+  Outcome compile_kernel(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"compile",     kernel_.string(),       "--json",
+                                  "--arch",      "sm_90",                "--name-expr",
+                                  "ns::scale<float, 256>", "--name-expr", "ns::scale<double, 64>",
+                                  "--option",    "-std=c++17"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return cubby(args);
+  }
+
+  static json parse(const Outcome& run) {
+    try {
+      return json::parse(run.out);
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "stdout is not JSON (" << error.what() << "): " << run.out
+                    << "\nstderr: " << run.err;
+      return json();
+    }
+  }
+
+  // No message may leak a C++ exception type or an uncaught-exception abort.
+  static void expect_clean_message(const std::string& err) {
+    EXPECT_EQ(err.find("std::"), std::string::npos) << err;
+    EXPECT_EQ(err.find("terminate"), std::string::npos) << err;
+    EXPECT_EQ(err.find("what()"), std::string::npos) << err;
+  }
+
+  fs::path root_;
+  fs::path store_;
+  fs::path kernel_;
+};
+
+TEST_F(CliTest, CompileTwiceInTwoProcessesHitsDisk) {
+  const Outcome first = compile_kernel();
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const json cold = parse(first);
+  EXPECT_EQ(cold["hit"], false);
+  EXPECT_EQ(cold["tier"], "compiled");
+  EXPECT_EQ(cold["payload_kind"], "cubin");
+  EXPECT_GT(cold["cubin_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(cold["compile_ms"].get<double>(), 0.0);
+  EXPECT_TRUE(cold["elapsed_ms"].is_number());
+  EXPECT_TRUE(cold["log"].is_string());
+  ASSERT_EQ(cold["key"].get<std::string>().size(), 32u);
+  ASSERT_TRUE(cold["lowered_names"].is_object());
+  EXPECT_EQ(cold["lowered_names"].size(), 2u);
+  EXPECT_EQ(cold["lowered_names"]["ns::scale<float, 256>"], "_ZN2ns5scaleIfLi256EEEvPT_S1_");
+
+  const Outcome second = compile_kernel();
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const json warm = parse(second);
+  EXPECT_EQ(warm["hit"], true);
+  EXPECT_EQ(warm["tier"], "disk");
+  EXPECT_EQ(warm["key"], cold["key"]);
+  EXPECT_EQ(warm["lowered_names"], cold["lowered_names"]);
+  EXPECT_EQ(warm["cubin_bytes"], cold["cubin_bytes"]);
+  EXPECT_EQ(warm["compile_ms"], cold["compile_ms"]);
+}
+
+TEST_F(CliTest, HumanCompileOutputNamesKeyAndLoweredNames) {
+  const Outcome run = cubby({"compile", kernel_.string(), "--arch", "sm_90", "--name-expr",
+                         "ns::scale<float, 256>"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("compiled"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("ns::scale<float, 256> -> _ZN2ns5scaleIfLi256EEEvPT_S1_"),
+            std::string::npos)
+      << run.out;
+  const Outcome again = cubby({"compile", kernel_.string(), "--arch", "sm_90", "--name-expr",
+                           "ns::scale<float, 256>"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("hit (disk)"), std::string::npos) << again.out;
+}
+
+TEST_F(CliTest, CompileErrorExitsOneWithLogAndStoresNothing) {
+  const fs::path broken = root_ / "broken.cu";
+  write_all(broken, kBrokenKernel);
+  const Outcome run = cubby({"compile", broken.string(), "--json", "--arch", "sm_90"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("undeclared_symbol"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("broken.cu"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  expect_clean_message(run.err);
+
+  const Outcome ls = cubby({"ls", "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  const json rows = parse(ls);
+  ASSERT_TRUE(rows.is_array());
+  EXPECT_TRUE(rows.empty());
+}
+
+TEST_F(CliTest, MissingFileIsAUsageError) {
+  const std::string missing = (root_ / "nope.cu").string();
+  const Outcome run = cubby({"compile", missing, "--json"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(missing), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty());
+  expect_clean_message(run.err);
+
+  const Outcome folder = cubby({"compile", root_.string()});
+  EXPECT_EQ(folder.exit_code, 2);
+  expect_clean_message(folder.err);
+}
+
+TEST_F(CliTest, LsShowCubinOutStatsClear) {
+  const fs::path compiled_cubin = root_ / "compiled.cubin";
+  const Outcome compiled = compile_kernel({"--cubin-out", compiled_cubin.string()});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  const json result = parse(compiled);
+  const std::string key = result["key"];
+  EXPECT_EQ(read_all(compiled_cubin).rfind("\x7f" "ELF", 0), 0u);
+  EXPECT_EQ(fs::file_size(compiled_cubin), result["cubin_bytes"].get<std::uint64_t>());
+
+  const Outcome ls = cubby({"ls", "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  const json rows = parse(ls);
+  ASSERT_EQ(rows.size(), 1u) << ls.out;
+  EXPECT_EQ(rows[0]["key"], key);
+  EXPECT_EQ(rows[0]["status"], "ok");
+  EXPECT_EQ(rows[0]["kind"], "cubin");
+  EXPECT_EQ(rows[0]["names"], 2);
+  EXPECT_GT(rows[0]["bytes"].get<std::uint64_t>(), result["cubin_bytes"].get<std::uint64_t>());
+
+  const Outcome ls_human = cubby({"ls"});
+  ASSERT_EQ(ls_human.exit_code, 0) << ls_human.err;
+  EXPECT_NE(ls_human.out.find(key), std::string::npos) << ls_human.out;
+  EXPECT_NE(ls_human.out.find("2 names"), std::string::npos) << ls_human.out;
+
+  const fs::path shown_cubin = root_ / "shown.cubin";
+  const Outcome show = cubby({"show", key, "--json", "--cubin-out", shown_cubin.string()});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const json shown = parse(show);
+  EXPECT_EQ(shown["key"], key);
+  EXPECT_EQ(shown["kind"], "cubin");
+  EXPECT_EQ(shown["lowered_names"], result["lowered_names"]);
+  ASSERT_TRUE(shown["options"].is_array());
+  ASSERT_FALSE(shown["options"].empty());
+  EXPECT_EQ(shown["options"][0], "-std=c++17");
+  EXPECT_EQ(shown["compile_ms"], result["compile_ms"]);
+  EXPECT_GT(shown["created_ms"].get<std::int64_t>(), 0);
+  EXPECT_EQ(read_all(shown_cubin).rfind("\x7f" "ELF", 0), 0u);
+  EXPECT_EQ(read_all(shown_cubin), read_all(compiled_cubin));
+
+  const Outcome show_human = cubby({"show", key});
+  ASSERT_EQ(show_human.exit_code, 0) << show_human.err;
+  EXPECT_NE(show_human.out.find("-std=c++17"), std::string::npos) << show_human.out;
+  EXPECT_NE(show_human.out.find("_ZN2ns5scaleIdLi64EEEvPT_S1_"), std::string::npos)
+      << show_human.out;
+
+  const Outcome stats = cubby({"stats", "--json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const json counted = parse(stats);
+  EXPECT_EQ(counted["entries"], 1);
+  EXPECT_EQ(counted["bytes"], rows[0]["bytes"]);
+  EXPECT_EQ(counted["dir"], store_.string());
+
+  const Outcome clear = cubby({"clear", "--json"});
+  ASSERT_EQ(clear.exit_code, 0) << clear.err;
+  EXPECT_EQ(parse(clear)["removed"], 1);
+  EXPECT_TRUE(parse(cubby({"ls", "--json"})).empty());
+  EXPECT_EQ(parse(cubby({"stats", "--json"}))["entries"], 0);
+
+  const Outcome gone = cubby({"show", key});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.err.find("no entry " + key), std::string::npos) << gone.err;
+  EXPECT_NE(gone.err.find("cubby ls"), std::string::npos) << gone.err;
+}
+
+TEST_F(CliTest, ShowRejectsMalformedKey) {
+  const Outcome run = cubby({"show", "not-a-key"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("not-a-key"), std::string::npos) << run.err;
+  expect_clean_message(run.err);
+}
+
+TEST_F(CliTest, CorruptEntryIsReportedNotACrash) {
+  const Outcome compiled = compile_kernel();
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  const std::string key = parse(compiled)["key"];
+  fs::path entry_path;
+  for (const auto& item : fs::recursive_directory_iterator(store_)) {
+    if (item.path().filename().string().rfind(key, 0) == 0) entry_path = item.path();
+  }
+  ASSERT_FALSE(entry_path.empty());
+  std::string bytes = read_all(entry_path);
+  ASSERT_GT(bytes.size(), 100u);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+  write_all(entry_path, bytes);
+
+  const Outcome show = cubby({"show", key});
+  EXPECT_EQ(show.exit_code, 1);
+  EXPECT_NE(show.err.find("corrupt"), std::string::npos) << show.err;
+  EXPECT_NE(show.err.find("cubby clear"), std::string::npos) << show.err;
+  expect_clean_message(show.err);
+
+  const Outcome ls = cubby({"ls", "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  const json rows = parse(ls);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["status"], "corrupt");
+  EXPECT_TRUE(rows[0]["error"].is_string());
+
+  const Outcome ls_human = cubby({"ls"});
+  EXPECT_EQ(ls_human.exit_code, 0);
+  EXPECT_NE(ls_human.out.find("corrupt"), std::string::npos) << ls_human.out;
+}
+
+TEST_F(CliTest, EverySubcommandHasHelp) {
+  for (const char* command : {"compile", "stats", "ls", "show", "clear"}) {
+    const Outcome run = cubby({command, "--help"});
+    EXPECT_EQ(run.exit_code, 0) << command << ": " << run.err;
+    EXPECT_NE(run.out.find("--dir"), std::string::npos) << command << ": " << run.out;
+    EXPECT_NE(run.out.find("--json"), std::string::npos) << command << ": " << run.out;
+  }
+  const Outcome top = cubby({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* command : {"compile", "stats", "ls", "show", "clear"}) {
+    EXPECT_NE(top.out.find(command), std::string::npos) << top.out;
+  }
+}
+
+TEST_F(CliTest, VersionAndUsageErrors) {
+  const Outcome version = cubby({"--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.out.find("cubby "), std::string::npos) << version.out;
+  EXPECT_NE(version.out.find('.'), std::string::npos) << version.out;
+
+  EXPECT_EQ(cubby({}).exit_code, 2);
+  EXPECT_EQ(cubby({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(cubby({"ls", "--no-such-flag"}).exit_code, 2);
+  EXPECT_EQ(cubby({"compile"}).exit_code, 2);
+  EXPECT_EQ(cubby({"show"}).exit_code, 2);
+}
+
+TEST_F(CliTest, ExplainListsKeyFields) {
+  const Outcome run = compile_kernel({"--explain"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json result = parse(run);
+  ASSERT_TRUE(result["explain"].is_array());
+  std::vector<std::string> labels;
+  for (const auto& field : result["explain"]) {
+    labels.push_back(field["label"]);
+    EXPECT_EQ(field["hash"].get<std::string>().size(), 32u);
+    EXPECT_TRUE(field["summary"].is_string());
+  }
+  for (const char* label : {"arch", "source"}) {
+    EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label;
+  }
+
+  const Outcome human = cubby({"compile", kernel_.string(), "--arch", "sm_90", "--explain"});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("arch"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("sm_90"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("source"), std::string::npos) << human.out;
+}
+
+TEST_F(CliTest, DirOptionOverridesCubbyDir) {
+  const fs::path other = root_ / "other";
+  const Outcome run = compile_kernel({"--dir", other.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(parse(run)["tier"], "compiled");
+  EXPECT_TRUE(parse(cubby({"ls", "--json"})).empty());
+  EXPECT_EQ(parse(cubby({"ls", "--json", "--dir", other.string()})).size(), 1u);
+}
+
+}  // namespace

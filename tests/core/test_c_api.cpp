@@ -1,0 +1,346 @@
+// Tests of the C API (core/src/c_api.cpp), through cubby.h only.
+#include "cubby/cubby.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSource = R"(
+namespace ns {
+template <typename T, int N>
+__global__ void scale(T* data, T factor) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) data[i] *= factor;
+}
+}  // namespace ns
+__device__ int counter;
+)";
+
+constexpr const char* kBadSource = R"(
+__global__ void broken(float* data) { data[0] = undeclared_symbol; }
+)";
+
+const char* const kNames[] = {"ns::scale<float, 256>", "ns::scale<double, 64>", "&counter"};
+constexpr size_t kNameCount = 3;
+const char* const kOptions[] = {"-std=c++17"};
+constexpr size_t kOptionCount = 1;
+constexpr const char* kArch = "sm_90";
+
+fs::path unique_temp_dir() {
+  static std::atomic<int> counter{0};
+  const fs::path dir = fs::temp_directory_path() /
+                       ("cubby_test_c_api_" + std::to_string(::getpid()) + "_" +
+                        std::to_string(counter++));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+class CApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = unique_temp_dir();
+    ASSERT_EQ(cubby_open(dir_.c_str(), &cache_), CUBBY_OK) << cubby_last_error();
+    ASSERT_NE(cache_, nullptr);
+  }
+  void TearDown() override {
+    cubby_close(cache_);
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  int compile(cubby_cache* cache, cubby_result** out, const char* source = kSource) {
+    return cubby_compile(cache, source, "scale.cu", kNames, kNameCount, kOptions, kOptionCount,
+                         kArch, out);
+  }
+
+  nlohmann::json stats(cubby_cache* cache) {
+    const char* text = cubby_stats_json(cache);
+    EXPECT_NE(text, nullptr) << cubby_last_error();
+    return nlohmann::json::parse(text == nullptr ? "{}" : text);
+  }
+
+  fs::path dir_;
+  cubby_cache* cache_ = nullptr;
+};
+
+TEST(CApi, VersionIsNonEmpty) {
+  const char* version = cubby_version();
+  ASSERT_NE(version, nullptr);
+  EXPECT_GT(std::strlen(version), 0u);
+  EXPECT_NE(std::strchr(version, '.'), nullptr);
+}
+
+TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
+  cubby_result* cold = nullptr;
+  ASSERT_EQ(compile(cache_, &cold), CUBBY_OK) << cubby_last_error();
+  ASSERT_NE(cold, nullptr);
+  EXPECT_EQ(cubby_result_hit(cold), 0);
+  EXPECT_STREQ(cubby_result_tier(cold), "compiled");
+  EXPECT_STREQ(cubby_result_payload_kind(cold), "cubin");
+  EXPECT_EQ(std::strlen(cubby_result_key(cold)), 32u);
+  EXPECT_GT(cubby_result_compile_ms(cold), 0.0);
+  EXPECT_GE(cubby_result_elapsed_ms(cold), 0.0);
+  ASSERT_NE(cubby_result_log(cold), nullptr);
+
+  size_t size = 0;
+  const void* payload = cubby_result_payload(cold, &size);
+  ASSERT_NE(payload, nullptr);
+  ASSERT_GT(size, 4u);
+  EXPECT_EQ(std::memcmp(payload, "\x7f" "ELF", 4), 0);
+
+  // Names by index: the entry's map is sorted by expression.
+  ASSERT_EQ(cubby_result_name_count(cold), kNameCount);
+  EXPECT_STREQ(cubby_result_name_expression(cold, 0), "&counter");
+  EXPECT_STREQ(cubby_result_name_expression(cold, 1), "ns::scale<double, 64>");
+  EXPECT_STREQ(cubby_result_name_expression(cold, 2), "ns::scale<float, 256>");
+  EXPECT_STREQ(cubby_result_lowered_name(cold, 0), "counter");
+  EXPECT_STREQ(cubby_result_lowered_name(cold, 2), "_ZN2ns5scaleIfLi256EEEvPT_S1_");
+  EXPECT_EQ(cubby_result_name_expression(cold, kNameCount), nullptr);
+  EXPECT_EQ(cubby_result_lowered_name(cold, kNameCount), nullptr);
+
+  // Names by expression.
+  for (size_t i = 0; i < kNameCount; ++i) {
+    EXPECT_STREQ(cubby_result_lowered_name_of(cold, cubby_result_name_expression(cold, i)),
+                 cubby_result_lowered_name(cold, i));
+  }
+  EXPECT_STREQ(cubby_result_lowered_name_of(cold, "ns::scale<double, 64>"),
+               "_ZN2ns5scaleIdLi64EEEvPT_S1_");
+  EXPECT_EQ(cubby_result_lowered_name_of(cold, "ns::scale<int, 1>"), nullptr);
+  EXPECT_EQ(cubby_result_lowered_name_of(cold, nullptr), nullptr);
+
+  // Warm, same handle: memory.
+  cubby_result* warm = nullptr;
+  ASSERT_EQ(compile(cache_, &warm), CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(cubby_result_hit(warm), 1);
+  EXPECT_STREQ(cubby_result_tier(warm), "memory");
+  EXPECT_STREQ(cubby_result_key(warm), cubby_result_key(cold));
+  EXPECT_DOUBLE_EQ(cubby_result_compile_ms(warm), cubby_result_compile_ms(cold));
+  for (size_t i = 0; i < kNameCount; ++i) {
+    EXPECT_STREQ(cubby_result_lowered_name(warm, i), cubby_result_lowered_name(cold, i));
+  }
+
+  // Another handle on the same folder: disk.
+  cubby_cache* other = nullptr;
+  ASSERT_EQ(cubby_open(dir_.c_str(), &other), CUBBY_OK) << cubby_last_error();
+  cubby_result* from_disk = nullptr;
+  ASSERT_EQ(compile(other, &from_disk), CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(cubby_result_hit(from_disk), 1);
+  EXPECT_STREQ(cubby_result_tier(from_disk), "disk");
+  EXPECT_STREQ(cubby_result_key(from_disk), cubby_result_key(cold));
+  size_t disk_size = 0;
+  const void* disk_payload = cubby_result_payload(from_disk, &disk_size);
+  ASSERT_EQ(disk_size, size);
+  EXPECT_EQ(std::memcmp(disk_payload, payload, size), 0);
+  for (size_t i = 0; i < kNameCount; ++i) {
+    EXPECT_STREQ(cubby_result_lowered_name(from_disk, i), cubby_result_lowered_name(cold, i));
+  }
+
+  // Stats of each handle.
+  const nlohmann::json first = stats(cache_);
+  EXPECT_EQ(first["compiles"], 1);
+  EXPECT_EQ(first["misses"], 1);
+  EXPECT_EQ(first["hits_memory"], 1);
+  EXPECT_EQ(first["hits_disk"], 0);
+  EXPECT_EQ(first["compile_failures"], 0);
+  EXPECT_GT(first["bytes_written"].get<std::uint64_t>(), size);
+  EXPECT_GT(first["compile_ms"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(first["compile_ms_saved"].get<double>(), cubby_result_compile_ms(cold));
+
+  const nlohmann::json second = stats(other);
+  EXPECT_EQ(second["compiles"], 0);
+  EXPECT_EQ(second["hits_disk"], 1);
+  EXPECT_EQ(second["hits_memory"], 0);
+  EXPECT_GT(second["bytes_read"].get<std::uint64_t>(), size);
+
+  cubby_result_free(from_disk);
+  cubby_close(other);
+  cubby_result_free(warm);
+  cubby_result_free(cold);
+}
+
+TEST_F(CApiTest, StatsJsonHasEveryField) {
+  const nlohmann::json json = stats(cache_);
+  ASSERT_TRUE(json.is_object());
+  for (const char* field :
+       {"hits_memory", "hits_disk", "hits_remote", "misses", "compiles", "compile_failures",
+        "corrupt", "failed_writes", "bytes_read", "bytes_written", "compile_ms",
+        "compile_ms_saved"}) {
+    ASSERT_TRUE(json.contains(field)) << field;
+    EXPECT_TRUE(json[field].is_number()) << field;
+    EXPECT_EQ(json[field].get<double>(), 0.0) << field;
+  }
+  EXPECT_EQ(json.size(), 12u);
+}
+
+TEST_F(CApiTest, KeyEqualsResultKeyWithoutCompiling) {
+  char key[33];
+  std::memset(key, 'x', sizeof key);
+  ASSERT_EQ(cubby_key(cache_, kSource, "scale.cu", kNames, kNameCount, kOptions, kOptionCount,
+                      kArch, key),
+            CUBBY_OK)
+      << cubby_last_error();
+  EXPECT_EQ(std::strlen(key), 32u);
+  EXPECT_EQ(stats(cache_)["compiles"], 0);
+  EXPECT_EQ(stats(cache_)["misses"], 0);
+  EXPECT_TRUE(fs::is_empty(dir_));
+
+  cubby_result* result = nullptr;
+  ASSERT_EQ(compile(cache_, &result), CUBBY_OK) << cubby_last_error();
+  EXPECT_STREQ(key, cubby_result_key(result));
+  cubby_result_free(result);
+
+  // A different arch gives a different key.
+  char other[33];
+  ASSERT_EQ(cubby_key(cache_, kSource, "scale.cu", kNames, kNameCount, kOptions, kOptionCount,
+                      "sm_80", other),
+            CUBBY_OK);
+  EXPECT_STRNE(key, other);
+}
+
+TEST_F(CApiTest, CompileErrorGivesLogAndStoresNothing) {
+  cubby_result* result = reinterpret_cast<cubby_result*>(&result);  // must be reset to NULL
+  EXPECT_EQ(cubby_compile(cache_, kBadSource, "broken.cu", nullptr, 0, nullptr, 0, kArch, &result),
+            CUBBY_ERROR_COMPILE_FAILED);
+  EXPECT_EQ(result, nullptr);
+  const std::string error = cubby_last_error();
+  const std::string log = cubby_last_compile_log();
+  EXPECT_NE(error.find("broken.cu"), std::string::npos) << error;
+  EXPECT_NE(error.find("undeclared_symbol"), std::string::npos) << error;
+  EXPECT_NE(log.find("undeclared_symbol"), std::string::npos) << log;
+  EXPECT_EQ(log.find("NVRTC could not compile"), std::string::npos) << log;
+  EXPECT_NE(error.find(log), std::string::npos);
+
+  EXPECT_EQ(stats(cache_)["compile_failures"], 1);
+  EXPECT_EQ(stats(cache_)["compiles"], 0);
+  bool has_entry = false;
+  if (fs::exists(dir_)) {
+    for (const auto& item : fs::recursive_directory_iterator(dir_)) {
+      if (item.is_regular_file() && item.path().extension() == ".entry") has_entry = true;
+    }
+  }
+  EXPECT_FALSE(has_entry);
+
+  // A later failure of another kind clears the compile log.
+  EXPECT_EQ(cubby_compile(cache_, nullptr, nullptr, nullptr, 0, nullptr, 0, nullptr, &result),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(cubby_last_compile_log(), "");
+}
+
+TEST_F(CApiTest, NullArgumentsAreInvalid) {
+  cubby_result* result = nullptr;
+  char key[33];
+
+  EXPECT_EQ(cubby_open(nullptr, nullptr), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("out"), std::string::npos);
+
+  EXPECT_EQ(cubby_compile(nullptr, kSource, nullptr, nullptr, 0, nullptr, 0, kArch, &result),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("cache"), std::string::npos);
+
+  EXPECT_EQ(cubby_compile(cache_, nullptr, nullptr, nullptr, 0, nullptr, 0, kArch, &result),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("source"), std::string::npos);
+
+  EXPECT_EQ(cubby_compile(cache_, kSource, nullptr, nullptr, 0, nullptr, 0, kArch, nullptr),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+
+  EXPECT_EQ(cubby_compile(cache_, kSource, nullptr, nullptr, 2, nullptr, 0, kArch, &result),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("name_expressions"), std::string::npos);
+
+  EXPECT_EQ(cubby_compile(cache_, kSource, nullptr, nullptr, 0, nullptr, 1, kArch, &result),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("options"), std::string::npos);
+
+  const char* const with_null[] = {"ns::scale<float, 256>", nullptr};
+  EXPECT_EQ(cubby_compile(cache_, kSource, nullptr, with_null, 2, nullptr, 0, kArch, &result),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("name_expressions[1]"), std::string::npos);
+  EXPECT_EQ(result, nullptr);
+
+  EXPECT_EQ(cubby_key(nullptr, kSource, nullptr, nullptr, 0, nullptr, 0, kArch, key),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(cubby_key(cache_, nullptr, nullptr, nullptr, 0, nullptr, 0, kArch, key),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(key, "");
+  EXPECT_EQ(cubby_key(cache_, kSource, nullptr, nullptr, 0, nullptr, 0, kArch, nullptr),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+
+  EXPECT_EQ(cubby_stats_json(nullptr), nullptr);
+  EXPECT_NE(std::string(cubby_last_error()).find("cubby_stats_json"), std::string::npos);
+
+  // Accessors and destructors tolerate NULL.
+  EXPECT_EQ(cubby_result_key(nullptr), nullptr);
+  EXPECT_EQ(cubby_result_hit(nullptr), 0);
+  EXPECT_EQ(cubby_result_name_count(nullptr), 0u);
+  size_t size = 7;
+  EXPECT_EQ(cubby_result_payload(nullptr, &size), nullptr);
+  EXPECT_EQ(size, 0u);
+  cubby_result_free(nullptr);
+  cubby_close(nullptr);
+
+  // Nothing was compiled by any of these.
+  EXPECT_EQ(stats(cache_)["compiles"], 0);
+}
+
+TEST_F(CApiTest, DefaultsForProgramNameAndArch) {
+  cubby_result* result = nullptr;
+  ASSERT_EQ(cubby_compile(cache_, kSource, nullptr, nullptr, 0, nullptr, 0, nullptr, &result),
+            CUBBY_OK)
+      << cubby_last_error();
+  EXPECT_EQ(cubby_result_name_count(result), 0u);
+  EXPECT_STREQ(cubby_result_payload_kind(result), "cubin");
+  cubby_result_free(result);
+}
+
+TEST(CApi, OpenWithNullDirUsesCubbyDir) {
+  const fs::path dir = unique_temp_dir();
+  const char* previous = std::getenv("CUBBY_DIR");
+  const std::string saved = previous == nullptr ? "" : previous;
+  ASSERT_EQ(::setenv("CUBBY_DIR", dir.c_str(), 1), 0);
+
+  cubby_cache* cache = nullptr;
+  ASSERT_EQ(cubby_open(nullptr, &cache), CUBBY_OK) << cubby_last_error();
+  cubby_result* result = nullptr;
+  ASSERT_EQ(cubby_compile(cache, kSource, "scale.cu", nullptr, 0, nullptr, 0, kArch, &result),
+            CUBBY_OK)
+      << cubby_last_error();
+  bool has_entry = false;
+  for (const auto& item : fs::recursive_directory_iterator(dir)) {
+    if (item.is_regular_file() && item.path().extension() == ".entry") has_entry = true;
+  }
+  EXPECT_TRUE(has_entry);
+  cubby_result_free(result);
+  cubby_close(cache);
+
+  // A malformed setting is reported, not thrown.
+  ASSERT_EQ(::setenv("CUBBY_MAX_SIZE", "lots", 1), 0);
+  cache = nullptr;
+  EXPECT_EQ(cubby_open(nullptr, &cache), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(cache, nullptr);
+  EXPECT_NE(std::string(cubby_last_error()).find("CUBBY_MAX_SIZE"), std::string::npos);
+  ::unsetenv("CUBBY_MAX_SIZE");
+
+  if (previous == nullptr) {
+    ::unsetenv("CUBBY_DIR");
+  } else {
+    ::setenv("CUBBY_DIR", saved.c_str(), 1);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+}  // namespace
