@@ -83,7 +83,8 @@ void warm_up(Bench& bench) {
 }
 
 void add_common_counters(benchmark::State& state, const Bench& bench) {
-  state.counters["cubin_bytes"] = static_cast<double>(bench.entry ? bench.entry->payload.size() : 0);
+  state.counters["cubin_bytes"] =
+      static_cast<double>(bench.entry ? bench.entry->payload.size() : 0);
   state.counters["name_expressions"] = static_cast<double>(bench.request.name_expressions.size());
 }
 
@@ -205,7 +206,8 @@ const cubby::workloads::Workload& stored(cubby::workloads::Workload workload) {
 }
 
 void register_all() {
-  for (const auto* workload : {&stored(cubby::workloads::mdspan50()), &stored(cubby::workloads::tiny())}) {
+  for (const auto* workload :
+       {&stored(cubby::workloads::mdspan50()), &stored(cubby::workloads::tiny())}) {
     const std::string& name = workload->name;
     benchmark::RegisterBenchmark(("BM_KeyDerive/" + name).c_str(), BM_KeyDerive, workload)
         ->Unit(benchmark::kMicrosecond);

@@ -49,15 +49,15 @@ enum class Layout { right, left, stride };
 
 // One `cubby_bench::scale` instantiation of mdspan50 and what a test needs to launch it.
 struct ScaleKernel {
-  std::string name_expression;               // "cubby_bench::scale<float, cuda::std::dextents<...>, ...>"
+  std::string name_expression;  // "cubby_bench::scale<float, cuda::std::dextents<...>, ...>"
   Dtype dtype = Dtype::f32;
-  std::size_t rank = 1;                      // 1, 2 or 3
+  std::size_t rank = 1;                         // 1, 2 or 3
   std::array<std::size_t, 3> static_extents{};  // per dimension: 0 = dynamic, else the static value
   Layout layout = Layout::right;
 };
 
 inline constexpr int kScaleFactorInitial = 3;  // initializer of cubby_bench::scale_factor<T>
-inline constexpr int kTinyAnswer = 42;          // initializer of cubby_tiny::answer
+inline constexpr int kTinyAnswer = 42;         // initializer of cubby_tiny::answer
 inline constexpr const char* kApplyScaleFactorExpression = "cubby_bench::apply_scale_factor<float>";
 inline constexpr const char* kScaleFactorExpression = "&cubby_bench::scale_factor<float>";
 inline constexpr const char* kTinyKernelExpression = "cubby_tiny::add_one<int>";
@@ -66,19 +66,33 @@ inline constexpr const char* kTinyVariableExpression = "&cubby_tiny::answer";
 // The element size of a dtype, in bytes.
 inline std::size_t dtype_size(Dtype dtype) {
   switch (dtype) {
-    case Dtype::f32: return 4;
-    case Dtype::f64: return 8;
-    case Dtype::i32: return 4;
-    case Dtype::i64: return 8;
+    case Dtype::f32:
+      return 4;
+    case Dtype::f64:
+      return 8;
+    case Dtype::i32:
+      return 4;
+    case Dtype::i64:
+      return 8;
   }
   return 0;
 }
 
 // The 48 `scale` instantiations of mdspan50, in a fixed order.
 inline std::vector<ScaleKernel> mdspan50_scale_kernels() {
-  struct DtypeSpelling { Dtype dtype; const char* spelling; };
-  struct ExtentsSpelling { std::size_t rank; std::array<std::size_t, 3> statics; const char* spelling; };
-  struct LayoutSpelling { Layout layout; const char* spelling; };
+  struct DtypeSpelling {
+    Dtype dtype;
+    const char* spelling;
+  };
+  struct ExtentsSpelling {
+    std::size_t rank;
+    std::array<std::size_t, 3> statics;
+    const char* spelling;
+  };
+  struct LayoutSpelling {
+    Layout layout;
+    const char* spelling;
+  };
   const DtypeSpelling dtypes[] = {{Dtype::f32, "float"},
                                   {Dtype::f64, "double"},
                                   {Dtype::i32, "int"},

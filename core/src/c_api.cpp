@@ -1,21 +1,19 @@
 // The C API (cubby.h): opaque handles over cubby::Cache and cubby::CacheResult. Every entry point
 // catches every exception and records it as this thread's last error; nothing is thrown across
 // the C boundary.
-#include "cubby/cubby.h"
-
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cubby/cache.hpp"
 #include "cubby/config.hpp"
+#include "cubby/cubby.h"
 #include "cubby/error.hpp"
 #include "cubby/version.hpp"
 
@@ -40,22 +38,32 @@ constexpr std::string_view kCompileFailedPrefix = "NVRTC could not compile ";
 
 cubby_status status_of(cubby::Errc code) noexcept {
   switch (code) {
-    case cubby::Errc::io: return CUBBY_ERROR_IO;
-    case cubby::Errc::corrupt: return CUBBY_ERROR_CORRUPT;
-    case cubby::Errc::not_found: return CUBBY_ERROR_NOT_FOUND;
-    case cubby::Errc::invalid_argument: return CUBBY_ERROR_INVALID_ARGUMENT;
-    case cubby::Errc::compile_failed: return CUBBY_ERROR_COMPILE_FAILED;
-    case cubby::Errc::nvrtc_unavailable: return CUBBY_ERROR_NVRTC_UNAVAILABLE;
-    case cubby::Errc::driver_unavailable: return CUBBY_ERROR_DRIVER_UNAVAILABLE;
-    case cubby::Errc::no_gpu: return CUBBY_ERROR_NO_GPU;
-    case cubby::Errc::cuda_error: return CUBBY_ERROR_CUDA;
-    case cubby::Errc::name_not_found: return CUBBY_ERROR_NAME_NOT_FOUND;
+    case cubby::Errc::io:
+      return CUBBY_ERROR_IO;
+    case cubby::Errc::corrupt:
+      return CUBBY_ERROR_CORRUPT;
+    case cubby::Errc::not_found:
+      return CUBBY_ERROR_NOT_FOUND;
+    case cubby::Errc::invalid_argument:
+      return CUBBY_ERROR_INVALID_ARGUMENT;
+    case cubby::Errc::compile_failed:
+      return CUBBY_ERROR_COMPILE_FAILED;
+    case cubby::Errc::nvrtc_unavailable:
+      return CUBBY_ERROR_NVRTC_UNAVAILABLE;
+    case cubby::Errc::driver_unavailable:
+      return CUBBY_ERROR_DRIVER_UNAVAILABLE;
+    case cubby::Errc::no_gpu:
+      return CUBBY_ERROR_NO_GPU;
+    case cubby::Errc::cuda_error:
+      return CUBBY_ERROR_CUDA;
+    case cubby::Errc::name_not_found:
+      return CUBBY_ERROR_NAME_NOT_FOUND;
   }
   return CUBBY_ERROR_INTERNAL;
 }
 
-// NVRTC's log from a compile_failed message ("NVRTC could not compile <name>:\n<log>"): what follows
-// the first line when the message has that shape, else the whole message.
+// NVRTC's log from a compile_failed message ("NVRTC could not compile <name>:\n<log>"): what
+// follows the first line when the message has that shape, else the whole message.
 std::string compile_log_of(const std::string& message) {
   if (message.rfind(kCompileFailedPrefix, 0) == 0) {
     const auto newline = message.find('\n');
@@ -93,7 +101,8 @@ int record_current_exception() noexcept {
     }
     return record(CUBBY_ERROR_INTERNAL, message.c_str());
   } catch (...) {
-    return record(CUBBY_ERROR_INTERNAL, "internal error in cubby: unknown exception (please report this)");
+    return record(CUBBY_ERROR_INTERNAL,
+                  "internal error in cubby: unknown exception (please report this)");
   }
 }
 
@@ -105,7 +114,8 @@ cubby::CompileRequest make_request(const char* source, const char* program_name,
                                    size_t name_expression_count, const char* const* options,
                                    size_t option_count, const char* arch) {
   using cubby::Errc;
-  if (source == nullptr) throw cubby::Error(Errc::invalid_argument, "source is NULL; pass the program text");
+  if (source == nullptr)
+    throw cubby::Error(Errc::invalid_argument, "source is NULL; pass the program text");
   if (name_expressions == nullptr && name_expression_count != 0) {
     throw cubby::Error(Errc::invalid_argument,
                        "name_expressions is NULL but name_expression_count is not 0; pass an array "
@@ -121,15 +131,16 @@ cubby::CompileRequest make_request(const char* source, const char* program_name,
   if (arch != nullptr) request.arch = arch;
   for (size_t i = 0; i < name_expression_count; ++i) {
     if (name_expressions[i] == nullptr) {
-      throw cubby::Error(Errc::invalid_argument, "name_expressions[" + std::to_string(i) +
-                                                     "] is NULL; every name expression must be a string");
+      throw cubby::Error(Errc::invalid_argument,
+                         "name_expressions[" + std::to_string(i) +
+                             "] is NULL; every name expression must be a string");
     }
     request.name_expressions.emplace_back(name_expressions[i]);
   }
   for (size_t i = 0; i < option_count; ++i) {
     if (options[i] == nullptr) {
-      throw cubby::Error(Errc::invalid_argument,
-                         "options[" + std::to_string(i) + "] is NULL; every option must be a string");
+      throw cubby::Error(Errc::invalid_argument, "options[" + std::to_string(i) +
+                                                     "] is NULL; every option must be a string");
     }
     request.options.emplace_back(options[i]);
   }
@@ -152,7 +163,8 @@ int cubby_open(const char* dir, cubby_cache** out) {
   try {
     cubby::Config config = cubby::Config::from_env().value_or_throw();
     if (dir != nullptr) {
-      if (*dir == '\0') return invalid("cubby_open: dir is empty; pass a folder or NULL for the default");
+      if (*dir == '\0')
+        return invalid("cubby_open: dir is empty; pass a folder or NULL for the default");
       config.dir = dir;
     }
     auto handle = std::make_unique<cubby_cache>();
@@ -170,7 +182,8 @@ int cubby_compile(cubby_cache* cache, const char* source, const char* program_na
                   const char* const* name_expressions, size_t name_expression_count,
                   const char* const* options, size_t option_count, const char* arch,
                   cubby_result** out) {
-  if (out == nullptr) return invalid("cubby_compile: out is NULL; pass the address of a cubby_result*");
+  if (out == nullptr)
+    return invalid("cubby_compile: out is NULL; pass the address of a cubby_result*");
   *out = nullptr;
   if (cache == nullptr) return invalid("cubby_compile: cache is NULL; open one with cubby_open");
   try {
@@ -192,8 +205,7 @@ int cubby_compile(cubby_cache* cache, const char* source, const char* program_na
 
 int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
               const char* const* name_expressions, size_t name_expression_count,
-              const char* const* options, size_t option_count, const char* arch,
-              char key_out[33]) {
+              const char* const* options, size_t option_count, const char* arch, char key_out[33]) {
   if (key_out == nullptr) return invalid("cubby_key: key_out is NULL; pass a buffer of 33 chars");
   key_out[0] = '\0';
   if (cache == nullptr) return invalid("cubby_key: cache is NULL; open one with cubby_open");
@@ -202,7 +214,8 @@ int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
     const std::string hex = cache->cache->key_of(request).hex();
     if (hex.size() != 32) {
-      return record(CUBBY_ERROR_INTERNAL, "internal error in cubby: a key is not 32 hex digits (please report this)");
+      return record(CUBBY_ERROR_INTERNAL,
+                    "internal error in cubby: a key is not 32 hex digits (please report this)");
     }
     std::memcpy(key_out, hex.c_str(), hex.size() + 1);
     return CUBBY_OK;
@@ -285,18 +298,12 @@ const char* cubby_stats_json(cubby_cache* cache) {
   try {
     const cubby::Stats stats = cache->cache->stats();
     const nlohmann::json json = {
-        {"hits_memory", stats.hits_memory},
-        {"hits_disk", stats.hits_disk},
-        {"hits_remote", stats.hits_remote},
-        {"misses", stats.misses},
-        {"compiles", stats.compiles},
-        {"compile_failures", stats.compile_failures},
-        {"corrupt", stats.corrupt},
-        {"failed_writes", stats.failed_writes},
-        {"bytes_read", stats.bytes_read},
-        {"bytes_written", stats.bytes_written},
-        {"compile_ms", stats.compile_ms},
-        {"compile_ms_saved", stats.compile_ms_saved},
+        {"hits_memory", stats.hits_memory}, {"hits_disk", stats.hits_disk},
+        {"hits_remote", stats.hits_remote}, {"misses", stats.misses},
+        {"compiles", stats.compiles},       {"compile_failures", stats.compile_failures},
+        {"corrupt", stats.corrupt},         {"failed_writes", stats.failed_writes},
+        {"bytes_read", stats.bytes_read},   {"bytes_written", stats.bytes_written},
+        {"compile_ms", stats.compile_ms},   {"compile_ms_saved", stats.compile_ms_saved},
     };
     cache->stats_json = json.dump();
     return cache->stats_json.c_str();

@@ -76,10 +76,14 @@ Result<void> validate(const Entry& entry, const std::vector<std::string>& names)
 
 const char* source_name(Source source) noexcept {
   switch (source) {
-    case Source::memory: return "memory";
-    case Source::disk: return "disk";
-    case Source::remote: return "remote";
-    case Source::compiled: return "compiled";
+    case Source::memory:
+      return "memory";
+    case Source::disk:
+      return "disk";
+    case Source::remote:
+      return "remote";
+    case Source::compiled:
+      return "compiled";
   }
   return "unknown";
 }
@@ -174,8 +178,8 @@ std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& i
   const std::uint64_t size = (*bytes)->size();
   count([&](Stats& s) { s.bytes_read += size; });
   auto entry = decode_entry(**bytes);
-  Result<void> valid = entry ? validate(*entry, distinct(inputs.name_expressions))
-                             : Result<void>(entry.error());
+  Result<void> valid =
+      entry ? validate(*entry, distinct(inputs.name_expressions)) : Result<void>(entry.error());
   if (!valid) {
     std::fprintf(stderr, "cubby: entry %s in %s is corrupt (%s); removing it and recompiling\n",
                  key.hex().c_str(), disk_.root().c_str(), valid.error().message.c_str());

@@ -36,16 +36,27 @@ std::filesystem::path default_store_dir() {
 Result<std::uint64_t> parse_size(std::string_view text) {
   std::string t = lower(text);
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-  if (t.ends_with("ib")) t.resize(t.size() - 2);
-  else if (t.ends_with("b")) t.resize(t.size() - 1);
+  if (t.ends_with("ib"))
+    t.resize(t.size() - 2);
+  else if (t.ends_with("b"))
+    t.resize(t.size() - 1);
   std::uint64_t scale = 1;
   if (!t.empty()) {
     switch (t.back()) {
-      case 'k': scale = 1ull << 10; break;
-      case 'm': scale = 1ull << 20; break;
-      case 'g': scale = 1ull << 30; break;
-      case 't': scale = 1ull << 40; break;
-      default: break;
+      case 'k':
+        scale = 1ull << 10;
+        break;
+      case 'm':
+        scale = 1ull << 20;
+        break;
+      case 'g':
+        scale = 1ull << 30;
+        break;
+      case 't':
+        scale = 1ull << 40;
+        break;
+      default:
+        break;
     }
     if (scale != 1) t.pop_back();
   }

@@ -47,7 +47,8 @@ struct Section {
   std::uint64_t entsize = 0;
 };
 
-Section section_at(std::string_view elf, std::uint64_t table, std::uint64_t entsize, std::uint64_t index) {
+Section section_at(std::string_view elf, std::uint64_t table, std::uint64_t entsize,
+                   std::uint64_t index) {
   const auto at = static_cast<std::size_t>(table + index * entsize);
   Section section;
   section.type = load<std::uint32_t>(elf, at + 4);
@@ -63,7 +64,8 @@ bool is_ident_char(char c) {
          c == '$' || c == '.';
 }
 
-// True when the PTX line (comments removed) declares `name` with .entry, .global or .const before it.
+// True when the PTX line (comments removed) declares `name` with .entry, .global or .const before
+// it.
 bool ptx_line_declares(std::string_view line, std::string_view name) {
   std::size_t at = 0;
   while ((at = line.find(name, at)) != std::string_view::npos) {
@@ -121,13 +123,19 @@ bool CubinSymbols::has_variable(std::string_view name) const {
 
 Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
   const std::uint64_t total = elf.size();
-  if (total < kElfHeaderSize || std::memcmp(elf.data(), "\x7f" "ELF", 4) != 0) {
+  if (total < kElfHeaderSize || std::memcmp(elf.data(),
+                                            "\x7f"
+                                            "ELF",
+                                            4) != 0) {
     return fail(Errc::corrupt, "not an ELF file (", std::to_string(total),
-                " bytes, no ELF magic); a CUBIN is an ELF64 file: check the payload is a CUBIN, not PTX or LTO-IR.");
+                " bytes, no ELF magic); a CUBIN is an ELF64 file: check the payload is a CUBIN, "
+                "not PTX or LTO-IR.");
   }
   if (elf[4] != 2 || elf[5] != 1) {
-    return fail(Errc::corrupt, "ELF file is not 64-bit little-endian (class ", std::to_string(static_cast<unsigned char>(elf[4])),
-                ", data ", std::to_string(static_cast<unsigned char>(elf[5])), "); a CUBIN is ELF64 little-endian.");
+    return fail(Errc::corrupt, "ELF file is not 64-bit little-endian (class ",
+                std::to_string(static_cast<unsigned char>(elf[4])), ", data ",
+                std::to_string(static_cast<unsigned char>(elf[5])),
+                "); a CUBIN is ELF64 little-endian.");
   }
   const auto machine = load<std::uint16_t>(elf, 18);
   if (machine != kEmCuda) {
@@ -139,8 +147,8 @@ Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
   std::uint64_t shnum = load<std::uint16_t>(elf, 60);
   if (shoff == 0) return fail(Errc::corrupt, "CUBIN has no section table (e_shoff is 0).");
   if (shentsize < kSectionHeaderSize) {
-    return fail(Errc::corrupt, "CUBIN section header size ", std::to_string(shentsize), " is below ",
-                std::to_string(kSectionHeaderSize), ".");
+    return fail(Errc::corrupt, "CUBIN section header size ", std::to_string(shentsize),
+                " is below ", std::to_string(kSectionHeaderSize), ".");
   }
   if (!in_bounds(shoff, shentsize, total)) {
     return fail(Errc::corrupt, "CUBIN section table at offset ", std::to_string(shoff),
@@ -148,8 +156,9 @@ Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
   }
   if (shnum == 0) shnum = section_at(elf, shoff, shentsize, 0).size;  // extended numbering
   if (shnum == 0 || shnum > (total - shoff) / shentsize) {
-    return fail(Errc::corrupt, "CUBIN section table (", std::to_string(shnum), " entries at offset ",
-                std::to_string(shoff), ") does not fit in its ", std::to_string(total), " bytes (truncated?).");
+    return fail(Errc::corrupt, "CUBIN section table (", std::to_string(shnum),
+                " entries at offset ", std::to_string(shoff), ") does not fit in its ",
+                std::to_string(total), " bytes (truncated?).");
   }
 
   std::uint64_t symtab_index = shnum;
@@ -166,12 +175,13 @@ Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
                 std::to_string(kSymbolSize), ".");
   }
   if (!in_bounds(symtab.offset, symtab.size, total)) {
-    return fail(Errc::corrupt, "CUBIN symbol table (", std::to_string(symtab.size), " bytes at offset ",
-                std::to_string(symtab.offset), ") lies outside its ", std::to_string(total), " bytes.");
+    return fail(Errc::corrupt, "CUBIN symbol table (", std::to_string(symtab.size),
+                " bytes at offset ", std::to_string(symtab.offset), ") lies outside its ",
+                std::to_string(total), " bytes.");
   }
   if (symtab.link >= shnum) {
-    return fail(Errc::corrupt, "CUBIN symbol table links to section ", std::to_string(symtab.link), " of ",
-                std::to_string(shnum), ".");
+    return fail(Errc::corrupt, "CUBIN symbol table links to section ", std::to_string(symtab.link),
+                " of ", std::to_string(shnum), ".");
   }
   const Section strtab = section_at(elf, shoff, shentsize, symtab.link);
   if (strtab.type != kShtStrtab || !in_bounds(strtab.offset, strtab.size, total)) {
@@ -196,8 +206,8 @@ Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
     if ((!kernel && !variable) || shndx == kShnUndef) continue;
     if (name_offset >= strings.size()) {
       return fail(Errc::corrupt, "CUBIN symbol ", std::to_string(i), " names string offset ",
-                  std::to_string(name_offset), " past its string table (", std::to_string(strings.size()),
-                  " bytes).");
+                  std::to_string(name_offset), " past its string table (",
+                  std::to_string(strings.size()), " bytes).");
     }
     const std::size_t name_end = strings.find('\0', name_offset);
     if (name_end == std::string_view::npos) {
@@ -212,16 +222,19 @@ Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
     }
   }
   std::sort(symbols.kernels.begin(), symbols.kernels.end());
-  symbols.kernels.erase(std::unique(symbols.kernels.begin(), symbols.kernels.end()), symbols.kernels.end());
+  symbols.kernels.erase(std::unique(symbols.kernels.begin(), symbols.kernels.end()),
+                        symbols.kernels.end());
   std::stable_sort(symbols.variables.begin(), symbols.variables.end(),
                    [](const CubinVariable& a, const CubinVariable& b) { return a.name < b.name; });
-  symbols.variables.erase(std::unique(symbols.variables.begin(), symbols.variables.end(),
-                                      [](const CubinVariable& a, const CubinVariable& b) { return a.name == b.name; }),
-                          symbols.variables.end());
+  symbols.variables.erase(
+      std::unique(symbols.variables.begin(), symbols.variables.end(),
+                  [](const CubinVariable& a, const CubinVariable& b) { return a.name == b.name; }),
+      symbols.variables.end());
   return symbols;
 }
 
-bool payload_has_symbol(std::string_view payload, std::string_view kind_name, std::string_view name) {
+bool payload_has_symbol(std::string_view payload, std::string_view kind_name,
+                        std::string_view name) {
   if (kind_name == "ltoir") return true;
   if (kind_name == "ptx") return ptx_declares(payload, name);
   if (kind_name == "cubin") {

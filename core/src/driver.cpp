@@ -115,11 +115,11 @@ Driver load_driver() {
   need(api.get_error_name, "cuGetErrorName", 6000, "cuGetErrorName");
   need(api.get_error_string, "cuGetErrorString", 6000, "cuGetErrorString");
   if (!missing.empty()) {
-    driver.failure = fail(Errc::driver_unavailable, kLibraryName,
-                          " was loaded but lacks entry points (", missing,
-                          "): the NVIDIA driver is too old or broken; install a driver that "
-                          "supports CUDA ", std::to_string(CUDA_VERSION / 1000), ".",
-                          std::to_string(CUDA_VERSION % 1000 / 10));
+    driver.failure = fail(
+        Errc::driver_unavailable, kLibraryName, " was loaded but lacks entry points (", missing,
+        "): the NVIDIA driver is too old or broken; install a driver that "
+        "supports CUDA ",
+        std::to_string(CUDA_VERSION / 1000), ".", std::to_string(CUDA_VERSION % 1000 / 10));
     return driver;  // the handle stays open: unloading a driver library is not safe
   }
   driver.loaded = true;
@@ -142,8 +142,8 @@ std::string describe(CUresult result) {
       name == nullptr) {
     name = "unknown CUDA error";
   }
-  if (api().get_error_string == nullptr ||
-      api().get_error_string(result, &text) != CUDA_SUCCESS || text == nullptr) {
+  if (api().get_error_string == nullptr || api().get_error_string(result, &text) != CUDA_SUCCESS ||
+      text == nullptr) {
     text = "no description";
   }
   return std::string(name) + " (" + text + ", code " + std::to_string(static_cast<int>(result)) +
@@ -200,8 +200,7 @@ Failure unknown_expression(const Entry& entry, std::string_view expression, cons
   }
   if (known.empty()) known = "none";
   return fail(Errc::name_not_found, "no ", what, " for name expression \"", expression,
-              "\" in this entry (", std::to_string(entry.lowered_names.size()),
-              " known: ", known,
+              "\" in this entry (", std::to_string(entry.lowered_names.size()), " known: ", known,
               "); pass the expression exactly as it was given to the compile");
 }
 
@@ -226,13 +225,13 @@ Result<std::string> gpu_arch() {
   }
   int major = 0;
   int minor = 0;
-  if (CUresult result = cu.device_get_attribute(
-          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  if (CUresult result =
+          cu.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
       result != CUDA_SUCCESS) {
     return cuda_failure("cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)", result);
   }
-  if (CUresult result = cu.device_get_attribute(
-          &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  if (CUresult result =
+          cu.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
       result != CUDA_SUCCESS) {
     return cuda_failure("cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)", result);
   }
@@ -366,7 +365,8 @@ void launch(CUfunction kernel, Dim3 grid, Dim3 block, void** args, unsigned shar
 }
 
 CUdeviceptr device_alloc(std::size_t bytes) {
-  if (bytes == 0) throw Error(Errc::invalid_argument, "device_alloc of 0 bytes; ask for at least 1");
+  if (bytes == 0)
+    throw Error(Errc::invalid_argument, "device_alloc of 0 bytes; ask for at least 1");
   require_context();
   CUdeviceptr pointer = 0;
   check("cuMemAlloc", api().mem_alloc(&pointer, bytes), "the GPU may be out of memory");

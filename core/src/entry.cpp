@@ -96,9 +96,9 @@ class Reader {
     auto value = u32(what);
     if (!value) return value.error();
     if (*value > remaining() / min_item_bytes) {
-      return fail(Errc::corrupt, "corrupt entry: ", what, " ", std::to_string(*value),
-                  " at byte ", std::to_string(offset() - 4), " cannot fit in the ",
-                  std::to_string(remaining()), " bytes left", kWhatToDo);
+      return fail(Errc::corrupt, "corrupt entry: ", what, " ", std::to_string(*value), " at byte ",
+                  std::to_string(offset() - 4), " cannot fit in the ", std::to_string(remaining()),
+                  " bytes left", kWhatToDo);
     }
     return value;
   }
@@ -165,8 +165,8 @@ Result<Entry> decode_body(std::string_view body, PayloadKind kind) {
   if (!payload_size) return payload_size.error();
   if (*payload_size != in.remaining()) {
     return fail(Errc::corrupt, "corrupt entry: payload size ", std::to_string(*payload_size),
-                " does not match the ", std::to_string(in.remaining()),
-                " bytes left in the body", kWhatToDo);
+                " does not match the ", std::to_string(in.remaining()), " bytes left in the body",
+                kWhatToDo);
   }
   entry.payload.assign(body.substr(body.size() - in.remaining()));
   return entry;
@@ -176,9 +176,12 @@ Result<Entry> decode_body(std::string_view body, PayloadKind kind) {
 
 const char* payload_kind_name(PayloadKind kind) noexcept {
   switch (kind) {
-    case PayloadKind::cubin: return "cubin";
-    case PayloadKind::ptx: return "ptx";
-    case PayloadKind::ltoir: return "ltoir";
+    case PayloadKind::cubin:
+      return "cubin";
+    case PayloadKind::ptx:
+      return "ptx";
+    case PayloadKind::ltoir:
+      return "ltoir";
   }
   return "unknown";
 }
@@ -195,9 +198,9 @@ std::string encode_entry(const Entry& entry) {
   out.append(kMagic);
   put_u32(out, kEntryFormatVersion);
   put_u8(out, static_cast<std::uint8_t>(entry.kind));
-  out.append(3, '\0');                    // reserved
-  out.append(kChecksumSize, '\0');        // checksum, filled in below
-  put_u64(out, 0);                        // body_size, filled in below
+  out.append(3, '\0');              // reserved
+  out.append(kChecksumSize, '\0');  // checksum, filled in below
+  put_u64(out, 0);                  // body_size, filled in below
 
   put_u32(out, static_cast<std::uint32_t>(entry.lowered_names.size()));
   for (const auto& [expression, lowered] : entry.lowered_names) {
@@ -217,7 +220,8 @@ std::string encode_entry(const Entry& entry) {
     out[kBodySizeOffset + i] = static_cast<char>(static_cast<std::uint8_t>(body_size >> (8 * i)));
   }
   const std::string_view view(out);
-  const auto checksum = entry_checksum(view.substr(0, kEntryHeaderSize), view.substr(kEntryHeaderSize));
+  const auto checksum =
+      entry_checksum(view.substr(0, kEntryHeaderSize), view.substr(kEntryHeaderSize));
   std::memcpy(out.data() + kChecksumOffset, checksum.data(), checksum.size());
   return out;
 }
@@ -235,8 +239,7 @@ Result<Entry> decode_entry(std::string_view bytes) {
   const auto version = static_cast<std::uint32_t>(load_le(bytes, kVersionOffset, 4));
   if (version != kEntryFormatVersion) {
     return fail(Errc::corrupt, "corrupt entry: unsupported version ", std::to_string(version),
-                " (this cubby reads version ", std::to_string(kEntryFormatVersion), ")",
-                kWhatToDo);
+                " (this cubby reads version ", std::to_string(kEntryFormatVersion), ")", kWhatToDo);
   }
   const auto kind_byte = static_cast<std::uint8_t>(bytes[kKindOffset]);
   if (kind_byte < 1 || kind_byte > 3) {

@@ -73,7 +73,8 @@ std::string build_id_in_notes(const std::string& notes) {
     if (name_padded > rest || desc_padded > rest - name_padded) return {};
     const char* name = notes.data() + at + 12;
     const char* desc = name + name_padded;
-    if (type == kNtGnuBuildId && name_size == 4 && std::memcmp(name, "GNU", 4) == 0 && desc_size > 0) {
+    if (type == kNtGnuBuildId && name_size == 4 && std::memcmp(name, "GNU", 4) == 0 &&
+        desc_size > 0) {
       static constexpr char kHex[] = "0123456789abcdef";
       std::string hex;
       for (std::uint32_t i = 0; i < desc_size; ++i) {
@@ -116,9 +117,10 @@ Result<std::string> version_by_loading(const fs::path& path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return fail(Errc::nvrtc_unavailable, "cannot load ", path.string(), " to ask its version: ",
-                why == nullptr ? "unknown error" : why,
-                ". Set CUBBY_NVRTC_LIBRARY to a working libnvrtc.so or CUDA_HOME to a CUDA toolkit.");
+    return fail(
+        Errc::nvrtc_unavailable, "cannot load ", path.string(),
+        " to ask its version: ", why == nullptr ? "unknown error" : why,
+        ". Set CUBBY_NVRTC_LIBRARY to a working libnvrtc.so or CUDA_HOME to a CUDA toolkit.");
   }
   // The handle stays open: compile_nvrtc loads this same file later.
   using VersionFn = nvrtcResult (*)(int*, int*);
@@ -126,9 +128,10 @@ Result<std::string> version_by_loading(const fs::path& path) {
   int major = 0;
   int minor = 0;
   if (version_fn == nullptr || version_fn(&major, &minor) != NVRTC_SUCCESS) {
-    return fail(Errc::nvrtc_unavailable, path.string(),
-                " does not answer nvrtcVersion; it is not a usable libnvrtc. Set CUBBY_NVRTC_LIBRARY "
-                "to a working libnvrtc.so or CUDA_HOME to a CUDA toolkit.");
+    return fail(
+        Errc::nvrtc_unavailable, path.string(),
+        " does not answer nvrtcVersion; it is not a usable libnvrtc. Set CUBBY_NVRTC_LIBRARY "
+        "to a working libnvrtc.so or CUDA_HOME to a CUDA toolkit.");
   }
   return std::to_string(major) + "." + std::to_string(minor);
 }
@@ -145,7 +148,8 @@ Result<NvrtcLibrary> describe(const Candidate& candidate) {
     return fail(Errc::nvrtc_unavailable, "cannot stat ", canonical.string(), ": ",
                 std::strerror(errno), ". Set CUBBY_NVRTC_LIBRARY to a readable libnvrtc.so.");
   }
-  int major = candidate.major >= 0 ? candidate.major : major_from_name(canonical.filename().string());
+  int major =
+      candidate.major >= 0 ? candidate.major : major_from_name(canonical.filename().string());
   std::string version = detail::builtins_version_in(candidate.folder, major);
   if (version.empty() && canonical.parent_path() != candidate.folder) {
     version = detail::builtins_version_in(canonical.parent_path(), major);
@@ -206,7 +210,8 @@ struct NvrtcApi {
 
   std::string describe(nvrtcResult rc) const {
     const char* text = error_string(rc);
-    return text == nullptr ? "NVRTC error " + std::to_string(static_cast<int>(rc)) : std::string(text);
+    return text == nullptr ? "NVRTC error " + std::to_string(static_cast<int>(rc))
+                           : std::string(text);
   }
 };
 
@@ -217,9 +222,10 @@ Result<NvrtcApi> load_nvrtc() {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return fail(Errc::nvrtc_unavailable, "cannot load ", path.string(), ": ",
-                why == nullptr ? "unknown error" : why,
-                ". Set CUBBY_NVRTC_LIBRARY to a working libnvrtc.so or CUDA_HOME to a CUDA toolkit.");
+    return fail(
+        Errc::nvrtc_unavailable, "cannot load ", path.string(), ": ",
+        why == nullptr ? "unknown error" : why,
+        ". Set CUBBY_NVRTC_LIBRARY to a working libnvrtc.so or CUDA_HOME to a CUDA toolkit.");
   }
   // The handle is never closed: NVRTC stays loaded for the life of the process.
   NvrtcApi api;
@@ -250,8 +256,8 @@ Result<NvrtcApi> load_nvrtc() {
   int major = 0;
   int minor = 0;
   if (api.version_fn(&major, &minor) != NVRTC_SUCCESS) {
-    return fail(Errc::nvrtc_unavailable, path.string(), " failed nvrtcVersion; set CUBBY_NVRTC_LIBRARY ",
-                "to a working libnvrtc.so.");
+    return fail(Errc::nvrtc_unavailable, path.string(),
+                " failed nvrtcVersion; set CUBBY_NVRTC_LIBRARY ", "to a working libnvrtc.so.");
   }
   api.version = std::to_string(major) + "." + std::to_string(minor);
   return api;
@@ -288,7 +294,8 @@ std::string program_log(const NvrtcApi& api, nvrtcProgram program) {
 }
 
 bool is_arch_option(const std::string& option) {
-  for (std::string_view flag : {std::string_view("-arch"), std::string_view("--gpu-architecture")}) {
+  for (std::string_view flag :
+       {std::string_view("-arch"), std::string_view("--gpu-architecture")}) {
     if (option.rfind(flag, 0) != 0) continue;
     if (option.size() == flag.size()) return true;
     const char next = option[flag.size()];
@@ -310,7 +317,8 @@ std::vector<fs::path> nvrtc_search_folders() {
   auto add = [&folders](const fs::path& folder) {
     if (folder.empty()) return;
     const fs::path normal = folder.lexically_normal();
-    if (std::find(folders.begin(), folders.end(), normal) == folders.end()) folders.push_back(normal);
+    if (std::find(folders.begin(), folders.end(), normal) == folders.end())
+      folders.push_back(normal);
   };
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
     const std::string root = env_or_empty(var);
@@ -337,22 +345,26 @@ Result<NvrtcLibrary> locate_nvrtc_uncached() {
   if (!explicit_library.empty()) {
     const fs::path file(explicit_library);
     if (!is_file(file)) {
-      return fail(Errc::nvrtc_unavailable, "CUBBY_NVRTC_LIBRARY is ", explicit_library,
-                  ", which is not a file. Point it at libnvrtc.so (e.g. /usr/local/cuda/lib64/libnvrtc.so.",
-                  std::to_string(kNvrtcMajor), ") or unset it to search the usual folders.");
+      return fail(
+          Errc::nvrtc_unavailable, "CUBBY_NVRTC_LIBRARY is ", explicit_library,
+          ", which is not a file. Point it at libnvrtc.so (e.g. /usr/local/cuda/lib64/libnvrtc.so.",
+          std::to_string(kNvrtcMajor), ") or unset it to search the usual folders.");
     }
     return describe(Candidate{file, file.parent_path(), major_from_name(file.filename().string())});
   }
   const std::vector<fs::path> folders = nvrtc_search_folders();
   const std::string versioned = "libnvrtc.so." + std::to_string(kNvrtcMajor);
   for (const fs::path& folder : folders) {
-    if (is_file(folder / versioned)) return describe(Candidate{folder / versioned, folder, kNvrtcMajor});
-    if (is_file(folder / "libnvrtc.so")) return describe(Candidate{folder / "libnvrtc.so", folder, -1});
+    if (is_file(folder / versioned))
+      return describe(Candidate{folder / versioned, folder, kNvrtcMajor});
+    if (is_file(folder / "libnvrtc.so"))
+      return describe(Candidate{folder / "libnvrtc.so", folder, -1});
   }
   std::string searched;
   for (const fs::path& folder : folders) searched += "\n  " + folder.string();
-  return fail(Errc::nvrtc_unavailable, "cannot find ", versioned, " or libnvrtc.so; searched:", searched,
-              "\nSet CUBBY_NVRTC_LIBRARY to the library file or CUDA_HOME to the CUDA toolkit folder.");
+  return fail(
+      Errc::nvrtc_unavailable, "cannot find ", versioned, " or libnvrtc.so; searched:", searched,
+      "\nSet CUBBY_NVRTC_LIBRARY to the library file or CUDA_HOME to the CUDA toolkit folder.");
 }
 
 std::string elf_build_id(const fs::path& file) {
@@ -360,8 +372,11 @@ std::string elf_build_id(const fs::path& file) {
   if (!in) return {};
   std::array<char, 64> header{};
   if (!read_at(in, 0, header.data(), header.size())) return {};
-  if (std::memcmp(header.data(), "\x7f" "ELF", 4) != 0 || header[4] != 2 /* ELFCLASS64 */ ||
-      header[5] != 1 /* ELFDATA2LSB */) {
+  if (std::memcmp(header.data(),
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      header[4] != 2 /* ELFCLASS64 */ || header[5] != 1 /* ELFDATA2LSB */) {
     return {};
   }
   const auto phoff = load_le<std::uint64_t>(header.data() + 32);
@@ -442,9 +457,10 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
   }
   for (const std::string& option : request.options) {
     if (is_arch_option(option)) {
-      return fail(Errc::invalid_argument, "the option \"", option, "\" sets the architecture of ",
-                  request.program_name,
-                  "; remove it from the options and pass the architecture separately (arch / --arch).");
+      return fail(
+          Errc::invalid_argument, "the option \"", option, "\" sets the architecture of ",
+          request.program_name,
+          "; remove it from the options and pass the architecture separately (arch / --arch).");
     }
     if (has_nul(option)) {
       return fail(Errc::invalid_argument, "an option of ", request.program_name,
@@ -460,8 +476,10 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
     std::set<std::string> seen;
     for (const std::string& expression : request.name_expressions) {
       if (expression.empty() || has_nul(expression)) {
-        return fail(Errc::invalid_argument, "an empty name expression (or one with a NUL byte) was given for ",
-                    request.program_name, "; name a __global__ function or __device__ variable, e.g. ns::k<float>.");
+        return fail(Errc::invalid_argument,
+                    "an empty name expression (or one with a NUL byte) was given for ",
+                    request.program_name,
+                    "; name a __global__ function or __device__ variable, e.g. ns::k<float>.");
       }
       if (seen.insert(expression).second) expressions.push_back(expression);
     }
@@ -491,28 +509,31 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
 
   const auto start = std::chrono::steady_clock::now();
   nvrtcProgram program = nullptr;
-  nvrtcResult rc = api.create_program(&program, request.source.c_str(), request.program_name.c_str(), 0,
-                                      nullptr, nullptr);
+  nvrtcResult rc = api.create_program(&program, request.source.c_str(),
+                                      request.program_name.c_str(), 0, nullptr, nullptr);
   if (rc != NVRTC_SUCCESS) {
     return fail(rc == NVRTC_ERROR_OUT_OF_MEMORY ? Errc::compile_failed : Errc::invalid_argument,
-                "NVRTC could not create the program ", request.program_name, ": ", api.describe(rc));
+                "NVRTC could not create the program ", request.program_name, ": ",
+                api.describe(rc));
   }
   ProgramGuard guard(api, program);
 
   for (const std::string& expression : expressions) {
     rc = api.add_name_expression(program, expression.c_str());
     if (rc != NVRTC_SUCCESS) {
-      return fail(Errc::invalid_argument, "NVRTC rejected the name expression \"", expression, "\" of ",
-                  request.program_name, ": ", api.describe(rc),
+      return fail(Errc::invalid_argument, "NVRTC rejected the name expression \"", expression,
+                  "\" of ", request.program_name, ": ", api.describe(rc),
                   ". Name a __global__ function or __device__ variable, e.g. ns::k<float>.");
     }
   }
 
-  rc = api.compile_program(program, static_cast<int>(option_pointers.size()), option_pointers.data());
+  rc = api.compile_program(program, static_cast<int>(option_pointers.size()),
+                           option_pointers.data());
   std::string log = program_log(api, program);
   if (rc == NVRTC_ERROR_INVALID_OPTION) {
     return fail(Errc::invalid_argument, "NVRTC rejected an option of ", request.program_name, " (",
-                api.describe(rc), "); check the options and the architecture \"", request.arch, "\":\n", log);
+                api.describe(rc), "); check the options and the architecture \"", request.arch,
+                "\":\n", log);
   }
   if (rc != NVRTC_SUCCESS) {
     // NVRTC reports a bad name expression as a compile error at "#pragma nv_mangled_name <expr>".
@@ -535,10 +556,12 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
     const char* lowered = nullptr;
     rc = api.get_lowered_name(program, expression.c_str(), &lowered);
     if (rc != NVRTC_SUCCESS || lowered == nullptr || *lowered == '\0') {
-      return fail(Errc::invalid_argument, "NVRTC found no kernel or __device__ variable for the name expression \"",
-                  expression, "\" in ", request.program_name, " (",
-                  rc != NVRTC_SUCCESS ? api.describe(rc) : std::string("empty lowered name"),
-                  "); check its spelling and template arguments, e.g. ns::k<float>, &ns::table<int>.");
+      return fail(
+          Errc::invalid_argument,
+          "NVRTC found no kernel or __device__ variable for the name expression \"", expression,
+          "\" in ", request.program_name, " (",
+          rc != NVRTC_SUCCESS ? api.describe(rc) : std::string("empty lowered name"),
+          "); check its spelling and template arguments, e.g. ns::k<float>, &ns::table<int>.");
     }
     entry.lowered_names.emplace(expression, lowered);
   }
@@ -562,8 +585,10 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
   }
   if (rc != NVRTC_SUCCESS || size == 0) {
     return fail(Errc::compile_failed, "NVRTC compiled ", request.program_name, " but gave no ",
-                kind == PayloadKind::ptx ? "PTX" : kind == PayloadKind::ltoir ? "LTO-IR" : "CUBIN", " (",
-                rc != NVRTC_SUCCESS ? api.describe(rc) : std::string("empty payload"),
+                kind == PayloadKind::ptx     ? "PTX"
+                : kind == PayloadKind::ltoir ? "LTO-IR"
+                                             : "CUBIN",
+                " (", rc != NVRTC_SUCCESS ? api.describe(rc) : std::string("empty payload"),
                 "); check that the options and the architecture \"", request.arch, "\" agree.");
   }
   // PTX is text: NVRTC's terminating NUL is not part of the payload (std::string adds its own).

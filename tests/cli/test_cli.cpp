@@ -1,7 +1,6 @@
 // Tests of the `cubby` command-line tool (cli/main.cpp): runs the built binary in child processes.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,10 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -97,8 +95,7 @@ class CliTest : public ::testing::Test {
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = 0;
-    const int spawned =
-        posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     Outcome run;
     if (spawned != 0) {
@@ -116,10 +113,17 @@ class CliTest : public ::testing::Test {
 
   // `cubby compile --json` of the test kernel with two name expressions.
   Outcome compile_kernel(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"compile",     kernel_.string(),       "--json",
-                                  "--arch",      "sm_90",                "--name-expr",
-                                  "ns::scale<float, 256>", "--name-expr", "ns::scale<double, 64>",
-                                  "--option",    "-std=c++17"};
+    std::vector<std::string> args{"compile",
+                                  kernel_.string(),
+                                  "--json",
+                                  "--arch",
+                                  "sm_90",
+                                  "--name-expr",
+                                  "ns::scale<float, 256>",
+                                  "--name-expr",
+                                  "ns::scale<double, 64>",
+                                  "--option",
+                                  "-std=c++17"};
     args.insert(args.end(), extra.begin(), extra.end());
     return cubby(args);
   }
@@ -174,15 +178,15 @@ TEST_F(CliTest, CompileTwiceInTwoProcessesHitsDisk) {
 }
 
 TEST_F(CliTest, HumanCompileOutputNamesKeyAndLoweredNames) {
-  const Outcome run = cubby({"compile", kernel_.string(), "--arch", "sm_90", "--name-expr",
-                         "ns::scale<float, 256>"});
+  const Outcome run = cubby(
+      {"compile", kernel_.string(), "--arch", "sm_90", "--name-expr", "ns::scale<float, 256>"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("compiled"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("ns::scale<float, 256> -> _ZN2ns5scaleIfLi256EEEvPT_S1_"),
             std::string::npos)
       << run.out;
-  const Outcome again = cubby({"compile", kernel_.string(), "--arch", "sm_90", "--name-expr",
-                           "ns::scale<float, 256>"});
+  const Outcome again = cubby(
+      {"compile", kernel_.string(), "--arch", "sm_90", "--name-expr", "ns::scale<float, 256>"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("hit (disk)"), std::string::npos) << again.out;
 }
@@ -223,7 +227,11 @@ TEST_F(CliTest, LsShowCubinOutStatsClear) {
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
   const json result = parse(compiled);
   const std::string key = result["key"];
-  EXPECT_EQ(read_all(compiled_cubin).rfind("\x7f" "ELF", 0), 0u);
+  EXPECT_EQ(read_all(compiled_cubin)
+                .rfind("\x7f"
+                       "ELF",
+                       0),
+            0u);
   EXPECT_EQ(fs::file_size(compiled_cubin), result["cubin_bytes"].get<std::uint64_t>());
 
   const Outcome ls = cubby({"ls", "--json"});
@@ -253,7 +261,11 @@ TEST_F(CliTest, LsShowCubinOutStatsClear) {
   EXPECT_EQ(shown["options"][0], "-std=c++17");
   EXPECT_EQ(shown["compile_ms"], result["compile_ms"]);
   EXPECT_GT(shown["created_ms"].get<std::int64_t>(), 0);
-  EXPECT_EQ(read_all(shown_cubin).rfind("\x7f" "ELF", 0), 0u);
+  EXPECT_EQ(read_all(shown_cubin)
+                .rfind("\x7f"
+                       "ELF",
+                       0),
+            0u);
   EXPECT_EQ(read_all(shown_cubin), read_all(compiled_cubin));
 
   const Outcome show_human = cubby({"show", key});

@@ -1,17 +1,15 @@
 // Tests of the C API (core/src/c_api.cpp), through cubby.h only.
-#include "cubby/cubby.h"
-
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "cubby/cubby.h"
 
 namespace {
 
@@ -40,9 +38,9 @@ constexpr const char* kArch = "sm_90";
 
 fs::path unique_temp_dir() {
   static std::atomic<int> counter{0};
-  const fs::path dir = fs::temp_directory_path() /
-                       ("cubby_test_c_api_" + std::to_string(::getpid()) + "_" +
-                        std::to_string(counter++));
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("cubby_test_c_api_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -99,7 +97,11 @@ TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
   const void* payload = cubby_result_payload(cold, &size);
   ASSERT_NE(payload, nullptr);
   ASSERT_GT(size, 4u);
-  EXPECT_EQ(std::memcmp(payload, "\x7f" "ELF", 4), 0);
+  EXPECT_EQ(std::memcmp(payload,
+                        "\x7f"
+                        "ELF",
+                        4),
+            0);
 
   // Names by index: the entry's map is sorted by expression.
   ASSERT_EQ(cubby_result_name_count(cold), kNameCount);
@@ -174,10 +176,9 @@ TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
 TEST_F(CApiTest, StatsJsonHasEveryField) {
   const nlohmann::json json = stats(cache_);
   ASSERT_TRUE(json.is_object());
-  for (const char* field :
-       {"hits_memory", "hits_disk", "hits_remote", "misses", "compiles", "compile_failures",
-        "corrupt", "failed_writes", "bytes_read", "bytes_written", "compile_ms",
-        "compile_ms_saved"}) {
+  for (const char* field : {"hits_memory", "hits_disk", "hits_remote", "misses", "compiles",
+                            "compile_failures", "corrupt", "failed_writes", "bytes_read",
+                            "bytes_written", "compile_ms", "compile_ms_saved"}) {
     ASSERT_TRUE(json.contains(field)) << field;
     EXPECT_TRUE(json[field].is_number()) << field;
     EXPECT_EQ(json[field].get<double>(), 0.0) << field;

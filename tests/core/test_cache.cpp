@@ -1,7 +1,5 @@
 // The orchestrator end to end with real NVRTC: memory -> disk -> compile, self-repair, failing
 // writes, single flight, and start-up without NVRTC.
-#include "cubby/cache.hpp"
-
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "cubby/cache.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/entry.hpp"
 #include "test_support.hpp"
@@ -17,9 +16,9 @@
 namespace cubby {
 namespace {
 
+using testing::read_text;
 using testing::ScopedEnv;
 using testing::TempDir;
-using testing::read_text;
 using testing::write_text;
 
 constexpr const char* kSource = R"(
@@ -263,7 +262,8 @@ TEST(Cache, EditingAHeaderReachedThroughIncludePathRecompiles) {
   TempDir dir("cache");
   write_text(dir / "inc" / "value.cuh", "#define VALUE 3\n");
   CompileRequest r;
-  r.source = "#include \"value.cuh\"\ntemplate <int N> __global__ void k(int* o) { *o = N + VALUE; }\n";
+  r.source =
+      "#include \"value.cuh\"\ntemplate <int N> __global__ void k(int* o) { *o = N + VALUE; }\n";
   r.name_expressions = {"k<1>"};
   r.options = {"-I" + (dir / "inc").string()};
   r.arch = "sm_90";
@@ -336,7 +336,8 @@ TEST(CacheStartup, FirstHitLoadsNoNvrtc) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::setenv("CUBBY_TEST_STARTUP_STORE", dir.path().c_str(), 1);
-    ::execl("/proc/self/exe", "test_cache", "--gtest_filter=CacheStartup.ChildHitsWithoutLoadingNvrtc",
+    ::execl("/proc/self/exe", "test_cache",
+            "--gtest_filter=CacheStartup.ChildHitsWithoutLoadingNvrtc",
             static_cast<char*>(nullptr));
     ::_exit(127);
   }

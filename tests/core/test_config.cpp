@@ -1,7 +1,6 @@
-#include "cubby/config.hpp"
-
 #include <gtest/gtest.h>
 
+#include "cubby/config.hpp"
 #include "test_support.hpp"
 
 namespace cubby {
@@ -21,8 +20,8 @@ TEST(ParseSize, AcceptsBytesAndSuffixes) {
 }
 
 TEST(ParseSize, RejectsGarbageAndOverflow) {
-  for (const char* bad : {"", "G", "-1", "1.5G", "abc", "5X", "99999999999999999999",
-                          "99999999999T"}) {
+  for (const char* bad :
+       {"", "G", "-1", "1.5G", "abc", "5X", "99999999999999999999", "99999999999T"}) {
     auto parsed = parse_size(bad);
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_EQ(parsed.error().code, Errc::invalid_argument) << bad;

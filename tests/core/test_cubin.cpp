@@ -1,6 +1,4 @@
 // Tests for core/src/cubin.cpp: the CUBIN (ELF) reader, on real NVRTC output and on corrupt input.
-#include "cubby/cubin.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,12 +7,14 @@
 #include <random>
 #include <string>
 
+#include "cubby/cubin.hpp"
 #include "cubby/nvrtc.hpp"
 
 namespace cubby {
 namespace {
 
-// Kernels, a __noinline__ __device__ function (not a kernel) and __device__ / __constant__ variables.
+// Kernels, a __noinline__ __device__ function (not a kernel) and __device__ / __constant__
+// variables.
 constexpr const char* kSource = R"(
 __device__ __noinline__ float helper(float x) { return x * 2.0f + 1.0f; }
 __device__ int gvar[17];
@@ -26,8 +26,8 @@ template <class T> __global__ void scale(T* p) { p[threadIdx.x] = T(helper(float
 extern "C" __global__ void plain(float* p) { p[threadIdx.x] = helper(p[threadIdx.x]) + gvar[threadIdx.x] + cvar[0]; }
 )";
 
-const std::vector<std::string> kExpressions = {"ns::scale<float>", "ns::scale<int>", "&ns::table<double>",
-                                               "plain", "&gvar", "&cvar"};
+const std::vector<std::string> kExpressions = {
+    "ns::scale<float>", "ns::scale<int>", "&ns::table<double>", "plain", "&gvar", "&cvar"};
 
 struct Compiled {
   Entry whole;  // whole-program mode: the helper is a LOCAL function
@@ -89,8 +89,9 @@ class CubinTest : public ::testing::Test {
 
 void expect_sorted_and_listed(const CubinSymbols& symbols, const Entry& entry) {
   EXPECT_TRUE(std::is_sorted(symbols.kernels.begin(), symbols.kernels.end()));
-  EXPECT_TRUE(std::is_sorted(symbols.variables.begin(), symbols.variables.end(),
-                             [](const CubinVariable& a, const CubinVariable& b) { return a.name < b.name; }));
+  EXPECT_TRUE(std::is_sorted(
+      symbols.variables.begin(), symbols.variables.end(),
+      [](const CubinVariable& a, const CubinVariable& b) { return a.name < b.name; }));
   for (const char* kernel : {"ns::scale<float>", "ns::scale<int>", "plain"}) {
     const std::string& lowered = entry.lowered_names.at(kernel);
     EXPECT_TRUE(symbols.has_kernel(lowered)) << kernel << " -> " << lowered;
@@ -98,7 +99,8 @@ void expect_sorted_and_listed(const CubinSymbols& symbols, const Entry& entry) {
   }
   EXPECT_EQ(symbols.kernels.size(), 3u);
   for (const std::string& kernel : symbols.kernels) {
-    EXPECT_EQ(kernel.find("helper"), std::string::npos) << "device function listed as a kernel: " << kernel;
+    EXPECT_EQ(kernel.find("helper"), std::string::npos)
+        << "device function listed as a kernel: " << kernel;
   }
 }
 
@@ -166,12 +168,12 @@ TEST(PayloadHasSymbol, PtxMatchesDeclarationsAsWholeTokens) {
   EXPECT_TRUE(payload_has_symbol(ptx, "ptx", "gv"));
   EXPECT_TRUE(payload_has_symbol(ptx, "ptx", "cv"));
   EXPECT_TRUE(payload_has_symbol(ptx, "ptx", "kern$1"));
-  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "_Z3foo"));      // prefix of a token
-  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "kern"));        // prefix of a token
-  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "_Z3barv"));     // a device function
+  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "_Z3foo"));       // prefix of a token
+  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "kern"));         // prefix of a token
+  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "_Z3barv"));      // a device function
   EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "_Z7commentv"));  // only in a comment
-  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "ev"));          // declared elsewhere
-  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "used_only"));   // used, not declared
+  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "ev"));           // declared elsewhere
+  EXPECT_FALSE(payload_has_symbol(ptx, "ptx", "used_only"));    // used, not declared
   EXPECT_FALSE(payload_has_symbol(ptx, "ptx", ""));
 }
 
@@ -194,8 +196,9 @@ TEST(CubinSymbolsSearch, BinarySearchFindsExactNames) {
 }
 
 TEST(CubinReader, RejectsNonElfWithAMessage) {
-  for (const std::string& input : {std::string(), std::string("hello"), std::string(200, 'x'),
-                                  std::string(".version 9.0\n.target sm_90\n") + std::string(100, ' ')}) {
+  for (const std::string& input :
+       {std::string(), std::string("hello"), std::string(200, 'x'),
+        std::string(".version 9.0\n.target sm_90\n") + std::string(100, ' ')}) {
     auto symbols = read_cubin_symbols(input);
     ASSERT_FALSE(symbols.ok());
     EXPECT_EQ(symbols.error().code, Errc::corrupt);

@@ -1,7 +1,6 @@
 // Tests for core/src/storage/local/disk.cpp: the disk tier's layout, listing, clearing and
 // atomic publication across processes.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,7 +71,8 @@ std::vector<std::string> all_files(const fs::path& root) {
 TEST(DiskTier, PathFollowsTheLayout) {
   const DiskTier tier("/store");
   const Key key = make_key(0xab, 0x01);
-  EXPECT_EQ(tier.path_of(key), fs::path("/store/entries/ab/ab010101010101010101010101010101.entry"));
+  EXPECT_EQ(tier.path_of(key),
+            fs::path("/store/entries/ab/ab010101010101010101010101010101.entry"));
   EXPECT_EQ(tier.root(), fs::path("/store"));
   EXPECT_EQ(tier.name(), "disk");
 }
@@ -141,18 +141,18 @@ TEST(DiskTier, ListSkipsForeignAndTempFiles) {
   }
   const fs::path entries = tier.root() / "entries";
   const std::string other = make_key(0xab, 0x44).hex();
-  touch(entries / "ab" / (other + ".entry.tmp.123.00000000deadbeef"));   // temp file
-  touch(entries / "ab" / "README");                                       // foreign
-  touch(entries / "ab" / (other + ".entry.bak"));                         // foreign
-  touch(entries / "ab" / (other.substr(0, 31) + ".entry"));              // too short
-  touch(entries / "00" / (other + ".entry"));                             // wrong shard
+  touch(entries / "ab" / (other + ".entry.tmp.123.00000000deadbeef"));  // temp file
+  touch(entries / "ab" / "README");                                     // foreign
+  touch(entries / "ab" / (other + ".entry.bak"));                       // foreign
+  touch(entries / "ab" / (other.substr(0, 31) + ".entry"));             // too short
+  touch(entries / "00" / (other + ".entry"));                           // wrong shard
   std::string upper = other;
   for (char& c : upper) c = (c >= 'a' && c <= 'f') ? static_cast<char>(c - 'a' + 'A') : c;
-  touch(entries / "AB" / (upper + ".entry"));                             // not lowercase
-  touch(entries / "zz" / (std::string(32, 'z') + ".entry"));              // not hex
-  touch(entries / (other + ".entry"));                                    // outside a shard
+  touch(entries / "AB" / (upper + ".entry"));                 // not lowercase
+  touch(entries / "zz" / (std::string(32, 'z') + ".entry"));  // not hex
+  touch(entries / (other + ".entry"));                        // outside a shard
   fs::create_directories(entries / "ab" / (make_key(0xab, 0x55).hex() + ".entry"));  // a folder
-  touch(tier.root() / "locks" / (other + ".lock"));                       // someone else's
+  touch(tier.root() / "locks" / (other + ".lock"));  // someone else's
 
   const auto found = listed(tier);
   ASSERT_EQ(found.size(), keys.size());
@@ -180,7 +180,8 @@ TEST(DiskTier, ClearRemovesEntriesAndTempFilesOnly) {
   ASSERT_TRUE(removed.ok()) << removed.error().message;
   EXPECT_EQ(*removed, 6u);
   EXPECT_TRUE(listed(tier).empty());
-  EXPECT_EQ(all_files(tier.root()), (std::vector<std::string>{"entries/01/notes.txt", "locks/x.lock"}));
+  EXPECT_EQ(all_files(tier.root()),
+            (std::vector<std::string>{"entries/01/notes.txt", "locks/x.lock"}));
 
   removed = tier.clear();
   ASSERT_TRUE(removed.ok());
@@ -192,7 +193,8 @@ TEST(DiskTier, ClearRemovesEntriesAndTempFilesOnly) {
 // a whole entry from a mix of two.
 std::string patterned_entry(std::size_t size) {
   Entry entry;
-  entry.lowered_names = {{"k<" + std::to_string(size) + ">", "_Z1kIL" + std::to_string(size) + "EEvv"}};
+  entry.lowered_names = {
+      {"k<" + std::to_string(size) + ">", "_Z1kIL" + std::to_string(size) + "EEvv"}};
   entry.payload.assign(size, static_cast<char>('A' + size % 26));
   entry.created_ms = static_cast<std::int64_t>(size);
   return encode_entry(entry);
@@ -206,7 +208,15 @@ bool consistent(const Entry& entry) {
 }
 
 // Exit codes of a reader/writer child: 0 success, otherwise what it saw.
-enum ChildExit { kOk = 0, kPutFailed = 20, kGetFailed, kTorn, kInconsistent, kListFailed, kListedTemp };
+enum ChildExit {
+  kOk = 0,
+  kPutFailed = 20,
+  kGetFailed,
+  kTorn,
+  kInconsistent,
+  kListFailed,
+  kListedTemp
+};
 
 int hammer(const fs::path& root, int child) {
   DiskTier tier(root);

@@ -18,7 +18,7 @@ namespace {
 
 bool have_gpu() { return gpu_status().ok(); }
 
-#define SKIP_IF_GPU()                                                  \
+#define SKIP_IF_GPU() \
   if (have_gpu()) GTEST_SKIP() << "a GPU is present: no-GPU behaviour not observable here"
 #define SKIP_IF_NO_GPU() \
   if (!have_gpu()) GTEST_SKIP() << gpu_status().error().message
@@ -88,7 +88,11 @@ TEST(DriverWithoutGpu, ArchAndContextFailWithTheStatus) {
 
 TEST(DriverWithoutGpu, ModuleConstructionThrowsTheStatus) {
   SKIP_IF_GPU();
-  const Error error = error_of([] { Module module(entry_of(PayloadKind::cubin, "\x7f" "ELF")); });
+  const Error error = error_of([] {
+    Module module(entry_of(PayloadKind::cubin,
+                           "\x7f"
+                           "ELF"));
+  });
   EXPECT_EQ(error.code(), gpu_status().error().code);
   EXPECT_NE(std::string(error.what()).find("libcuda.so.1"), std::string::npos) << error.what();
   const Error ptx = error_of([] { Module module(entry_of(PayloadKind::ptx, ".version 8.0")); });
@@ -222,7 +226,8 @@ TEST(DriverWithGpu, MoveKeepsTheModuleLoaded) {
   const CUmodule native = first.native();
   Module second(std::move(first));
   EXPECT_EQ(second.native(), native);
-  EXPECT_EQ(first.native(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from state is specified
+  EXPECT_EQ(first.native(),
+            nullptr);  // NOLINT(bugprone-use-after-move): moved-from state is specified
   EXPECT_EQ(error_of([&] { static_cast<void>(first.function("t::add<int>")); }).code(),
             Errc::invalid_argument);
   Module third(compile_tiny());

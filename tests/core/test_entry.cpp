@@ -32,7 +32,8 @@ Entry rich_entry() {
   entry.kind = PayloadKind::cubin;
   entry.lowered_names = {
       {"ns::scale<float, cuda::std::dextents<size_t, 2>>",
-       "_ZN2ns5scaleIfN4cuda3std3__47extentsImJLm18446744073709551615ELm18446744073709551615EEEEEvv"},
+       "_ZN2ns5scaleIfN4cuda3std3__"
+       "47extentsImJLm18446744073709551615ELm18446744073709551615EEEEEvv"},
       {"ns::k<float, 256>", "_ZN2ns1kIfLi256EEEvPT_"},
       {"ns::v2::k<float,256>", "_ZN2ns1kIfLi256EEEvPT_"},
       {"counter", "_ZN6detail7counterE"},
@@ -71,7 +72,8 @@ Entry golden_empty_ptx_entry() {
 std::uint64_t load_le(const std::string& bytes, std::size_t offset, std::size_t width) {
   std::uint64_t value = 0;
   for (std::size_t i = 0; i < width; ++i) {
-    value |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes.at(offset + i))) << (8 * i);
+    value |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes.at(offset + i)))
+             << (8 * i);
   }
   return value;
 }
@@ -346,17 +348,18 @@ TEST(Entry, RejectsSealedBodiesWithBadStructure) {
       {"huge string length", u32le(1) + u32le(0xfffffff0u) + "abcdefgh", "exceeds"},
       {"huge option count", u32le(0) + str_field("") + u64le(0) + u32le(0x7fffffffu) + u64le(0),
        "cannot fit"},
-      {"huge payload size", u32le(0) + str_field("") + u64le(0) + u32le(0) + u64le(0) +
-                                u64le(0xffffffffffffffffull) + "abc",
+      {"huge payload size",
+       u32le(0) + str_field("") + u64le(0) + u32le(0) + u64le(0) + u64le(0xffffffffffffffffull) +
+           "abc",
        "payload size"},
-      {"short payload size", u32le(0) + str_field("") + u64le(0) + u32le(0) + u64le(0) + u64le(1) +
-                                 "abc",
+      {"short payload size",
+       u32le(0) + str_field("") + u64le(0) + u32le(0) + u64le(0) + u64le(1) + "abc",
        "payload size"},
-      {"unsorted names", u32le(2) + str_field("b") + str_field("x") + str_field("a") +
-                             str_field("y") + tail,
+      {"unsorted names",
+       u32le(2) + str_field("b") + str_field("x") + str_field("a") + str_field("y") + tail,
        "sorted"},
-      {"duplicate names", u32le(2) + str_field("a") + str_field("x") + str_field("a") +
-                              str_field("y") + tail,
+      {"duplicate names",
+       u32le(2) + str_field("a") + str_field("x") + str_field("a") + str_field("y") + tail,
        "sorted"},
       {"empty body", "", "truncated"},
       {"body cut inside compile_us", u32le(0) + str_field("") + "abc", "truncated"},

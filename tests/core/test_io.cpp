@@ -1,6 +1,5 @@
 // Tests for core/src/io.cpp: whole-file reads and atomic, group-shareable writes.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -206,7 +205,8 @@ TEST(Io, ConcurrentWritersLeaveOneWholeFile) {
   const fs::path file = dir.path() / "shared";
   std::vector<std::string> contents;
   for (int t = 0; t < 4; ++t) {
-    contents.push_back(std::string(1000u * static_cast<std::size_t>(t + 1), static_cast<char>('a' + t)));
+    contents.push_back(
+        std::string(1000u * static_cast<std::size_t>(t + 1), static_cast<char>('a' + t)));
   }
   std::vector<std::thread> writers;
   for (int t = 0; t < 4; ++t) {

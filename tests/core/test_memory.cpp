@@ -132,8 +132,12 @@ TEST(MemoryTier, ConcurrentAccessKeepsBounds) {
         const char fill = static_cast<char>('a' + n % 26);
         switch (i % 5) {
           case 0:
-          case 1: tier.put(make_key(n), make_entry(size, fill)); break;
-          case 4: tier.remove(make_key(n)); break;
+          case 1:
+            tier.put(make_key(n), make_entry(size, fill));
+            break;
+          case 4:
+            tier.remove(make_key(n));
+            break;
           default: {
             const auto entry = tier.get(make_key(n));
             // Whatever is found under a key is the entry written for that key.

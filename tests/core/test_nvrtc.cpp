@@ -1,7 +1,5 @@
 // Tests for core/src/nvrtc.cpp: locating NVRTC, and compiling with tricky name expressions through
 // the real NVRTC (sm_90). Compiles are few and each program carries many kernels.
-#include "cubby/nvrtc.hpp"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include <thread>
 
 #include "cubby/cubin.hpp"
+#include "cubby/nvrtc.hpp"
 #include "nvrtc_locate.hpp"
 
 namespace fs = std::filesystem;
@@ -82,7 +81,8 @@ std::string cccl_include() {
   if (auto library = locate_nvrtc(); library.ok()) {
     candidates.push_back(library->path.parent_path().parent_path() / "include" / "cccl");
   }
-  if (const char* home = std::getenv("CUDA_HOME")) candidates.push_back(fs::path(home) / "include" / "cccl");
+  if (const char* home = std::getenv("CUDA_HOME"))
+    candidates.push_back(fs::path(home) / "include" / "cccl");
   candidates.push_back("/usr/local/cuda/include/cccl");
   for (const auto& folder : candidates) {
     if (fs::exists(folder / "cuda" / "std" / "mdspan")) return folder.string();
@@ -115,7 +115,8 @@ TEST(LocateNvrtc, IdentityNamesVersionPathSizeAndBuildId) {
   std::vector<std::string> fields;
   for (std::size_t start = 0;;) {
     const std::size_t semi = id.find(';', start);
-    fields.push_back(id.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
+    fields.push_back(
+        id.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
     if (semi == std::string::npos) break;
     start = semi + 1;
   }
@@ -239,16 +240,17 @@ TEST(LocateNvrtc, BuildIdIsReadFromANoteSegment) {
   std::memcpy(note.data() + 4, &desc_size, 4);
   std::memcpy(note.data() + 8, &type, 4);
   note += std::string("GNU\0", 4) + std::string("\xde\xad\xbe\xef", 4);
-  put32(64, 4);                  // p_type PT_NOTE
-  put64(64 + 8, elf.size());     // p_offset
-  put64(64 + 32, note.size());   // p_filesz
+  put32(64, 4);                 // p_type PT_NOTE
+  put64(64 + 8, elf.size());    // p_offset
+  put64(64 + 32, note.size());  // p_filesz
   write(dir.path() / "with_id.so", elf + note);
   EXPECT_EQ(detail::elf_build_id(dir.path() / "with_id.so"), "deadbeef");
 
   put64(64 + 32, 1u << 30);  // note segment past the end of the file
   write(dir.path() / "bad_note.so", elf + note);
   EXPECT_EQ(detail::elf_build_id(dir.path() / "bad_note.so"), "");
-  write(dir.path() / "text.so", "not an ELF file at all, but long enough to have a header.........");
+  write(dir.path() / "text.so",
+        "not an ELF file at all, but long enough to have a header.........");
   EXPECT_EQ(detail::elf_build_id(dir.path() / "text.so"), "");
   EXPECT_EQ(detail::elf_build_id(dir.path() / "missing.so"), "");
 }
@@ -274,8 +276,8 @@ CompileRequest tiny_request() {
 }
 
 TEST(CompileNvrtc, RejectsArchInsideOptions) {
-  for (const char* option : {"-arch=sm_90", "-arch", "--gpu-architecture=sm_80", "--gpu-architecture",
-                             "-arch sm_90"}) {
+  for (const char* option :
+       {"-arch=sm_90", "-arch", "--gpu-architecture=sm_80", "--gpu-architecture", "-arch sm_90"}) {
     CompileRequest request = tiny_request();
     request.options = {"-lineinfo", option};
     auto entry = compile_nvrtc(request);
@@ -340,9 +342,12 @@ TEST(CompileNvrtc, InvalidNameExpressionIsNamedInTheFailure) {
   request.arch = "sm_90";
   auto entry = compile_nvrtc(request);
   ASSERT_FALSE(entry.ok());
-  EXPECT_TRUE(entry.error().code == Errc::compile_failed || entry.error().code == Errc::invalid_argument);
-  EXPECT_NE(entry.error().message.find("ns::nope<int>"), std::string::npos) << entry.error().message;
-  EXPECT_NE(entry.error().message.find("name expression"), std::string::npos) << entry.error().message;
+  EXPECT_TRUE(entry.error().code == Errc::compile_failed ||
+              entry.error().code == Errc::invalid_argument);
+  EXPECT_NE(entry.error().message.find("ns::nope<int>"), std::string::npos)
+      << entry.error().message;
+  EXPECT_NE(entry.error().message.find("name expression"), std::string::npos)
+      << entry.error().message;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -501,7 +506,9 @@ TEST_F(Corpus, EntryRecordsKindOptionsTimesAndPayload) {
   EXPECT_GT(entry.created_ms, 0);
   EXPECT_LE(entry.created_ms, now_ms);
   ASSERT_GE(entry.payload.size(), 4u);
-  EXPECT_EQ(entry.payload.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(entry.payload.substr(0, 4),
+            "\x7f"
+            "ELF");
   // The program's kernels are exactly the distinct instantiations the expressions named.
   std::set<std::string> kernels;
   for (const auto& e : kExpectations) {
@@ -556,15 +563,18 @@ TEST(CompileNvrtc, PtxAndLtoirCompileConcurrently) {
   EXPECT_FALSE(l.payload.empty());
   EXPECT_EQ(l.lowered_names.at("ns::fill<float>"), kernel);
   EXPECT_EQ(l.options, (std::vector<std::string>{"-dlto", "--gpu-architecture=sm_90"}));
-  EXPECT_NE(l.payload.substr(0, 4), "\x7f" "ELF");
+  EXPECT_NE(l.payload.substr(0, 4),
+            "\x7f"
+            "ELF");
 }
 
 TEST(CompileNvrtc, QuotedIncludesResolveInTheSourceFolder) {
   TempDir dir;
   write(dir.path() / "cubby_test_value.cuh", "#define CUBBY_TEST_VALUE 42\n");
   CompileRequest request;
-  request.source = "#include \"cubby_test_value.cuh\"\n"
-                   "__global__ void with_header(int* p) { p[0] = CUBBY_TEST_VALUE; }\n";
+  request.source =
+      "#include \"cubby_test_value.cuh\"\n"
+      "__global__ void with_header(int* p) { p[0] = CUBBY_TEST_VALUE; }\n";
   request.program_name = "with_header.cu";
   request.name_expressions = {"with_header"};
   request.arch = "sm_90";

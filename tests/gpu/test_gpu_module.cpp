@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "cubby_workloads.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/driver.hpp"
+#include "cubby_workloads.hpp"
 #include "test_support.hpp"
 
 namespace cubby {
@@ -61,7 +61,8 @@ Shape shape_for(const wl::ScaleKernel& kernel) {
 }
 
 // The buffer offset of a multi-index under `layout` (as the kernel's mdspan maps it).
-std::size_t offset_of(wl::Layout layout, const Shape& shape, const std::array<std::size_t, 3>& index) {
+std::size_t offset_of(wl::Layout layout, const Shape& shape,
+                      const std::array<std::size_t, 3>& index) {
   std::size_t offset = 0;
   switch (layout) {
     case wl::Layout::right:
@@ -113,7 +114,7 @@ void check_scale(const Module& module, const wl::ScaleKernel& kernel) {
   std::array<std::size_t, 3> extents = shape.extents;
   std::array<std::size_t, 3> strides = shape.strides;
   T factor_argument = factor;
-  void* args[] = {&out_pointer, &in_pointer, &extents[0], &extents[1], &extents[2],
+  void* args[] = {&out_pointer, &in_pointer, &extents[0], &extents[1],     &extents[2],
                   &strides[0],  &strides[1], &strides[2], &factor_argument};
   launch(module.function(kernel.name_expression), Dim3{1}, Dim3{32}, args);
   copy_to_host(out.data(), out_buffer.get(), out_buffer.bytes());
@@ -132,10 +133,14 @@ void check_scale(const Module& module, const wl::ScaleKernel& kernel) {
 
 void check_scale_kernel(const Module& module, const wl::ScaleKernel& kernel) {
   switch (kernel.dtype) {
-    case wl::Dtype::f32: return check_scale<float>(module, kernel);
-    case wl::Dtype::f64: return check_scale<double>(module, kernel);
-    case wl::Dtype::i32: return check_scale<int>(module, kernel);
-    case wl::Dtype::i64: return check_scale<long long>(module, kernel);
+    case wl::Dtype::f32:
+      return check_scale<float>(module, kernel);
+    case wl::Dtype::f64:
+      return check_scale<double>(module, kernel);
+    case wl::Dtype::i32:
+      return check_scale<int>(module, kernel);
+    case wl::Dtype::i64:
+      return check_scale<long long>(module, kernel);
   }
   FAIL() << "unknown dtype";
 }

@@ -4,8 +4,8 @@
 
 #include <array>
 #include <atomic>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,10 +27,10 @@ const char* source_name(Source source) noexcept;
 
 struct CacheResult {
   Key key;
-  bool hit = false;                     // false: compiled by this call
-  Source tier = Source::compiled;       // where the entry came from
-  std::shared_ptr<const Entry> entry;   // never null
-  double elapsed_ms = 0;                // this call, key derivation included
+  bool hit = false;                    // false: compiled by this call
+  Source tier = Source::compiled;      // where the entry came from
+  std::shared_ptr<const Entry> entry;  // never null
+  double elapsed_ms = 0;               // this call, key derivation included
 
   // The lowered name of a name expression given at compile time; throws name_not_found.
   const std::string& lowered_name(std::string_view name_expression) const;
@@ -40,15 +40,15 @@ struct Stats {
   std::uint64_t hits_memory = 0;
   std::uint64_t hits_disk = 0;
   std::uint64_t hits_remote = 0;
-  std::uint64_t misses = 0;          // lookups that found no usable entry
-  std::uint64_t compiles = 0;        // NVRTC compiles done (successful ones)
+  std::uint64_t misses = 0;    // lookups that found no usable entry
+  std::uint64_t compiles = 0;  // NVRTC compiles done (successful ones)
   std::uint64_t compile_failures = 0;
-  std::uint64_t corrupt = 0;         // entries found bad (decode, or names missing) and removed
-  std::uint64_t failed_writes = 0;   // stores that could not be written (full, read-only, ...)
-  std::uint64_t bytes_read = 0;      // entry bytes read from disk/remote
-  std::uint64_t bytes_written = 0;   // entry bytes written
-  double compile_ms = 0;             // time spent compiling in this process
-  double compile_ms_saved = 0;       // sum of the original compile times of every hit
+  std::uint64_t corrupt = 0;        // entries found bad (decode, or names missing) and removed
+  std::uint64_t failed_writes = 0;  // stores that could not be written (full, read-only, ...)
+  std::uint64_t bytes_read = 0;     // entry bytes read from disk/remote
+  std::uint64_t bytes_written = 0;  // entry bytes written
+  double compile_ms = 0;            // time spent compiling in this process
+  double compile_ms_saved = 0;      // sum of the original compile times of every hit
 };
 
 class Cache {
@@ -64,7 +64,8 @@ class Cache {
   // The entry for `request`: from memory, disk, else compiled and stored. A disk entry that does
   // not decode or lacks one of its lowered names is counted corrupt, removed and recompiled.
   // A store that cannot be written leaves the result usable (warns once, counts failed_writes).
-  // Throws cubby::Error: compile_failed (NVRTC's log in what()), invalid_argument, nvrtc_unavailable.
+  // Throws cubby::Error: compile_failed (NVRTC's log in what()), invalid_argument,
+  // nvrtc_unavailable.
   CacheResult compile(const CompileRequest& request);
 
   // The key inputs / key of `request` (arch resolved as `compile` would). No NVRTC work.

@@ -10,14 +10,14 @@
 namespace cubby {
 
 struct Config {
-  std::filesystem::path dir;          // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
+  std::filesystem::path dir;  // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
   std::uint64_t max_size = 5ull << 30;  // CUBBY_MAX_SIZE ("5G", "500M", bytes)
-  std::string remote_url;             // CUBBY_REMOTE (redis://host:port/db); empty: none
-  std::string remote_secret;          // CUBBY_REMOTE_SECRET
-  bool read_only = false;             // CUBBY_READ_ONLY=1: never write the store
-  bool disabled = false;              // CUBBY_DISABLE=1: always compile, never read or write
-  std::string default_arch;           // CUBBY_ARCH; empty: GPU 0's, else sm_90
-  std::size_t memory_entries = 1024;  // CUBBY_MEMORY_ENTRIES: memory tier size
+  std::string remote_url;               // CUBBY_REMOTE (redis://host:port/db); empty: none
+  std::string remote_secret;            // CUBBY_REMOTE_SECRET
+  bool read_only = false;               // CUBBY_READ_ONLY=1: never write the store
+  bool disabled = false;                // CUBBY_DISABLE=1: always compile, never read or write
+  std::string default_arch;             // CUBBY_ARCH; empty: GPU 0's, else sm_90
+  std::size_t memory_entries = 1024;    // CUBBY_MEMORY_ENTRIES: memory tier size
 
   // Reads the environment. invalid_argument, naming the variable, for a malformed value.
   static Result<Config> from_env();

@@ -30,6 +30,7 @@ Result<CubinSymbols> read_cubin_symbols(std::string_view elf);
 
 // True when `name` is a symbol (kernel or variable) of the payload. For PTX, looks for the name
 // as an `.entry`/`.global`/`.const` declaration. LTO-IR is opaque: always true.
-bool payload_has_symbol(std::string_view payload, std::string_view kind_name, std::string_view name);
+bool payload_has_symbol(std::string_view payload, std::string_view kind_name,
+                        std::string_view name);
 
 }  // namespace cubby

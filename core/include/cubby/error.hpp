@@ -34,8 +34,7 @@ struct Failure {
 // The one exception type thrown across the public boundary (Cache, Module, CLI helpers).
 class Error : public std::runtime_error {
  public:
-  explicit Error(Failure failure)
-      : std::runtime_error(failure.message), code_(failure.code) {}
+  explicit Error(Failure failure) : std::runtime_error(failure.message), code_(failure.code) {}
   Error(Errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
   Errc code() const noexcept { return code_; }
 
@@ -48,7 +47,7 @@ class Error : public std::runtime_error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
   Result(Failure failure) : state_(std::move(failure)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const noexcept { return state_.index() == 0; }

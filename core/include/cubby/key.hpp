@@ -27,8 +27,8 @@ struct Key {
 // One `#include` reached from the source. `resolved` false means no file was found for it in the
 // user search path (toolkit headers such as <cuda/std/mdspan> are covered by the NVRTC identity).
 struct HeaderDigest {
-  std::string include;        // as spelled in the directive, e.g. "detail/ops.cuh"
-  std::string path;           // the file it resolved to (absolute, normal form); empty if unresolved
+  std::string include;  // as spelled in the directive, e.g. "detail/ops.cuh"
+  std::string path;     // the file it resolved to (absolute, normal form); empty if unresolved
   bool resolved = false;
   std::array<std::uint8_t, 16> content_hash{};  // XXH3-128 of the file's bytes; zero if unresolved
 
@@ -37,13 +37,13 @@ struct HeaderDigest {
 
 // Everything a key depends on. `derive_key` sorts and de-duplicates name expressions itself.
 struct KeyInputs {
-  std::uint32_t format_version = 0;   // entry format version (kEntryFormatVersion)
-  std::string nvrtc_version;          // "13.0"
-  std::string nvrtc_identity;         // identity of the NVRTC library file (see nvrtc.hpp)
-  std::string arch;                   // "sm_90", "sm_90a", "compute_90", kept verbatim
-  std::vector<std::string> options;   // in the order given
-  std::string source;                 // program text
-  std::string program_name;           // NVRTC program name
+  std::uint32_t format_version = 0;  // entry format version (kEntryFormatVersion)
+  std::string nvrtc_version;         // "13.0"
+  std::string nvrtc_identity;        // identity of the NVRTC library file (see nvrtc.hpp)
+  std::string arch;                  // "sm_90", "sm_90a", "compute_90", kept verbatim
+  std::vector<std::string> options;  // in the order given
+  std::string source;                // program text
+  std::string program_name;          // NVRTC program name
   std::vector<std::string> name_expressions;
   std::vector<HeaderDigest> headers;  // from scan_headers, in its (deterministic) order
 };
@@ -63,7 +63,8 @@ std::vector<KeyField> explain_key(const KeyInputs& inputs);
 
 // The user include paths named by NVRTC options (`-I dir`, `-Idir`, `--include-path=dir`,
 // `--include-path dir`), in order.
-std::vector<std::filesystem::path> include_paths_from_options(const std::vector<std::string>& options);
+std::vector<std::filesystem::path> include_paths_from_options(
+    const std::vector<std::string>& options);
 
 // Every header the source can reach through `#include` (quoted or angled, recursively), resolved
 // against the including file's folder, `source_dir` (skipped when empty) and `include_paths`.

@@ -15,10 +15,10 @@ namespace cubby {
 
 // The NVRTC library cubby will load, found without loading it.
 struct NvrtcLibrary {
-  std::filesystem::path path;  // the file dlopen will be given (symlinks resolved)
-  std::string version;         // "13.0": major.minor as nvrtcVersion reports it
-  std::string identity;        // "<version>;<size>;<GNU build-id>", or with no build-id
-                               // "<version>;<size>;<canonical path>;mtime:<ns>"
+  std::filesystem::path path;         // the file dlopen will be given (symlinks resolved)
+  std::string version;                // "13.0": major.minor as nvrtcVersion reports it
+  std::string identity;               // "<version>;<size>;<GNU build-id>", or with no build-id
+                                      // "<version>;<size>;<canonical path>;mtime:<ns>"
   std::filesystem::path include_dir;  // the toolkit's include folder beside it (holds nvrtc.h and
                                       // cuda/std/...); empty if there is none
 };
@@ -43,7 +43,8 @@ struct CompileRequest {
   std::filesystem::path source_dir;  // folder of the source file for quoted includes; may be empty
 };
 
-// The payload kind `arch` and `options` produce (cubin for sm_*, ptx for compute_*, ltoir with -dlto).
+// The payload kind `arch` and `options` produce (cubin for sm_*, ptx for compute_*, ltoir with
+// -dlto).
 PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options);
 
 // Compiles `request` for `request.arch` (which must be set) and returns an Entry whose

@@ -36,7 +36,8 @@ bool key_of_entry_name(std::string_view name, std::string_view shard, Key& key) 
   const std::string_view hex = name.substr(0, kKeyHexSize);
   if (!is_lower_hex(hex) || hex.substr(0, 2) != shard) return false;
   for (std::size_t i = 0; i < key.bytes.size(); ++i) {
-    key.bytes[i] = static_cast<std::uint8_t>(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+    key.bytes[i] =
+        static_cast<std::uint8_t>(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
   }
   return true;
 }
@@ -116,37 +117,37 @@ Result<void> DiskTier::remove(const Key& key) {
 }
 
 Result<void> DiskTier::list(const std::function<void(const DiskEntryInfo&)>& visit) const {
-  return for_each_shard_file(root_, [&](const fs::path& path, std::string_view shard,
-                                        std::string_view name) {
-    DiskEntryInfo info;
-    if (!key_of_entry_name(name, shard, info.key)) return;
-    std::error_code error;
-    const fs::file_status status = fs::status(path, error);
-    if (error || !fs::is_regular_file(status)) return;
-    info.bytes = fs::file_size(path, error);
-    if (error) return;
-    info.modified = fs::last_write_time(path, error);
-    if (error) return;
-    info.path = path;
-    visit(info);
-  });
+  return for_each_shard_file(
+      root_, [&](const fs::path& path, std::string_view shard, std::string_view name) {
+        DiskEntryInfo info;
+        if (!key_of_entry_name(name, shard, info.key)) return;
+        std::error_code error;
+        const fs::file_status status = fs::status(path, error);
+        if (error || !fs::is_regular_file(status)) return;
+        info.bytes = fs::file_size(path, error);
+        if (error) return;
+        info.modified = fs::last_write_time(path, error);
+        if (error) return;
+        info.path = path;
+        visit(info);
+      });
 }
 
 Result<std::uint64_t> DiskTier::clear() {
   std::uint64_t removed = 0;
   Result<void> failure;
-  auto walked = for_each_shard_file(root_, [&](const fs::path& path, std::string_view shard,
-                                               std::string_view name) {
-    Key unused;
-    if (!key_of_entry_name(name, shard, unused) && !is_temp_name(name, shard)) return;
-    if (::unlink(path.c_str()) == 0) {
-      ++removed;
-    } else if (errno != ENOENT && failure.ok()) {
-      const int error = errno;
-      failure = fail(Errc::io, "cannot remove ", path.string(), ": ", std::strerror(error),
-                     " (the store's group needs write access to its folders, mode 02775)");
-    }
-  });
+  auto walked = for_each_shard_file(
+      root_, [&](const fs::path& path, std::string_view shard, std::string_view name) {
+        Key unused;
+        if (!key_of_entry_name(name, shard, unused) && !is_temp_name(name, shard)) return;
+        if (::unlink(path.c_str()) == 0) {
+          ++removed;
+        } else if (errno != ENOENT && failure.ok()) {
+          const int error = errno;
+          failure = fail(Errc::io, "cannot remove ", path.string(), ": ", std::strerror(error),
+                         " (the store's group needs write access to its folders, mode 02775)");
+        }
+      });
   if (!walked) return walked.error();
   if (!failure) return failure.error();
   return removed;

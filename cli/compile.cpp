@@ -1,0 +1,139 @@
+// `cubby compile`: compiles a .cu file through the cache (the contract's JSON object with --json).
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+
+#include "cli.hpp"
+#include "cubby/cache.hpp"
+#include "cubby/key.hpp"
+
+namespace cubby::cli {
+namespace {
+
+struct CompileArgs {
+  std::string file;
+  std::vector<std::string> name_expressions;
+  std::vector<std::string> options;
+  std::string arch;
+  std::string program_name;
+  std::string cubin_out;
+  bool explain = false;
+};
+
+int run_compile(const Common& common, const CompileArgs& args) {
+  CompileRequest request;
+  request.source = read_input(args.file);
+  const fs::path file(args.file);
+  request.program_name = args.program_name.empty() ? file.filename().string() : args.program_name;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(file, ec);
+  request.source_dir = ec ? file.parent_path() : absolute.parent_path();
+  request.name_expressions = args.name_expressions;
+  request.options = args.options;
+  request.arch = args.arch;
+
+  Cache cache(load_config(common));
+
+  json explain = json::array();
+  if (args.explain) {
+    for (const auto& field : explain_key(cache.key_inputs(request))) {
+      explain.push_back({{"label", field.label}, {"summary", field.summary}, {"hash", field.hash}});
+    }
+    if (!common.json) {
+      std::size_t width = 0;
+      for (const auto& field : explain)
+        width = std::max(width, field["label"].get<std::string>().size());
+      std::cout << "key fields (hash, label, value):\n";
+      for (const auto& field : explain) {
+        std::cout << "  " << field["hash"].get<std::string>() << "  " << std::left
+                  << std::setw(static_cast<int>(width)) << field["label"].get<std::string>()
+                  << std::right << "  " << field["summary"].get<std::string>() << '\n';
+      }
+    }
+  }
+
+  CacheResult result;
+  try {
+    result = cache.compile(request);
+  } catch (const Error& error) {
+    if (error.code() != Errc::compile_failed) throw;
+    std::string message = error.what();
+    if (!message.empty() && message.back() != '\n') message += '\n';
+    fail_with(kExitFailed,
+              message + "Fix the errors above and run `cubby compile` again; nothing was stored.");
+  }
+  const Entry& entry = *result.entry;
+  if (!args.cubin_out.empty()) write_output(args.cubin_out, entry.payload);
+
+  if (common.json) {
+    json out = {
+        {"key", result.key.hex()},
+        {"hit", result.hit},
+        {"tier", source_name(result.tier)},
+        {"lowered_names", names_json(entry)},
+        {"cubin_bytes", entry.payload.size()},
+        {"payload_kind", payload_kind_name(entry.kind)},
+        {"compile_ms", compile_ms_of(entry)},
+        {"elapsed_ms", result.elapsed_ms},
+        {"log", entry.log},
+        {"program_name", request.program_name},
+        {"arch", request.arch.empty() ? cache.default_arch() : request.arch},
+        {"dir", cache.config().dir.string()},
+    };
+    if (!args.cubin_out.empty()) out["cubin_out"] = args.cubin_out;
+    if (args.explain) out["explain"] = explain;
+    print_json(out);
+    return kExitOk;
+  }
+
+  std::cout << "key      " << result.key.hex() << '\n';
+  std::cout << "result   "
+            << (result.hit ? std::string("hit (") + source_name(result.tier) + ")"
+                           : std::string("compiled"))
+            << '\n';
+  std::cout << "payload  " << payload_kind_name(entry.kind) << ", "
+            << format_bytes(entry.payload.size()) << '\n';
+  std::cout << "compile  " << format_ms(compile_ms_of(entry)) << " (original compile)\n";
+  std::cout << "elapsed  " << format_ms(result.elapsed_ms) << " (this call)\n";
+  if (!entry.lowered_names.empty()) {
+    std::cout << "names\n";
+    for (const auto& [expression, lowered] : entry.lowered_names) {
+      std::cout << "  " << expression << " -> " << lowered << '\n';
+    }
+  }
+  if (!entry.log.empty())
+    std::cout << "log\n" << entry.log << (entry.log.back() == '\n' ? "" : "\n");
+  if (!args.cubin_out.empty()) std::cout << "wrote    " << args.cubin_out << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_compile(CLI::App& app, Common& common) {
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App* command = app.add_subcommand("compile", "Compile a .cu file through the cache");
+  command->add_option("FILE", args->file, "CUDA source file")->required();
+  command
+      ->add_option("--name-expr", args->name_expressions,
+                   "Name expression whose lowered name to capture (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("E");
+  command->add_option("--option", args->options, "NVRTC option (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("O");
+  command
+      ->add_option("--arch", args->arch,
+                   "Target architecture, e.g. sm_90 (default: $CUBBY_ARCH, GPU 0, else sm_90)")
+      ->type_name("sm_XX");
+  command
+      ->add_option("--program-name", args->program_name,
+                   "NVRTC program name (default: the file's name)")
+      ->type_name("N");
+  command->add_option("--cubin-out", args->cubin_out, "Write the payload to FILE")
+      ->type_name("FILE");
+  command->add_flag("--explain", args->explain, "Print every key field with its hash");
+  add_common(*command, common);
+  return {command, [&common, args] { return run_compile(common, *args); }};
+}
+
+}  // namespace cubby::cli
