@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "cubby/cubby.hpp"
 #include "cubby_workloads.hpp"
@@ -23,13 +24,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
-// Per-workload state shared by the families: the request, a warm store, and measured times.
+// Per-workload state shared by the families: the requests (one per program), a warm store, and
+// the times measured in this run.
 struct Bench {
-  cubby::CompileRequest request;
+  std::vector<cubby::CompileRequest> requests;
   fs::path warm_dir;
-  std::shared_ptr<const cubby::Entry> entry;  // the warm entry (for the load baseline)
-  double cold_seconds = 0;                    // mean of BM_ColdCompile in this run
-  double load_baseline_seconds = 0;           // mean of BM_ModuleLoadBaseline in this run
+  std::vector<std::shared_ptr<const cubby::Entry>> entries;  // warm entries (load baseline)
+  double cold_seconds = 0;                                   // mean of BM_ColdCompile in this run
+  double load_baseline_seconds = 0;  // mean of BM_ModuleLoadBaseline in this run
+};
+
+// A benchmark workload: one or more NVRTC programs under one name.
+struct BenchWorkload {
+  std::string name;
+  std::vector<cubby::workloads::Workload> programs;
 };
 
 fs::path bench_root() {
@@ -62,30 +70,40 @@ std::map<std::string, Bench>& benches() {
   return all;
 }
 
-Bench& bench_for(const cubby::workloads::Workload& workload) {
+Bench& bench_for(const BenchWorkload& workload) {
   Bench& bench = benches()[workload.name];
-  if (bench.request.source.empty()) {
-    bench.request.source = workload.source;
-    bench.request.program_name = workload.name + ".cu";
-    bench.request.name_expressions = workload.name_expressions;
-    bench.request.options = workload.options;
-    bench.request.arch = bench_arch();
+  if (bench.requests.empty()) {
+    for (const auto& program : workload.programs) {
+      cubby::CompileRequest request;
+      request.source = program.source;
+      request.program_name = program.name + ".cu";
+      request.name_expressions = program.name_expressions;
+      request.options = program.options;
+      request.arch = bench_arch();
+      bench.requests.push_back(std::move(request));
+    }
     bench.warm_dir = bench_root() / ("warm-" + workload.name);
   }
   return bench;
 }
 
-// Makes sure the warm store holds the workload's entry (compiling once if needed).
+// Makes sure the warm store holds the workload's entries (compiling once if needed).
 void warm_up(Bench& bench) {
-  if (bench.entry) return;
+  if (!bench.entries.empty()) return;
   cubby::Cache cache(config_at(bench.warm_dir));
-  bench.entry = cache.compile(bench.request).entry;
+  for (const auto& request : bench.requests) bench.entries.push_back(cache.compile(request).entry);
 }
 
 void add_common_counters(benchmark::State& state, const Bench& bench) {
-  state.counters["cubin_bytes"] =
-      static_cast<double>(bench.entry ? bench.entry->payload.size() : 0);
-  state.counters["name_expressions"] = static_cast<double>(bench.request.name_expressions.size());
+  double bytes = 0;
+  for (const auto& entry : bench.entries) bytes += static_cast<double>(entry->payload.size());
+  double names = 0;
+  for (const auto& request : bench.requests) {
+    names += static_cast<double>(request.name_expressions.size());
+  }
+  state.counters["cubin_bytes"] = bytes;
+  state.counters["name_expressions"] = names;
+  state.counters["programs"] = static_cast<double>(bench.requests.size());
 }
 
 // Runs `body` once per iteration and returns the mean seconds per iteration (wall clock).
@@ -103,14 +121,16 @@ void report_speedup(benchmark::State& state, const Bench& bench, double seconds)
   }
 }
 
-void BM_KeyDerive(benchmark::State& state, const cubby::workloads::Workload* workload) {
+void BM_KeyDerive(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   cubby::Cache cache(config_at(bench.warm_dir));
-  (void)timed(state, [&] { benchmark::DoNotOptimize(cache.key_of(bench.request)); });
+  (void)timed(state, [&] {
+    for (const auto& request : bench.requests) benchmark::DoNotOptimize(cache.key_of(request));
+  });
   add_common_counters(state, bench);
 }
 
-void BM_ColdCompile(benchmark::State& state, const cubby::workloads::Workload* workload) {
+void BM_ColdCompile(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   int round = 0;
   const double seconds = timed(state, [&] {
@@ -118,37 +138,84 @@ void BM_ColdCompile(benchmark::State& state, const cubby::workloads::Workload* w
     const fs::path dir = bench_root() / ("cold-" + workload->name + "-" + std::to_string(round++));
     state.ResumeTiming();
     cubby::Cache cache(config_at(dir));
-    auto result = cache.compile(bench.request);
-    if (result.hit) state.SkipWithError("cold compile hit the cache");
-    benchmark::DoNotOptimize(result);
+    for (const auto& request : bench.requests) {
+      auto result = cache.compile(request);
+      if (result.hit) state.SkipWithError("cold compile hit the cache");
+      benchmark::DoNotOptimize(result);
+    }
   });
   bench.cold_seconds = seconds;
   warm_up(bench);
   add_common_counters(state, bench);
 }
 
-void BM_WarmHitMemory(benchmark::State& state, const cubby::workloads::Workload* workload) {
+void BM_WarmHitMemory(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   warm_up(bench);
   cubby::Cache cache(config_at(bench.warm_dir));
-  (void)cache.compile(bench.request);
+  for (const auto& request : bench.requests) (void)cache.compile(request);
   const double seconds = timed(state, [&] {
-    auto result = cache.compile(bench.request);
-    if (result.tier != cubby::Source::memory) state.SkipWithError("not a memory hit");
-    benchmark::DoNotOptimize(result);
+    for (const auto& request : bench.requests) {
+      auto result = cache.compile(request);
+      if (result.tier != cubby::Source::memory) state.SkipWithError("not a memory hit");
+      benchmark::DoNotOptimize(result);
+    }
   });
   add_common_counters(state, bench);
   report_speedup(state, bench, seconds);
 }
 
-void BM_WarmHitDisk(benchmark::State& state, const cubby::workloads::Workload* workload) {
+void BM_WarmHitDisk(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   warm_up(bench);
   const double seconds = timed(state, [&] {
     cubby::Cache cache(config_at(bench.warm_dir));  // fresh memory tier every iteration
-    auto result = cache.compile(bench.request);
-    if (result.tier != cubby::Source::disk) state.SkipWithError("not a disk hit");
-    benchmark::DoNotOptimize(result);
+    for (const auto& request : bench.requests) {
+      auto result = cache.compile(request);
+      if (result.tier != cubby::Source::disk) state.SkipWithError("not a disk hit");
+      benchmark::DoNotOptimize(result);
+    }
+  });
+  add_common_counters(state, bench);
+  report_speedup(state, bench, seconds);
+}
+
+// A hit from the remote tier: a fresh, empty disk folder and memory tier every iteration, so
+// every lookup goes to the remote store named by CUBBY_REMOTE.
+void BM_WarmHitRemote(benchmark::State& state, const BenchWorkload* workload) {
+  const char* url = std::getenv("CUBBY_REMOTE");
+  if (url == nullptr || *url == '\0') {
+    state.SkipWithError("skipped: no Redis (set CUBBY_REMOTE=redis://HOST:PORT to run it)");
+    return;
+  }
+  Bench& bench = bench_for(*workload);
+  cubby::Config remote = config_at(bench_root() / ("remote-fill-" + workload->name));
+  remote.remote_url = url;
+  if (const char* secret = std::getenv("CUBBY_REMOTE_SECRET")) remote.remote_secret = secret;
+  try {
+    cubby::Cache fill(remote);  // publishes the entries to the remote store
+    for (const auto& request : bench.requests) (void)fill.compile(request);
+  } catch (const cubby::Error& error) {
+    state.SkipWithError((std::string("remote store unusable: ") + error.what()).c_str());
+    return;
+  }
+  warm_up(bench);
+  int round = 0;
+  const double seconds = timed(state, [&] {
+    state.PauseTiming();
+    cubby::Config config = remote;
+    config.dir = bench_root() / ("remote-" + workload->name + "-" + std::to_string(round++));
+    state.ResumeTiming();
+    cubby::Cache cache(config);
+    for (const auto& request : bench.requests) {
+      auto result = cache.compile(request);
+      if (result.tier != cubby::Source::remote) {
+        const std::string message =
+            "not a remote hit: no usable remote tier for " + std::string(url);
+        state.SkipWithError(message.c_str());
+      }
+      benchmark::DoNotOptimize(result);
+    }
   });
   add_common_counters(state, bench);
   report_speedup(state, bench, seconds);
@@ -157,7 +224,7 @@ void BM_WarmHitDisk(benchmark::State& state, const cubby::workloads::Workload* w
 bool skip_without_gpu(benchmark::State& state) {
   auto status = cubby::gpu_status();
   if (status) return false;
-  state.SkipWithError(("no GPU: " + status.error().message).c_str());
+  state.SkipWithError(("skipped: no GPU (" + status.error().message + ")").c_str());
   return true;
 }
 
@@ -175,55 +242,101 @@ void load_and_resolve(const std::shared_ptr<const cubby::Entry>& entry) {
   }
 }
 
-// The physical floor of a hit: cuModuleLoadData of the already-decoded CUBIN + name lookups.
-void BM_ModuleLoadBaseline(benchmark::State& state, const cubby::workloads::Workload* workload) {
+// Fresh copies of the warm entries (new allocations, as a hit delivers), made untimed.
+std::vector<std::shared_ptr<const cubby::Entry>> fresh_copies(const Bench& bench) {
+  std::vector<std::shared_ptr<const cubby::Entry>> copies;
+  copies.reserve(bench.entries.size());
+  for (const auto& entry : bench.entries) {
+    copies.push_back(std::make_shared<const cubby::Entry>(*entry));
+  }
+  return copies;
+}
+
+// The physical floor of a hit: cuModuleLoadData of the already-decoded CUBINs + name lookups.
+// Each iteration loads fresh copies of the bytes, so no driver or CPU cache keyed by the
+// address of the image makes the floor look lower than any real hit could be.
+void BM_ModuleLoadBaseline(benchmark::State& state, const BenchWorkload* workload) {
   if (skip_without_gpu(state)) return;
   Bench& bench = bench_for(*workload);
   warm_up(bench);
   (void)cubby::ensure_context();
-  load_and_resolve(bench.entry);  // the first load in a context pays one-time costs
-  bench.load_baseline_seconds = timed(state, [&] { load_and_resolve(bench.entry); });
+  for (const auto& entry : bench.entries) load_and_resolve(entry);  // one-time context costs
+  bench.load_baseline_seconds = timed(state, [&] {
+    state.PauseTiming();
+    auto copies = fresh_copies(bench);
+    state.ResumeTiming();
+    for (const auto& entry : copies) load_and_resolve(entry);
+    state.PauseTiming();
+    copies.clear();
+    state.ResumeTiming();
+  });
   add_common_counters(state, bench);
 }
 
-void BM_WarmHitLoaded(benchmark::State& state, const cubby::workloads::Workload* workload) {
+// hit (fresh memory tier: a disk hit) + load + resolve every name. Counters hit_us and load_us
+// split the mean iteration into its two parts.
+void BM_WarmHitLoaded(benchmark::State& state, const BenchWorkload* workload) {
   if (skip_without_gpu(state)) return;
   Bench& bench = bench_for(*workload);
   warm_up(bench);
   (void)cubby::ensure_context();
+  double hit_seconds = 0;
+  double load_seconds = 0;
   const double seconds = timed(state, [&] {
     cubby::Cache cache(config_at(bench.warm_dir));
-    load_and_resolve(cache.compile(bench.request).entry);
+    for (const auto& request : bench.requests) {
+      const auto start = Clock::now();
+      auto entry = cache.compile(request).entry;
+      const auto hit = Clock::now();
+      load_and_resolve(entry);
+      hit_seconds += std::chrono::duration<double>(hit - start).count();
+      load_seconds += std::chrono::duration<double>(Clock::now() - hit).count();
+    }
   });
   add_common_counters(state, bench);
   report_speedup(state, bench, seconds);
+  if (state.iterations() > 0) {
+    const auto n = static_cast<double>(state.iterations());
+    state.counters["hit_us"] = hit_seconds / n * 1e6;
+    state.counters["load_us"] = load_seconds / n * 1e6;
+  }
   if (bench.load_baseline_seconds > 0) {
     state.counters["ratio_vs_load_baseline"] = seconds / bench.load_baseline_seconds;
   }
 }
 
-const cubby::workloads::Workload& stored(cubby::workloads::Workload workload) {
-  static std::map<std::string, std::unique_ptr<cubby::workloads::Workload>> kept;
+const BenchWorkload& stored(BenchWorkload workload) {
+  static std::map<std::string, std::unique_ptr<BenchWorkload>> kept;
   auto& slot = kept[workload.name];
-  slot = std::make_unique<cubby::workloads::Workload>(std::move(workload));
+  slot = std::make_unique<BenchWorkload>(std::move(workload));
   return *slot;
 }
 
 void register_all() {
+  namespace w = cubby::workloads;
+  const bool remote = std::getenv("CUBBY_REMOTE") != nullptr;
   for (const auto* workload :
-       {&stored(cubby::workloads::mdspan50()), &stored(cubby::workloads::tiny())}) {
+       {&stored({"mdspan50", {w::mdspan50()}}), &stored({w::kMdspanSuiteName, w::mdspan_suite()}),
+        &stored({"tiny", {w::tiny()}})}) {
     const std::string& name = workload->name;
+    // One cold round of a multi-program workload is already many compiles.
+    const benchmark::IterationCount cold_rounds = workload->programs.size() > 1 ? 1 : 3;
     benchmark::RegisterBenchmark(("BM_KeyDerive/" + name).c_str(), BM_KeyDerive, workload)
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("BM_ColdCompile/" + name).c_str(), BM_ColdCompile, workload)
         ->Unit(benchmark::kMillisecond)
-        ->Iterations(3)
+        ->Iterations(cold_rounds)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("BM_WarmHitMemory/" + name).c_str(), BM_WarmHitMemory, workload)
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("BM_WarmHitDisk/" + name).c_str(), BM_WarmHitDisk, workload)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
+    auto* remote_family = benchmark::RegisterBenchmark(("BM_WarmHitRemote/" + name).c_str(),
+                                                       BM_WarmHitRemote, workload)
+                              ->Unit(benchmark::kMicrosecond)
+                              ->UseRealTime();
+    if (!remote) remote_family->Iterations(1);  // skipped at once: no Redis
     benchmark::RegisterBenchmark(("BM_ModuleLoadBaseline/" + name).c_str(), BM_ModuleLoadBaseline,
                                  workload)
         ->Unit(benchmark::kMicrosecond)
@@ -240,6 +353,8 @@ int main(int argc, char** argv) {
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // Bumped when a family, counter or context key changes meaning; readers check it.
+  benchmark::AddCustomContext("cubby_bench_schema", "2");
   benchmark::AddCustomContext("arch", bench_arch());
   auto nvrtc = cubby::locate_nvrtc();
   benchmark::AddCustomContext("nvrtc", nvrtc ? nvrtc->version : "unavailable");

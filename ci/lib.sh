@@ -11,6 +11,10 @@ CUBBY_APT_PACKAGES=(
   libxxhash-dev nlohmann-json3-dev libcli11-dev
 )
 
+# The benchmark report (python3) and the dashboard's browser test (chromium); node and npm come
+# from ensure_node.
+CUBBY_BENCH_APT_PACKAGES=(python3 chromium)
+
 log() { printf '\033[1m[cubby ci]\033[0m %s\n' "$*" >&2; }
 die() { printf '[cubby ci] error: %s\n' "$*" >&2; exit 1; }
 
@@ -56,4 +60,11 @@ configure_and_build() {
     || { cat "$build_dir.configure.log" >&2; die "cmake configure failed (log above)"; }
   log "building with $jobs jobs"
   cmake --build "$build_dir" -j "$jobs" || die "build failed"
+}
+
+# Makes `node` and `npm` available: an existing install (Debian's or another) is kept, else
+# Debian's nodejs and npm are installed. Returns 1 (after saying why) when that fails.
+ensure_node() {
+  if command -v node >/dev/null && command -v npm >/dev/null; then return 0; fi
+  ( apt_install nodejs npm ) || { log "node/npm unavailable: apt-get install nodejs npm"; return 1; }
 }

@@ -7,7 +7,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-apt_install "${CUBBY_APT_PACKAGES[@]}"
+apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}"
+ensure_node || true  # the dashboard tests are skipped, with the reason, without node/npm
 find_cuda
 
 build_dir="${CUBBY_BUILD_DIR:-$CUBBY_ROOT/build/ci}"
@@ -20,4 +21,16 @@ export CUBBY_DIR="$(mktemp -d /tmp/cubby-ci-store.XXXXXX)"
 trap 'rm -rf "$CUBBY_DIR"' EXIT
 # shellcheck disable=SC2086
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" ${CTEST_ARGS:-}
+
+# The benchmark dashboard in a real browser (headless Chromium): built from the committed history.
+source "$CUBBY_ROOT/bench/dashboard/dashboard.sh"
+dashboard_out="$CUBBY_ROOT/bench/out/ci"
+mkdir -p "$dashboard_out"
+if dashboard_build "$CUBBY_ROOT/bench/results/history.jsonl" "$dashboard_out/dashboard.html"; then
+  log "browser test of the dashboard (screenshot: $dashboard_out/dashboard.png)"
+  dashboard_browser_test "$dashboard_out/dashboard.html" "$dashboard_out/dashboard.png" \
+    || die "the dashboard browser test failed (output above)"
+else
+  log "skipped: the dashboard browser test (no node/npm packages; see above)"
+fi
 log "all tests passed"

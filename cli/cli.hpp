@@ -85,5 +85,10 @@ Command add_stats(CLI::App& app, Common& common);
 Command add_ls(CLI::App& app, Common& common);
 Command add_show(CLI::App& app, Common& common);
 Command add_clear(CLI::App& app, Common& common);
+Command add_verify(CLI::App& app, Common& common);
+Command add_gc(CLI::App& app, Common& common);
+Command add_export(CLI::App& app, Common& common);
+Command add_import(CLI::App& app, Common& common);
+Command add_recover(CLI::App& app, Common& common);
 
 }  // namespace cubby::cli

@@ -17,7 +17,7 @@ int run_ls(const Common& common) {
                 {"bytes", info.bytes},
                 {"modified", format_unix_ms(modified_ms)},
                 {"modified_ms", modified_ms}};
-    auto bytes = disk.get(info.key);
+    auto bytes = disk.peek(info.key);
     if (!bytes || !bytes->has_value()) {
       row["status"] = "unreadable";
       row["error"] =

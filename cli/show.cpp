@@ -15,7 +15,7 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
   }
   const Config config = load_config(common);
   DiskTier disk(config.dir);
-  auto bytes = disk.get(*key);
+  auto bytes = disk.peek(*key);
   if (!bytes) fail_with(kExitFailed, bytes.error().message);
   if (!bytes->has_value()) {
     fail_with(kExitFailed,

@@ -1,36 +1,98 @@
-// `cubby stats`: entries and bytes in the store.
+// `cubby stats`: what the store holds (measured) and what every process that used it counted
+// (hits by tier, misses, compiles, compile time saved, evictions, corrupt entries, failed writes).
 #include <iostream>
 
 #include "cli.hpp"
+#include "cubby/storage/store_stats.hpp"
 
 namespace cubby::cli {
 namespace {
 
-int run_stats(const Common& common) {
+// Counters shown, in order: persisted name, label. Times are persisted in microseconds.
+constexpr std::pair<const char*, const char*> kCounters[] = {
+    {"hits_memory", "hits (memory)"},
+    {"hits_disk", "hits (disk)"},
+    {"hits_remote", "hits (remote)"},
+    {"misses", "misses"},
+    {"compiles", "compiles"},
+    {"compile_failures", "compile failures"},
+    {"corrupt", "corrupt entries"},
+    {"failed_writes", "failed writes"},
+    {"evictions", "evictions"},
+    {"bytes_read", "bytes read"},
+    {"bytes_written", "bytes written"},
+};
+
+std::int64_t counter(const Counters& counters, std::string_view name) {
+  const auto found = counters.find(name);
+  return found == counters.end() ? 0 : found->second;
+}
+
+int run_stats(const Common& common, bool zero) {
   const Config config = load_config(common);
   DiskTier disk(config.dir);
+  StoreStats store_stats(config.dir);
+  if (zero) {
+    if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set; unset it to --zero");
+    auto cleared = store_stats.update([](Counters& counters) {
+      std::erase_if(counters, [](const auto& item) { return !item.first.starts_with("store_"); });
+    });
+    if (!cleared) fail_with(kExitFailed, cleared.error().message);
+  }
   std::uint64_t count = 0;
   std::uint64_t bytes = 0;
   for (const auto& info : list_entries(disk)) {
     ++count;
     bytes += info.bytes;
   }
+  auto read = store_stats.read();
+  if (!read) std::cerr << "cubby: " << read.error().message << '\n';
+  const Counters counters = read ? std::move(read).value() : Counters{};
+  const std::int64_t hits = counter(counters, "hits_memory") + counter(counters, "hits_disk") +
+                            counter(counters, "hits_remote");
+  const std::int64_t lookups = hits + counter(counters, "misses");
+  const double hit_rate = lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
+  const double compile_ms = static_cast<double>(counter(counters, "compile_us")) / 1000.0;
+  const double saved_ms = static_cast<double>(counter(counters, "compile_us_saved")) / 1000.0;
+
   if (common.json) {
-    print_json({{"dir", config.dir.string()}, {"entries", count}, {"bytes", bytes}});
+    json out = {{"dir", config.dir.string()},
+                {"entries", count},
+                {"bytes", bytes},
+                {"max_size", config.max_size},
+                {"hit_rate", hit_rate},
+                {"compile_ms", compile_ms},
+                {"compile_ms_saved", saved_ms}};
+    for (const auto& [name, label] : kCounters) out[name] = counter(counters, name);
+    out["counters"] = counters;
+    print_json(out);
     return kExitOk;
   }
-  std::cout << "store    " << config.dir.string() << '\n';
-  std::cout << "entries  " << count << '\n';
-  std::cout << "bytes    " << bytes << " (" << format_bytes(bytes) << ")\n";
+  std::cout << "store              " << config.dir.string() << '\n';
+  std::cout << "entries            " << count << '\n';
+  std::cout << "bytes              " << bytes << " (" << format_bytes(bytes) << " of "
+            << format_bytes(config.max_size) << ")\n";
+  for (const auto& [name, label] : kCounters) {
+    std::cout << label << std::string(19 - std::string_view(label).size(), ' ')
+              << counter(counters, name) << '\n';
+  }
+  char rate[16];
+  std::snprintf(rate, sizeof rate, "%.1f%%", hit_rate * 100.0);
+  std::cout << "hit rate           " << rate << '\n';
+  std::cout << "compile time       " << format_ms(compile_ms) << '\n';
+  std::cout << "compile time saved " << format_ms(saved_ms) << '\n';
   return kExitOk;
 }
 
 }  // namespace
 
 Command add_stats(CLI::App& app, Common& common) {
-  CLI::App* command = app.add_subcommand("stats", "Entries and bytes in the store");
+  auto zero = std::make_shared<bool>(false);
+  CLI::App* command = app.add_subcommand(
+      "stats", "Entries and bytes in the store; hits, misses, compiles and more of every process");
+  command->add_flag("--zero", *zero, "Reset the counters (not the entries) first");
   add_common(*command, common);
-  return {command, [&common] { return run_stats(common); }};
+  return {command, [&common, zero] { return run_stats(common, *zero); }};
 }
 
 }  // namespace cubby::cli

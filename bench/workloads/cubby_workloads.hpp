@@ -27,6 +27,12 @@
 //
 // tiny: `cubby_tiny::add_one<int>(int* data, int n)` (data[i] += 1 for i < n) and the
 // `__device__ int cubby_tiny::answer = 42` (kTinyAnswer), for quick tests.
+//
+// mdspan-suite (mdspan_suite()): 25 programs, like the modules of one real test file. Program k
+// (named "mdspan-suite/kk") defines `cubby_suite_kk::apply<T, Extents, Layout>` with the launch
+// contract of `scale` above and one of five element-wise operations (out = in * factor,
+// in + factor, in - factor, factor, in * in * factor), and registers 14 of its 48 instantiations
+// (the 48 of mdspan50, starting at 5 * k, wrapping): 350 name expressions in all.
 #pragma once
 
 #include <array>
@@ -224,6 +230,102 @@ __global__ void add_one(T* data, int n) {
 )cuda";
   workload.name_expressions = {kTinyKernelExpression, kTinyVariableExpression};
   return workload;
+}
+
+inline constexpr const char* kMdspanSuiteName = "mdspan-suite";
+inline constexpr int kMdspanSuitePrograms = 25;
+inline constexpr int kMdspanSuiteInstantiations = 14;
+
+// The element-wise operation of program `program` of mdspan-suite, as a C++ expression over
+// `x` (the input element) and `factor`.
+inline const char* mdspan_suite_operation(int program) {
+  static const char* const operations[] = {"x * factor", "x + factor", "x - factor", "factor",
+                                           "x * x * factor"};
+  return operations[program % 5];
+}
+
+// The programs of mdspan-suite (see the top of this file), in a fixed order.
+inline std::vector<Workload> mdspan_suite() {
+  const std::vector<ScaleKernel> kernels = mdspan50_scale_kernels();
+  std::vector<Workload> programs;
+  for (int program = 0; program < kMdspanSuitePrograms; ++program) {
+    const std::string number = (program < 10 ? "0" : "") + std::to_string(program);
+    const std::string ns = "cubby_suite_" + number;
+    Workload workload;
+    workload.name = std::string(kMdspanSuiteName) + "/" + number;
+    workload.options = {"-std=c++17"};
+    workload.source = R"cuda(#include <cuda/std/array>
+#include <cuda/std/mdspan>
+#include <cuda/std/type_traits>
+
+namespace )cuda" + ns +
+                      R"cuda( {
+
+template <class T, class Extents, class Layout>
+__device__ cuda::std::mdspan<T, Extents, Layout> make_view(
+    T* data, const cuda::std::array<size_t, Extents::rank()>& extents,
+    const cuda::std::array<size_t, Extents::rank()>& strides) {
+  const Extents ext(extents);
+  if constexpr (cuda::std::is_same_v<Layout, cuda::std::layout_stride>) {
+    return cuda::std::mdspan<T, Extents, Layout>(
+        data, typename Layout::template mapping<Extents>(ext, strides));
+  } else {
+    return cuda::std::mdspan<T, Extents, Layout>(data, ext);
+  }
+}
+
+template <class T>
+__device__ T operation(T x, T factor) {
+  return )cuda" + mdspan_suite_operation(program) +
+                      R"cuda(;
+}
+
+template <class T, class Extents, class Layout>
+__global__ void apply(T* out, const T* in, size_t e0, size_t e1, size_t e2, size_t s0, size_t s1,
+                      size_t s2, T factor) {
+  constexpr size_t rank = Extents::rank();
+  static_assert(rank >= 1 && rank <= 3, "apply supports ranks 1 to 3");
+  const size_t all_extents[3] = {e0, e1, e2};
+  const size_t all_strides[3] = {s0, s1, s2};
+  cuda::std::array<size_t, rank> extents{};
+  cuda::std::array<size_t, rank> strides{};
+  size_t total = 1;
+  for (size_t r = 0; r < rank; ++r) {
+    extents[r] = all_extents[r];
+    strides[r] = all_strides[r];
+    total *= all_extents[r];
+  }
+  const auto source = make_view<const T, Extents, Layout>(in, extents, strides);
+  const auto target = make_view<T, Extents, Layout>(out, extents, strides);
+  const size_t step = size_t(gridDim.x) * blockDim.x;
+  for (size_t linear = size_t(blockIdx.x) * blockDim.x + threadIdx.x; linear < total;
+       linear += step) {
+    if constexpr (rank == 1) {
+      target(linear) = operation(source(linear), factor);
+    } else if constexpr (rank == 2) {
+      const size_t i = linear / extents[1];
+      const size_t j = linear % extents[1];
+      target(i, j) = operation(source(i, j), factor);
+    } else {
+      const size_t k = linear % extents[2];
+      const size_t j = (linear / extents[2]) % extents[1];
+      const size_t i = linear / (extents[1] * extents[2]);
+      target(i, j, k) = operation(source(i, j, k), factor);
+    }
+  }
+}
+
+}  // namespace )cuda" +
+                      ns + "\n";
+    const std::string prefix = "cubby_bench::scale<";
+    for (int i = 0; i < kMdspanSuiteInstantiations; ++i) {
+      const auto& kernel = kernels[static_cast<std::size_t>(5 * program + i) % kernels.size()];
+      workload.name_expressions.push_back(ns + "::apply<" +
+                                          kernel.name_expression.substr(prefix.size()));
+    }
+    programs.push_back(std::move(workload));
+  }
+  return programs;
 }
 
 }  // namespace cubby::workloads

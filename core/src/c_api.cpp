@@ -16,10 +16,13 @@
 #include "cubby/cubby.h"
 #include "cubby/error.hpp"
 #include "cubby/version.hpp"
+#include "stats_report.hpp"
 
 struct cubby_cache {
   std::unique_ptr<cubby::Cache> cache;
-  std::string stats_json;  // storage for cubby_stats_json's answer
+  std::string stats_json;    // storage for cubby_stats_json's answer
+  std::string explain_json;  // storage for cubby_explain_json's answer
+  std::string dir;           // the store folder, for cubby_store_dir
 };
 
 struct cubby_result {
@@ -147,6 +150,18 @@ cubby::CompileRequest make_request(const char* source, const char* program_name,
   return request;
 }
 
+// A result handle over `result`, with its lowered-name map indexed.
+std::unique_ptr<cubby_result> make_result(cubby::CacheResult result) {
+  auto handle = std::make_unique<cubby_result>();
+  handle->result = std::move(result);
+  handle->key = handle->result.key.hex();
+  handle->names.reserve(handle->result.entry->lowered_names.size());
+  for (const auto& [expression, lowered] : handle->result.entry->lowered_names) {
+    handle->names.emplace_back(&expression, &lowered);
+  }
+  return handle;
+}
+
 }  // namespace
 
 extern "C" {
@@ -168,6 +183,7 @@ int cubby_open(const char* dir, cubby_cache** out) {
       config.dir = dir;
     }
     auto handle = std::make_unique<cubby_cache>();
+    handle->dir = config.dir.string();
     handle->cache = std::make_unique<cubby::Cache>(std::move(config));
     *out = handle.release();
     return CUBBY_OK;
@@ -190,13 +206,7 @@ int cubby_compile(cubby_cache* cache, const char* source, const char* program_na
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
     auto handle = std::make_unique<cubby_result>();
-    handle->result = cache->cache->compile(request);
-    handle->key = handle->result.key.hex();
-    handle->names.reserve(handle->result.entry->lowered_names.size());
-    for (const auto& [expression, lowered] : handle->result.entry->lowered_names) {
-      handle->names.emplace_back(&expression, &lowered);
-    }
-    *out = handle.release();
+    *out = make_result(cache->cache->compile(request)).release();
     return CUBBY_OK;
   } catch (...) {
     return record_current_exception();
@@ -296,20 +306,107 @@ const char* cubby_stats_json(cubby_cache* cache) {
     return nullptr;
   }
   try {
-    const cubby::Stats stats = cache->cache->stats();
-    const nlohmann::json json = {
-        {"hits_memory", stats.hits_memory}, {"hits_disk", stats.hits_disk},
-        {"hits_remote", stats.hits_remote}, {"misses", stats.misses},
-        {"compiles", stats.compiles},       {"compile_failures", stats.compile_failures},
-        {"corrupt", stats.corrupt},         {"failed_writes", stats.failed_writes},
-        {"bytes_read", stats.bytes_read},   {"bytes_written", stats.bytes_written},
-        {"compile_ms", stats.compile_ms},   {"compile_ms_saved", stats.compile_ms_saved},
-    };
+    const nlohmann::json json = cubby::stats_to_json(cache->cache->stats());
     cache->stats_json = json.dump();
     return cache->stats_json.c_str();
   } catch (...) {
     record_current_exception();
     return nullptr;
+  }
+}
+
+const char* cubby_store_dir(cubby_cache* cache) {
+  if (cache == nullptr) {
+    invalid("cubby_store_dir: cache is NULL; open one with cubby_open");
+    return nullptr;
+  }
+  return cache->dir.c_str();
+}
+
+int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
+  if (entries != nullptr) *entries = 0;
+  if (bytes != nullptr) *bytes = 0;
+  if (cache == nullptr) return invalid("cubby_store_usage: cache is NULL; open one with cubby_open");
+  try {
+    uint64_t count = 0;
+    uint64_t total = 0;
+    auto listed = cache->cache->disk().list([&](const cubby::DiskEntryInfo& info) {
+      ++count;
+      total += info.bytes;
+    });
+    if (!listed) throw cubby::Error(std::move(listed).error());
+    if (entries != nullptr) *entries = count;
+    if (bytes != nullptr) *bytes = total;
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+int cubby_clear(cubby_cache* cache, uint64_t* removed) {
+  if (removed != nullptr) *removed = 0;
+  if (cache == nullptr) return invalid("cubby_clear: cache is NULL; open one with cubby_open");
+  try {
+    const uint64_t count = cache->cache->disk().clear().value_or_throw();
+    if (removed != nullptr) *removed = count;
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
+                               const char* const* name_expressions, size_t name_expression_count,
+                               const char* const* options, size_t option_count, const char* arch) {
+  if (cache == nullptr) {
+    invalid("cubby_explain_json: cache is NULL; open one with cubby_open");
+    return nullptr;
+  }
+  try {
+    const cubby::CompileRequest request = make_request(
+        source, program_name, name_expressions, name_expression_count, options, option_count, arch);
+    nlohmann::json fields = nlohmann::json::array();
+    for (const cubby::KeyField& field : cubby::explain_key(cache->cache->key_inputs(request))) {
+      fields.push_back({{"label", field.label}, {"summary", field.summary}, {"hash", field.hash}});
+    }
+    cache->explain_json = fields.dump();
+    return cache->explain_json.c_str();
+  } catch (...) {
+    record_current_exception();
+    return nullptr;
+  }
+}
+
+int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_result** out) {
+  if (out == nullptr)
+    return invalid("cubby_blob_get: out is NULL; pass the address of a cubby_result*");
+  *out = nullptr;
+  if (cache == nullptr) return invalid("cubby_blob_get: cache is NULL; open one with cubby_open");
+  if (ns == nullptr || name == nullptr)
+    return invalid("cubby_blob_get: ns or name is NULL; pass a namespace and a name");
+  try {
+    auto result = cache->cache->load_blob(ns, name);
+    if (result) *out = make_result(std::move(*result)).release();
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
+                   size_t size, double compile_ms) {
+  if (cache == nullptr) return invalid("cubby_blob_put: cache is NULL; open one with cubby_open");
+  if (ns == nullptr || name == nullptr)
+    return invalid("cubby_blob_put: ns or name is NULL; pass a namespace and a name");
+  if (data == nullptr && size != 0)
+    return invalid("cubby_blob_put: data is NULL but size is not 0; pass the payload");
+  try {
+    const std::string_view payload =
+        size == 0 ? std::string_view() : std::string_view(static_cast<const char*>(data), size);
+    (void)cache->cache->store_blob(ns, name, payload, compile_ms);
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
   }
 }
 

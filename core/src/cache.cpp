@@ -2,17 +2,53 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
 
+#include "cubby/blob.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/driver.hpp"
+#include "cubby/storage/gc.hpp"
+#include "cubby/storage/lock.hpp"
+#include "cubby/storage/verify.hpp"
+#include "stats_report.hpp"
 
 namespace cubby {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How often hits persist this process's counters into the store (store_stats.hpp).
+constexpr std::chrono::nanoseconds kFlushEvery = std::chrono::seconds(5);
+// How long a miss waits for another process compiling the same key before compiling itself.
+constexpr std::chrono::milliseconds kCompileLockWait = std::chrono::minutes(5);
+
+// The counters persisted for the growth of `stats` from `before` to `after` (zeros left out).
+Counters counters_between(const Stats& before, const Stats& after) {
+  Counters delta;
+  auto put = [&](const char* name, std::uint64_t from, std::uint64_t to) {
+    if (to != from) delta[name] = static_cast<std::int64_t>(to - from);
+  };
+  auto put_ms = [&](const char* name, double from, double to) {
+    const auto us = std::llround(to * 1000.0) - std::llround(from * 1000.0);
+    if (us != 0) delta[name] = us;
+  };
+  put("hits_memory", before.hits_memory, after.hits_memory);
+  put("hits_disk", before.hits_disk, after.hits_disk);
+  put("hits_remote", before.hits_remote, after.hits_remote);
+  put("misses", before.misses, after.misses);
+  put("compiles", before.compiles, after.compiles);
+  put("compile_failures", before.compile_failures, after.compile_failures);
+  put("corrupt", before.corrupt, after.corrupt);
+  put("failed_writes", before.failed_writes, after.failed_writes);
+  put("bytes_read", before.bytes_read, after.bytes_read);
+  put("bytes_written", before.bytes_written, after.bytes_written);
+  put_ms("compile_us", before.compile_ms, after.compile_ms);
+  put_ms("compile_us_saved", before.compile_ms_saved, after.compile_ms_saved);
+  return delta;
+}
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -52,24 +88,7 @@ Result<void> validate(const Entry& entry, const std::vector<std::string>& names)
       return fail(Errc::corrupt, "entry has no lowered name for '", name, "'");
     }
   }
-  if (entry.kind == PayloadKind::cubin) {
-    auto symbols = read_cubin_symbols(entry.payload);
-    if (!symbols) return std::move(symbols).error();
-    for (const auto& [expression, lowered] : entry.lowered_names) {
-      if (!symbols->has_kernel(lowered) && !symbols->has_variable(lowered)) {
-        return fail(Errc::corrupt, "lowered name ", lowered, " of '", expression,
-                    "' is not a symbol of the entry's CUBIN");
-      }
-    }
-  } else {
-    for (const auto& [expression, lowered] : entry.lowered_names) {
-      if (!payload_has_symbol(entry.payload, payload_kind_name(entry.kind), lowered)) {
-        return fail(Errc::corrupt, "lowered name ", lowered, " of '", expression,
-                    "' is not in the entry's payload");
-      }
-    }
-  }
-  return {};
+  return verify_entry_symbols(entry);
 }
 
 }  // namespace
@@ -99,11 +118,21 @@ const std::string& CacheResult::lowered_name(std::string_view name_expression) c
 }
 
 Cache::Cache(Config config)
-    : config_(std::move(config)), memory_(config_.memory_entries), disk_(config_.dir) {}
+    : config_(std::move(config)),
+      memory_(config_.memory_entries),
+      disk_(config_.dir),
+      store_stats_(config_.dir),
+      last_flush_ns_(Clock::now().time_since_epoch().count()) {}
 
 Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 
-Cache::~Cache() = default;
+Cache::~Cache() {
+  report_stats_to_file(stats());
+  try {
+    (void)flush_stats(false);
+  } catch (...) {  // counters are advisory: never let them escape a destructor
+  }
+}
 
 std::string Cache::default_arch() const {
   std::call_once(arch_once_, [this] {
@@ -168,8 +197,63 @@ Stats Cache::stats() const {
 }
 
 void Cache::count(const std::function<void(Stats&)>& update) {
-  std::lock_guard lock(stats_mutex_);
-  update(stats_);
+  {
+    std::lock_guard lock(stats_mutex_);
+    update(stats_);
+  }
+  // Hits persist their counters at most every kFlushEvery: no extra syscall on the hit path.
+  const std::int64_t now = Clock::now().time_since_epoch().count();
+  if (now - last_flush_ns_.load(std::memory_order_relaxed) > kFlushEvery.count()) {
+    (void)flush_stats(false);
+  }
+}
+
+std::optional<Counters> Cache::flush_stats(bool totals_needed) {
+  if (config_.disabled || config_.read_only) return std::nullopt;
+  std::lock_guard flush(flush_mutex_);
+  last_flush_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  const Stats now = stats();
+  Counters delta = counters_between(flushed_, now);
+  const std::int64_t store_bytes = pending_store_bytes_.exchange(0);
+  const std::int64_t store_entries = pending_store_entries_.exchange(0);
+  if (store_bytes != 0) delta["store_bytes"] = store_bytes;
+  if (store_entries != 0) delta["store_entries"] = store_entries;
+  if (delta.empty()) return std::nullopt;
+  if (!totals_needed) {
+    // The cheap path (exit, periodic flushes of hits): one O_APPEND write to the journal.
+    if (store_stats_.append(delta)) {
+      flushed_ = now;
+    } else {
+      pending_store_bytes_ += store_bytes;
+      pending_store_entries_ += store_entries;
+    }
+    return std::nullopt;
+  }
+  auto totals = store_stats_.add(delta);
+  if (!totals) {  // not persisted: keep the deltas for the next flush
+    pending_store_bytes_ += store_bytes;
+    pending_store_entries_ += store_entries;
+    return std::nullopt;
+  }
+  flushed_ = now;
+  return std::move(totals).value();
+}
+
+void Cache::evict_if_over(const Key& key, const Counters& totals) {
+  const auto found = totals.find("store_bytes");
+  if (found == totals.end() || found->second <= static_cast<std::int64_t>(config_.max_size)) {
+    return;
+  }
+  GcOptions options;
+  options.max_size = config_.max_size;
+  options.wait_for_lock = false;
+  auto trimmed = trim_group(disk_, key.bytes[0] >> 4, options);
+  // Nothing to evict in this group although the estimate is over: the estimate drifted (killed
+  // writers, removed files) or other groups hold the excess. One whole-store pass per process
+  // re-measures the store and evicts by exact LRU.
+  if (trimmed && !trimmed->skipped && trimmed->evicted == 0 && !full_gc_tried_.exchange(true)) {
+    (void)collect_garbage(disk_, options);
+  }
 }
 
 std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& inputs) {
@@ -184,7 +268,10 @@ std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& i
     std::fprintf(stderr, "cubby: entry %s in %s is corrupt (%s); removing it and recompiling\n",
                  key.hex().c_str(), disk_.root().c_str(), valid.error().message.c_str());
     count([](Stats& s) { ++s.corrupt; });
-    if (!config_.read_only) (void)disk_.remove(key);
+    if (!config_.read_only && disk_.remove(key)) {
+      pending_store_bytes_ -= static_cast<std::int64_t>(size);
+      pending_store_entries_ -= 1;
+    }
     return nullptr;
   }
   return std::make_shared<const Entry>(std::move(entry).value());
@@ -196,6 +283,10 @@ void Cache::store(const Key& key, const Entry& entry) {
   auto written = disk_.put(key, bytes);
   if (written) {
     count([&](Stats& s) { s.bytes_written += bytes.size(); });
+    pending_store_bytes_ += static_cast<std::int64_t>(bytes.size());
+    pending_store_entries_ += 1;
+    // Persist now: the size estimate decides eviction, and writes are rare next to compiles.
+    if (auto totals = flush_stats(true)) evict_if_over(key, *totals);
     return;
   }
   count([](Stats& s) { ++s.failed_writes; });
@@ -205,6 +296,64 @@ void Cache::store(const Key& key, const Entry& entry) {
                  "not cached (this warning is shown once)\n",
                  disk_.root().c_str(), written.error().message.c_str());
   }
+}
+
+std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_view name) {
+  const auto start = Clock::now();
+  check_blob_name(ns, name).value_or_throw();
+  CacheResult result;
+  result.key = blob_key(ns, name);
+  auto hit = [&](std::shared_ptr<const Entry> entry, Source tier) {
+    const double saved = static_cast<double>(entry->compile_us) / 1000.0;
+    count([&](Stats& s) {
+      (tier == Source::memory ? s.hits_memory : s.hits_disk) += 1;
+      s.compile_ms_saved += saved;
+    });
+    result.entry = std::move(entry);
+    result.tier = tier;
+    result.hit = true;
+    result.elapsed_ms = ms_since(start);
+    return result;
+  };
+  if (config_.disabled) return std::nullopt;
+  if (auto entry = memory_.get(result.key)) return hit(std::move(entry), Source::memory);
+  auto bytes = disk_.get(result.key);
+  if (bytes && bytes->has_value()) {
+    const std::uint64_t size = (*bytes)->size();
+    count([&](Stats& s) { s.bytes_read += size; });
+    auto entry = decode_entry(**bytes);
+    if (entry && is_blob_of(*entry, ns, name)) {
+      auto shared = std::make_shared<const Entry>(std::move(entry).value());
+      memory_.put(result.key, shared);
+      return hit(std::move(shared), Source::disk);
+    }
+    std::fprintf(stderr, "cubby: blob entry %s in %s is corrupt (%s); removing it\n",
+                 result.key.hex().c_str(), disk_.root().c_str(),
+                 entry ? "it is not the blob it is stored as" : entry.error().message.c_str());
+    count([](Stats& s) { ++s.corrupt; });
+    if (!config_.read_only) (void)disk_.remove(result.key);
+  }
+  count([](Stats& s) { ++s.misses; });
+  return std::nullopt;
+}
+
+CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::string_view payload,
+                              double compile_ms) {
+  const auto start = Clock::now();
+  check_blob_name(ns, name).value_or_throw();
+  CacheResult result;
+  result.key = blob_key(ns, name);
+  const auto compile_us = compile_ms > 0 ? static_cast<std::uint64_t>(compile_ms * 1000.0) : 0;
+  auto entry = std::make_shared<const Entry>(blob_entry(ns, name, payload, compile_us));
+  if (!config_.disabled) {
+    store(result.key, *entry);
+    memory_.put(result.key, entry);
+  }
+  result.entry = std::move(entry);
+  result.tier = Source::compiled;
+  result.hit = false;
+  result.elapsed_ms = ms_since(start);
+  return result;
 }
 
 CacheResult Cache::compile(const CompileRequest& request) {
@@ -236,11 +385,31 @@ CacheResult Cache::compile(const CompileRequest& request) {
   }
   // One compile per key at a time in this process: later callers wait and then hit memory.
   std::lock_guard flight(key_mutexes_[result.key.bytes[0] % key_mutexes_.size()]);
+  // One compile per key at a time across processes: the per-key file lock. A waiter finds the
+  // entry its owner stored; a dead owner's lock is released by the kernel; a wait that expires
+  // (a hung owner) compiles anyway. A store whose locks cannot be created compiles unlocked.
+  std::optional<FileLock> key_lock;
   if (!config_.disabled) {
     if (auto entry = memory_.get(result.key)) return hit(std::move(entry), Source::memory);
     if (auto entry = from_disk(result.key, inputs)) {
       memory_.put(result.key, entry);
       return hit(std::move(entry), Source::disk);
+    }
+    if (!config_.read_only) {
+      auto locked = FileLock::acquire(disk_.lock_path_of(result.key), kCompileLockWait);
+      if (locked && locked->has_value()) {
+        key_lock = std::move(*locked);
+        if (auto entry = from_disk(result.key, inputs)) {
+          memory_.put(result.key, entry);
+          return hit(std::move(entry), Source::disk);
+        }
+      } else if (locked) {
+        std::fprintf(stderr,
+                     "cubby: waited %lld s for another process compiling entry %s in %s; "
+                     "compiling it here too\n",
+                     static_cast<long long>(kCompileLockWait.count() / 1000),
+                     result.key.hex().c_str(), disk_.root().c_str());
+      }
     }
     count([](Stats& s) { ++s.misses; });
   }

@@ -4,10 +4,12 @@
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace cubby {
 namespace {
@@ -36,6 +38,10 @@ struct DriverApi {
   PFN_cuMemcpyDtoH_v3020 memcpy_dtoh = nullptr;
   PFN_cuGetErrorName_v6000 get_error_name = nullptr;
   PFN_cuGetErrorString_v6000 get_error_string = nullptr;
+  // Optional (drivers of CUDA 12.4 and later): module enumeration.
+  PFN_cuModuleGetFunctionCount_v12040 module_get_function_count = nullptr;
+  PFN_cuModuleEnumerateFunctions_v12040 module_enumerate_functions = nullptr;
+  PFN_cuFuncGetName_v12030 func_get_name = nullptr;
 };
 
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
@@ -114,6 +120,11 @@ Driver load_driver() {
   need(api.memcpy_dtoh, "cuMemcpyDtoH", 3020, "cuMemcpyDtoH_v2");
   need(api.get_error_name, "cuGetErrorName", 6000, "cuGetErrorName");
   need(api.get_error_string, "cuGetErrorString", 6000, "cuGetErrorString");
+  resolve(handle, get_proc, api.module_get_function_count, "cuModuleGetFunctionCount", 12040,
+          "cuModuleGetFunctionCount");
+  resolve(handle, get_proc, api.module_enumerate_functions, "cuModuleEnumerateFunctions", 12040,
+          "cuModuleEnumerateFunctions");
+  resolve(handle, get_proc, api.func_get_name, "cuFuncGetName", 12030, "cuFuncGetName");
   if (!missing.empty()) {
     driver.failure = fail(
         Errc::driver_unavailable, kLibraryName, " was loaded but lacks entry points (", missing,
@@ -350,6 +361,49 @@ DeviceVariable Module::variable(std::string_view name_expression) const {
                      "corrupt (cubby verify --fix)"));
   }
   return variable;
+}
+
+Result<std::vector<std::string>> enumerate_kernels(CUmodule module) {
+  if (Result<void> status = gpu_status(); !status.ok()) return status.error();
+  const DriverApi& cu = api();
+  if (cu.module_get_function_count == nullptr || cu.module_enumerate_functions == nullptr ||
+      cu.func_get_name == nullptr) {
+    return fail(Errc::driver_unavailable,
+                "this NVIDIA driver lacks cuModuleGetFunctionCount/cuModuleEnumerateFunctions/"
+                "cuFuncGetName (CUDA 12.4 and later); update the driver, or enumerate the "
+                "CUBIN's ELF symbol table instead (read_cubin_symbols)");
+  }
+  if (module == nullptr) return fail(Errc::invalid_argument, "enumerate_kernels needs a module");
+  unsigned count = 0;
+  if (CUresult result = cu.module_get_function_count(&count, module); result != CUDA_SUCCESS) {
+    return cuda_failure("cuModuleGetFunctionCount", result);
+  }
+  std::vector<CUfunction> functions(count);
+  if (count > 0) {
+    if (CUresult result = cu.module_enumerate_functions(functions.data(), count, module);
+        result != CUDA_SUCCESS) {
+      return cuda_failure("cuModuleEnumerateFunctions", result);
+    }
+  }
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (CUfunction function : functions) {
+    const char* name = nullptr;
+    if (CUresult result = cu.func_get_name(&name, function); result != CUDA_SUCCESS) {
+      return cuda_failure("cuFuncGetName", result);
+    }
+    if (name != nullptr && *name != '\0') names.emplace_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::vector<std::string> Module::enumerate_kernels() const {
+  if (module_ == nullptr) {
+    throw Error(Errc::invalid_argument, "Module::enumerate_kernels called on a moved-from Module");
+  }
+  return cubby::enumerate_kernels(module_).value_or_throw();
 }
 
 void launch(CUfunction kernel, Dim3 grid, Dim3 block, void** args, unsigned shared_bytes) {

@@ -182,6 +182,8 @@ const char* payload_kind_name(PayloadKind kind) noexcept {
       return "ptx";
     case PayloadKind::ltoir:
       return "ltoir";
+    case PayloadKind::blob:
+      return "blob";
   }
   return "unknown";
 }
@@ -242,7 +244,7 @@ Result<Entry> decode_entry(std::string_view bytes) {
                 " (this cubby reads version ", std::to_string(kEntryFormatVersion), ")", kWhatToDo);
   }
   const auto kind_byte = static_cast<std::uint8_t>(bytes[kKindOffset]);
-  if (kind_byte < 1 || kind_byte > 3) {
+  if (kind_byte < 1 || kind_byte > 4) {
     return fail(Errc::corrupt, "corrupt entry: unknown payload kind ", std::to_string(kind_byte),
                 kWhatToDo);
   }

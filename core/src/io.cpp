@@ -2,6 +2,7 @@
 #include "io.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <vector>
 
@@ -44,8 +46,11 @@ Failure write_failure(const char* what, const std::filesystem::path& path, int e
               advice_for(error));
 }
 
-// Creates `folder` and its missing parents with mode 02775 (chmod after mkdir, so the umask
-// cannot take the group's bits away). Folders that already exist are left as they are.
+std::atomic<int> injected_write_failure{0};
+
+}  // namespace
+
+// chmod after mkdir, so the umask cannot take the group's bits away.
 Result<void> make_folders(const std::filesystem::path& folder) {
   std::vector<std::filesystem::path> missing;
   for (std::filesystem::path current = folder; !current.empty();) {
@@ -72,6 +77,8 @@ Result<void> make_folders(const std::filesystem::path& folder) {
   }
   return {};
 }
+
+namespace {
 
 std::uint64_t random_u64() {
   static std::atomic<std::uint64_t> counter{0};
@@ -102,7 +109,14 @@ int write_all(int fd, std::string_view bytes) {
 
 }  // namespace
 
+void inject_write_failure(int error) { injected_write_failure.store(error); }
+
 Result<std::string> read_file(const std::filesystem::path& path) {
+  return read_file_refresh(path, std::chrono::seconds::max());
+}
+
+Result<std::string> read_file_refresh(const std::filesystem::path& path,
+                                      std::chrono::seconds refresh_after) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
@@ -111,8 +125,15 @@ Result<std::string> read_file(const std::filesystem::path& path) {
   }
   std::string out;
   struct stat info {};
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
-    out.reserve(static_cast<std::size_t>(info.st_size));
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    if (info.st_size > 0) out.reserve(static_cast<std::size_t>(info.st_size));
+    if (refresh_after != std::chrono::seconds::max()) {
+      struct timespec now {};
+      ::clock_gettime(CLOCK_REALTIME, &now);
+      if (now.tv_sec - info.st_mtim.tv_sec > refresh_after.count()) {
+        (void)::futimens(fd, nullptr);  // best effort: a read-only store keeps its old recency
+      }
+    }
   }
   char buffer[1 << 16];
   for (;;) {
@@ -128,6 +149,23 @@ Result<std::string> read_file(const std::filesystem::path& path) {
   }
   ::close(fd);
   return out;
+}
+
+Result<void> append_file(const std::filesystem::path& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, kFileMode);
+  if (fd < 0 && errno == ENOENT && !path.parent_path().empty()) {
+    auto made = make_folders(path.parent_path());
+    if (!made) return made;
+    fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, kFileMode);
+  }
+  if (fd < 0) return write_failure("open", path, errno);
+  struct stat info {};
+  // A new file gets the group's bits whatever the umask (an existing one is left as it is).
+  if (::fstat(fd, &info) == 0 && info.st_size == 0) (void)::fchmod(fd, kFileMode);
+  const int error = write_all(fd, bytes);
+  ::close(fd);
+  if (error != 0) return write_failure("append to", path, error);
+  return {};
 }
 
 std::filesystem::path temp_path_for(const std::filesystem::path& path) {
@@ -161,12 +199,21 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::string_vi
     ::unlink(temp.c_str());
     return write_failure(what, target, error);
   };
+  (void)::flock(fd, LOCK_EX | LOCK_NB);  // marks the temp file live for `gc` (fresh file: free)
   if (::fchmod(fd, kFileMode) != 0) return abandon("chmod", temp, errno);
+  if (const int injected = injected_write_failure.load(); injected != 0) {
+    return abandon("write", temp, injected);
+  }
   if (const int error = write_all(fd, bytes); error != 0) return abandon("write", temp, error);
-  const int closed = ::close(fd);
-  fd = -1;
-  if (closed != 0) return abandon("write", temp, errno);  // close reports delayed write errors
+  // Rename before close, so the flock covers the temp file for its whole life.
   if (::rename(temp.c_str(), path.c_str()) != 0) return abandon("rename over", path, errno);
+  if (::close(fd) != 0) {
+    // close reports delayed write errors: the published file may be short, so withdraw it.
+    const int error = errno;
+    fd = -1;
+    ::unlink(path.c_str());
+    return write_failure("write", path, error);
+  }
   return {};
 }
 

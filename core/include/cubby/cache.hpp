@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,7 @@
 #include "cubby/nvrtc.hpp"
 #include "cubby/storage/disk.hpp"
 #include "cubby/storage/memory.hpp"
+#include "cubby/storage/store_stats.hpp"
 
 namespace cubby {
 
@@ -68,6 +70,16 @@ class Cache {
   // nvrtc_unavailable.
   CacheResult compile(const CompileRequest& request);
 
+  // Blob `name` of namespace `ns` (see blob.hpp): from memory, else disk; nullopt on a miss
+  // (counted as a miss). A stored entry that does not decode or is not that blob is counted
+  // corrupt, removed and reported as a miss. Throws cubby::Error(invalid_argument) for a bad name.
+  std::optional<CacheResult> load_blob(std::string_view ns, std::string_view name);
+  // Stores `payload` byte for byte as blob `name` of `ns` (memory and disk; `compile_ms`: what
+  // producing it cost, credited as saved on later hits). A store that cannot be written warns
+  // once and counts failed_writes, as for compiles. Throws cubby::Error(invalid_argument).
+  CacheResult store_blob(std::string_view ns, std::string_view name, std::string_view payload,
+                         double compile_ms);
+
   // The key inputs / key of `request` (arch resolved as `compile` would). No NVRTC work.
   KeyInputs key_inputs(const CompileRequest& request) const;
   Key key_of(const CompileRequest& request) const;
@@ -84,6 +96,12 @@ class Cache {
   std::shared_ptr<const Entry> from_disk(const Key& key, const KeyInputs& inputs);
   void store(const Key& key, const Entry& entry);
   void count(const std::function<void(Stats&)>& update);
+  // Store reliability (store_stats.hpp, lock.hpp, gc.hpp): adds this process's counters not yet
+  // persisted (and the pending store-size deltas) to the store's counters. With `totals_needed`,
+  // under the stats lock, returning the new totals; else appended to the journal (nullopt).
+  std::optional<Counters> flush_stats(bool totals_needed);
+  // After a write: trims the written key's group when the store is over its size bound.
+  void evict_if_over(const Key& key, const Counters& totals);
 
   Config config_;
   MemoryTier memory_;
@@ -94,6 +112,13 @@ class Cache {
   std::array<std::mutex, 64> key_mutexes_;  // in-process single flight, striped by key
   mutable std::once_flag arch_once_;
   mutable std::string arch_;
+  StoreStats store_stats_;
+  std::mutex flush_mutex_;
+  Stats flushed_;                                      // what flush_stats has persisted
+  std::atomic<std::int64_t> last_flush_ns_{0};         // steady clock
+  std::atomic<std::int64_t> pending_store_bytes_{0};   // size-estimate deltas not yet persisted
+  std::atomic<std::int64_t> pending_store_entries_{0};
+  std::atomic<bool> full_gc_tried_{false};  // a whole-store gc when a group trim found nothing
 };
 
 }  // namespace cubby

@@ -81,6 +81,33 @@ double cubby_result_elapsed_ms(const cubby_result* result);
  * The string lives until the next call on this handle. */
 const char* cubby_stats_json(cubby_cache* cache);
 
+/* The store folder of this handle (absolute or as given). Lives as long as the handle. */
+const char* cubby_store_dir(cubby_cache* cache);
+
+/* Entries and bytes in the store (0 and 0 for a store folder that does not exist yet). */
+int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes);
+
+/* Removes every entry of the store; *removed (may be NULL) receives the count. */
+int cubby_clear(cubby_cache* cache, uint64_t* removed);
+
+/* Every field the key of a request hashes, as a JSON array of {"label", "summary", "hash"}
+ * (what `cubby compile --explain` prints). The string lives until the next call on this handle. */
+const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
+                               const char* const* name_expressions, size_t name_expression_count,
+                               const char* const* options, size_t option_count, const char* arch);
+
+/* Blobs: opaque payloads another tool compiled (e.g. CuPy's kernel cache), stored byte for byte
+ * under (namespace, name) as entries of kind "blob" in the same store, so they are bounded,
+ * checked and shared like compiled entries. `ns`: 1..255 of [A-Za-z0-9._-]; `name`: non-empty.
+ *
+ * cubby_blob_get: on a hit *out receives a result handle (payload, key, hit = 1, tier "memory" or
+ * "disk", compile_ms = what producing it cost); on a miss it returns CUBBY_OK with *out = NULL.
+ * cubby_blob_put: stores `size` bytes at `data` (NULL only when size is 0); `compile_ms` is what
+ * producing the payload cost (0 if unknown), credited as time saved on later hits. */
+int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_result** out);
+int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
+                   size_t size, double compile_ms);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

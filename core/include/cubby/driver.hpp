@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cubby/entry.hpp"
 #include "cubby/error.hpp"
@@ -51,6 +52,9 @@ class Module {
   // A `__device__` variable by name expression ("&ns::table<double>"); the leading '&' is optional.
   DeviceVariable variable(std::string_view name_expression) const;
 
+  // The mangled names of every kernel of the module, sorted (see enumerate_kernels below).
+  std::vector<std::string> enumerate_kernels() const;
+
   CUmodule native() const { return module_; }
   const Entry& entry() const { return *entry_; }
 
@@ -58,6 +62,12 @@ class Module {
   std::shared_ptr<const Entry> entry_;
   CUmodule module_ = nullptr;
 };
+
+// The mangled names of every kernel of a loaded module, sorted, through cuModuleGetFunctionCount,
+// cuModuleEnumerateFunctions and cuFuncGetName (drivers of CUDA 12.4 and later; otherwise
+// driver_unavailable saying so). Variables are not listed: the driver cannot enumerate them
+// (read_cubin_symbols can). Requires a GPU.
+Result<std::vector<std::string>> enumerate_kernels(CUmodule module);
 
 // Grid and block sizes (cuda.h has no dim3).
 struct Dim3 {

@@ -12,7 +12,7 @@
 //   payload   := size:u64 bytes{size}
 //
 //   version   := kEntryFormatVersion
-//   kind      := 1 (cubin) | 2 (ptx) | 3 (ltoir)
+//   kind      := 1 (cubin) | 2 (ptx) | 3 (ltoir) | 4 (blob: an opaque payload, see blob.hpp)
 //   checksum  := XXH3-128 over the header with the checksum field zeroed, then the body
 //   body_size := the number of bytes after the header; the entry ends exactly there
 //
@@ -34,9 +34,9 @@ namespace cubby {
 inline constexpr std::uint32_t kEntryFormatVersion = 1;
 inline constexpr std::size_t kEntryHeaderSize = 8 + 4 + 4 + 16 + 8;
 
-enum class PayloadKind : std::uint8_t { cubin = 1, ptx = 2, ltoir = 3 };
+enum class PayloadKind : std::uint8_t { cubin = 1, ptx = 2, ltoir = 3, blob = 4 };
 
-// "cubin", "ptx", "ltoir".
+// "cubin", "ptx", "ltoir", "blob".
 const char* payload_kind_name(PayloadKind kind) noexcept;
 
 struct Entry {

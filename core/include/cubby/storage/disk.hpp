@@ -4,8 +4,14 @@
 // Writes go to a unique temp file (<name>.tmp.<pid>.<random>) in the destination folder, then
 // rename(2) publishes it atomically; readers take no lock. Files and folders are created readable
 // (and writable) by the group: mode 0664 / 02775, whatever the umask.
+//
+// Recency (for least-recently-used eviction) is the entry file's mtime: `get` sets it to now when
+// it is older than the tier's refresh interval, so a hit costs one extra syscall at most once per
+// interval and atime (useless on relatime/noatime mounts) is never needed.
+// Per-key locks (cross-process single flight) live beside the entries, see lock_path_of.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -26,26 +32,42 @@ struct DiskEntryInfo {
 
 class DiskTier final : public Tier {
  public:
+  // How stale an entry's mtime may get before a hit refreshes it (the recency resolution).
+  static constexpr std::chrono::seconds kDefaultRefresh{600};
+
   // Does not touch the filesystem; folders are created on the first `put`.
-  explicit DiskTier(std::filesystem::path root);
+  explicit DiskTier(std::filesystem::path root,
+                    std::chrono::seconds refresh_after = kDefaultRefresh);
 
   std::string_view name() const override { return "disk"; }
   Result<std::optional<std::string>> get(const Key& key) override;
   Result<void> put(const Key& key, std::string_view bytes) override;
   Result<void> remove(const Key& key) override;
 
+  // get() without the recency refresh: for admin reads (`ls`, `show`, `verify`, `export`) that
+  // must not make an entry look recently used.
+  Result<std::optional<std::string>> peek(const Key& key) const;
+
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path path_of(const Key& key) const;
+  // <root>/locks/<2 hex>/<32 hex>.lock: the per-key lock a compiling process holds.
+  std::filesystem::path lock_path_of(const Key& key) const;
 
   // Calls `visit` for every well-named entry file; foreign files and temp files are skipped.
+  // With a non-empty `shard_prefix` ("a" or "3f"), only shards whose name starts with it.
   // A missing store folder lists nothing.
-  Result<void> list(const std::function<void(const DiskEntryInfo&)>& visit) const;
+  Result<void> list(const std::function<void(const DiskEntryInfo&)>& visit,
+                    std::string_view shard_prefix = {}) const;
+
+  // Calls `visit` for every temp file of an entry (a write in progress or left by a killed one).
+  Result<void> list_temp(const std::function<void(const std::filesystem::path&)>& visit) const;
 
   // Removes every entry and temp file (foreign files are left alone). Returns the count removed.
   Result<std::uint64_t> clear();
 
  private:
   std::filesystem::path root_;
+  std::chrono::seconds refresh_after_;
 };
 
 }  // namespace cubby

@@ -1,0 +1,29 @@
+# Dashboard helpers for ci/bench.sh and ci/test.sh. Source it after ci/lib.sh.
+#   dashboard_build HISTORY OUT_HTML   npm ci (from the lock file, offline when the npm cache
+#                                      has the packages) + node build.mjs; returns 1 without npm
+#   dashboard_browser_test PAGE PNG    the headless Chromium test (bench/dashboard/test/browser.mjs)
+
+CUBBY_DASHBOARD_DIR="$CUBBY_ROOT/bench/dashboard"
+
+# Installs the locked packages once (again when the lock file changes).
+dashboard_npm_ci() {
+  ensure_node || return 1
+  local stamp="$CUBBY_DASHBOARD_DIR/node_modules/.cubby-lock"
+  if [ -f "$stamp" ] && cmp -s "$stamp" "$CUBBY_DASHBOARD_DIR/package-lock.json"; then return 0; fi
+  log "installing the dashboard's npm packages (package-lock.json)"
+  ( cd "$CUBBY_DASHBOARD_DIR" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error ) \
+    || { log "npm ci failed in bench/dashboard (no network and no npm cache?): dashboard skipped"; return 1; }
+  cp "$CUBBY_DASHBOARD_DIR/package-lock.json" "$stamp"
+}
+
+dashboard_build() {
+  local history="$1" out="$2"
+  dashboard_npm_ci || return 1
+  node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$history" --out "$out"
+}
+
+dashboard_browser_test() {
+  local page="$1" png="$2"
+  dashboard_npm_ci || return 1
+  node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$page" "$png"
+}

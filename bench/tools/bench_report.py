@@ -1,0 +1,378 @@
+#!/usr/bin/python3
+"""Turns cubby's benchmark outputs into one results record, a readable table, a history line and
+github-action-benchmark files. Standard library only (runs on Debian's /usr/bin/python3).
+
+  bench_report.py --bench cubby_bench.json [--recovery recovery_bench.json] [--suite suite.json]
+                  [--out bench/out] [--history bench/results/history.jsonl] [--commit SHA]
+
+Inputs that are missing, corrupt or from another version are reported on stderr with what to do,
+and the rest still runs. Writes OUT/results.json (format below), OUT/github-action-benchmark/
+{smaller,bigger}.json (customSmallerIsBetter / customBiggerIsBetter), appends the record to the
+history file (one JSON object a line). Exit status: 0, or 2 when no input could be used at all.
+
+results.json ("schema": 1):
+  commit, date, machine {host, cpus, gpu, gpu_name, arch, nvrtc},
+  workloads {NAME: {cold_ms, warm_memory_us, warm_disk_us, warm_remote_us, load_baseline_us,
+                    warm_loaded_us, speedup_memory, speedup_disk, speedup_loaded,
+                    ratio_vs_load_baseline, cubin_bytes, name_expressions, programs}},
+  recovery {WORKLOAD: {METHOD: accuracy in [0, 1]}},
+  suite {SUITE: {cold_s, warm_s, ratio, note}},
+  skipped {BENCHMARK: reason}, goals [{goal, value, target, status}]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+RESULTS_SCHEMA = 1
+# The cubby_bench context key `cubby_bench_schema` this reader understands.
+BENCH_SCHEMAS = {"2"}
+
+# Family -> (field in results.json, unit wanted).
+FAMILIES = {
+    "BM_ColdCompile": ("cold_ms", "ms"),
+    "BM_WarmHitMemory": ("warm_memory_us", "us"),
+    "BM_WarmHitDisk": ("warm_disk_us", "us"),
+    "BM_WarmHitRemote": ("warm_remote_us", "us"),
+    "BM_ModuleLoadBaseline": ("load_baseline_us", "us"),
+    "BM_WarmHitLoaded": ("warm_loaded_us", "us"),
+    "BM_KeyDerive": ("key_derive_us", "us"),
+}
+SPEEDUPS = {
+    "BM_WarmHitMemory": "speedup_memory",
+    "BM_WarmHitDisk": "speedup_disk",
+    "BM_WarmHitRemote": "speedup_remote",
+    "BM_WarmHitLoaded": "speedup_loaded",
+}
+TO_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def warn(message: str) -> None:
+    print(f"[bench report] {message}", file=sys.stderr)
+
+
+def load_json(path: Path | None, what: str) -> dict | None:
+    """The JSON object in `path`, or None (with a message) when it is absent or unreadable."""
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        warn(f"no {what} at {path}: skipped")
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        warn(f"{what} {path} is not valid JSON ({error}); skipped: re-run the benchmark to regenerate it")
+        return None
+    if not isinstance(data, dict):
+        warn(f"{what} {path} is not a JSON object; skipped: re-run the benchmark to regenerate it")
+        return None
+    return data
+
+
+def split_name(name: str) -> tuple[str, str, str]:
+    """'BM_X/work/load/iterations:3/real_time' -> ('BM_X', 'work/load', ''); NameRecovery ->
+    (family, workload, method). Google Benchmark's own suffixes (key:value, real_time) go."""
+    parts = [p for p in name.split("/") if ":" not in p and p not in ("real_time", "process_time")]
+    family = parts[0] if parts else name
+    rest = parts[1:]
+    if family == "BM_NameRecovery" and len(rest) >= 2:
+        return family, "/".join(rest[:-1]), rest[-1]
+    return family, "/".join(rest), ""
+
+
+def finite(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def read_bench(data: dict, record: dict, source: str) -> int:
+    """Adds the benchmarks of one Google Benchmark JSON to `record`; returns how many were used."""
+    context = data.get("context") if isinstance(data.get("context"), dict) else {}
+    schema = str(context.get("cubby_bench_schema", ""))
+    benchmarks = data.get("benchmarks")
+    if not isinstance(benchmarks, list):
+        warn(f"{source}: no 'benchmarks' list (not Google Benchmark JSON?); skipped")
+        return 0
+    if source == "cubby_bench" and schema not in BENCH_SCHEMAS:
+        warn(f"{source}: written by another version of cubby_bench (cubby_bench_schema "
+             f"'{schema or 'absent'}', this reader knows {sorted(BENCH_SCHEMAS)}); reading the "
+             "families it recognises; rebuild and re-run ci/bench.sh for a full record")
+    machine = record["machine"]
+    for key in ("arch", "nvrtc"):
+        if context.get(key) and not machine.get(key):
+            machine[key] = str(context[key])
+    if "gpu" in context and source == "cubby_bench":
+        machine["gpu"] = context.get("gpu") == "yes"
+    if source == "cubby_bench" and isinstance(context.get("date"), str):
+        record["date"] = context["date"]  # when the benchmark ran, not when it was summarised
+    if context.get("host_name") and not machine.get("host"):
+        machine["host"] = str(context["host_name"])
+    if context.get("num_cpus") and not machine.get("cpus"):
+        machine["cpus"] = context["num_cpus"]
+    used = 0
+    for bench in benchmarks:
+        if not isinstance(bench, dict) or not isinstance(bench.get("name"), str):
+            continue
+        if bench.get("run_type", "iteration") != "iteration":
+            continue  # aggregates (mean/median) of --benchmark_repetitions: the runs suffice
+        family, workload, method = split_name(bench["name"])
+        if bench.get("error_occurred") or bench.get("skipped"):
+            reason = bench.get("error_message") or bench.get("skip_message") or "skipped"
+            record["skipped"][f"{family}/{workload}" + (f"/{method}" if method else "")] = reason
+            continue
+        if family == "BM_NameRecovery":
+            accuracy = finite(bench.get("accuracy"))
+            if accuracy is None and finite(bench.get("total")):
+                accuracy = (finite(bench.get("correct")) or 0) / bench["total"] if bench["total"] else None
+            if accuracy is None:
+                warn(f"{bench['name']}: no 'accuracy' counter; skipped")
+                continue
+            record["recovery"].setdefault(workload, {})[method] = accuracy / 100 if accuracy > 1 else accuracy
+            used += 1
+            continue
+        if family not in FAMILIES or not workload:
+            continue
+        field, unit = FAMILIES[family]
+        time = finite(bench.get("real_time"))
+        scale = TO_SECONDS.get(bench.get("time_unit", "ns"))
+        if time is None or scale is None:
+            warn(f"{bench['name']}: no usable real_time/time_unit; skipped")
+            continue
+        entry = record["workloads"].setdefault(workload, {})
+        entry[field] = time * scale / TO_SECONDS[unit]
+        for counter in ("cubin_bytes", "name_expressions", "programs"):
+            if finite(bench.get(counter)) and bench[counter] > 0:
+                entry[counter] = bench[counter]
+        if family in SPEEDUPS and finite(bench.get("speedup_vs_cold")):
+            entry[SPEEDUPS[family]] = bench["speedup_vs_cold"]
+        if family == "BM_WarmHitLoaded":
+            for counter in ("ratio_vs_load_baseline", "hit_us", "load_us"):
+                if finite(bench.get(counter)):
+                    entry[counter] = bench[counter]
+        used += 1
+    return used
+
+
+def read_suite(data: dict, record: dict) -> int:
+    suites = data.get("suites")
+    if data.get("schema") != 1 or not isinstance(suites, dict):
+        warn("suite timing JSON is not schema 1 with a 'suites' object; skipped: re-run bench/suite/whole_suite.py")
+        return 0
+    used = 0
+    for name, suite in suites.items():
+        if not isinstance(suite, dict):
+            continue
+        if suite.get("skipped"):
+            record["skipped"][f"suite/{name}"] = str(suite["skipped"])
+            continue
+        cold, warm = finite(suite.get("cold_s")), finite(suite.get("warm_s"))
+        if cold is None or warm is None:
+            continue
+        record["suite"][name] = {"cold_s": cold, "warm_s": warm, "ratio": cold / warm if warm > 0 else None}
+        used += 1
+    return used
+
+
+def git_commit(root: Path) -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+        commit = out.stdout.strip() or "unknown"
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return commit + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def gpu_name() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else ""
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return ""
+
+
+def evaluate_goals(record: dict) -> list[dict]:
+    """The issue's goals, checked against this record: pass, fail, or n/a (not measured here)."""
+    w = record["workloads"]
+    goals = []
+
+    def goal(text, value, target, ok):
+        status = "n/a" if value is None else ("pass" if ok(value) else "fail")
+        goals.append({"goal": text, "value": value, "target": target, "status": status})
+
+    goal("mdspan50 warm disk hit >= 1000x faster than cold", w.get("mdspan50", {}).get("speedup_disk"),
+         1000, lambda v: v >= 1000)
+    goal("tiny warm disk hit <= 20 us (no module load)", w.get("tiny", {}).get("warm_disk_us"),
+         20, lambda v: v <= 20)
+    for name in ("mdspan50", "mdspan-suite"):
+        goal(f"{name} BM_WarmHitLoaded <= 1.15x BM_ModuleLoadBaseline (GPU)",
+             w.get(name, {}).get("ratio_vs_load_baseline"), 1.15, lambda v: v <= 1.15)
+    ratios = [s["ratio"] for s in record["suite"].values() if s.get("ratio")]
+    goal("whole suite warm >= 20x faster than cold", min(ratios) if ratios else None, 20, lambda v: v >= 20)
+    return goals
+
+
+def fmt_time(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    seconds = value * TO_SECONDS[unit]
+    for name, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {name}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else (f"{value:,.0f}x" if value >= 100 else f"{value:.2f}x")
+
+
+def table(record: dict) -> str:
+    rows = [("workload", "cold", "warm memory", "warm disk", "speedup (disk)", "load baseline",
+             "warm + load", "hit/load")]
+    for name, w in record["workloads"].items():
+        rows.append((name, fmt_time(w.get("cold_ms"), "ms"), fmt_time(w.get("warm_memory_us"), "us"),
+                     fmt_time(w.get("warm_disk_us"), "us"), fmt_ratio(w.get("speedup_disk")),
+                     fmt_time(w.get("load_baseline_us"), "us"), fmt_time(w.get("warm_loaded_us"), "us"),
+                     fmt_ratio(w.get("ratio_vs_load_baseline"))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
+             for r in rows]
+    lines.insert(1, "  ".join("-" * n for n in widths))
+    if record["suite"]:
+        lines += ["", "whole suite                 1st run (cold)   2nd run (warm)   ratio"]
+        for name, s in record["suite"].items():
+            lines.append(f"{name:<26}{fmt_time(s['cold_s'], 's'):>16}{fmt_time(s['warm_s'], 's'):>17}"
+                         f"{fmt_ratio(s.get('ratio')):>9}")
+    if record["recovery"]:
+        lines += ["", "name recovery accuracy"]
+        for name, methods in record["recovery"].items():
+            lines.append(f"  {name}: " + ", ".join(f"{m} {a * 100:.1f}%" for m, a in sorted(methods.items())))
+    if record["skipped"]:
+        lines += ["", "skipped"]
+        reasons: dict[str, list[str]] = {}
+        for bench, reason in record["skipped"].items():
+            reasons.setdefault(reason, []).append(bench)
+        for reason, benches in reasons.items():
+            lines.append(f"  {', '.join(benches)}: {reason}")
+    lines += ["", "goals"]
+    for g in record["goals"]:
+        value = "-" if g["value"] is None else f"{g['value']:.4g}"
+        lines.append(f"  [{g['status']:>4}] {g['goal']} (measured {value}, target {g['target']})")
+    return "\n".join(lines)
+
+
+def github_action_benchmark(record: dict) -> tuple[list, list]:
+    """customSmallerIsBetter and customBiggerIsBetter entries ({name, unit, value, extra})."""
+    extra = f"commit {record['commit']} on {record['machine'].get('host', '?')} " \
+            f"(GPU: {record['machine'].get('gpu_name') or ('yes' if record['machine'].get('gpu') else 'none')})"
+    smaller, bigger = [], []
+    for name, w in record["workloads"].items():
+        for field, label, unit in (("cold_ms", "cold compile", "ms"), ("warm_memory_us", "warm hit (memory)", "us"),
+                                   ("warm_disk_us", "warm hit (disk)", "us"), ("warm_remote_us", "warm hit (remote)", "us"),
+                                   ("load_baseline_us", "cuModuleLoadData baseline", "us"),
+                                   ("warm_loaded_us", "warm hit + load", "us"),
+                                   ("ratio_vs_load_baseline", "hit+load / load baseline", "x")):
+            if w.get(field) is not None:
+                smaller.append({"name": f"{name}: {label}", "unit": unit, "value": w[field], "extra": extra})
+        for field, label in (("speedup_disk", "speedup, disk hit vs cold"),
+                             ("speedup_loaded", "speedup, hit + load vs cold")):
+            if w.get(field) is not None:
+                bigger.append({"name": f"{name}: {label}", "unit": "x", "value": w[field], "extra": extra})
+    for name, s in record["suite"].items():
+        smaller.append({"name": f"suite {name}: warm run", "unit": "s", "value": s["warm_s"], "extra": extra})
+        if s.get("ratio"):
+            bigger.append({"name": f"suite {name}: cold / warm", "unit": "x", "value": s["ratio"], "extra": extra})
+    for workload, methods in record["recovery"].items():
+        for method, accuracy in methods.items():
+            bigger.append({"name": f"name recovery {workload}: {method}", "unit": "%",
+                           "value": accuracy * 100, "extra": extra})
+    return smaller, bigger
+
+
+def append_history(history: Path, record: dict) -> None:
+    """Appends `record`; a history file whose lines do not parse is kept and the bad lines are
+    reported (the dashboard skips them too)."""
+    bad = 0
+    if history.exists():
+        try:
+            for number, line in enumerate(history.read_text().splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    if not isinstance(json.loads(line), dict):
+                        raise ValueError("not an object")
+                except ValueError:
+                    bad += 1
+                    if bad <= 3:
+                        warn(f"{history}:{number}: not a JSON object; the dashboard skips it")
+        except (OSError, UnicodeDecodeError) as error:
+            warn(f"cannot read history {history} ({error}); appending anyway")
+    else:
+        warn(f"no history at {history}: starting one")
+    history.parent.mkdir(parents=True, exist_ok=True)
+    with history.open("a") as out:
+        out.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bench", type=Path, help="cubby_bench --benchmark_out JSON")
+    parser.add_argument("--recovery", type=Path, help="recovery_bench JSON (BM_NameRecovery)")
+    parser.add_argument("--extra-bench", type=Path, action="append", default=[],
+                        help="another Google Benchmark JSON whose cubby families to read")
+    parser.add_argument("--suite", type=Path, help="bench/suite/whole_suite.py JSON")
+    parser.add_argument("--out", type=Path, default=Path("bench/out"))
+    parser.add_argument("--history", type=Path, help="history file to append to (none: do not append)")
+    parser.add_argument("--commit", help="commit to record (default: git rev-parse HEAD)")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
+    parser.add_argument("--gpu-name", default=None, help="GPU model (default: nvidia-smi)")
+    args = parser.parse_args(argv)
+
+    record = {"schema": RESULTS_SCHEMA, "commit": args.commit or git_commit(args.root),
+              "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+              "machine": {"gpu": False},
+              "workloads": {}, "recovery": {}, "suite": {}, "skipped": {}}
+    used = 0
+    for path, what in [(args.bench, "cubby_bench")] + [(p, "benchmark") for p in args.extra_bench] + \
+                      [(args.recovery, "recovery_bench")]:
+        data = load_json(path, f"{what} JSON")
+        if data is not None:
+            used += read_bench(data, record, what)
+    suite = load_json(args.suite, "suite timing JSON")
+    if suite is not None:
+        used += read_suite(suite, record)
+    record["machine"].setdefault("host", platform.node())
+    record["machine"].setdefault("cpus", os.cpu_count())
+    record["machine"]["gpu_name"] = args.gpu_name if args.gpu_name is not None else \
+        (gpu_name() if record["machine"]["gpu"] else "")
+    record["goals"] = evaluate_goals(record)
+    print(table(record))
+    if used == 0:
+        warn("no benchmark result could be read; nothing written. Run ci/bench.sh to produce them")
+        return 2
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    smaller, bigger = github_action_benchmark(record)
+    gab = args.out / "github-action-benchmark"
+    gab.mkdir(exist_ok=True)
+    (gab / "smaller.json").write_text(json.dumps(smaller, indent=2) + "\n")
+    (gab / "bigger.json").write_text(json.dumps(bigger, indent=2) + "\n")
+    if args.history is not None:
+        append_history(args.history, record)
+    warn(f"wrote {args.out / 'results.json'} and {gab}/{{smaller,bigger}}.json"
+         + (f"; appended to {args.history}" if args.history else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

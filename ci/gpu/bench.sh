@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The benchmarks on a GPU machine, from an already-built tree (no build, no network there).
+#   ci/gpu/bench.sh OUT_DIR [BUILD_DIR]      (BUILD_DIR: $CUBBY_BUILD_DIR, else build/gpu)
+# Runs cubby_bench (every family, GPU ones included), recovery_bench when built, and the
+# whole-suite benchmark (example GoogleTest suite + pytest suite, cold then warm), each on a fresh
+# temporary store. Writes to OUT_DIR: gpu.txt, cubby_bench.{json,log}, recovery_bench.json,
+# suite.json + suite-logs/, summary.txt (the table and the goals), results.json,
+# github-action-benchmark/, and history-line.jsonl: the record to append to
+# bench/results/history.jsonl (`cat OUT_DIR/history-line.jsonl >> bench/results/history.jsonl`).
+# CUBBY_BENCH_ARGS: extra cubby_bench arguments (e.g. --benchmark_filter=mdspan50).
+# Libraries the build machine had and this one lacks (libbenchmark) go on LD_LIBRARY_PATH.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="${1:?usage: ci/gpu/bench.sh OUT_DIR [BUILD_DIR]}"
+build_dir="$(cd "${2:-${CUBBY_BUILD_DIR:-$root/build/gpu}}" && pwd)" || { echo "no build folder" >&2; exit 2; }
+mkdir -p "$out"; out="$(cd "$out" && pwd)"
+log() { printf '[cubby gpu bench %s] %s\n' "$(date +%T)" "$*" >&2; }
+
+source "$root/bench/suite/discover.sh"
+python="$(command -v python3 || echo /usr/bin/python3)"
+status=0
+
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } >"$out/gpu.txt" 2>&1
+gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)"
+log "GPU: ${gpu_name:-none found}"
+
+store="$(mktemp -d /tmp/cubby-gpu-bench.XXXXXX)"
+trap 'rm -rf "$store"' EXIT
+log "cubby_bench (mdspan-suite cold: 25 compiles, about a minute)"
+CUBBY_BENCH_DIR="$store/bench" "$build_dir/bench/cubby_bench" --benchmark_out="$out/cubby_bench.json" \
+  --benchmark_out_format=json --benchmark_counters_tabular=true ${CUBBY_BENCH_ARGS:-} 2>&1 \
+  | tee "$out/cubby_bench.log" || status=1
+report=(--bench "$out/cubby_bench.json")
+if [ -x "$build_dir/bench/recovery_bench" ]; then
+  log "recovery_bench"
+  CUBBY_BENCH_DIR="$store/recovery" "$build_dir/bench/recovery_bench" --benchmark_out="$out/recovery_bench.json" \
+    --benchmark_out_format=json 2>&1 | tee "$out/recovery_bench.log" && report+=(--recovery "$out/recovery_bench.json")
+else
+  log "skipped: recovery_bench not built"
+fi
+discover_suites "$root" "$build_dir"
+log "whole-suite benchmark"
+"$python" "$root/bench/suite/whole_suite.py" "${SUITE_ARGS[@]}" --store "$store/suites" --out "$out/suite.json" \
+  2>&1 | tee "$out/suite.log" || status=1
+report+=(--suite "$out/suite.json")
+rm -f "$out/history-line.jsonl"
+"$python" "$root/bench/tools/bench_report.py" "${report[@]}" --out "$out" --history "$out/history-line.jsonl" \
+  --gpu-name "${gpu_name:-}" --root "$root" 2>&1 | tee "$out/summary.txt" || status=1
+exit $status

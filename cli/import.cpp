@@ -1,0 +1,104 @@
+// `cubby import FILE`: adds the entries of an archive written by `cubby export`, verifying each
+// (checksum, symbols of its CUBIN) before it is published; entries already present are kept.
+#include <fstream>
+#include <iostream>
+
+#include "archive.hpp"
+#include "cli.hpp"
+#include "cubby/storage/store_stats.hpp"
+#include "cubby/storage/verify.hpp"
+
+namespace cubby::cli {
+namespace {
+
+constexpr std::uint64_t kMaxMember = 4ull << 30;
+
+int run_import(const Common& common, const std::string& file) {
+  const Config config = load_config(common);
+  if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set; unset it to import");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    fail_with(kExitUsage, "cannot read " + file + ": " + std::strerror(errno) +
+                              "; pass an archive written by `cubby export`");
+  }
+  DiskTier disk(config.dir);
+  std::uint64_t imported = 0;
+  std::uint64_t present = 0;
+  std::uint64_t rejected = 0;
+  std::uint64_t foreign = 0;
+  std::uint64_t bytes = 0;
+  json problems = json::array();
+  std::string write_error;
+  const std::string defect = read_tar(in, kMaxMember, [&](const std::string& name, std::string&& entry) {
+    // The key is the member's file name: <32 hex>.entry.
+    const std::size_t slash = name.rfind('/');
+    const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
+    auto key = base.size() == 38 && base.ends_with(".entry") ? Key::parse(base.substr(0, 32))
+                                                             : Result<Key>(fail(Errc::invalid_argument, ""));
+    if (!key) {
+      ++foreign;
+      return;
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(disk.path_of(*key), ec)) {
+      ++present;
+      return;
+    }
+    if (!is_newer_format(entry)) {
+      if (auto checked = verify_entry(entry); !checked) {
+        ++rejected;
+        problems.push_back({{"key", key->hex()}, {"problem", checked.error().message}});
+        if (!common.json) {
+          std::cerr << "cubby: rejected " << key->hex() << ": " << checked.error().message << '\n';
+        }
+        return;
+      }
+    }
+    if (!write_error.empty()) return;
+    if (auto written = disk.put(*key, entry); !written) {
+      write_error = written.error().message;
+      return;
+    }
+    ++imported;
+    bytes += entry.size();
+  });
+  if (imported > 0) {
+    (void)StoreStats(config.dir)
+        .add({{"store_bytes", static_cast<std::int64_t>(bytes)},
+              {"store_entries", static_cast<std::int64_t>(imported)}});
+  }
+  if (!write_error.empty()) fail_with(kExitFailed, write_error);
+  if (common.json) {
+    print_json({{"dir", config.dir.string()},
+                {"file", file},
+                {"imported", imported},
+                {"bytes", bytes},
+                {"present", present},
+                {"rejected", rejected},
+                {"foreign", foreign},
+                {"problems", problems},
+                {"archive_error", defect}});
+  } else {
+    std::cout << "imported " << imported << (imported == 1 ? " entry" : " entries") << " ("
+              << format_bytes(bytes) << ") into " << config.dir.string() << "; " << present
+              << " already present, " << rejected << " rejected, " << foreign
+              << " foreign members skipped\n";
+  }
+  if (!defect.empty()) {
+    fail_with(kExitFailed, file + ": " + defect + "; the entries before the defect were imported");
+  }
+  return rejected == 0 ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+Command add_import(CLI::App& app, Common& common) {
+  auto file = std::make_shared<std::string>();
+  CLI::App* command = app.add_subcommand(
+      "import", "Add the entries of an archive from `cubby export`, verifying each");
+  command->add_option("FILE", *file, "Archive to read")->required();
+  add_common(*command, common);
+  return {command, [&common, file] { return run_import(common, *file); }};
+}
+
+}  // namespace cubby::cli

@@ -1,0 +1,55 @@
+// `cubby verify [--fix]`: checksum and symbol check of every entry; reports (and removes) bad ones.
+#include <iostream>
+
+#include "cli.hpp"
+#include "cubby/storage/verify.hpp"
+
+namespace cubby::cli {
+namespace {
+
+int run_verify(const Common& common, bool fix) {
+  const Config config = load_config(common);
+  if (fix && config.read_only) {
+    fail_with(kExitUsage, "--fix removes entries but CUBBY_READ_ONLY is set; unset it to fix");
+  }
+  DiskTier disk(config.dir);
+  json bad = json::array();
+  auto report = verify_store(disk, fix, [&](const DiskEntryInfo& info, const std::string& why) {
+    bad.push_back({{"key", info.key.hex()}, {"path", info.path.string()}, {"problem", why}});
+    if (!common.json) {
+      std::cout << "bad  " << info.key.hex() << "  " << why << (fix ? " (removed)" : "") << '\n';
+    }
+  });
+  if (!report) fail_with(kExitFailed, report.error().message);
+  const bool clean = report->bad == report->removed;
+  if (common.json) {
+    print_json({{"dir", config.dir.string()},
+                {"entries", report->entries},
+                {"ok", report->entries - report->bad - report->newer},
+                {"bad", report->bad},
+                {"newer_format", report->newer},
+                {"removed", report->removed},
+                {"problems", bad}});
+  } else {
+    std::cout << report->entries << (report->entries == 1 ? " entry" : " entries")
+              << " checked in " << config.dir.string() << ": " << report->bad << " bad";
+    if (report->newer > 0) std::cout << ", " << report->newer << " of a newer format (kept)";
+    if (fix) std::cout << ", " << report->removed << " removed";
+    std::cout << '\n';
+    if (!clean) std::cout << "run `cubby verify --fix` to remove the bad entries\n";
+  }
+  return clean ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+Command add_verify(CLI::App& app, Common& common) {
+  auto fix = std::make_shared<bool>(false);
+  CLI::App* command = app.add_subcommand(
+      "verify", "Check every entry (checksum, symbols of its CUBIN); exit 1 if any is bad");
+  command->add_flag("--fix", *fix, "Remove the bad entries (they are recompiled when next used)");
+  add_common(*command, common);
+  return {command, [&common, fix] { return run_verify(common, *fix); }};
+}
+
+}  // namespace cubby::cli

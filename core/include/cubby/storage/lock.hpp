@@ -1,0 +1,56 @@
+// Cross-process locks on files in a store, built on flock(2).
+//
+// A lock is a file (created mode 0664 with its folders 02775, so a group can share the store)
+// holding the owner's pid, host name and start time for humans; the content is never trusted
+// for correctness. flock locks are released by the kernel when their owner dies (kill -9
+// included), so a stale lock never blocks anyone. The owner unlinks the file before releasing
+// it; an acquirer that wins the lock on a file that was unlinked meanwhile (its inode is no longer
+// the one at the path) retries, so two processes never hold "the same" lock through two inodes.
+// On NFS, flock is emulated with byte-range locks (Linux >= 2.6.12): it works across hosts as
+// long as the server supports NFSv4 locking.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+class FileLock {
+ public:
+  FileLock() = default;
+  ~FileLock();
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+  // Takes the lock at `path` if no one holds it; nullopt if someone does. Errc::io if the file
+  // cannot be created (read-only store, permissions).
+  static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& path);
+
+  // Waits up to `timeout` for the lock at `path`; nullopt if the wait expired. Errc::io as above.
+  static Result<std::optional<FileLock>> acquire(const std::filesystem::path& path,
+                                                 std::chrono::milliseconds timeout);
+
+  bool held() const { return fd_ >= 0; }
+  const std::filesystem::path& path() const { return path_; }
+
+  // Unlinks the lock file and releases the lock. Idempotent; the destructor calls it.
+  void release();
+
+ private:
+  FileLock(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+// Removes the file at `path` if no one holds a flock on it (its owner finished or died); false
+// if it is held or already gone. Used by `gc` for lock files and the temp files of writers, which
+// hold a flock on their temp file while they write it.
+bool remove_if_unlocked(const std::filesystem::path& path);
+
+}  // namespace cubby

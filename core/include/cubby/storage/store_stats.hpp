@@ -1,0 +1,65 @@
+// Counters persisted in a store, shared by every process that uses it.
+//
+// Two files under <root>/stats/:
+//  - counters: one "name value" line per counter (integers; times in microseconds), replaced
+//    atomically (temp file + rename) under the lock <root>/locks/stats.lock;
+//  - journal: lines of "name=value ..." deltas, each appended by one O_APPEND write without any
+//    lock (three syscalls), so processes can persist their counters cheaply and often (at exit,
+//    and every few seconds of hits). `update` folds the journal into `counters` once it is big.
+// The persisted value of a counter is its value in `counters` plus its deltas in `journal`.
+// Unparseable text is skipped (a line of the journal) or reset (the counters file): counters are
+// statistics, never needed for correctness, and a few counts may be lost to a crash or to an
+// append that races a fold. Unknown names are kept, so versions can share a store.
+//
+// Names written by the orchestrator (see `cubby stats`): hits_memory, hits_disk, hits_remote,
+// misses, compiles, compile_failures, corrupt, failed_writes, evictions, bytes_read,
+// bytes_written, compile_us, compile_us_saved, and the size estimate used to trigger eviction:
+// store_bytes, store_entries (kept exact by `cubby gc`, adjusted by every write and removal).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+using Counters = std::map<std::string, std::int64_t, std::less<>>;
+
+// The counters file's text for `counters`, and back. parse_counters: Errc::corrupt on a line that
+// is not "name value" (name: [a-z0-9_]+, value: a signed 64-bit decimal).
+std::string format_counters(const Counters& counters);
+Result<Counters> parse_counters(std::string_view text);
+
+class StoreStats {
+ public:
+  explicit StoreStats(std::filesystem::path root);
+
+  // The persisted counters (counters file + journal); empty if there are none yet. Errc::corrupt
+  // if the counters file is garbage.
+  Result<Counters> read() const;
+
+  // Under the stats lock: reads the persisted counters (a garbage file counts as empty), applies
+  // `change`, writes them back (folding a big journal in); returns the new counters.
+  // Errc::io if the store cannot be written.
+  Result<Counters> update(const std::function<void(Counters&)>& change);
+
+  // update() that adds `delta` to the counters (missing names count as 0).
+  Result<Counters> add(const Counters& delta);
+
+  // Appends `delta` to the journal: one write, no lock. Errc::io if it cannot be written.
+  Result<void> append(const Counters& delta);
+
+  const std::filesystem::path& file() const { return file_; }
+
+ private:
+  std::filesystem::path root_;
+  std::filesystem::path file_;
+  std::filesystem::path journal_;
+};
+
+}  // namespace cubby

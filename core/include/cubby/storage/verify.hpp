@@ -1,0 +1,44 @@
+// Entry verification, offline (no driver, no NVRTC): what `cubby verify` and `cubby import` check.
+//
+// An entry verifies when it decodes (magic, version, kind, checksum, exact length; see entry.hpp)
+// and every lowered name it stores is a symbol of its own payload (the CUBIN's ELF symbol table,
+// or the PTX / LTO-IR text). It is checked against itself only: anonymous-namespace names differ
+// between compiles, so two compiles of one key never compare equal.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "cubby/entry.hpp"
+#include "cubby/error.hpp"
+#include "cubby/storage/disk.hpp"
+
+namespace cubby {
+
+// Every lowered name of `entry` is a symbol of its payload; Errc::corrupt naming the first that is
+// not (or why the CUBIN does not parse).
+Result<void> verify_entry_symbols(const Entry& entry);
+
+// True if `bytes` start like an entry of a format version newer than this build's: valid for a
+// newer cubby (which derives other keys), so it is left alone, never counted bad or removed.
+bool is_newer_format(std::string_view bytes);
+
+// decode_entry + verify_entry_symbols. Pure.
+Result<Entry> verify_entry(std::string_view bytes);
+
+struct VerifyReport {
+  std::uint64_t entries = 0;  // entry files checked
+  std::uint64_t bad = 0;      // failed verification (or could not be read)
+  std::uint64_t newer = 0;    // of a newer format version: skipped, kept
+  std::uint64_t removed = 0;  // bad entries removed (with fix)
+};
+
+// Verifies every entry of the store; calls `on_bad(info, why)` for each bad one and, with `fix`,
+// removes it. Errc::io if the store cannot be listed.
+Result<VerifyReport> verify_store(
+    DiskTier& disk, bool fix,
+    const std::function<void(const DiskEntryInfo&, const std::string&)>& on_bad);
+
+}  // namespace cubby

@@ -1,0 +1,22 @@
+// Per-process statistics as JSON, and their report to the file named by CUBBY_STATS_FILE (how a
+// pytest session collects the stats of the C++ processes its tests start).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "cubby/cache.hpp"
+
+namespace cubby {
+
+// `stats` as a JSON object: hits_memory, hits_disk, hits_remote, misses, compiles,
+// compile_failures, corrupt, failed_writes, bytes_read, bytes_written, compile_ms,
+// compile_ms_saved.
+nlohmann::json stats_to_json(const Stats& stats);
+
+// When CUBBY_STATS_FILE names a file, appends `stats_to_json(stats)` plus "pid" as one line with a
+// single O_APPEND write (lines of concurrent processes never interleave), creating the file if
+// needed. Does nothing when the variable is unset or empty or when nothing was counted. Never
+// throws; a file that cannot be written is skipped silently (stats are advisory).
+void report_stats_to_file(const Stats& stats) noexcept;
+
+}  // namespace cubby

@@ -1,0 +1,156 @@
+// Store maintenance: LRU eviction and leftover removal; contract in cubby/storage/gc.hpp.
+#include "cubby/storage/gc.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <optional>
+#include <vector>
+
+#include "cubby/storage/lock.hpp"
+#include "cubby/storage/store_stats.hpp"
+
+namespace cubby {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr unsigned kGroups = 16;
+constexpr auto kGcLockWait = std::chrono::minutes(5);
+
+const char* const kHexDigits = "0123456789abcdef";
+
+// True if `path` was last modified at least `age` ago (false if it cannot be inspected).
+bool older_than(const fs::path& path, std::chrono::seconds age) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return false;
+  return std::time(nullptr) - info.st_mtim.tv_sec >= age.count();
+}
+
+Result<std::optional<FileLock>> take_gc_lock(const DiskTier& disk, bool wait) {
+  const fs::path path = disk.root() / "locks" / "gc.lock";
+  return wait ? FileLock::acquire(path, kGcLockWait) : FileLock::try_acquire(path);
+}
+
+// Removes temp files whose writer is gone and lock files no one holds.
+Result<void> clean_leftovers(const DiskTier& disk, const GcOptions& options, GcReport& report) {
+  auto temps = disk.list_temp([&](const fs::path& path) {
+    if (older_than(path, options.temp_min_age) && remove_if_unlocked(path)) ++report.temp_removed;
+  });
+  if (!temps) return temps;
+  // Temp files of the counters file, from a process killed while updating it.
+  std::error_code error;
+  for (fs::directory_iterator it(disk.root() / "stats", error), end; !error && it != end;
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with("counters.tmp.") && older_than(it->path(), options.temp_min_age) &&
+        remove_if_unlocked(it->path())) {
+      ++report.temp_removed;
+    }
+  }
+  error.clear();
+  for (fs::recursive_directory_iterator it(disk.root() / "locks", error), end; !error && it != end;
+       it.increment(error)) {
+    const fs::path& path = it->path();
+    if (path.extension() != ".lock" || path.filename() == "gc.lock") continue;
+    if (it->is_regular_file(error) && remove_if_unlocked(path)) ++report.locks_removed;
+  }
+  return {};
+}
+
+// Unlinks the oldest of `entries` until their total is at most `target`; fills the report.
+void evict_oldest(std::vector<DiskEntryInfo>& entries, std::uint64_t target, GcReport& report) {
+  std::uint64_t bytes = 0;
+  for (const auto& entry : entries) bytes += entry.bytes;
+  report.entries_before = entries.size();
+  report.bytes_before = bytes;
+  if (bytes > target) {
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.modified < b.modified; });
+    for (const auto& entry : entries) {
+      if (bytes <= target) break;
+      if (::unlink(entry.path.c_str()) == 0) {
+        ++report.evicted;
+        report.evicted_bytes += entry.bytes;
+      }
+      bytes -= entry.bytes;  // gone either way (a concurrent remover got it first)
+    }
+  }
+  report.entries = report.entries_before - report.evicted;
+  report.bytes = report.bytes_before - report.evicted_bytes;
+}
+
+std::uint64_t target_of(const GcOptions& options, double share) {
+  const double ratio = std::clamp(options.target_ratio, 0.0, 1.0);
+  return static_cast<std::uint64_t>(static_cast<double>(options.max_size) * ratio * share);
+}
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+Result<GcReport> collect_garbage(const DiskTier& disk, const GcOptions& options) {
+  const auto start = Clock::now();
+  GcReport report;
+  auto lock = take_gc_lock(disk, options.wait_for_lock);
+  if (!lock) return std::move(lock).error();
+  if (!lock->has_value()) {
+    if (!options.wait_for_lock) {
+      report.skipped = true;
+      return report;
+    }
+    return fail(Errc::io, "another `cubby gc` has held ", (disk.root() / "locks/gc.lock").string(),
+                " for over 5 minutes; wait for it to finish or check that it is not stuck");
+  }
+  if (options.clean_leftovers) {
+    auto cleaned = clean_leftovers(disk, options, report);
+    if (!cleaned) return cleaned.error();
+  }
+  std::vector<DiskEntryInfo> entries;
+  auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); });
+  if (!listed) return listed.error();
+  // Within the bound nothing goes; above it, down to the target (hysteresis).
+  std::uint64_t total = 0;
+  for (const auto& entry : entries) total += entry.bytes;
+  evict_oldest(entries, total > options.max_size ? target_of(options, 1.0) : total, report);
+  // The measured figures replace the running estimate (which drifts with killed processes).
+  (void)StoreStats(disk.root()).update([&](Counters& counters) {
+    counters["store_bytes"] = static_cast<std::int64_t>(report.bytes);
+    counters["store_entries"] = static_cast<std::int64_t>(report.entries);
+    counters["evictions"] += static_cast<std::int64_t>(report.evicted);
+  });
+  report.elapsed_ms = ms_since(start);
+  return report;
+}
+
+Result<GcReport> trim_group(const DiskTier& disk, unsigned group, const GcOptions& options) {
+  const auto start = Clock::now();
+  GcReport report;
+  auto lock = take_gc_lock(disk, false);
+  if (!lock) return std::move(lock).error();
+  if (!lock->has_value()) {
+    report.skipped = true;
+    return report;
+  }
+  std::vector<DiskEntryInfo> entries;
+  const char prefix[2] = {kHexDigits[group % kGroups], '\0'};
+  auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); }, prefix);
+  if (!listed) return listed.error();
+  evict_oldest(entries, target_of(options, 1.0 / kGroups), report);
+  if (report.evicted > 0) {
+    (void)StoreStats(disk.root()).add({
+        {"store_bytes", -static_cast<std::int64_t>(report.evicted_bytes)},
+        {"store_entries", -static_cast<std::int64_t>(report.evicted)},
+        {"evictions", static_cast<std::int64_t>(report.evicted)},
+    });
+  }
+  report.elapsed_ms = ms_since(start);
+  return report;
+}
+
+}  // namespace cubby

@@ -1,0 +1,140 @@
+// Cross-process file locks (flock); contract in cubby/storage/lock.hpp.
+#include "cubby/storage/lock.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include "io.hpp"
+
+namespace cubby {
+namespace {
+
+constexpr mode_t kLockMode = 0664;
+
+// Opens (creating if needed) the lock file; -1 with errno set on failure.
+int open_lock_file(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kLockMode);
+  if (fd < 0 && errno == ENOENT) {
+    if (!io::make_folders(path.parent_path())) return -1;
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kLockMode);
+  }
+  return fd;
+}
+
+Failure lock_failure(const std::filesystem::path& path, int error) {
+  return fail(Errc::io, "cannot create the lock file ", path.string(), ": ", std::strerror(error),
+              " (the store needs to be writable: fix its permissions, mode 02775, or set "
+              "CUBBY_READ_ONLY=1)");
+}
+
+// True if `fd` (locked) is still the file at `path`: not unlinked by a previous owner.
+bool still_linked(int fd, const std::filesystem::path& path) {
+  struct stat held {};
+  struct stat named {};
+  if (::fstat(fd, &held) != 0 || ::stat(path.c_str(), &named) != 0) return false;
+  return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
+// Writes the owner's identity into the lock file (for humans; never parsed for correctness).
+void describe_owner(int fd) {
+  char host[256] = "?";
+  (void)::gethostname(host, sizeof host - 1);
+  char text[400];
+  const int length = std::snprintf(text, sizeof text, "pid %ld host %s since %lld\n",
+                                   static_cast<long>(::getpid()), host,
+                                   static_cast<long long>(std::time(nullptr)));
+  if (length > 0 && ::ftruncate(fd, 0) == 0) {
+    (void)!::pwrite(fd, text, static_cast<std::size_t>(std::min(length, 399)), 0);
+  }
+  (void)::fchmod(fd, kLockMode);
+}
+
+// One attempt: 1 locked (fd returned through `out`), 0 held by someone else, -1 error (errno).
+int attempt(const std::filesystem::path& path, int& out) {
+  for (;;) {
+    const int fd = open_lock_file(path);
+    if (fd < 0) return -1;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      ::close(fd);
+      if (error == EWOULDBLOCK || error == EINTR) return 0;
+      errno = error;
+      return -1;
+    }
+    if (still_linked(fd, path)) {
+      describe_owner(fd);
+      out = fd;
+      return 1;
+    }
+    ::close(fd);  // the previous owner unlinked it while we waited: take the new file
+  }
+}
+
+}  // namespace
+
+FileLock::~FileLock() { release(); }
+
+FileLock::FileLock(FileLock&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void FileLock::release() {
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());  // while still holding the lock: see the header's contract
+  ::close(fd_);
+  fd_ = -1;
+}
+
+Result<std::optional<FileLock>> FileLock::try_acquire(const std::filesystem::path& path) {
+  int fd = -1;
+  const int got = attempt(path, fd);
+  if (got < 0) return lock_failure(path, errno);
+  if (got == 0) return std::optional<FileLock>();
+  return std::optional<FileLock>(FileLock(path, fd));
+}
+
+Result<std::optional<FileLock>> FileLock::acquire(const std::filesystem::path& path,
+                                                  std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  auto pause = std::chrono::microseconds(500);
+  for (;;) {
+    auto got = try_acquire(path);
+    if (!got || got->has_value()) return got;
+    const auto now = Clock::now();
+    if (now >= deadline) return std::optional<FileLock>();
+    // Polling (not a blocking flock) keeps the wait bounded; the back-off caps at 20 ms.
+    std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+    pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(20));
+  }
+}
+
+bool remove_if_unlocked(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  bool removed = false;
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(fd, path)) {
+    removed = ::unlink(path.c_str()) == 0;
+  }
+  ::close(fd);
+  return removed;
+}
+
+}  // namespace cubby

@@ -1,0 +1,78 @@
+// Entry and store verification; contract in cubby/storage/verify.hpp.
+#include "cubby/storage/verify.hpp"
+
+#include <unistd.h>
+
+#include "cubby/cubin.hpp"
+#include "io.hpp"
+
+namespace cubby {
+
+Result<void> verify_entry_symbols(const Entry& entry) {
+  if (entry.kind == PayloadKind::cubin) {
+    auto symbols = read_cubin_symbols(entry.payload);
+    if (!symbols) return fail(Errc::corrupt, "the CUBIN does not parse: ", symbols.error().message);
+    for (const auto& [expression, lowered] : entry.lowered_names) {
+      if (!symbols->has_kernel(lowered) && !symbols->has_variable(lowered)) {
+        return fail(Errc::corrupt, "lowered name ", lowered, " of '", expression,
+                    "' is not a symbol of the entry's CUBIN");
+      }
+    }
+    return {};
+  }
+  for (const auto& [expression, lowered] : entry.lowered_names) {
+    if (!payload_has_symbol(entry.payload, payload_kind_name(entry.kind), lowered)) {
+      return fail(Errc::corrupt, "lowered name ", lowered, " of '", expression,
+                  "' is not in the entry's payload");
+    }
+  }
+  return {};
+}
+
+bool is_newer_format(std::string_view bytes) {
+  if (bytes.size() < 12 || bytes.substr(0, 8) != "CUBBYENT") return false;
+  std::uint32_t version = 0;
+  for (int i = 3; i >= 0; --i) {
+    version = (version << 8) | static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(i)]);
+  }
+  return version > kEntryFormatVersion;
+}
+
+Result<Entry> verify_entry(std::string_view bytes) {
+  auto entry = decode_entry(bytes);
+  if (!entry) return entry;
+  auto symbols = verify_entry_symbols(*entry);
+  if (!symbols) return symbols.error();
+  return entry;
+}
+
+Result<VerifyReport> verify_store(
+    DiskTier& disk, bool fix,
+    const std::function<void(const DiskEntryInfo&, const std::string&)>& on_bad) {
+  VerifyReport report;
+  std::vector<DiskEntryInfo> entries;
+  auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); });
+  if (!listed) return listed.error();
+  for (const DiskEntryInfo& info : entries) {
+    auto bytes = io::read_file(info.path);
+    if (!bytes && bytes.error().code == Errc::not_found) continue;  // removed meanwhile
+    ++report.entries;
+    if (bytes && is_newer_format(*bytes)) {
+      ++report.newer;
+      continue;
+    }
+    std::string why;
+    if (!bytes) {
+      why = bytes.error().message;
+    } else if (auto entry = verify_entry(*bytes); !entry) {
+      why = entry.error().message;
+    }
+    if (why.empty()) continue;
+    ++report.bad;
+    on_bad(info, why);
+    if (fix && ::unlink(info.path.c_str()) == 0) ++report.removed;
+  }
+  return report;
+}
+
+}  // namespace cubby

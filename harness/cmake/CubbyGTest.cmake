@@ -1,0 +1,111 @@
+# cubby_add_gtest(<target>
+#     [GPU_FILTER <gtest pattern>]  tests that need a GPU; they get the label "gpu"
+#                                   (default "*Gpu*:*GPU*"; "" : none)
+#     [LABELS <label>...]           labels of every test of <target> (besides "gpu")
+#     [WARM_UP <gtest filter>]      a CTest fixture test "<target>.cubby_warm_up" that runs
+#                                   <target> --gtest_filter=<filter> once before any test of
+#                                   <target>, so that parallel tests find the store warm instead
+#                                   of compiling the same programs side by side. Other targets
+#                                   can require it (fixture name: cubby_warm_up_<target>).
+#     [REQUIRES <fixture>...]       CTest fixtures every test needs (e.g. cubby_warm_up_<other>)
+#     [REQUIRE_WARM]                run the tests with --cubby_require_warm: any compile fails
+#                                   (with a fixture that warms the store first)
+#     [EXCLUDE <gtest pattern>]     tests not registered with CTest
+#     [TIMEOUT <seconds>]           per test (default 600)
+#     [EXTRA_ARGS <arg>...]         passed to every run of <target>
+#     [TEST_PREFIX <prefix>])
+#
+# Registers the tests of a GoogleTest executable <target> with CTest through
+# gtest_discover_tests(DISCOVERY_MODE PRE_TEST): the test list is read when ctest runs, so
+# building never needs to run the binary (cross builds, machines without a GPU) and a new test is
+# never missed. Each test runs in its own process, so they share compiled kernels only through
+# the cubby store (CUBBY_DIR): keep the store outside the build tree and pass it along.
+include_guard(GLOBAL)
+include(GoogleTest)
+
+function(cubby_add_gtest target)
+  cmake_parse_arguments(ARG "REQUIRE_WARM" "GPU_FILTER;WARM_UP;EXCLUDE;TIMEOUT;TEST_PREFIX"
+                        "LABELS;REQUIRES;EXTRA_ARGS" ${ARGN})
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "cubby_add_gtest(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "cubby_add_gtest(${target}): no such target; add_executable it first")
+  endif()
+  if(NOT DEFINED ARG_GPU_FILTER)
+    set(ARG_GPU_FILTER "*Gpu*:*GPU*")
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  set(extra_args ${ARG_EXTRA_ARGS})
+  if(ARG_REQUIRE_WARM)
+    list(APPEND extra_args --cubby_require_warm)
+  endif()
+
+  set(fixtures ${ARG_REQUIRES})
+  if(DEFINED ARG_WARM_UP)
+    add_test(NAME ${ARG_TEST_PREFIX}${target}.cubby_warm_up
+             COMMAND ${target} --gtest_filter=${ARG_WARM_UP} --gtest_brief=1 ${ARG_EXTRA_ARGS})
+    set_tests_properties(${ARG_TEST_PREFIX}${target}.cubby_warm_up PROPERTIES
+      FIXTURES_SETUP cubby_warm_up_${target} LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+    if(ARG_REQUIRES)
+      set_tests_properties(${ARG_TEST_PREFIX}${target}.cubby_warm_up PROPERTIES
+        FIXTURES_REQUIRED "${ARG_REQUIRES}")
+    endif()
+    list(APPEND fixtures cubby_warm_up_${target})
+  endif()
+
+  # gtest filters: "POSITIVE[:POSITIVE...][-NEGATIVE[:NEGATIVE...]]".
+  if(ARG_GPU_FILTER STREQUAL "")
+    set(cpu_filter "*")
+    if(ARG_EXCLUDE)
+      set(cpu_filter "*-${ARG_EXCLUDE}")
+    endif()
+  else()
+    set(cpu_filter "*-${ARG_GPU_FILTER}")
+    set(gpu_filter "${ARG_GPU_FILTER}")
+    if(ARG_EXCLUDE)
+      string(APPEND cpu_filter ":${ARG_EXCLUDE}")
+      set(gpu_filter "${ARG_GPU_FILTER}-${ARG_EXCLUDE}")
+    endif()
+  endif()
+
+  # NO_PRETTY_VALUES: names of value-parameterized tests stay GoogleTest's own
+  # (Suite/Test.Case/param_name), without the printed parameter.
+  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST TEST_FILTER "${cpu_filter}"
+    TEST_PREFIX "${ARG_TEST_PREFIX}" EXTRA_ARGS ${extra_args} NO_PRETTY_VALUES
+    TEST_LIST ${target}_cubby_cpu_tests PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  if(NOT ARG_GPU_FILTER STREQUAL "")
+    gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST TEST_FILTER "${gpu_filter}"
+      TEST_PREFIX "${ARG_TEST_PREFIX}" EXTRA_ARGS ${extra_args} NO_PRETTY_VALUES
+      TEST_LIST ${target}_cubby_gpu_tests PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  endif()
+
+  # List-valued properties (several labels, several fixtures) do not survive
+  # gtest_discover_tests(PROPERTIES): set them from a CTest include file that runs after the
+  # discovered tests are added (the TEST_LIST variables are set by then).
+  set(script "${CMAKE_CURRENT_BINARY_DIR}/${target}_cubby_properties.cmake")
+  set(content "")
+  foreach(kind cpu gpu)
+    set(kind_labels ${ARG_LABELS})
+    if(kind STREQUAL "gpu")
+      if(ARG_GPU_FILTER STREQUAL "")
+        continue()
+      endif()
+      list(APPEND kind_labels gpu)
+    endif()
+    set(tests "\${${target}_cubby_${kind}_tests}")
+    string(APPEND content "if(NOT \"${tests}\" STREQUAL \"\")\n"
+                          "  set_tests_properties(${tests} PROPERTIES")
+    if(kind_labels)
+      string(APPEND content " LABELS \"${kind_labels}\"")
+    endif()
+    if(fixtures)
+      string(APPEND content " FIXTURES_REQUIRED \"${fixtures}\"")
+    endif()
+    string(APPEND content ")\nendif()\n")
+  endforeach()
+  file(WRITE "${script}" "${content}")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
+endfunction()

@@ -1,0 +1,44 @@
+// cubby::testing::Environment: register it with ::testing::AddGlobalTestEnvironment (or link
+// cubby::gtest_main, which does it and parses the --cubby_ flags). It
+//   - configures the shared store (Options: CUBBY_DIR / --cubby_dir=, require_warm),
+//   - installs the Listener (per-test cache properties) when constructed,
+//   - at the end of each iteration prints one summary line (hits by tier, compiles, compile time
+//     saved) and records the iteration's totals as properties of the whole run (attributes of
+//     <testsuites> in --gtest_output=xml, fields of the top object in json).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "cubby/cache.hpp"
+#include "cubby/testing/options.hpp"
+
+namespace cubby::testing {
+
+class Environment : public ::testing::Environment {
+ public:
+  // Throws cubby::Error (invalid_argument) on a malformed CUBBY_REQUIRE_WARM.
+  Environment();
+  explicit Environment(Options options);
+
+  void SetUp() override;
+  void TearDown() override;
+
+  const Options& options() const { return options_; }
+
+ private:
+  Options options_;
+  Stats start_{};
+};
+
+// The one-line summary of `stats` (what Environment prints), e.g.
+// "[cubby] 24 hits (memory 0, disk 24), 0 compiles, 31.2 s of compiling saved; store /tmp/s".
+std::string summary_line(const Stats& stats, const std::string& store);
+
+// `after - before`, field by field.
+Stats difference(const Stats& after, const Stats& before);
+
+// Parses the --cubby_ flags (see options.hpp), initialises GoogleTest, and registers an
+// Environment. What cubby::gtest_main's main() calls before RUN_ALL_TESTS().
+void init(int* argc, char** argv);
+
+}  // namespace cubby::testing

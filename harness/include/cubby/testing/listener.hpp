@@ -1,0 +1,36 @@
+// The per-test reporting listener: for every test, the shared cache's activity during it is
+// recorded as test properties (RecordProperty), so it appears in --gtest_output=xml/json:
+//   cubby_hits, cubby_hits_memory, cubby_hits_disk, cubby_misses, cubby_compiles,
+//   cubby_compile_ms, cubby_compile_ms_saved
+// and the same per test suite (compiles in SetUpTestSuite included) on the <testsuite> element.
+// With require_warm, a test during which the cache compiled fails (if `compile()` has not
+// already failed it with the key's fields).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "cubby/cache.hpp"
+
+namespace cubby::testing {
+
+class Listener : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestSuiteStart(const ::testing::TestSuite& suite) override;
+  void OnTestSuiteEnd(const ::testing::TestSuite& suite) override;
+  void OnTestStart(const ::testing::TestInfo& test) override;
+  void OnTestEnd(const ::testing::TestInfo& test) override;
+
+ private:
+  Stats suite_start_{};
+  Stats test_start_{};
+};
+
+// Appends one Listener to GoogleTest's listeners unless one is there already. Must be called
+// before RUN_ALL_TESTS() (Environment's constructor does).
+void install_listener();
+
+// Records `stats` as the cubby_* properties of whatever GoogleTest is running (a test, a test
+// suite, or the whole run).
+void record_properties(const Stats& stats);
+
+}  // namespace cubby::testing

@@ -1,0 +1,87 @@
+#include "cubby/testing/environment.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "cubby/testing/kernel_test.hpp"
+#include "cubby/testing/listener.hpp"
+#include "cubby/testing/session.hpp"
+
+namespace cubby::testing {
+namespace {
+
+std::string seconds(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", ms / 1000.0);
+  return text;
+}
+
+std::string plural(std::uint64_t count, const char* word) {
+  return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
+}
+
+}  // namespace
+
+Stats difference(const Stats& after, const Stats& before) {
+  Stats d;
+  d.hits_memory = after.hits_memory - before.hits_memory;
+  d.hits_disk = after.hits_disk - before.hits_disk;
+  d.hits_remote = after.hits_remote - before.hits_remote;
+  d.misses = after.misses - before.misses;
+  d.compiles = after.compiles - before.compiles;
+  d.compile_failures = after.compile_failures - before.compile_failures;
+  d.corrupt = after.corrupt - before.corrupt;
+  d.failed_writes = after.failed_writes - before.failed_writes;
+  d.bytes_read = after.bytes_read - before.bytes_read;
+  d.bytes_written = after.bytes_written - before.bytes_written;
+  d.compile_ms = after.compile_ms - before.compile_ms;
+  d.compile_ms_saved = after.compile_ms_saved - before.compile_ms_saved;
+  return d;
+}
+
+std::string summary_line(const Stats& stats, const std::string& store) {
+  const std::uint64_t hits = stats.hits_memory + stats.hits_disk + stats.hits_remote;
+  std::string line = "[cubby] " + plural(hits, "hit") + " (memory " +
+                     std::to_string(stats.hits_memory) + ", disk " +
+                     std::to_string(stats.hits_disk);
+  if (stats.hits_remote != 0) line += ", remote " + std::to_string(stats.hits_remote);
+  line += "), " + plural(stats.compiles, "compile");
+  if (stats.compiles != 0) line += " (" + seconds(stats.compile_ms) + ")";
+  line += ", " + seconds(stats.compile_ms_saved) + " of compiling saved";
+  if (stats.corrupt != 0) line += ", " + std::to_string(stats.corrupt) + " corrupt entries repaired";
+  if (stats.failed_writes != 0) {
+    line += ", " + std::to_string(stats.failed_writes) + " failed writes";
+  }
+  return line + "; store " + store;
+}
+
+Environment::Environment() : Environment(Options::from_env()) {}
+
+Environment::Environment(Options options) : options_(std::move(options)) {
+  configure(options_);
+  install_listener();
+}
+
+void Environment::SetUp() {
+  configure(options_);
+  start_ = cache().stats();  // opens the store; a malformed CUBBY_* variable fails the run here
+}
+
+void Environment::TearDown() {
+  const Stats totals = difference(cache().stats(), start_);
+  record_properties(totals);
+  ::testing::Test::RecordProperty("cubby_dir", cache().config().dir.string());
+  KernelTest::release_modules();
+  if (!options_.quiet) {
+    std::cout << summary_line(totals, cache().config().dir.string()) << std::endl;
+  }
+}
+
+void init(int* argc, char** argv) {
+  ::testing::InitGoogleTest(argc, argv);
+  const Options options = parse_flags(argc, argv);
+  ::testing::AddGlobalTestEnvironment(new Environment(options));
+}
+
+}  // namespace cubby::testing

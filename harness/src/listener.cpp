@@ -1,0 +1,84 @@
+#include "cubby/testing/listener.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "cubby/testing/environment.hpp"
+#include "cubby/testing/session.hpp"
+
+namespace cubby::testing {
+namespace {
+
+std::string milliseconds(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", ms);
+  return text;
+}
+
+void record(const char* key, std::uint64_t value) {
+  ::testing::Test::RecordProperty(key, std::to_string(value));
+}
+
+// The shared cache's stats, or nothing if it cannot be opened (the failure is reported by the
+// Environment or by the first test that compiles).
+std::optional<Stats> stats_now() {
+  try {
+    return cache().stats();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+void record_properties(const Stats& stats) {
+  record("cubby_hits", stats.hits_memory + stats.hits_disk + stats.hits_remote);
+  record("cubby_hits_memory", stats.hits_memory);
+  record("cubby_hits_disk", stats.hits_disk);
+  record("cubby_hits_remote", stats.hits_remote);
+  record("cubby_misses", stats.misses);
+  record("cubby_compiles", stats.compiles);
+  ::testing::Test::RecordProperty("cubby_compile_ms", milliseconds(stats.compile_ms));
+  ::testing::Test::RecordProperty("cubby_compile_ms_saved", milliseconds(stats.compile_ms_saved));
+}
+
+void Listener::OnTestSuiteStart(const ::testing::TestSuite&) {
+  suite_start_ = stats_now().value_or(Stats{});
+}
+
+void Listener::OnTestSuiteEnd(const ::testing::TestSuite&) {
+  if (auto now = stats_now()) record_properties(difference(*now, suite_start_));
+}
+
+void Listener::OnTestStart(const ::testing::TestInfo&) {
+  reset_reported_compiles();
+  test_start_ = stats_now().value_or(Stats{});
+}
+
+void Listener::OnTestEnd(const ::testing::TestInfo&) {
+  const auto now = stats_now();
+  if (!now) return;
+  const Stats delta = difference(*now, test_start_);
+  record_properties(delta);
+  // Listeners' OnTestEnd run in reverse order of installation, so this failure is seen by the
+  // result printers installed before this listener.
+  const std::uint64_t reported = reported_compiles();
+  if (current_options().require_warm && delta.compiles > reported) {
+    ADD_FAILURE() << "cubby: this test compiled " << (delta.compiles - reported)
+                  << " program(s) although --cubby_require_warm / CUBBY_REQUIRE_WARM is set, "
+                     "through a path that bypasses cubby::testing::compile (e.g. "
+                     "cubby::testing::cache().compile). Compile through KernelTest::compile or "
+                     "cubby::testing::compile to see the key's fields; `cubby ls --dir "
+                  << cache().config().dir.string() << "` lists what the store holds.";
+  }
+}
+
+void install_listener() {
+  ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+  static bool installed = false;  // GoogleTest owns the listener; one per process
+  if (installed) return;
+  installed = true;
+  listeners.Append(new Listener);
+}
+
+}  // namespace cubby::testing

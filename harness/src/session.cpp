@@ -1,0 +1,95 @@
+#include "cubby/testing/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "cubby/config.hpp"
+#include "cubby/driver.hpp"
+#include "cubby/key.hpp"
+
+namespace cubby::testing {
+namespace {
+
+struct Session {
+  std::mutex mutex;
+  Options options;
+  std::unique_ptr<Cache> cache;
+  std::atomic<std::uint64_t> reported{0};
+  std::once_flag gpu_once;
+  std::optional<std::string> gpu_reason;
+};
+
+// Never destroyed: tests and listeners may use it until the process exits.
+Session& session() {
+  static Session* const instance = new Session;
+  return *instance;
+}
+
+}  // namespace
+
+void configure(const Options& options) {
+  Session& s = session();
+  std::lock_guard lock(s.mutex);
+  s.options = options;
+}
+
+Options current_options() {
+  Session& s = session();
+  std::lock_guard lock(s.mutex);
+  return s.options;
+}
+
+Cache& cache() {
+  Session& s = session();
+  std::lock_guard lock(s.mutex);
+  if (!s.cache) {
+    Config config = Config::from_env().value_or_throw();
+    if (!s.options.dir.empty()) config.dir = s.options.dir;
+    s.cache = std::make_unique<Cache>(std::move(config));
+  }
+  return *s.cache;
+}
+
+std::string describe_key(const CompileRequest& request) {
+  std::ostringstream text;
+  for (const KeyField& field : explain_key(cache().key_inputs(request))) {
+    text << "  " << field.label << "  " << field.hash << "  " << field.summary << "\n";
+  }
+  return text.str();
+}
+
+CacheResult compile(const CompileRequest& request) {
+  CacheResult result = cache().compile(request);
+  if (!result.hit && current_options().require_warm) {
+    session().reported.fetch_add(1);
+    ADD_FAILURE() << "cubby: compiled " << request.program_name << " (key " << result.key.hex()
+                  << ", " << static_cast<double>(result.entry->compile_us) / 1000.0
+                  << " ms) although --cubby_require_warm / "
+                  << "CUBBY_REQUIRE_WARM is set: the store " << cache().config().dir.string()
+                  << " had no entry for it. If an earlier run compiled this program, its key "
+                     "changed between the runs (a timestamp or random text in the source, an "
+                     "option list built in a different order, a different NVRTC or header); "
+                     "compare these fields with that run's `cubby compile --explain`:\n"
+                  << describe_key(request);
+  }
+  return result;
+}
+
+std::uint64_t reported_compiles() { return session().reported.load(); }
+void reset_reported_compiles() { session().reported.store(0); }
+
+std::optional<std::string> gpu_skip_reason() {
+  Session& s = session();
+  std::call_once(s.gpu_once, [&] {
+    auto status = gpu_status();
+    if (!status) s.gpu_reason = "no usable GPU: " + status.error().message;
+  });
+  return s.gpu_reason;
+}
+
+}  // namespace cubby::testing

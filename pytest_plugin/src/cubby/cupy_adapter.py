@@ -1,0 +1,111 @@
+"""A CuPy kernel-cache backend that keeps CuPy's payloads in the cubby store.
+
+CuPy (>= 14) asks its kernel-cache backend ``load(name) -> bytes | None`` before compiling and
+``save(name, payload, source)`` after; it is installed with
+``cupy.cuda.compiler._set_kernel_cache_backend``. This backend stores each payload byte for byte
+as blob ``name`` of the ``cupy`` namespace, so CuPy's kernels share the store's bound, checks,
+sharing and remote tier. CuPy's names already hash everything its compile depends on.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Tuple
+
+from ._cache import Cache
+
+NAMESPACE = "cupy"
+MIN_CUPY_MAJOR = 14
+
+# Called as observer(name) after every save() (a compile CuPy did): the plugin's require-warm.
+_save_observers: List[Callable[[str], None]] = []
+
+
+class CubbyKernelCacheBackend:
+    """CuPy's backend interface over a cubby.Cache. Thread-safe."""
+
+    def __init__(self, cache: Cache) -> None:
+        self._cache = cache
+        self._lock = threading.Lock()
+        self._missed_at: Dict[str, float] = {}
+        self.hits = 0
+        self.misses = 0
+        self.saves = 0
+
+    def load(self, name: str) -> Optional[bytes]:
+        payload = self._cache.blob_get(NAMESPACE, name)
+        with self._lock:
+            if payload is None:
+                self.misses += 1
+                self._missed_at[name] = time.perf_counter()
+            else:
+                self.hits += 1
+        return payload
+
+    def save(self, name: str, cubin: bytes, source: str = "") -> None:
+        with self._lock:
+            started = self._missed_at.pop(name, None)
+            self.saves += 1
+        # The time from the miss to the save is what CuPy's compile cost (credited on later hits).
+        compile_ms = (time.perf_counter() - started) * 1000.0 if started is not None else 0.0
+        self._cache.blob_put(NAMESPACE, name, bytes(cubin), compile_ms)
+        for observer in list(_save_observers):
+            observer(name)
+
+    def counters(self) -> Dict[str, int]:
+        with self._lock:
+            return {"cupy_hits": self.hits, "cupy_misses": self.misses, "cupy_saves": self.saves}
+
+
+def cupy_status() -> Tuple[bool, str]:
+    """(usable, why): whether an importable CuPy >= 14 offers _set_kernel_cache_backend."""
+    if importlib.util.find_spec("cupy") is None:
+        return False, "CuPy is not installed"
+    try:
+        cupy = importlib.import_module("cupy")
+        compiler = importlib.import_module("cupy.cuda.compiler")
+    except Exception as error:  # a broken CuPy must not break the test session
+        return False, f"CuPy could not be imported ({type(error).__name__}: {error})"
+    version = str(getattr(cupy, "__version__", "0"))
+    try:
+        major = int(version.split(".")[0])
+    except ValueError:
+        major = 0
+    if major < MIN_CUPY_MAJOR:
+        return False, f"CuPy {version} is older than {MIN_CUPY_MAJOR}"
+    if not hasattr(compiler, "_set_kernel_cache_backend"):
+        return False, f"CuPy {version} has no cupy.cuda.compiler._set_kernel_cache_backend"
+    return True, f"CuPy {version}"
+
+
+def _backend_class():
+    """Our backend, derived from CuPy's abstract base class when CuPy has one."""
+    try:
+        base = importlib.import_module("cupy.cuda._compiler_cache").KernelCacheBackend
+    except Exception:
+        return CubbyKernelCacheBackend
+    return type("CubbyKernelCacheBackend", (CubbyKernelCacheBackend, base), {})
+
+
+class Installed:
+    """An installed backend; ``uninstall()`` puts CuPy's previous backend back."""
+
+    def __init__(self, backend: CubbyKernelCacheBackend, previous: object) -> None:
+        self.backend = backend
+        self._previous = previous
+
+    def uninstall(self) -> None:
+        compiler = importlib.import_module("cupy.cuda.compiler")
+        compiler._set_kernel_cache_backend(self._previous)
+
+
+def install(cache: Cache) -> Installed:
+    """Makes CuPy use ``cache`` for its kernel cache (requires cupy_status()[0])."""
+    compiler = importlib.import_module("cupy.cuda.compiler")
+    previous = getattr(compiler, "_kernel_cache_backend", None)
+    backend = _backend_class()(cache)
+    compiler._set_kernel_cache_backend(backend)
+    return Installed(backend, previous)

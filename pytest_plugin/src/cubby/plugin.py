@@ -1,0 +1,365 @@
+"""The cubby pytest plugin (entry point ``pytest11: cubby``).
+
+Every setting has a command-line option, an ini key and a ``CUBBY_*`` variable; the command line
+wins over the environment, which wins over the ini file. The resolved store settings are exported
+into ``os.environ`` so that processes started by tests (C++ test binaries, ``cubby`` itself) use
+the same store, and every process reports its counters to a per-session stats file
+(``CUBBY_STATS_FILE``), which the summary adds up across pytest-xdist workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+from . import _cache, cupy_adapter
+from ._errors import Error
+
+# (name, flag, kind, variable, help): kind "path" | "str" | "bool".
+_SETTINGS = [
+    ("dir", "--cubby-dir", "path", "CUBBY_DIR", "the store folder"),
+    ("disable", "--no-cubby", "bool", "CUBBY_DISABLE",
+     "always compile; neither read nor write the store"),
+    ("max_size", "--cubby-max-size", "str", "CUBBY_MAX_SIZE",
+     "size bound of the store (500M, 5G, bytes)"),
+    ("remote", "--cubby-remote", "str", "CUBBY_REMOTE", "remote tier URL (redis://host:port/db)"),
+    ("require_warm", "--cubby-require-warm", "bool", "CUBBY_REQUIRE_WARM",
+     "fail every test that compiles a kernel (the store must already hold it)"),
+    ("clear", "--cubby-clear", "bool", "CUBBY_CLEAR", "empty the store before the session"),
+    ("no_cupy", "--no-cubby-cupy", "bool", "CUBBY_NO_CUPY",
+     "do not install the cubby kernel-cache backend into CuPy"),
+]
+_EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_STATS_FILE")
+_COUNTERS = ("hits_memory", "hits_disk", "hits_remote", "misses", "compiles", "compile_failures",
+             "corrupt", "failed_writes", "bytes_read", "bytes_written", "compile_ms",
+             "compile_ms_saved", "processes", "cupy_hits", "cupy_misses", "cupy_saves")
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cubby", "cubby: persistent NVRTC kernel cache")
+    for name, flag, kind, variable, text in _SETTINGS:
+        help_text = f"{text} (ini: cubby_{name}, env: {variable})"
+        if kind == "bool":
+            group.addoption(flag, action="store_true", default=None, dest=f"cubby_{name}",
+                            help=help_text)
+        else:
+            group.addoption(flag, action="store", default=None, dest=f"cubby_{name}",
+                            metavar="VALUE", help=help_text)
+        parser.addini(f"cubby_{name}", help_text, default=None)
+
+
+def _parse_bool(value: str, where: str) -> bool:
+    text = value.strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise pytest.UsageError(f"cubby: {where}={value!r} is not a boolean; use 1/0, true/false, "
+                            "yes/no or on/off")
+
+
+@dataclass
+class Settings:
+    values: Dict[str, object] = field(default_factory=dict)
+    origin: Dict[str, str] = field(default_factory=dict)  # name -> "--cubby-dir", "CUBBY_DIR", ...
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Each setting from the command line, else the environment, else the ini file."""
+    settings = Settings()
+    ini_dir = str(config.inipath.parent) if config.inipath else str(config.rootpath)
+    for name, flag, kind, variable, _ in _SETTINGS:
+        cli = config.getoption(f"cubby_{name}")
+        env = os.environ.get(variable, "")
+        ini = config.getini(f"cubby_{name}") or ""
+        if cli is not None:
+            value, origin = cli, flag
+        elif env != "":
+            value, origin = env, variable
+        elif ini != "":
+            value, origin = ini, f"ini cubby_{name}"
+        else:
+            value, origin = None, "default"
+        if kind == "bool":
+            value = False if value is None else (value if isinstance(value, bool)
+                                                 else _parse_bool(str(value), origin))
+        elif kind == "path" and value is not None:
+            base = ini_dir if origin.startswith("ini") else os.getcwd()
+            value = os.path.abspath(os.path.join(base, os.path.expanduser(str(value))))
+        settings.values[name] = value
+        settings.origin[name] = origin
+    return settings
+
+
+def _read_stats_file(path: Optional[str], offset: int = 0) -> Tuple[List[dict], int]:
+    """The JSON lines of a stats file from byte `offset`, and the offset after them."""
+    if not path or not os.path.exists(path):
+        return [], offset
+    with open(path, "rb") as file:
+        file.seek(offset)
+        data = file.read()
+    end = data.rfind(b"\n") + 1  # a line still being written is read next time
+    lines = []
+    for raw in data[:end].splitlines():
+        try:
+            lines.append(json.loads(raw))
+        except ValueError:
+            continue
+    return lines, offset + end
+
+
+def _add(total: Dict[str, float], part: Dict[str, float]) -> None:
+    for name in _COUNTERS:
+        total[name] = total.get(name, 0) + part.get(name, 0)
+
+
+class CubbyPlugin:
+    """One per pytest process (the controller and each xdist worker)."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.worker = hasattr(config, "workerinput")
+        self.saved_env: Dict[str, Optional[str]] = {}
+        self.session_dir = tempfile.mkdtemp(prefix="cubby-pytest-")
+        self.stats_file = os.path.join(self.session_dir, "stats.jsonl")
+        self.stats_offset = 0
+        self.cold: List[str] = []  # require-warm findings since the last report
+        self.library_error: Optional[str] = None
+        self.cleared: Optional[int] = None
+        self.cupy_note = ""
+        self.cupy: Optional[cupy_adapter.Installed] = None
+        self.cupy_cache: Optional[_cache.Cache] = None
+        self.fixture_cache: Optional[_cache.Cache] = None
+        self.totals: Dict[str, float] = {}
+        self.workers = 0
+
+    # -- set-up and tear-down ---------------------------------------------------------------
+    def export(self) -> None:
+        values = self.settings.values
+        wanted = {
+            "CUBBY_DIR": values["dir"],
+            "CUBBY_DISABLE": "1" if values["disable"] else None,
+            "CUBBY_MAX_SIZE": values["max_size"],
+            "CUBBY_REMOTE": values["remote"],
+            "CUBBY_STATS_FILE": self.stats_file,
+        }
+        for variable, value in wanted.items():
+            self.saved_env[variable] = os.environ.get(variable)
+            if value is not None:
+                os.environ[variable] = str(value)
+
+    def restore(self) -> None:
+        for variable, value in self.saved_env.items():
+            if value is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = value
+
+    def start(self) -> None:
+        self.export()
+        _cache._compile_observers.append(self.on_compile)
+        cupy_adapter._save_observers.append(self.on_cupy_save)
+        try:
+            if self.settings.values["clear"] and not self.worker:
+                with _cache.Cache() as cache:
+                    self.cleared = cache.clear()
+        except Error as error:
+            self.library_error = str(error)
+        self.start_cupy()
+
+    def start_cupy(self) -> None:
+        if self.settings.values["no_cupy"]:
+            self.cupy_note = "off (--no-cubby-cupy)"
+            return
+        usable, why = cupy_adapter.cupy_status()
+        if not usable:
+            self.cupy_note = f"not installed: {why}"
+            return
+        if self.settings.values["disable"]:
+            self.cupy_note = f"not installed: cubby is disabled ({why})"
+            return
+        try:
+            self.cupy_cache = _cache.Cache()
+            self.cupy = cupy_adapter.install(self.cupy_cache)
+            self.cupy_note = f"installed ({why}, namespace '{cupy_adapter.NAMESPACE}')"
+        except Error as error:
+            self.library_error = str(error)
+            self.cupy_note = "not installed: libcubby unavailable"
+
+    def stop(self) -> None:
+        if self.on_compile in _cache._compile_observers:
+            _cache._compile_observers.remove(self.on_compile)
+        if self.on_cupy_save in cupy_adapter._save_observers:
+            cupy_adapter._save_observers.remove(self.on_cupy_save)
+        if self.cupy is not None:
+            self.cupy.uninstall()
+            self.cupy = None
+        if self.cupy_cache is not None:
+            self.cupy_cache.close()
+        self.restore()
+        shutil.rmtree(self.session_dir, ignore_errors=True)
+
+    # -- counters ---------------------------------------------------------------------------
+    def local_totals(self) -> Dict[str, float]:
+        """This process's counters: its open handles, the closed ones and its children."""
+        total: Dict[str, float] = {}
+        lines, _ = _read_stats_file(self.stats_file)
+        for line in lines:
+            _add(total, line)
+        pids = {line.get("pid") for line in lines}
+        for cache in _cache.live_caches():
+            try:
+                _add(total, cache.stats())
+            except Error:
+                continue
+        total["processes"] = len(pids - {os.getpid()}) + 1
+        if self.cupy is not None:
+            _add(total, self.cupy.backend.counters())
+        return total
+
+    # -- require-warm -----------------------------------------------------------------------
+    def on_compile(self, cache, result, request) -> None:
+        if result.hit or not self.settings.values["require_warm"]:
+            return
+        try:
+            fields = cache.explain(request.source, request.name_expressions, request.options,
+                                   request.arch, request.program_name)
+        except Error as error:
+            fields = [{"label": "(fields unavailable)", "summary": str(error), "hash": ""}]
+        lines = [f"compiled {result.key} (store {cache.dir}); its key fields:"]
+        lines += [f"    {f['label']:<24} {f['hash'][:12]}  {f['summary']}" for f in fields]
+        self.cold.append("\n".join(lines))
+
+    def on_cupy_save(self, name: str) -> None:
+        if self.settings.values["require_warm"]:
+            self.cold.append(f"CuPy compiled {name!r} (cubby namespace "
+                             f"'{cupy_adapter.NAMESPACE}' had no entry for it)")
+
+    def child_compiles(self) -> List[str]:
+        lines, self.stats_offset = _read_stats_file(self.stats_file, self.stats_offset)
+        found = []
+        for line in lines:
+            if line.get("compiles", 0) and line.get("pid") != os.getpid():
+                found.append(f"process {line.get('pid')} (started by this test) compiled "
+                             f"{line['compiles']} kernel(s); run it with `cubby compile --explain` "
+                             "or CUBBY_DIR set to see their key fields")
+        return found
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        if not self.settings.values["require_warm"]:
+            return
+        report = outcome.get_result()
+        cold = self.cold + self.child_compiles()
+        self.cold = []
+        if cold and report.outcome != "failed":
+            report.outcome = "failed"
+            report.longrepr = (
+                f"cubby: --cubby-require-warm: {len(cold)} compile(s) during {call.when}; the "
+                "store was required to hold every kernel:\n" + "\n".join(cold))
+
+    # -- fixtures, summary, xdist -----------------------------------------------------------
+    @pytest.fixture(scope="session")
+    def cubby_cache(self):
+        """The session's cubby.Cache on the store this session uses."""
+        if self.library_error is not None:
+            pytest.fail(f"cubby: {self.library_error}", pytrace=False)
+        try:
+            cache = _cache.Cache()
+        except Error as error:
+            pytest.fail(f"cubby: {error}", pytrace=False)
+        yield cache
+        cache.close()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session):
+        local = self.local_totals()
+        if self.worker:
+            self.config.workeroutput["cubby"] = json.dumps(local)
+        else:
+            _add(self.totals, local)
+
+    def add_worker(self, output: Optional[str]) -> None:
+        if output:
+            self.workers += 1
+            _add(self.totals, json.loads(output))
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.worker:
+            return
+        t = self.totals
+        write = terminalreporter.write_line
+        terminalreporter.section("cubby")
+        values, origin = self.settings.values, self.settings.origin
+        store = values["dir"] or os.environ.get("CUBBY_DIR") or "(default)"
+        usage = ""
+        try:
+            with _cache.Cache() as cache:
+                store = cache.dir
+                entries, size = cache.usage()
+                usage = f", {entries} entries, {size / 2**20:.1f} MiB"
+        except Error as error:
+            self.library_error = self.library_error or str(error)
+        write(f"store: {store} (from {origin['dir']}){usage}"
+              + (", disabled (--no-cubby)" if values["disable"] else ""))
+        if self.library_error is not None:
+            write(f"error: {self.library_error}")
+        if self.cleared is not None:
+            write(f"cleared {self.cleared} entries before the session (--cubby-clear)")
+        hits = int(t.get("hits_memory", 0) + t.get("hits_disk", 0) + t.get("hits_remote", 0))
+        write(f"hits: {hits} (memory {int(t.get('hits_memory', 0))}, disk "
+              f"{int(t.get('hits_disk', 0))}, remote {int(t.get('hits_remote', 0))}), misses: "
+              f"{int(t.get('misses', 0))}, compiles: {int(t.get('compiles', 0))} "
+              f"({t.get('compile_ms', 0) / 1000:.2f} s), compile time saved: "
+              f"{t.get('compile_ms_saved', 0) / 1000:.2f} s")
+        extra = [f"corrupt {int(t[n])}" for n in ("corrupt",) if t.get(n)]
+        extra += [f"failed writes {int(t[n])}" for n in ("failed_writes",) if t.get(n)]
+        extra += [f"compile failures {int(t[n])}" for n in ("compile_failures",) if t.get(n)]
+        if extra:
+            write("problems: " + ", ".join(extra))
+        write(f"processes: {int(t.get('processes', 0))} (xdist workers: {self.workers})")
+        write(f"cupy: {self.cupy_note}" + (
+            f"; loads hit {int(t.get('cupy_hits', 0))}, missed {int(t.get('cupy_misses', 0))}, "
+            f"saved {int(t.get('cupy_saves', 0))}" if t.get("cupy_hits", 0) or
+            t.get("cupy_misses", 0) or t.get("cupy_saves", 0) else ""))
+
+
+class _XdistHooks:
+    """Controller side of pytest-xdist: adds up what each worker reports."""
+
+    def __init__(self, plugin: CubbyPlugin) -> None:
+        self.plugin = plugin
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        output = getattr(node, "workeroutput", None) or {}
+        self.plugin.add_worker(output.get("cubby"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings = resolve(config)
+    plugin = CubbyPlugin(config, settings)
+    config.pluginmanager.register(plugin, "cubby-session")
+    if not plugin.worker:
+        config.pluginmanager.register(_XdistHooks(plugin), "cubby-xdist")
+    plugin.start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plugin = config.pluginmanager.get_plugin("cubby-session")
+    if plugin is not None:
+        plugin.stop()
+        config.pluginmanager.unregister(plugin)
+    hooks = config.pluginmanager.get_plugin("cubby-xdist")
+    if hooks is not None:
+        config.pluginmanager.unregister(hooks)

@@ -1,0 +1,211 @@
+"""Tests of bench/tools/bench_report.py and bench/suite/whole_suite.py (standard library only)."""
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "tools"))
+import bench_report  # noqa: E402
+
+
+def bench_json(schema="2", gpu="no: driver missing"):
+    def run(name, time, unit, **counters):
+        return {"name": name, "run_type": "iteration", "real_time": time, "time_unit": unit, **counters}
+
+    return {
+        "context": {"host_name": "box", "num_cpus": 2, "cubby_bench_schema": schema, "arch": "sm_90",
+                    "nvrtc": "13.0", "gpu": gpu},
+        "benchmarks": [
+            run("BM_ColdCompile/mdspan50/iterations:3/real_time", 1600, "ms", cubin_bytes=300000.0,
+                name_expressions=50.0, programs=1.0),
+            run("BM_WarmHitDisk/mdspan50/real_time", 80, "us", speedup_vs_cold=20000.0),
+            run("BM_WarmHitMemory/tiny", 2000, "ns", speedup_vs_cold=9000.0),
+            run("BM_WarmHitDisk/tiny/real_time", 7.5, "us", speedup_vs_cold=3000.0),
+            run("BM_WarmHitLoaded/mdspan-suite/real_time", 5, "ms", ratio_vs_load_baseline=1.1),
+            {"name": "BM_ModuleLoadBaseline/tiny/real_time", "run_type": "iteration", "error_occurred": True,
+             "error_message": "skipped: no GPU (no driver)"},
+            run("BM_NameRecovery/mdspan50/cubby", 3, "us", accuracy=1.0),
+            run("BM_NameRecovery/mdspan50/demangle", 3, "us", accuracy=62.0),
+            {"name": "BM_WarmHitDisk/mdspan50_mean", "run_type": "aggregate", "real_time": 1, "time_unit": "us"},
+        ],
+    }
+
+
+class Workdir(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cubby-test-bench-report-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def write(self, name, data):
+        path = self.dir / name
+        path.write_text(data if isinstance(data, str) else json.dumps(data))
+        return path
+
+    def report(self, *args):
+        return subprocess.run([sys.executable, str(ROOT / "bench/tools/bench_report.py"), "--commit", "abc",
+                               "--gpu-name", "", "--out", str(self.dir / "out"), *map(str, args)],
+                              capture_output=True, text=True)
+
+
+class ReadBench(Workdir):
+    def record(self, data, source="cubby_bench"):
+        record = {"machine": {}, "workloads": {}, "recovery": {}, "suite": {}, "skipped": {}}
+        used = bench_report.read_bench(data, record, source)
+        return record, used
+
+    def test_reads_families_units_and_counters(self):
+        record, used = self.record(bench_json())
+        self.assertEqual(used, 7)
+        self.assertAlmostEqual(record["workloads"]["mdspan50"]["cold_ms"], 1600)
+        self.assertAlmostEqual(record["workloads"]["mdspan50"]["speedup_disk"], 20000)
+        self.assertAlmostEqual(record["workloads"]["tiny"]["warm_memory_us"], 2.0)  # ns -> us
+        self.assertAlmostEqual(record["workloads"]["mdspan-suite"]["warm_loaded_us"], 5000)
+        self.assertAlmostEqual(record["workloads"]["mdspan-suite"]["ratio_vs_load_baseline"], 1.1)
+        self.assertEqual(record["workloads"]["mdspan50"]["programs"], 1.0)
+        self.assertFalse(record["machine"]["gpu"])
+
+    def test_skipped_benchmarks_keep_their_reason(self):
+        record, _ = self.record(bench_json())
+        self.assertEqual(record["skipped"]["BM_ModuleLoadBaseline/tiny"], "skipped: no GPU (no driver)")
+
+    def test_name_recovery_accuracy_accepts_fraction_and_percent(self):
+        record, _ = self.record(bench_json())
+        self.assertEqual(record["recovery"]["mdspan50"], {"cubby": 1.0, "demangle": 0.62})
+
+    def test_aggregates_are_not_read_as_runs(self):
+        record, _ = self.record(bench_json())
+        self.assertAlmostEqual(record["workloads"]["mdspan50"]["warm_disk_us"], 80)
+
+    def test_other_version_warns_and_reads_what_it_knows(self):
+        data = bench_json(schema="1")
+        with _capture_stderr() as err:
+            record, used = self.record(data)
+        self.assertIn("another version of cubby_bench", err.getvalue())
+        self.assertEqual(used, 7)
+
+    def test_not_google_benchmark_json_is_skipped(self):
+        with _capture_stderr() as err:
+            record, used = self.record({"hello": 1})
+        self.assertEqual(used, 0)
+        self.assertIn("no 'benchmarks' list", err.getvalue())
+        self.assertEqual(record["workloads"], {})
+
+    def test_malformed_entries_are_ignored(self):
+        data = {"context": {"cubby_bench_schema": "2"},
+                "benchmarks": [7, {"name": "BM_WarmHitDisk/x", "real_time": "fast", "time_unit": "us"},
+                               {"name": "BM_WarmHitDisk/x", "real_time": 1, "time_unit": "fortnights"}]}
+        with _capture_stderr():
+            record, used = self.record(data)
+        self.assertEqual(used, 0)
+
+
+class Goals(unittest.TestCase):
+    def test_goals_pass_fail_and_not_measured(self):
+        record = {"workloads": {"mdspan50": {"speedup_disk": 999.0, "ratio_vs_load_baseline": 1.1},
+                                "tiny": {"warm_disk_us": 7.0}},
+                  "suite": {"gtest": {"ratio": 25.0}}}
+        status = {g["goal"].split(" ")[0] + str(g["target"]): g["status"] for g in bench_report.evaluate_goals(record)}
+        self.assertEqual(status["mdspan501000"], "fail")
+        self.assertEqual(status["tiny20"], "pass")
+        self.assertEqual(status["mdspan501.15"], "pass")
+        self.assertEqual(status["mdspan-suite1.15"], "n/a")
+        self.assertEqual(status["whole20"], "pass")
+
+
+class Command(Workdir):
+    def test_writes_results_history_and_github_action_benchmark(self):
+        bench = self.write("b.json", bench_json())
+        history = self.dir / "h.jsonl"
+        done = self.report("--bench", bench, "--history", history)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("mdspan50", done.stdout)
+        self.assertIn("no history", done.stderr)
+        results = json.loads((self.dir / "out/results.json").read_text())
+        self.assertEqual(results["schema"], 1)
+        self.assertEqual(results["commit"], "abc")
+        lines = history.read_text().splitlines()
+        self.assertEqual(len(lines), 1)
+        self.assertEqual(json.loads(lines[0])["workloads"], results["workloads"])
+        smaller = json.loads((self.dir / "out/github-action-benchmark/smaller.json").read_text())
+        bigger = json.loads((self.dir / "out/github-action-benchmark/bigger.json").read_text())
+        for item in smaller + bigger:
+            self.assertEqual(set(item), {"name", "unit", "value", "extra"})
+        self.assertIn("mdspan50: warm hit (disk)", [i["name"] for i in smaller])
+        self.assertIn("name recovery mdspan50: demangle", [i["name"] for i in bigger])
+
+    def test_corrupt_history_is_kept_and_appended_to(self):
+        bench = self.write("b.json", bench_json())
+        history = self.write("h.jsonl", "{not json\n[1, 2]\n")
+        done = self.report("--bench", bench, "--history", history)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("h.jsonl:1: not a JSON object", done.stderr)
+        lines = history.read_text().splitlines()
+        self.assertEqual(lines[:2], ["{not json", "[1, 2]"])
+        self.assertEqual(json.loads(lines[2])["commit"], "abc")
+
+    def test_corrupt_bench_json_says_what_to_do_and_writes_nothing(self):
+        bench = self.write("b.json", "{truncated")
+        done = self.report("--bench", bench)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("not valid JSON", done.stderr)
+        self.assertIn("re-run", done.stderr)
+        self.assertFalse((self.dir / "out/results.json").exists())
+
+    def test_missing_bench_json_with_a_suite_still_reports(self):
+        suite = self.write("s.json", {"schema": 1, "suites": {"gtest": {"cold_s": 60.0, "warm_s": 2.0},
+                                                               "pytest": {"skipped": "no pytest suite"}}})
+        done = self.report("--bench", self.dir / "absent.json", "--suite", suite)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("no cubby_bench JSON", done.stderr)
+        self.assertIn("1st run (cold)", done.stdout)
+        self.assertIn("30.00x", done.stdout)
+        results = json.loads((self.dir / "out/results.json").read_text())
+        self.assertEqual(results["skipped"]["suite/pytest"], "no pytest suite")
+
+
+class WholeSuite(Workdir):
+    def run_suites(self, *args):
+        return subprocess.run([sys.executable, str(ROOT / "bench/suite/whole_suite.py"), "--out",
+                               str(self.dir / "suite.json"), "--store", str(self.dir / "stores"), *args],
+                              capture_output=True, text=True)
+
+    def test_cold_then_warm_on_one_store(self):
+        # The first run finds an empty store and fills it; the second finds it filled.
+        command = 'if [ -e "$CUBBY_DIR/filled" ]; then echo warm; else sleep 0.3; touch "$CUBBY_DIR/filled"; fi'
+        done = self.run_suites("--suite", f"demo={command}", "--skip", "other=not here")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("1st run (cold)", done.stdout)
+        suites = json.loads((self.dir / "suite.json").read_text())["suites"]
+        self.assertGreater(suites["demo"]["cold_s"], suites["demo"]["warm_s"])
+        self.assertGreater(suites["demo"]["ratio"], 1)
+        self.assertEqual(suites["other"], {"skipped": "not here"})
+        self.assertIn("warm", (self.dir / "suite-logs/demo-warm.log").read_text())
+
+    def test_failing_suite_gets_no_ratio_and_others_still_run(self):
+        done = self.run_suites("--suite", "bad=echo boom; exit 3", "--suite", "good=true")
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("boom", done.stderr)
+        suites = json.loads((self.dir / "suite.json").read_text())["suites"]
+        self.assertNotIn("ratio", suites["bad"])
+        self.assertEqual(suites["bad"]["cold_exit"], 3)
+        self.assertIn("ratio", suites["good"])
+
+
+class _capture_stderr:
+    def __enter__(self):
+        import io
+        self.old, sys.stderr = sys.stderr, io.StringIO()
+        return sys.stderr
+
+    def __exit__(self, *exc):
+        sys.stderr = self.old
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,150 @@
+// Tests for cli/recover.cpp: `cubby recover CUBIN [--name-expr E]... [--json]`, run as a process
+// on a CUBIN written by `cubby compile --cubin-out`.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+extern char** environ;
+
+namespace cubby {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kKernel = R"(
+namespace ns {
+enum class Tag { A, B };
+typedef float real_t;
+template <class T, int N> __global__ void scale(T* p) { p[threadIdx.x % N] *= T(2); }
+template <Tag t> __global__ void tagged(int* p) { p[0] = static_cast<int>(t); }
+template <class T> __device__ T table[4];
+}
+)";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class RecoverCli : public ::testing::Test {
+ protected:
+  testing::TempDir dir_{"recover-cli"};
+
+  Outcome cubby(const std::vector<std::string>& args) {
+    std::vector<std::string> env_strings;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      if (std::strncmp(*entry, "CUBBY_DIR=", 10) != 0) env_strings.emplace_back(*entry);
+    }
+    env_strings.push_back("CUBBY_DIR=" + (dir_ / "store").string());
+    std::vector<char*> envp;
+    for (auto& item : env_strings) envp.push_back(item.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv_strings{CUBBY_CLI_PATH};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& item : argv_strings) argv.push_back(item.data());
+    argv.push_back(nullptr);
+    const std::string out_path = (dir_ / "stdout.txt").string();
+    const std::string err_path = (dir_ / "stderr.txt").string();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    Outcome run;
+    if (spawned != 0) {
+      ADD_FAILURE() << "cannot start " << CUBBY_CLI_PATH << ": " << std::strerror(spawned);
+      return run;
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+    }
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = testing::read_text(out_path);
+    run.err = testing::read_text(err_path);
+    return run;
+  }
+
+  // Compiles the kernel through `cubby compile` and returns the CUBIN's path and lowered names.
+  std::pair<std::string, json> compile() {
+    testing::write_text(dir_ / "k.cu", kKernel);
+    const std::string cubin = (dir_ / "k.cubin").string();
+    const Outcome run = cubby({"compile", (dir_ / "k.cu").string(), "--json", "--arch", "sm_90",
+                               "--name-expr", "ns::scale<float, 256>", "--name-expr",
+                               "ns::scale<double, 64>", "--name-expr", "ns::tagged<ns::Tag::B>",
+                               "--name-expr", "&ns::table<int>", "--cubin-out", cubin});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return {cubin, json::parse(run.out, nullptr, false)};
+  }
+};
+
+TEST_F(RecoverCli, JsonGivesEachExpressionAndEverySymbol) {
+  const auto [cubin, compiled] = compile();
+  ASSERT_TRUE(compiled.contains("lowered_names")) << compiled.dump();
+  const Outcome run =
+      cubby({"recover", cubin, "--json", "--name-expr", "ns::scale<float,256>", "--name-expr",
+             "&ns::table<int>", "--name-expr", "ns::tagged<ns::Tag::B>", "--name-expr",
+             "ns::scale<ns::real_t, 256>", "--name-expr", "ns::scale<float"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json out = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(out.is_discarded()) << run.out;
+  const auto& lowered = compiled["lowered_names"];
+  ASSERT_EQ(out["names"].size(), 5u);
+  EXPECT_EQ(out["names"][0]["mangled"], lowered["ns::scale<float, 256>"]);
+  EXPECT_EQ(out["names"][0]["kind"], "kernel");
+  EXPECT_EQ(out["names"][1]["mangled"], lowered["&ns::table<int>"]);
+  EXPECT_EQ(out["names"][1]["kind"], "variable");
+  EXPECT_EQ(out["names"][2]["mangled"], lowered["ns::tagged<ns::Tag::B>"]);
+  EXPECT_FALSE(out["names"][3]["resolved"].get<bool>());
+  EXPECT_NE(out["names"][3]["reason"].get<std::string>().find("ns::real_t"), std::string::npos);
+  EXPECT_FALSE(out["names"][4]["resolved"].get<bool>());
+  EXPECT_EQ(out["resolved"], 3);
+  EXPECT_EQ(out["unresolved"], 2);
+  EXPECT_EQ(out["kernels"].size(), 3u);
+  bool table = false;
+  for (const auto& variable : out["variables"]) {
+    table = table || (variable["demangled"] == "ns::table<int>" && variable["bytes"] == 16);
+  }
+  EXPECT_TRUE(table) << out["variables"].dump();
+}
+
+TEST_F(RecoverCli, TextNamesTheReasonAndStrictFails) {
+  const auto [cubin, compiled] = compile();
+  const Outcome run = cubby({"recover", cubin, "--name-expr", "ns::scale<ns::real_t, 256>"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("unresolved, because"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("kernels (3)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("void ns::scale<double, 64>(double*)"), std::string::npos) << run.out;
+  const Outcome strict =
+      cubby({"recover", cubin, "--strict", "--name-expr", "ns::scale<ns::real_t, 256>"});
+  EXPECT_EQ(strict.exit_code, 1);
+}
+
+TEST_F(RecoverCli, BadInputIsAClearFailure) {
+  testing::write_text(dir_ / "not.cubin", "this is not an ELF file");
+  const Outcome not_elf = cubby({"recover", (dir_ / "not.cubin").string(), "--name-expr", "k"});
+  EXPECT_EQ(not_elf.exit_code, 1);
+  EXPECT_NE(not_elf.err.find("is not a readable CUBIN"), std::string::npos) << not_elf.err;
+  const Outcome missing = cubby({"recover", (dir_ / "missing.cubin").string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  const Outcome bad_demangler =
+      cubby({"recover", (dir_ / "not.cubin").string(), "--demangler", "nope"});
+  EXPECT_EQ(bad_demangler.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace cubby

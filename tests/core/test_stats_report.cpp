@@ -1,0 +1,86 @@
+// Tests of the per-process stats report (core/src/stats_report.cpp) through CUBBY_STATS_FILE.
+#include "stats_report.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cubby/cubby.h"
+#include "test_support.hpp"
+
+namespace {
+
+using cubby::testing::ScopedEnv;
+using cubby::testing::TempDir;
+
+std::vector<nlohmann::json> lines_of(const std::filesystem::path& path) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+TEST(StatsReport, AppendsOneLinePerReportWithThePid) {
+  TempDir dir("stats-report");
+  const auto file = dir / "stats.jsonl";
+  ScopedEnv env("CUBBY_STATS_FILE", file.string());
+  cubby::Stats stats;
+  stats.hits_disk = 3;
+  stats.compile_ms_saved = 1.5;
+  cubby::report_stats_to_file(stats);
+  stats.misses = 2;
+  cubby::report_stats_to_file(stats);
+  const auto lines = lines_of(file);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["hits_disk"], 3);
+  EXPECT_EQ(lines[0]["misses"], 0);
+  EXPECT_DOUBLE_EQ(lines[0]["compile_ms_saved"].get<double>(), 1.5);
+  EXPECT_EQ(lines[1]["misses"], 2);
+  EXPECT_EQ(lines[1]["pid"], static_cast<long long>(::getpid()));
+}
+
+TEST(StatsReport, WritesNothingWhenUnsetOrWhenNothingWasCounted) {
+  TempDir dir("stats-report");
+  const auto file = dir / "stats.jsonl";
+  {
+    ScopedEnv env("CUBBY_STATS_FILE", std::nullopt);
+    cubby::Stats stats;
+    stats.compiles = 1;
+    cubby::report_stats_to_file(stats);
+  }
+  {
+    ScopedEnv env("CUBBY_STATS_FILE", file.string());
+    cubby::report_stats_to_file(cubby::Stats{});
+  }
+  EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+TEST(StatsReport, AnUnwritableFileIsSkipped) {
+  ScopedEnv env("CUBBY_STATS_FILE", "/nonexistent-cubby-folder/stats.jsonl");
+  cubby::Stats stats;
+  stats.misses = 1;
+  cubby::report_stats_to_file(stats);  // must not throw or crash
+  EXPECT_FALSE(std::filesystem::exists("/nonexistent-cubby-folder"));
+}
+
+TEST(StatsReport, ACacheReportsItsStatsWhenItIsDestroyed) {
+  TempDir dir("stats-report");
+  const auto file = dir / "stats.jsonl";
+  ScopedEnv env("CUBBY_STATS_FILE", file.string());
+  ScopedEnv enabled("CUBBY_DISABLE", std::nullopt);
+  cubby_cache* cache = nullptr;
+  ASSERT_EQ(cubby_open((dir / "store").c_str(), &cache), CUBBY_OK) << cubby_last_error();
+  cubby_result* result = nullptr;
+  ASSERT_EQ(cubby_blob_get(cache, "test", "absent", &result), CUBBY_OK);
+  EXPECT_FALSE(std::filesystem::exists(file));  // reported at destruction, not before
+  cubby_close(cache);
+  const auto lines = lines_of(file);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["misses"], 1);
+}
+
+}  // namespace

@@ -1,0 +1,107 @@
+// The Environment: the summary line, the store it opens (CUBBY_DIR or --cubby_dir), and a child
+// suite that passes with and without a GPU (GPU tests skip with the reason, or run).
+#include "cubby/testing/environment.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "child_runner.hpp"
+#include "cubby/driver.hpp"
+
+namespace cubby::testing {
+namespace {
+
+TEST(SummaryLine, CountsHitsByTierCompilesAndTimeSaved) {
+  Stats stats;
+  stats.hits_memory = 2;
+  stats.hits_disk = 22;
+  stats.compiles = 1;
+  stats.compile_ms = 1500;
+  stats.compile_ms_saved = 31200;
+  EXPECT_EQ(summary_line(stats, "/s"),
+            "[cubby] 24 hits (memory 2, disk 22), 1 compile (1.5 s), 31.2 s of compiling saved; "
+            "store /s");
+  Stats none;
+  EXPECT_EQ(summary_line(none, "/s"),
+            "[cubby] 0 hits (memory 0, disk 0), 0 compiles, 0.0 s of compiling saved; store /s");
+}
+
+TEST(SummaryLine, DifferenceIsFieldByField) {
+  Stats before;
+  before.hits_disk = 3;
+  before.compile_ms = 10;
+  Stats after = before;
+  after.hits_disk = 5;
+  after.compiles = 2;
+  after.compile_ms = 30;
+  const Stats d = difference(after, before);
+  EXPECT_EQ(d.hits_disk, 2u);
+  EXPECT_EQ(d.compiles, 2u);
+  EXPECT_DOUBLE_EQ(d.compile_ms, 20.0);
+  EXPECT_EQ(d.hits_memory, 0u);
+}
+
+class EnvironmentRuns : public ::testing::Test {
+ protected:
+  TempDir scratch_{"harness-env"};
+  std::string store() const { return (scratch_.path() / "store").string(); }
+};
+
+TEST_F(EnvironmentRuns, PrintsTheSummaryColdThenWarm) {
+  const std::vector<std::string> filter = {"--gtest_filter=Child.CompilesAlpha:Child.ReusesAlpha"};
+  const ChildRun cold = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(cold.exit_code, 0) << cold.output;
+  EXPECT_NE(cold.output.find("[cubby] 1 hit (memory 1, disk 0), 1 compile ("), std::string::npos)
+      << cold.output;
+  const ChildRun warm = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_NE(warm.output.find("[cubby] 2 hits (memory 1, disk 1), 0 compiles, "), std::string::npos)
+      << warm.output;
+  EXPECT_NE(warm.output.find("; store " + store()), std::string::npos);
+}
+
+TEST_F(EnvironmentRuns, QuietPrintsNoSummary) {
+  const ChildRun run = run_child(scratch_.path(), {"--gtest_filter=Child.UsesNoKernel", "--cubby_quiet"},
+                                 {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output.find("[cubby]"), std::string::npos) << run.output;
+}
+
+TEST_F(EnvironmentRuns, DirFlagOverridesCubbyDir) {
+  const std::string flag_store = (scratch_.path() / "flag-store").string();
+  const ChildRun run = run_child(
+      scratch_.path(), {"--gtest_filter=Child.CompilesAlpha", "--cubby_dir=" + flag_store},
+      {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(flag_store) / "entries"));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(store()) / "entries"));
+}
+
+TEST_F(EnvironmentRuns, WholeSuitePassesWithOrWithoutAGpu) {
+  const std::string report = (scratch_.path() / "report.xml").string();
+  const ChildRun run = run_child(scratch_.path(), {"--gtest_output=xml:" + report},
+                                 {{"CUBBY_DIR", store()}});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const std::string gpu_test = xml_testcase(read_text(report), "LaunchesAlpha");
+  ASSERT_FALSE(gpu_test.empty());
+  if (gpu_status().ok()) {
+    EXPECT_EQ(gpu_test.find("<skipped"), std::string::npos) << gpu_test;
+    EXPECT_EQ(gpu_test.find("<failure"), std::string::npos) << gpu_test;
+  } else {
+    EXPECT_NE(gpu_test.find("<skipped message=\""), std::string::npos) << gpu_test;
+    EXPECT_NE(gpu_test.find("no usable GPU"), std::string::npos) << gpu_test;
+  }
+}
+
+TEST_F(EnvironmentRuns, ListingTestsPrintsOnlyTheList) {
+  // gtest_discover_tests(PRE_TEST) parses this output: nothing of cubby's may appear in it.
+  const ChildRun run = run_child(scratch_.path(), {"--gtest_list_tests"}, {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.output.find("cubby"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("CompilesAlpha"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cubby::testing

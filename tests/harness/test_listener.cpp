@@ -1,0 +1,144 @@
+// The listener, through a child suite: per-test and per-suite cubby properties in the XML and
+// JSON reports, and sharded runs (GTEST_TOTAL_SHARDS) that agree with an unsharded run.
+#include "cubby/testing/listener.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "child_runner.hpp"
+
+namespace cubby::testing {
+namespace {
+
+class ListenerReports : public ::testing::Test {
+ protected:
+  TempDir scratch_{"harness-listener"};
+  std::string store() const { return (scratch_.path() / "store").string(); }
+};
+
+TEST_F(ListenerReports, PropertiesAppearInTheXmlReport) {
+  const std::string report = (scratch_.path() / "report.xml").string();
+  const ChildRun run = run_child(
+      scratch_.path(),
+      {"--gtest_filter=Child.CompilesAlpha:Child.ReusesAlpha:Child.UsesNoKernel",
+       "--gtest_output=xml:" + report},
+      {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string xml = read_text(report);
+
+  const std::string compiles = xml_testcase(xml, "CompilesAlpha");
+  ASSERT_FALSE(compiles.empty()) << xml;
+  EXPECT_EQ(xml_property(compiles, "cubby_compiles"), "1");
+  EXPECT_EQ(xml_property(compiles, "cubby_misses"), "1");
+  EXPECT_EQ(xml_property(compiles, "cubby_hits"), "0");
+  ASSERT_TRUE(xml_property(compiles, "cubby_compile_ms").has_value());
+  EXPECT_GT(std::stod(*xml_property(compiles, "cubby_compile_ms")), 0.0);
+
+  const std::string reuses = xml_testcase(xml, "ReusesAlpha");
+  EXPECT_EQ(xml_property(reuses, "cubby_hits_memory"), "1");
+  EXPECT_EQ(xml_property(reuses, "cubby_compiles"), "0");
+
+  const std::string none = xml_testcase(xml, "UsesNoKernel");
+  EXPECT_EQ(xml_property(none, "cubby_hits"), "0");
+  EXPECT_EQ(xml_property(none, "cubby_compiles"), "0");
+
+  // The suite's and the run's totals.
+  EXPECT_EQ(xml_attribute(xml, "testsuite", "cubby_compiles"), "1");
+  EXPECT_EQ(xml_attribute(xml, "testsuite", "cubby_hits_memory"), "1");
+  EXPECT_EQ(xml_attribute(xml, "testsuites", "cubby_compiles"), "1");
+  EXPECT_EQ(xml_attribute(xml, "testsuites", "cubby_dir"), store());
+}
+
+TEST_F(ListenerReports, PropertiesAppearInTheJsonReport) {
+  // Warm the store first: the JSON run is then all disk hits.
+  ASSERT_EQ(run_child(scratch_.path(), {"--gtest_filter=Child.CompilesAlpha"},
+                      {{"CUBBY_DIR", store()}})
+                .exit_code,
+            0);
+  const std::string report = (scratch_.path() / "report.json").string();
+  const ChildRun run =
+      run_child(scratch_.path(), {"--gtest_filter=Child.CompilesAlpha", "--gtest_output=json:" + report},
+                {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto json = nlohmann::json::parse(read_text(report));
+  EXPECT_EQ(json.at("cubby_hits_disk"), "1");
+  EXPECT_EQ(json.at("cubby_compiles"), "0");
+  const auto& suite = json.at("testsuites").at(0);
+  EXPECT_EQ(suite.at("cubby_hits_disk"), "1");
+  const auto& test = suite.at("testsuite").at(0);
+  EXPECT_EQ(test.at("name"), "CompilesAlpha");
+  EXPECT_EQ(test.at("cubby_hits_disk"), "1");
+  EXPECT_EQ(test.at("cubby_compiles"), "0");
+  EXPECT_GT(std::stod(test.at("cubby_compile_ms_saved").get<std::string>()), 0.0);
+}
+
+// Test name -> (result, cubby_compiles) of every test that ran, from an XML report.
+std::map<std::string, std::pair<std::string, std::string>> outcomes(const std::string& xml) {
+  std::map<std::string, std::pair<std::string, std::string>> result;
+  std::size_t at = 0;
+  while ((at = xml.find("<testcase name=\"", at)) != std::string::npos) {
+    const std::size_t name_start = at + 16;
+    const std::string name = xml.substr(name_start, xml.find('"', name_start) - name_start);
+    const std::string element = xml_testcase(xml, name);
+    const std::string status = element.find("<failure") != std::string::npos   ? "failed"
+                               : element.find("<skipped") != std::string::npos ? "skipped"
+                                                                               : "passed";
+    if (element.find("status=\"run\"") != std::string::npos) {
+      result[name] = {status, xml_property(element, "cubby_compiles").value_or("?")};
+    }
+    at = name_start;
+  }
+  return result;
+}
+
+TEST_F(ListenerReports, ShardedRunsAgreeWithAnUnshardedRun) {
+  // Cold: three shards at once on an empty store (as ctest -j would run them) all pass.
+  std::string parallel = "(";
+  for (int shard = 0; shard < 3; ++shard) {
+    const std::string rc = (scratch_.path() / ("cold" + std::to_string(shard) + ".rc")).string();
+    parallel += "(" +
+                child_command({"--gtest_output=xml:" + (scratch_.path() / "cold").string() +
+                               std::to_string(shard) + ".xml"},
+                              {{"CUBBY_DIR", store()},
+                               {"GTEST_TOTAL_SHARDS", "3"},
+                               {"GTEST_SHARD_INDEX", std::to_string(shard)}}) +
+                " >/dev/null 2>&1; echo $? >" + shell_quote(rc) + ") & ";
+  }
+  parallel += "wait)";
+  ASSERT_EQ(std::system(parallel.c_str()), 0);
+  for (int shard = 0; shard < 3; ++shard) {
+    EXPECT_EQ(read_text(scratch_.path() / ("cold" + std::to_string(shard) + ".rc")), "0\n")
+        << "shard " << shard;
+  }
+
+  // Warm: the unsharded run and the union of three shards run the same tests, with the same
+  // results, and nothing compiles.
+  const std::string whole = (scratch_.path() / "whole.xml").string();
+  ASSERT_EQ(run_child(scratch_.path(), {"--gtest_output=xml:" + whole}, {{"CUBBY_DIR", store()}})
+                .exit_code,
+            0);
+  const auto expected = outcomes(read_text(whole));
+  ASSERT_EQ(expected.size(), 6u);
+  std::map<std::string, std::pair<std::string, std::string>> merged;
+  for (int shard = 0; shard < 3; ++shard) {
+    const std::string report = (scratch_.path() / ("shard" + std::to_string(shard) + ".xml")).string();
+    const ChildRun run =
+        run_child(scratch_.path(), {"--gtest_output=xml:" + report},
+                  {{"CUBBY_DIR", store()},
+                   {"GTEST_TOTAL_SHARDS", "3"},
+                   {"GTEST_SHARD_INDEX", std::to_string(shard)}});
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    for (const auto& [name, outcome] : outcomes(read_text(report))) {
+      EXPECT_TRUE(merged.emplace(name, outcome).second) << name << " ran in two shards";
+    }
+  }
+  EXPECT_EQ(merged, expected);
+  for (const auto& [name, outcome] : merged) EXPECT_EQ(outcome.second, "0") << name;
+}
+
+}  // namespace
+}  // namespace cubby::testing

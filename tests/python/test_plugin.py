@@ -1,0 +1,260 @@
+"""pytester tests of the cubby pytest plugin (pytest_plugin/src/cubby/plugin.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CLI, KERNEL, LIBRARY, SRC, kernel_test, needs_library
+
+pytestmark = needs_library
+
+
+def summary(result) -> str:
+    """The text of the cubby section of a run's terminal summary."""
+    text = result.stdout.str()
+    start = text.find(" cubby ")
+    assert start >= 0, f"no cubby section in:\n{text}"
+    return text[start:]
+
+
+def counter(result, name: str) -> int:
+    match = re.search(rf"\b{name}: (\d+)", summary(result))
+    assert match, f"no '{name}:' in the cubby section:\n{summary(result)}"
+    return int(match.group(1))
+
+
+def test_a_second_session_hits_what_the_first_compiled(pytester, run, store):
+    pytester.makepyfile(test_k=kernel_test(2))
+    first = run(f"--cubby-dir={store}")
+    first.assert_outcomes(passed=2)
+    assert counter(first, "compiles") == 2
+    assert counter(first, "misses") == 2
+    assert "store: " + str(store) in summary(first)
+    second = run(f"--cubby-dir={store}")
+    second.assert_outcomes(passed=2)
+    assert counter(second, "compiles") == 0
+    assert "hits: 2 (memory 0, disk 2, remote 0)" in summary(second)
+    assert re.search(r"compile time saved: (\d+\.\d+) s", summary(second))
+    assert re.search(r"2 entries", summary(second))
+
+
+SHOW_ENV = """
+import os
+def test_env():
+    with open(os.environ["ENV_OUT"], "w") as out:
+        for name in ("CUBBY_DIR", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_DISABLE", "CUBBY_STATS_FILE"):
+            out.write(name + "=" + os.environ.get(name, "<unset>") + "\\n")
+"""
+
+
+def exported(pytester, run, *args) -> dict:
+    out = pytester.path / "env.txt"
+    os.environ["ENV_OUT"] = str(out)  # the env fixture's monkeypatch restores os.environ
+    run(*args).assert_outcomes(passed=1)
+    return dict(line.split("=", 1) for line in out.read_text().splitlines())
+
+
+@pytest.mark.parametrize("given", [("ini",), ("ini", "env"), ("ini", "env", "cli"), ("cli",)])
+def test_precedence_is_command_line_then_environment_then_ini(pytester, run, env, tmp_path, given):
+    env.setenv("ENV_OUT", "")
+    pytester.makepyfile(test_env=SHOW_ENV)
+    places = {name: tmp_path / name for name in ("ini", "env", "cli")}
+    if "ini" in given:
+        pytester.makeini(f"[pytest]\ncubby_dir = {places['ini']}\ncubby_max_size = 1G\n")
+    if "env" in given:
+        env.setenv("CUBBY_DIR", str(places["env"]))
+        env.setenv("CUBBY_MAX_SIZE", "2G")
+    args = [f"--cubby-dir={places['cli']}", "--cubby-max-size=3G"] if "cli" in given else []
+    values = exported(pytester, run, *args)
+    winner = given[-1]
+    assert values["CUBBY_DIR"] == str(places[winner])
+    assert values["CUBBY_MAX_SIZE"] == {"ini": "1G", "env": "2G", "cli": "3G"}[winner]
+    assert values["CUBBY_REMOTE"] == "<unset>"
+    assert values["CUBBY_STATS_FILE"] != "<unset>"
+
+
+def test_a_relative_ini_dir_is_relative_to_the_ini_file(pytester, run, env):
+    env.setenv("ENV_OUT", "")
+    pytester.makepyfile(test_env=SHOW_ENV)
+    pytester.makeini("[pytest]\ncubby_dir = rel/store\ncubby_remote = redis://example:6379/0\n")
+    values = exported(pytester, run)
+    assert values["CUBBY_DIR"] == str(pytester.path / "rel" / "store")
+    assert values["CUBBY_REMOTE"] == "redis://example:6379/0"
+
+
+def test_settings_are_restored_after_the_session(pytester, env, store):
+    env.setenv("CUBBY_MAX_SIZE", "7G")
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "cubby.plugin", f"--cubby-dir={store}",
+                                          "--cubby-max-size=1M")
+    result.assert_outcomes(passed=1)
+    assert os.environ["CUBBY_MAX_SIZE"] == "7G"
+    assert "CUBBY_DIR" not in os.environ
+    assert "CUBBY_STATS_FILE" not in os.environ
+
+
+def test_a_bad_boolean_is_a_usage_error(pytester, run, env):
+    env.setenv("CUBBY_REQUIRE_WARM", "maybe")
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    result = run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "CUBBY_REQUIRE_WARM='maybe' is not a boolean" in result.stderr.str()
+
+
+def test_no_cubby_compiles_every_time_and_stores_nothing(pytester, run, store):
+    pytester.makepyfile(test_k=kernel_test(1))
+    for _ in range(2):
+        result = run(f"--cubby-dir={store}", "--no-cubby")
+        result.assert_outcomes(passed=1)
+        assert counter(result, "compiles") == 1
+        assert "disabled (--no-cubby)" in summary(result)
+    assert "0 entries" in summary(result)
+
+
+def test_clear_empties_the_store_first(pytester, run, store):
+    pytester.makepyfile(test_k=kernel_test(1))
+    run(f"--cubby-dir={store}").assert_outcomes(passed=1)
+    result = run(f"--cubby-dir={store}", "--cubby-clear")
+    result.assert_outcomes(passed=1)
+    assert "cleared 1 entries before the session" in summary(result)
+    assert counter(result, "compiles") == 1
+
+
+def test_require_warm_fails_a_test_that_compiles_and_shows_the_key_fields(pytester, run, store):
+    pytester.makepyfile(test_k=kernel_test(1))
+    cold = run(f"--cubby-dir={store}", "--cubby-require-warm")
+    cold.assert_outcomes(failed=1)
+    text = cold.stdout.str()
+    assert "--cubby-require-warm" in text
+    for label in ("arch", "nvrtc_version", "source"):
+        assert re.search(rf"^\s+{label}\s", text, re.M), f"no key field {label} in:\n{text}"
+    warm = run(f"--cubby-dir={store}", "--cubby-require-warm")
+    warm.assert_outcomes(passed=1)
+
+
+def test_require_warm_from_the_environment(pytester, run, env, store):
+    env.setenv("CUBBY_REQUIRE_WARM", "1")
+    pytester.makepyfile(test_k=kernel_test(1))
+    run(f"--cubby-dir={store}").assert_outcomes(failed=1)
+
+
+CHILD = """
+import os, subprocess, sys
+KERNEL = {kernel!r}
+def test_child(cubby_cache):
+    code = ("import cubby, sys; c = cubby.Cache(); "
+            "r = c.compile(sys.argv[1], ['ns::scale<double, 9>'], ['-std=c++17'], 'sm_90'); "
+            "print(r.tier); c.close()")
+    out = subprocess.run([sys.executable, "-c", code, KERNEL], check=True, capture_output=True,
+                         text=True)
+    assert out.stdout.strip() in ("compiled", "disk")
+"""
+
+
+def test_child_process_stats_are_collected(pytester, run, store):
+    pytester.makepyfile(test_child=CHILD.format(kernel=KERNEL))
+    result = run(f"--cubby-dir={store}")
+    result.assert_outcomes(passed=1)
+    assert counter(result, "compiles") == 1  # done by the child, counted here
+    assert re.search(r"processes: 2\b", summary(result))
+    again = run(f"--cubby-dir={store}")
+    assert "disk 1" in summary(again)
+
+
+def test_require_warm_fails_a_test_whose_child_compiles(pytester, run, store):
+    pytester.makepyfile(test_child=CHILD.format(kernel=KERNEL))
+    result = run(f"--cubby-dir={store}", "--cubby-require-warm")
+    result.assert_outcomes(failed=1)
+    assert "compiled 1 kernel(s)" in result.stdout.str()
+
+
+@pytest.mark.skipif(not CLI, reason="no cubby CLI: build it or set CUBBY_CLI")
+def test_a_cubby_compile_started_by_a_test_hits_what_the_test_compiled(pytester, run, env, store):
+    env.setenv("CUBBY_CLI", CLI)
+    pytester.makepyfile(test_cli=f"""
+import json, os, subprocess
+KERNEL = {KERNEL!r}
+def test_cli(cubby_cache, tmp_path):
+    first = cubby_cache.compile(KERNEL, ['ns::scale<float, 3>'], ['-std=c++17'], 'sm_90',
+                                program_name='k.cu')
+    (tmp_path / 'k.cu').write_text(KERNEL)
+    out = subprocess.run([os.environ['CUBBY_CLI'], 'compile', str(tmp_path / 'k.cu'),
+                          '--name-expr', 'ns::scale<float, 3>', '--option=-std=c++17',
+                          '--arch', 'sm_90', '--json'],
+                         check=True, capture_output=True, text=True)
+    answer = json.loads(out.stdout)
+    assert answer['key'] == first.key
+    assert answer['hit'] is True and answer['tier'] == 'disk'
+""")
+    result = run(f"--cubby-dir={store}")
+    result.assert_outcomes(passed=1)
+    assert "disk 1" in summary(result)
+    assert re.search(r"processes: 2\b", summary(result))
+
+
+def test_xdist_workers_are_added_up(pytester, run, store):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_a=kernel_test(3), test_b=kernel_test(3, offset=3))
+    result = run("-p", "xdist.plugin", "-n", "2", f"--cubby-dir={store}")
+    result.assert_outcomes(passed=6)
+    assert counter(result, "compiles") == 6
+    assert "xdist workers: 2" in summary(result)
+    warm = run("-p", "xdist.plugin", "-n", "2", f"--cubby-dir={store}", "--cubby-require-warm")
+    warm.assert_outcomes(passed=6)
+    assert counter(warm, "compiles") == 0
+    assert "disk 6" in summary(warm)
+
+
+def test_a_missing_library_is_reported_naming_the_setting(pytester, run, env, store):
+    env.setenv("CUBBY_LIBRARY", str(pytester.path / "nowhere" / "libcubby.so"))
+    pytester.makepyfile(test_k=kernel_test(1) + "\ndef test_unrelated():\n    pass\n")
+    result = run(f"--cubby-dir={store}")
+    result.assert_outcomes(passed=1, errors=1)
+    text = result.stdout.str()
+    assert "CUBBY_LIBRARY=" in text and "could not be loaded" in text
+    assert "error: " in summary(result)
+
+
+def test_a_library_that_is_not_libcubby_is_reported(pytester, run, env, store):
+    env.setenv("CUBBY_LIBRARY", "libc.so.6")
+    pytester.makepyfile(test_k=kernel_test(1))
+    result = run(f"--cubby-dir={store}")
+    result.assert_outcomes(errors=1)
+    assert "is not a usable libcubby" in result.stdout.str()
+    assert "CUBBY_LIBRARY" in result.stdout.str()
+
+
+def test_a_broken_library_file_is_reported(pytester, run, env, store):
+    broken = pytester.path / "libcubby.so"
+    broken.write_bytes(b"\x7fELF not really")
+    env.setenv("CUBBY_LIBRARY", str(broken))
+    pytester.makepyfile(test_k=kernel_test(1))
+    result = run(f"--cubby-dir={store}")
+    result.assert_outcomes(errors=1)
+    assert f"CUBBY_LIBRARY={broken} could not be loaded" in result.stdout.str()
+
+
+def test_the_entry_point_loads_the_plugin_when_installed(pytester, env, store, tmp_path):
+    """`pip install ./pytest_plugin` with no network, then pytest finds the plugin by itself."""
+    target = tmp_path / "site"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target",
+         str(target), str(SRC.parent)], capture_output=True, text=True)
+    if install.returncode != 0 and "No module named pip" in install.stderr:
+        pytest.skip("pip is not installed for this interpreter (python3-pip)")
+    assert install.returncode == 0, install.stdout + install.stderr
+    assert (target / "cubby" / "py.typed").exists()
+    env.setenv("PYTHONPATH", str(target))
+    env.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    pytester.makepyfile(test_k=kernel_test(1))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist",
+                                           f"--cubby-dir={store}")
+    result.assert_outcomes(passed=1)
+    assert counter(result, "compiles") == 1
