@@ -31,8 +31,10 @@ cmake -S "$CUBBY_ROOT" -B "$build_dir" -DCUDAToolkit_ROOT="$CUDA_HOME" -DCMAKE_B
   -DCUBBY_BUILD_TESTS=ON >"$build_dir.configure.log" 2>&1 \
   || { cat "$build_dir.configure.log" >&2; die "cmake configure failed (log above)"; }
 # Only what the benchmarks run: the benchmark executables, libcubby and the example suites.
+examples="$(sed -n 's/^add_executable(\([A-Za-z0-9_]*\).*/\1/p' "$CUBBY_ROOT/tests/examples/CMakeLists.txt" 2>/dev/null | paste -sd'|' -)"
 mapfile -t targets < <(cmake --build "$build_dir" --target help 2>/dev/null \
-  | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p' | grep -E '^(cubby_bench|recovery_bench|store_bench|libcubby|.*example.*)$' || true)
+  | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p' \
+  | grep -E "^(cubby_bench|recovery_bench|store_bench|libcubby${examples:+|$examples})\$" || true)
 [ ${#targets[@]} -gt 0 ] || targets=(cubby_bench)
 step "building ${targets[*]} with $(nproc 2>/dev/null || echo 2) jobs"
 cmake --build "$build_dir" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" || die "build failed"
@@ -68,6 +70,16 @@ if [ -x "$build_dir/bench/store_bench" ]; then
 fi
 
 if [ "${CUBBY_BENCH_SUITE:-1}" != "0" ]; then
+  if [ -x "$CUBBY_ROOT/ci/suite-timing.sh" ] && [ -x "$build_dir/tests/examples/test_mdspan_transform" ] \
+     && [ -z "${CUBBY_SUITE_GTEST_CMD:-}" ]; then
+    step "whole-suite benchmark, example GoogleTest suite (ci/suite-timing.sh): cold, then warm"
+    if "$CUBBY_ROOT/ci/suite-timing.sh" "$build_dir" "$out/suite-timing"; then
+      report_args+=(--suite-timing "$out/suite-timing/timing.json")
+      export CUBBY_SUITE_GTEST_TIMED=1
+    else
+      log "ci/suite-timing.sh failed; timing the example suite with bench/suite/whole_suite.py instead"
+    fi
+  fi
   discover_suites "$CUBBY_ROOT" "$build_dir"
   step "whole-suite benchmark: each suite on an empty store (cold), then again (warm)"
   /usr/bin/python3 "$CUBBY_ROOT/bench/suite/whole_suite.py" "${SUITE_ARGS[@]}" --out "$out/suite.json" \

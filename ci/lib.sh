@@ -15,6 +15,10 @@ CUBBY_APT_PACKAGES=(
 # from ensure_node.
 CUBBY_BENCH_APT_PACKAGES=(python3 chromium)
 
+# The Python package and pytest plugin's tests (tests/python, run with /usr/bin/python3): pytest,
+# pytest-xdist for the -n 2 test, pip for the offline `pip install ./pytest_plugin` test.
+CUBBY_PYTHON_APT_PACKAGES=(python3 python3-pytest python3-pytest-xdist python3-pip python3-setuptools)
+
 log() { printf '\033[1m[cubby ci]\033[0m %s\n' "$*" >&2; }
 die() { printf '[cubby ci] error: %s\n' "$*" >&2; exit 1; }
 

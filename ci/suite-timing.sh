@@ -28,7 +28,7 @@ run() {
   start="$(now)"
   "$@" >"$logs/$name.log" 2>&1 || { cat "$logs/$name.log" >&2; echo "error: $name failed" >&2; exit 1; }
   end="$(now)"
-  seconds="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')"
+  seconds="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')"
 }
 
 run cold_transform "$bin/test_mdspan_transform"; cold_t="$seconds"
@@ -50,7 +50,7 @@ summary_cold="$(grep '^\[cubby\]' "$logs/cold_transform.log" | tail -1)"
 summary_warm="$(grep '^\[cubby\]' "$logs/warm_transform.log" | tail -1)"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0fx", a / b; else print "-" }'; }
-total() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a + b }'; }
+total() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
 cold_all="$(total "$cold_t" "$cold_r")"
 warm_all="$(total "$warm_t" "$warm_r")"
 

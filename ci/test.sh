@@ -4,10 +4,11 @@
 #   ci/test.sh                  # everything
 #   CUBBY_BUILD_DIR=build/x ci/test.sh
 #   CTEST_ARGS="-R Cache" ci/test.sh
+#   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer build / fuzz runs
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}"
+apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}"
 ensure_node || true  # the dashboard tests are skipped, with the reason, without node/npm
 find_cuda
 
@@ -22,6 +23,14 @@ trap 'rm -rf "$CUBBY_DIR"' EXIT
 # shellcheck disable=SC2086
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" ${CTEST_ARGS:-}
 
+log "running the Python tests (cubby package and pytest plugin)"
+# Against the libcubby and CLI just built; the system interpreter has the Debian pytest packages.
+py_status=0
+CUBBY_LIBRARY="$build_dir/core/libcubby.so" CUBBY_CLI="$build_dir/cli/cubby" \
+  /usr/bin/python3 -m pytest "$CUBBY_ROOT/tests/python" -q -rs -p no:cacheprovider || py_status=$?
+# Exit code 5: nothing collected (no Python tests in this checkout) is not a failure.
+[ "$py_status" -eq 0 ] || [ "$py_status" -eq 5 ] || die "the Python tests failed (output above)"
+
 # The benchmark dashboard in a real browser (headless Chromium): built from the committed history.
 source "$CUBBY_ROOT/bench/dashboard/dashboard.sh"
 dashboard_out="$CUBBY_ROOT/bench/out/ci"
@@ -33,4 +42,9 @@ if dashboard_build "$CUBBY_ROOT/bench/results/history.jsonl" "$dashboard_out/das
 else
   log "skipped: the dashboard browser test (no node/npm packages; see above)"
 fi
+# Store reliability: the C++ suite under ASan + UBSan, and bounded libFuzzer runs.
+source "$CUBBY_ROOT/ci/store-checks.sh"
+sanitizer_tests "$build_dir"
+fuzz_runs "$build_dir"
+
 log "all tests passed"

@@ -48,7 +48,8 @@ int run_export(const Common& common, const std::string& file) {
   if (!out || std::rename(temp.c_str(), file.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(temp.c_str());
-    fail_with(kExitFailed, "cannot write " + file + ": " + why + "; free space or choose another path");
+    fail_with(kExitFailed,
+              "cannot write " + file + ": " + why + "; free space or choose another path");
   }
   if (common.json) {
     print_json({{"dir", config.dir.string()},

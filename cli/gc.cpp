@@ -1,8 +1,9 @@
 // `cubby gc [--max-size S]`: least-recently-used eviction to the bound, leftover cleanup.
+#include "cubby/storage/gc.hpp"
+
 #include <iostream>
 
 #include "cli.hpp"
-#include "cubby/storage/gc.hpp"
 
 namespace cubby::cli {
 namespace {
@@ -19,7 +20,8 @@ int run_gc(const Common& common, const GcArgs& args) {
   options.max_size = config.max_size;
   if (!args.max_size.empty()) {
     auto size = parse_size(args.max_size);
-    if (!size) fail_with(kExitUsage, "--max-size \"" + args.max_size + "\": " + size.error().message);
+    if (!size)
+      fail_with(kExitUsage, "--max-size \"" + args.max_size + "\": " + size.error().message);
     options.max_size = *size;
   }
   options.target_ratio = args.target;
@@ -42,8 +44,8 @@ int run_gc(const Common& common, const GcArgs& args) {
   }
   std::cout << "store     " << config.dir.string() << '\n';
   std::cout << "bound     " << format_bytes(options.max_size) << '\n';
-  std::cout << "evicted   " << report->evicted << " entries, " << format_bytes(report->evicted_bytes)
-            << " (least recently used first)\n";
+  std::cout << "evicted   " << report->evicted << " entries, "
+            << format_bytes(report->evicted_bytes) << " (least recently used first)\n";
   std::cout << "left      " << report->entries << " entries, " << format_bytes(report->bytes)
             << '\n';
   std::cout << "cleaned   " << report->temp_removed << " temp files, " << report->locks_removed

@@ -29,39 +29,42 @@ int run_import(const Common& common, const std::string& file) {
   std::uint64_t bytes = 0;
   json problems = json::array();
   std::string write_error;
-  const std::string defect = read_tar(in, kMaxMember, [&](const std::string& name, std::string&& entry) {
-    // The key is the member's file name: <32 hex>.entry.
-    const std::size_t slash = name.rfind('/');
-    const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
-    auto key = base.size() == 38 && base.ends_with(".entry") ? Key::parse(base.substr(0, 32))
-                                                             : Result<Key>(fail(Errc::invalid_argument, ""));
-    if (!key) {
-      ++foreign;
-      return;
-    }
-    std::error_code ec;
-    if (std::filesystem::exists(disk.path_of(*key), ec)) {
-      ++present;
-      return;
-    }
-    if (!is_newer_format(entry)) {
-      if (auto checked = verify_entry(entry); !checked) {
-        ++rejected;
-        problems.push_back({{"key", key->hex()}, {"problem", checked.error().message}});
-        if (!common.json) {
-          std::cerr << "cubby: rejected " << key->hex() << ": " << checked.error().message << '\n';
+  const std::string defect =
+      read_tar(in, kMaxMember, [&](const std::string& name, std::string&& entry) {
+        // The key is the member's file name: <32 hex>.entry.
+        const std::size_t slash = name.rfind('/');
+        const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
+        auto key = base.size() == 38 && base.ends_with(".entry")
+                       ? Key::parse(base.substr(0, 32))
+                       : Result<Key>(fail(Errc::invalid_argument, ""));
+        if (!key) {
+          ++foreign;
+          return;
         }
-        return;
-      }
-    }
-    if (!write_error.empty()) return;
-    if (auto written = disk.put(*key, entry); !written) {
-      write_error = written.error().message;
-      return;
-    }
-    ++imported;
-    bytes += entry.size();
-  });
+        std::error_code ec;
+        if (std::filesystem::exists(disk.path_of(*key), ec)) {
+          ++present;
+          return;
+        }
+        if (!is_newer_format(entry)) {
+          if (auto checked = verify_entry(entry); !checked) {
+            ++rejected;
+            problems.push_back({{"key", key->hex()}, {"problem", checked.error().message}});
+            if (!common.json) {
+              std::cerr << "cubby: rejected " << key->hex() << ": " << checked.error().message
+                        << '\n';
+            }
+            return;
+          }
+        }
+        if (!write_error.empty()) return;
+        if (auto written = disk.put(*key, entry); !written) {
+          write_error = written.error().message;
+          return;
+        }
+        ++imported;
+        bytes += entry.size();
+      });
   if (imported > 0) {
     (void)StoreStats(config.dir)
         .add({{"store_bytes", static_cast<std::int64_t>(bytes)},
@@ -85,7 +88,9 @@ int run_import(const Common& common, const std::string& file) {
               << " foreign members skipped\n";
   }
   if (!defect.empty()) {
-    fail_with(kExitFailed, file + ": " + defect + "; the entries before the defect were imported");
+    fail_with(kExitFailed, file + ": " + defect +
+                               "; write it again with `cubby export` (the entries before the "
+                               "defect were imported)");
   }
   return rejected == 0 ? kExitOk : kExitFailed;
 }

@@ -10,16 +10,11 @@ namespace {
 
 // Counters shown, in order: persisted name, label. Times are persisted in microseconds.
 constexpr std::pair<const char*, const char*> kCounters[] = {
-    {"hits_memory", "hits (memory)"},
-    {"hits_disk", "hits (disk)"},
-    {"hits_remote", "hits (remote)"},
-    {"misses", "misses"},
-    {"compiles", "compiles"},
-    {"compile_failures", "compile failures"},
-    {"corrupt", "corrupt entries"},
-    {"failed_writes", "failed writes"},
-    {"evictions", "evictions"},
-    {"bytes_read", "bytes read"},
+    {"hits_memory", "hits (memory)"},   {"hits_disk", "hits (disk)"},
+    {"hits_remote", "hits (remote)"},   {"misses", "misses"},
+    {"compiles", "compiles"},           {"compile_failures", "compile failures"},
+    {"corrupt", "corrupt entries"},     {"failed_writes", "failed writes"},
+    {"evictions", "evictions"},         {"bytes_read", "bytes read"},
     {"bytes_written", "bytes written"},
 };
 
@@ -51,17 +46,14 @@ int run_stats(const Common& common, bool zero) {
   const std::int64_t hits = counter(counters, "hits_memory") + counter(counters, "hits_disk") +
                             counter(counters, "hits_remote");
   const std::int64_t lookups = hits + counter(counters, "misses");
-  const double hit_rate = lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
+  const double hit_rate =
+      lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
   const double compile_ms = static_cast<double>(counter(counters, "compile_us")) / 1000.0;
   const double saved_ms = static_cast<double>(counter(counters, "compile_us_saved")) / 1000.0;
 
   if (common.json) {
-    json out = {{"dir", config.dir.string()},
-                {"entries", count},
-                {"bytes", bytes},
-                {"max_size", config.max_size},
-                {"hit_rate", hit_rate},
-                {"compile_ms", compile_ms},
+    json out = {{"dir", config.dir.string()},  {"entries", count},     {"bytes", bytes},
+                {"max_size", config.max_size}, {"hit_rate", hit_rate}, {"compile_ms", compile_ms},
                 {"compile_ms_saved", saved_ms}};
     for (const auto& [name, label] : kCounters) out[name] = counter(counters, name);
     out["counters"] = counters;

@@ -1,8 +1,9 @@
 // `cubby verify [--fix]`: checksum and symbol check of every entry; reports (and removes) bad ones.
+#include "cubby/storage/verify.hpp"
+
 #include <iostream>
 
 #include "cli.hpp"
-#include "cubby/storage/verify.hpp"
 
 namespace cubby::cli {
 namespace {
@@ -31,8 +32,8 @@ int run_verify(const Common& common, bool fix) {
                 {"removed", report->removed},
                 {"problems", bad}});
   } else {
-    std::cout << report->entries << (report->entries == 1 ? " entry" : " entries")
-              << " checked in " << config.dir.string() << ": " << report->bad << " bad";
+    std::cout << report->entries << (report->entries == 1 ? " entry" : " entries") << " checked in "
+              << config.dir.string() << ": " << report->bad << " bad";
     if (report->newer > 0) std::cout << ", " << report->newer << " of a newer format (kept)";
     if (fix) std::cout << ", " << report->removed << " removed";
     std::cout << '\n';

@@ -106,7 +106,7 @@ export function buildModel(records) {
         disk.limitOf = med * REGRESSION_FACTOR;
         thresholds.push({
           label: `regression threshold, warm disk (${REGRESSION_FACTOR}x median) @ ${machine}`,
-          data: disk.data.map((v) => (v == null ? null : med * REGRESSION_FACTOR)), kind: "threshold",
+          data: labels.map(() => med * REGRESSION_FACTOR), kind: "threshold",
         });
       }
     }

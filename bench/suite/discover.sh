@@ -1,5 +1,6 @@
 # Finds the suites the whole-suite benchmark runs. Source it, then call
 #   discover_suites ROOT BUILD_DIR
+# (CUBBY_SUITE_GTEST_TIMED=1: the GoogleTest suite is timed elsewhere, by ci/suite-timing.sh)
 # which fills SUITE_ARGS with whole_suite.py arguments: `--suite NAME=COMMAND` for each suite
 # found, `--skip NAME=REASON` for each one that cannot run here.
 #   gtest-examples: the example GoogleTest suite (executables under BUILD_DIR/tests/examples),
@@ -11,7 +12,9 @@ discover_suites() {
   local root="$1" build_dir="$2"
   SUITE_ARGS=()
 
-  if [ -n "${CUBBY_SUITE_GTEST_CMD:-}" ]; then
+  if [ "${CUBBY_SUITE_GTEST_TIMED:-0}" = 1 ]; then
+    :  # timed by ci/suite-timing.sh instead
+  elif [ -n "${CUBBY_SUITE_GTEST_CMD:-}" ]; then
     SUITE_ARGS+=(--suite "gtest-examples=$CUBBY_SUITE_GTEST_CMD")
   else
     local bins=()
@@ -33,11 +36,11 @@ discover_suites() {
     return 0
   fi
   local dir="" candidate
-  for candidate in pytest_plugin/examples pytest_plugin/tests tests/examples/python; do
+  for candidate in pytest_plugin/examples tests/examples/python tests/python/examples bench/suite/pytest_mdspan; do
     if [ -d "$root/$candidate" ]; then dir="$candidate"; break; fi
   done
   if [ -z "$dir" ]; then
-    SUITE_ARGS+=(--skip "pytest-examples=no pytest suite found (looked for pytest_plugin/examples, pytest_plugin/tests, tests/examples/python; set CUBBY_SUITE_PYTEST_CMD)")
+    SUITE_ARGS+=(--skip "pytest-examples=no pytest suite found (looked for pytest_plugin/examples, tests/examples/python, tests/python/examples, bench/suite/pytest_mdspan; set CUBBY_SUITE_PYTEST_CMD)")
     return 0
   fi
   local python=""
@@ -48,5 +51,5 @@ discover_suites() {
     SUITE_ARGS+=(--skip "pytest-examples=pytest is not installed (Debian: apt-get install python3-pytest)")
     return 0
   fi
-  SUITE_ARGS+=(--suite "pytest-examples=cd '$root' && CUBBY_LIBRARY='$build_dir/core/libcubby.so' PYTHONPATH='$root/pytest_plugin'\${PYTHONPATH:+:\$PYTHONPATH} '$python' -m pytest -q -p no:cacheprovider '$dir'")
+  SUITE_ARGS+=(--suite "pytest-examples=cd '$root' && CUBBY_LIBRARY='$build_dir/core/libcubby.so' PYTHONPATH='$root/pytest_plugin/src'\${PYTHONPATH:+:\$PYTHONPATH} '$python' -m pytest -q -p no:cacheprovider '$dir'")
 }

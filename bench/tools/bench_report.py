@@ -15,7 +15,7 @@ results.json ("schema": 1):
   workloads {NAME: {cold_ms, warm_memory_us, warm_disk_us, warm_remote_us, load_baseline_us,
                     warm_loaded_us, speedup_memory, speedup_disk, speedup_loaded,
                     ratio_vs_load_baseline, cubin_bytes, name_expressions, programs}},
-  recovery {WORKLOAD: {METHOD: accuracy in [0, 1]}},
+  recovery {WORKLOAD: {METHOD: accuracy in [0, 1]}},  (--suite-timing: ci/suite-timing.sh's JSON)
   suite {SUITE: {cold_s, warm_s, ratio, note}},
   skipped {BENCHMARK: reason}, goals [{goal, value, target, status}]
 """
@@ -179,6 +179,18 @@ def read_suite(data: dict, record: dict) -> int:
     return used
 
 
+def read_suite_timing(data: dict, record: dict) -> int:
+    """ci/suite-timing.sh's timing.json (the example GoogleTest suite, cold then warm)."""
+    cold = data.get("cold_s", {}).get("suite") if isinstance(data.get("cold_s"), dict) else None
+    warm = data.get("warm_s", {}).get("suite") if isinstance(data.get("warm_s"), dict) else None
+    if finite(cold) is None or finite(warm) is None:
+        warn("suite-timing JSON has no cold_s.suite / warm_s.suite numbers; skipped: re-run ci/suite-timing.sh")
+        return 0
+    record["suite"]["gtest-examples"] = {"cold_s": cold, "warm_s": warm, "ratio": cold / warm if warm > 0 else None,
+                                         "note": str(data.get("scope", ""))}
+    return 1
+
+
 def git_commit(root: Path) -> str:
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
@@ -330,6 +342,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--extra-bench", type=Path, action="append", default=[],
                         help="another Google Benchmark JSON whose cubby families to read")
     parser.add_argument("--suite", type=Path, help="bench/suite/whole_suite.py JSON")
+    parser.add_argument("--suite-timing", type=Path, help="ci/suite-timing.sh timing.json (example GoogleTest suite)")
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
     parser.add_argument("--history", type=Path, help="history file to append to (none: do not append)")
     parser.add_argument("--commit", help="commit to record (default: git rev-parse HEAD)")
@@ -350,6 +363,9 @@ def main(argv: list[str]) -> int:
     suite = load_json(args.suite, "suite timing JSON")
     if suite is not None:
         used += read_suite(suite, record)
+    timing = load_json(args.suite_timing, "ci/suite-timing.sh JSON")
+    if timing is not None:
+        used += read_suite_timing(timing, record)
     record["machine"].setdefault("host", platform.node())
     record["machine"].setdefault("cpus", os.cpu_count())
     record["machine"]["gpu_name"] = args.gpu_name if args.gpu_name is not None else \

@@ -38,6 +38,15 @@ if [ -x "$build_dir/bench/recovery_bench" ]; then
 else
   log "skipped: recovery_bench not built"
 fi
+if [ -x "$root/ci/suite-timing.sh" ] && [ -x "$build_dir/tests/examples/test_mdspan_transform" ]; then
+  log "example GoogleTest suite, cold then warm (ci/suite-timing.sh)"
+  if "$root/ci/suite-timing.sh" "$build_dir" "$out/suite-timing" 2>&1 | tee "$out/suite-timing.log"; then
+    report+=(--suite-timing "$out/suite-timing/timing.json")
+    export CUBBY_SUITE_GTEST_TIMED=1
+  else
+    status=1
+  fi
+fi
 discover_suites "$root" "$build_dir"
 log "whole-suite benchmark"
 "$python" "$root/bench/suite/whole_suite.py" "${SUITE_ARGS[@]}" --store "$store/suites" --out "$out/suite.json" \

@@ -53,7 +53,8 @@ Result<void> check_blob_name(std::string_view ns, std::string_view name) {
                 "' is not valid; use 1 to 255 characters of letters, digits, '.', '_' or '-'");
   }
   if (name.empty()) {
-    return fail(Errc::invalid_argument, "blob name is empty; pass the name the payload is stored under");
+    return fail(Errc::invalid_argument,
+                "blob name is empty; pass the name the payload is stored under");
   }
   return {};
 }

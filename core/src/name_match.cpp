@@ -19,6 +19,14 @@ constexpr int kMaxDepth = 48;
 constexpr std::size_t kMaxTokens = 20000;
 constexpr std::string_view kAnonymous = "(anonymous namespace)";
 
+// A component without template arguments, its hash set.
+NameComponent named(std::string name) {
+  NameComponent component;
+  component.name_hash = name_hash(name);
+  component.name = std::move(name);
+  return component;
+}
+
 // ------------------------------------------------------------------------------------------
 // Tokens
 
@@ -28,7 +36,18 @@ struct Token {
   Tok kind = Tok::end;
   std::string_view text;
   bool spaced = false;  // whitespace before it
+  char op = 0;          // punctuators: op_code(text)
 };
+
+// One character per punctuator, so comparisons are integer compares.
+constexpr char op_code(std::string_view p) {
+  if (p.size() == 1) return p[0];
+  if (p == "::") return ':';
+  if (p == "&&") return 'A';
+  if (p == "==") return 'E';
+  if (p == "!=") return 'N';
+  return '?';
+}
 
 bool is_ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
@@ -43,6 +62,7 @@ struct Tokens {
 
 Tokens tokenize(std::string_view text) {
   Tokens out;
+  out.items.reserve(text.size() / 3 + 2);
   std::size_t i = 0;
   bool spaced = false;
   while (i < text.size()) {
@@ -81,7 +101,8 @@ Tokens tokenize(std::string_view text) {
     } else if (c == ':' && i + 1 < text.size() && text[i + 1] == ':') {
       token.kind = Tok::punct;
       i += 2;
-    } else if (c == '&' && i + 1 < text.size() && text[i + 1] == '&') {
+    } else if ((c == '&' && i + 1 < text.size() && text[i + 1] == '&') ||
+               ((c == '=' || c == '!') && i + 1 < text.size() && text[i + 1] == '=')) {
       token.kind = Tok::punct;
       i += 2;
     } else if (std::string_view("<>,()[]*&+-/%~!^|").find(c) != std::string_view::npos) {
@@ -93,6 +114,7 @@ Tokens tokenize(std::string_view text) {
       return out;
     }
     token.text = text.substr(start, i - start);
+    if (token.kind == Tok::punct) token.op = op_code(token.text);
     out.items.push_back(token);
   }
   out.items.push_back(Token{Tok::end, {}, spaced});
@@ -103,6 +125,7 @@ Tokens tokenize(std::string_view text) {
 // Builtin types and integral values
 
 bool is_builtin_word(std::string_view w) {
+  if (w.size() < 3 || w.size() > 8) return false;
   return w == "unsigned" || w == "signed" || w == "short" || w == "long" || w == "int" ||
          w == "char" || w == "float" || w == "double" || w == "bool" || w == "void" ||
          w == "wchar_t" || w == "char8_t" || w == "char16_t" || w == "char32_t" ||
@@ -358,7 +381,8 @@ class Parser {
     return at < limit_ ? t_[at] : t_.back();
   }
   bool at_punct(std::string_view p, std::size_t ahead = 0) const {
-    return peek(ahead).kind == Tok::punct && peek(ahead).text == p;
+    const Token& token = peek(ahead);
+    return token.kind == Tok::punct && token.op == op_code(p);
   }
   bool at_end() const { return peek().kind == Tok::end; }
 
@@ -379,6 +403,7 @@ class Parser {
       }
       NameComponent component;
       component.name = std::string(name.text);
+      component.name_hash = name_hash(component.name);
       ++pos;
       if (at_punct("<")) {
         ++pos;
@@ -404,13 +429,14 @@ class Parser {
         const Token& token = peek();
         if (token.kind == Tok::end) return set_error("a template argument list is not closed");
         if (token.kind == Tok::punct) {
-          if (nesting == 0 && (token.text == "," || token.text == ">")) break;
-          if (token.text == "(" || token.text == "[") ++nesting;
-          if (token.text == ")" || token.text == "]") {
+          const char op = token.op;
+          if (nesting == 0 && (op == ',' || op == '>')) break;
+          if (op == '(' || op == '[') ++nesting;
+          if (op == ')' || op == ']') {
             if (--nesting < 0) return set_error("unbalanced parentheses");
           }
-          if (token.text == "<" && pos > 0 && t_[pos - 1].kind == Tok::ident) ++nesting;
-          if (token.text == ">" && nesting > 0) --nesting;
+          if (op == '<' && pos > 0 && t_[pos - 1].kind == Tok::ident) ++nesting;
+          if (op == '>' && nesting > 0) --nesting;
         }
         ++pos;
       }
@@ -494,7 +520,7 @@ class Parser {
       }
       std::string builtin = canonical_builtin(words);
       if (builtin.empty()) return set_error("not a valid builtin type");
-      out.name.parts.push_back(NameComponent{std::move(builtin), false, {}});
+      out.name.parts.push_back(named(std::move(builtin)));
       out.kind = NameArg::Kind::type;
     } else {
       const std::string_view word = peek().text;
@@ -535,9 +561,10 @@ class Parser {
     if (op == "|") return 1;
     if (op == "^") return 2;
     if (op == "&") return 3;
-    if (op == "<<" || op == ">>") return 4;
-    if (op == "+" || op == "-") return 5;
-    if (op == "*" || op == "/" || op == "%") return 6;
+    if (op == "==" || op == "!=") return 4;
+    if (op == "<<" || op == ">>") return 5;
+    if (op == "+" || op == "-") return 6;
+    if (op == "*" || op == "/" || op == "%") return 7;
     return -1;
   }
 
@@ -571,6 +598,14 @@ class Parser {
 
   bool apply(std::string_view op, Value& lhs, const Value& rhs) {
     if (lhs.type.empty() || rhs.type.empty()) return false;  // enumerations: not modelled
+    if (op == "==" || op == "!=") {
+      const std::string type = common_type(lhs.type, rhs.type);
+      const IntType t = *int_type(type);
+      const bool equal = truncate_to(lhs.bits, t) == truncate_to(rhs.bits, t);
+      lhs.bits = (equal == (op == "==")) ? 1 : 0;
+      lhs.type = "bool";
+      return true;
+    }
     const bool shift = op == "<<" || op == ">>";
     const std::string type = shift ? common_type(lhs.type, lhs.type)
                                    : common_type(lhs.type, rhs.type);
@@ -701,24 +736,31 @@ class Parser {
 // ------------------------------------------------------------------------------------------
 // Canonicalisation of expressions
 
-// The standard typedefs of NVRTC's target (LP64), reachable unqualified, as std:: or cuda::std::.
+// The standard typedefs as NVRTC 13's <cuda/std/cstdint> and <cuda/std/cstddef> define them
+// (measured with nvrtcGetLoweredName on sm_90; note intptr_t is `long long`, unlike glibc),
+// reachable unqualified, as std:: or as cuda::std::.
 std::string_view standard_typedef(std::string_view name) {
   struct Alias {
     std::string_view name;
     std::string_view type;
   };
   static constexpr Alias kAliases[] = {
-      {"size_t", "unsigned long"},        {"ptrdiff_t", "long"},
-      {"intptr_t", "long"},               {"uintptr_t", "unsigned long"},
-      {"int8_t", "signed char"},          {"uint8_t", "unsigned char"},
-      {"int16_t", "short"},               {"uint16_t", "unsigned short"},
-      {"int32_t", "int"},                 {"uint32_t", "unsigned int"},
-      {"int64_t", "long long"},           {"uint64_t", "unsigned long long"},
-      {"intmax_t", "long long"},          {"uintmax_t", "unsigned long long"},
-      {"int_least8_t", "signed char"},    {"uint_least8_t", "unsigned char"},
-      {"int_least16_t", "short"},         {"uint_least16_t", "unsigned short"},
-      {"int_least32_t", "int"},           {"uint_least32_t", "unsigned int"},
-      {"int_least64_t", "long long"},     {"uint_least64_t", "unsigned long long"},
+      {"size_t", "unsigned long"},         {"ptrdiff_t", "long"},
+      {"intptr_t", "long long"},           {"uintptr_t", "unsigned long long"},
+      {"int8_t", "signed char"},           {"uint8_t", "unsigned char"},
+      {"int16_t", "short"},                {"uint16_t", "unsigned short"},
+      {"int32_t", "int"},                  {"uint32_t", "unsigned int"},
+      {"int64_t", "long long"},            {"uint64_t", "unsigned long long"},
+      {"intmax_t", "long long"},           {"uintmax_t", "unsigned long long"},
+      {"int_least8_t", "signed char"},     {"uint_least8_t", "unsigned char"},
+      {"int_least16_t", "short"},          {"uint_least16_t", "unsigned short"},
+      {"int_least32_t", "int"},            {"uint_least32_t", "unsigned int"},
+      {"int_least64_t", "long long"},      {"uint_least64_t", "unsigned long long"},
+      {"int_fast8_t", "signed char"},      {"uint_fast8_t", "unsigned char"},
+      {"int_fast16_t", "short"},           {"uint_fast16_t", "unsigned short"},
+      {"int_fast32_t", "int"},             {"uint_fast32_t", "unsigned int"},
+      {"int_fast64_t", "long long"},       {"uint_fast64_t", "unsigned long long"},
+      {"max_align_t", "long double"},
   };
   for (const Alias& alias : kAliases) {
     if (alias.name == name) return alias.type;
@@ -764,7 +806,7 @@ void canonicalize(NameArg& arg, int depth) {
   if (!std_qualified(arg.name)) return;
   if (!last.templated) {
     if (const std::string_view builtin = standard_typedef(last.name); !builtin.empty()) {
-      parts.assign(1, NameComponent{std::string(builtin), false, {}});
+      parts.assign(1, named(std::string(builtin)));
       arg.kind = NameArg::Kind::type;
       return;
     }
@@ -781,8 +823,7 @@ void canonicalize(NameArg& arg, int depth) {
   if (rank_arg.kind != NameArg::Kind::value || rank_arg.negative || rank_arg.magnitude > 64) {
     return;
   }
-  NameComponent extents;
-  extents.name = "extents";
+  NameComponent extents = named("extents");
   extents.templated = true;
   if (dextents) {
     extents.args.push_back(last.args[0]);
@@ -791,7 +832,7 @@ void canonicalize(NameArg& arg, int depth) {
   } else {
     NameArg index;
     index.kind = NameArg::Kind::type;
-    index.name.parts.push_back(NameComponent{"unsigned long", false, {}});
+    index.name.parts.push_back(named("unsigned long"));
     extents.args.push_back(std::move(index));
   }
   for (std::uint64_t i = 0; i < rank_arg.magnitude; ++i) {
@@ -921,7 +962,8 @@ int arg_score(const NameArg& e, const NameArg& c, int depth) {
 }
 
 int component_score(const NameComponent& e, const NameComponent& c, int depth) {
-  if (e.name != c.name || e.templated != c.templated) return -1;
+  if (e.name_hash != 0 && c.name_hash != 0 && e.name_hash != c.name_hash) return -1;
+  if (e.templated != c.templated || e.name != c.name) return -1;
   if (e.args.size() > c.args.size()) return -1;
   int total = e.args.size() < c.args.size() ? kDefaultCost : 0;
   for (std::size_t i = 0; i < e.args.size(); ++i) {
@@ -949,9 +991,18 @@ int qualified_score(const QualifiedName& e, const QualifiedName& c, int depth) {
     }
     return total;
   }
-  // best[i][j]: cost of aligning e[i..] with c[j..].
+  // best[i][j]: cost of aligning e[i..] with c[j..]; on the stack for the usual sizes.
   constexpr int kNone = std::numeric_limits<int>::max();
-  std::vector<int> best((n + 1) * (m + 1), kNone);
+  constexpr std::size_t kSmall = 64;
+  const std::size_t cells = (n + 1) * (m + 1);
+  int small[kSmall];
+  std::vector<int> large;
+  int* best = small;
+  if (cells > kSmall) {
+    large.resize(cells);
+    best = large.data();
+  }
+  std::fill(best, best + cells, kNone);
   auto at = [&](std::size_t i, std::size_t j) -> int& { return best[i * (m + 1) + j]; };
   at(n, m) = 0;
   for (std::size_t j = m; j-- > 0;) {
@@ -1024,8 +1075,8 @@ Result<ParsedName> parse_tokens(const Tokens& tokens, bool demangled, std::strin
       std::size_t i = stop;
       while (i-- > 0) {
         if (t[i].kind != Tok::punct) continue;
-        if (t[i].text == ")") ++nesting;
-        if (t[i].text == "(" && --nesting == 0) break;
+        if (t[i].op == ')') ++nesting;
+        if (t[i].op == '(' && --nesting == 0) break;
       }
       if (nesting != 0) return invalid("unbalanced parentheses");
       stop = i;
@@ -1036,12 +1087,12 @@ Result<ParsedName> parse_tokens(const Tokens& tokens, bool demangled, std::strin
     for (std::size_t i = 0; i < stop; ++i) {
       const Token& token = t[i];
       if (token.kind == Tok::punct) {
-        if (token.text == "<" || token.text == "(" || token.text == "[") ++nesting;
-        if (token.text == ">" || token.text == ")" || token.text == "]") --nesting;
+        if (token.op == '<' || token.op == '(' || token.op == '[') ++nesting;
+        if (token.op == '>' || token.op == ')' || token.op == ']') --nesting;
         continue;
       }
       if (nesting == 0 && token.kind == Tok::ident &&
-          (i == 0 || !(t[i - 1].kind == Tok::punct && t[i - 1].text == "::"))) {
+          (i == 0 || !(t[i - 1].kind == Tok::punct && t[i - 1].op == ':'))) {
         start = i;
       }
     }
@@ -1068,6 +1119,15 @@ Result<ParsedName> parse_name_expression(std::string_view expression) {
 
 Result<ParsedName> parse_demangled_name(std::string_view demangled) {
   return parse_tokens(tokenize(demangled), true, demangled);
+}
+
+std::uint64_t name_hash(std::string_view name) noexcept {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const char c : name) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash == 0 ? 1 : hash;
 }
 
 std::string to_string(const QualifiedName& name) {

@@ -10,12 +10,12 @@ namespace cubby {
 
 nlohmann::json stats_to_json(const Stats& stats) {
   return {
-      {"hits_memory", stats.hits_memory},     {"hits_disk", stats.hits_disk},
-      {"hits_remote", stats.hits_remote},     {"misses", stats.misses},
-      {"compiles", stats.compiles},           {"compile_failures", stats.compile_failures},
-      {"corrupt", stats.corrupt},             {"failed_writes", stats.failed_writes},
-      {"bytes_read", stats.bytes_read},       {"bytes_written", stats.bytes_written},
-      {"compile_ms", stats.compile_ms},       {"compile_ms_saved", stats.compile_ms_saved},
+      {"hits_memory", stats.hits_memory}, {"hits_disk", stats.hits_disk},
+      {"hits_remote", stats.hits_remote}, {"misses", stats.misses},
+      {"compiles", stats.compiles},       {"compile_failures", stats.compile_failures},
+      {"corrupt", stats.corrupt},         {"failed_writes", stats.failed_writes},
+      {"bytes_read", stats.bytes_read},   {"bytes_written", stats.bytes_written},
+      {"compile_ms", stats.compile_ms},   {"compile_ms_saved", stats.compile_ms_saved},
   };
 }
 

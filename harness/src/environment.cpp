@@ -49,7 +49,8 @@ std::string summary_line(const Stats& stats, const std::string& store) {
   line += "), " + plural(stats.compiles, "compile");
   if (stats.compiles != 0) line += " (" + seconds(stats.compile_ms) + ")";
   line += ", " + seconds(stats.compile_ms_saved) + " of compiling saved";
-  if (stats.corrupt != 0) line += ", " + std::to_string(stats.corrupt) + " corrupt entries repaired";
+  if (stats.corrupt != 0)
+    line += ", " + std::to_string(stats.corrupt) + " corrupt entries repaired";
   if (stats.failed_writes != 0) {
     line += ", " + std::to_string(stats.failed_writes) + " failed writes";
   }

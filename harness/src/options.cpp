@@ -52,7 +52,8 @@ Options Options::from_env() {
 
 std::string flags_help() {
   return "  --cubby_dir=DIR           the cubby store (default: CUBBY_DIR, else ~/.cache/cubby)\n"
-         "  --cubby_require_warm      fail every test that compiles a kernel (CUBBY_REQUIRE_WARM=1)\n"
+         "  --cubby_require_warm      fail every test that compiles a kernel "
+         "(CUBBY_REQUIRE_WARM=1)\n"
          "  --cubby_quiet             no cubby summary line at the end\n";
 }
 
@@ -70,7 +71,8 @@ Options parse_flags(int* argc, char** argv, Options defaults) {
     bool has_value = false;
     if (auto value = flag_value(argument, "dir", &has_value)) {
       if (!has_value || value->empty()) {
-        throw Error(Errc::invalid_argument, "--cubby_dir needs a folder: --cubby_dir=/path/to/store");
+        throw Error(Errc::invalid_argument,
+                    "--cubby_dir needs a folder: --cubby_dir=/path/to/store");
       }
       options.dir = std::string(*value);
     } else if (auto warm = flag_value(argument, "require_warm", &has_value)) {
@@ -78,8 +80,8 @@ Options parse_flags(int* argc, char** argv, Options defaults) {
     } else if (auto quiet = flag_value(argument, "quiet", &has_value)) {
       options.quiet = !has_value || parse_bool_or_throw("--cubby_quiet", *quiet);
     } else {
-      throw Error(Errc::invalid_argument,
-                  "unknown flag " + std::string(argument) + "; cubby's flags are:\n" + flags_help());
+      throw Error(Errc::invalid_argument, "unknown flag " + std::string(argument) +
+                                              "; cubby's flags are:\n" + flags_help());
     }
   }
   for (std::size_t i = 0; i < kept.size(); ++i) argv[i] = kept[i];

@@ -169,6 +169,22 @@ class Command(Workdir):
         self.assertEqual(results["skipped"]["suite/pytest"], "no pytest suite")
 
 
+class SuiteTiming(Workdir):
+    def test_reads_ci_suite_timing_json(self):
+        timing = self.write("t.json", {"scope": "full suite", "cold_s": {"suite": 68.0}, "warm_s": {"suite": 3.4}})
+        done = self.report("--suite-timing", timing)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        suite = json.loads((self.dir / "out/results.json").read_text())["suite"]["gtest-examples"]
+        self.assertAlmostEqual(suite["ratio"], 20.0)
+        self.assertEqual(suite["note"], "full suite")
+
+    def test_suite_timing_without_numbers_is_skipped(self):
+        timing = self.write("t.json", {"cold_s": {"suite": "slow"}})
+        done = self.report("--suite-timing", timing)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("re-run ci/suite-timing.sh", done.stderr)
+
+
 class WholeSuite(Workdir):
     def run_suites(self, *args):
         return subprocess.run([sys.executable, str(ROOT / "bench/suite/whole_suite.py"), "--out",

@@ -61,6 +61,8 @@ TEST(ParseNameExpression, CanonicalTextIgnoresSpacingAndEvaluatesConstants) {
   EXPECT_EQ(canonical("ns::a<(1 + 2) * 3 - 10 / 3 % 2>"), "ns::a<8>");
   EXPECT_EQ(canonical("ns::a<'\\n'>"), "ns::a<(char)10>");
   EXPECT_EQ(canonical("ns::a<true>"), "ns::a<true>");
+  EXPECT_EQ(canonical("ns::b<1 == 1>"), "ns::b<true>");
+  EXPECT_EQ(canonical("ns::b<2 != 2>"), "ns::b<false>");
   EXPECT_EQ(canonical("ns::a<1ul + 1>"), "ns::a<2ul>");
   EXPECT_EQ(canonical("ns::a<2147483648>"), "ns::a<2147483648l>");
   EXPECT_EQ(canonical("ns::a<(ns::Tag)1>"), "ns::a<(ns::Tag)1>");

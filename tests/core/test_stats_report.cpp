@@ -1,6 +1,4 @@
 // Tests of the per-process stats report (core/src/stats_report.cpp) through CUBBY_STATS_FILE.
-#include "stats_report.hpp"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "cubby/cubby.h"
+#include "stats_report.hpp"
 #include "test_support.hpp"
 
 namespace {

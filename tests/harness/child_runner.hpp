@@ -35,9 +35,10 @@ inline std::string shell_quote(const std::string& text) {
 // ones that change its behaviour (CUBBY_*, GTEST_*).
 inline std::string child_command(const std::vector<std::string>& args,
                                  const std::map<std::string, std::string>& env) {
-  std::string command = "env -u CUBBY_REQUIRE_WARM -u CUBBY_DIR -u CUBBY_DISABLE -u CUBBY_READ_ONLY"
-                        " -u GTEST_OUTPUT -u GTEST_FILTER -u GTEST_TOTAL_SHARDS"
-                        " -u GTEST_SHARD_INDEX -u GTEST_SHARD_STATUS_FILE";
+  std::string command =
+      "env -u CUBBY_REQUIRE_WARM -u CUBBY_DIR -u CUBBY_DISABLE -u CUBBY_READ_ONLY"
+      " -u GTEST_OUTPUT -u GTEST_FILTER -u GTEST_TOTAL_SHARDS"
+      " -u GTEST_SHARD_INDEX -u GTEST_SHARD_STATUS_FILE";
   for (const auto& [name, value] : env) command += " " + shell_quote(name + "=" + value);
   command += " " + shell_quote(CUBBY_HARNESS_CHILD);
   for (const auto& arg : args) command += " " + shell_quote(arg);
@@ -45,7 +46,8 @@ inline std::string child_command(const std::vector<std::string>& args,
 }
 
 // Runs the child, its output captured in `scratch`/child.log.
-inline ChildRun run_child(const std::filesystem::path& scratch, const std::vector<std::string>& args,
+inline ChildRun run_child(const std::filesystem::path& scratch,
+                          const std::vector<std::string>& args,
                           const std::map<std::string, std::string>& env) {
   const std::filesystem::path log = scratch / "child.log";
   const std::string command = child_command(args, env) + " >" + shell_quote(log) + " 2>&1";

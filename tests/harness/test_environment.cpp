@@ -1,7 +1,5 @@
 // The Environment: the summary line, the store it opens (CUBBY_DIR or --cubby_dir), and a child
 // suite that passes with and without a GPU (GPU tests skip with the reason, or run).
-#include "cubby/testing/environment.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +7,7 @@
 
 #include "child_runner.hpp"
 #include "cubby/driver.hpp"
+#include "cubby/testing/environment.hpp"
 
 namespace cubby::testing {
 namespace {
@@ -63,8 +62,9 @@ TEST_F(EnvironmentRuns, PrintsTheSummaryColdThenWarm) {
 }
 
 TEST_F(EnvironmentRuns, QuietPrintsNoSummary) {
-  const ChildRun run = run_child(scratch_.path(), {"--gtest_filter=Child.UsesNoKernel", "--cubby_quiet"},
-                                 {{"CUBBY_DIR", store()}});
+  const ChildRun run =
+      run_child(scratch_.path(), {"--gtest_filter=Child.UsesNoKernel", "--cubby_quiet"},
+                {{"CUBBY_DIR", store()}});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output.find("[cubby]"), std::string::npos) << run.output;
 }
@@ -81,8 +81,8 @@ TEST_F(EnvironmentRuns, DirFlagOverridesCubbyDir) {
 
 TEST_F(EnvironmentRuns, WholeSuitePassesWithOrWithoutAGpu) {
   const std::string report = (scratch_.path() / "report.xml").string();
-  const ChildRun run = run_child(scratch_.path(), {"--gtest_output=xml:" + report},
-                                 {{"CUBBY_DIR", store()}});
+  const ChildRun run =
+      run_child(scratch_.path(), {"--gtest_output=xml:" + report}, {{"CUBBY_DIR", store()}});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const std::string gpu_test = xml_testcase(read_text(report), "LaunchesAlpha");
   ASSERT_FALSE(gpu_test.empty());

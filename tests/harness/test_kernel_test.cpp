@@ -1,11 +1,10 @@
 // KernelTest in process: modules shared by key, compiled at most once per process, loaded only
 // on a GPU; GpuKernelTest skips with the driver's reason without one.
-#include "cubby/testing/kernel_test.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "cubby/testing/kernel_test.hpp"
 #include "cubby/testing/session.hpp"
 #include "test_support.hpp"
 

@@ -1,7 +1,5 @@
 // The listener, through a child suite: per-test and per-suite cubby properties in the XML and
 // JSON reports, and sharded runs (GTEST_TOTAL_SHARDS) that agree with an unsharded run.
-#include "cubby/testing/listener.hpp"
-
 #include <gtest/gtest.h>
 
 #include <map>
@@ -10,6 +8,7 @@
 #include <string>
 
 #include "child_runner.hpp"
+#include "cubby/testing/listener.hpp"
 
 namespace cubby::testing {
 namespace {
@@ -22,11 +21,11 @@ class ListenerReports : public ::testing::Test {
 
 TEST_F(ListenerReports, PropertiesAppearInTheXmlReport) {
   const std::string report = (scratch_.path() / "report.xml").string();
-  const ChildRun run = run_child(
-      scratch_.path(),
-      {"--gtest_filter=Child.CompilesAlpha:Child.ReusesAlpha:Child.UsesNoKernel",
-       "--gtest_output=xml:" + report},
-      {{"CUBBY_DIR", store()}});
+  const ChildRun run =
+      run_child(scratch_.path(),
+                {"--gtest_filter=Child.CompilesAlpha:Child.ReusesAlpha:Child.UsesNoKernel",
+                 "--gtest_output=xml:" + report},
+                {{"CUBBY_DIR", store()}});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string xml = read_text(report);
 
@@ -55,14 +54,14 @@ TEST_F(ListenerReports, PropertiesAppearInTheXmlReport) {
 
 TEST_F(ListenerReports, PropertiesAppearInTheJsonReport) {
   // Warm the store first: the JSON run is then all disk hits.
-  ASSERT_EQ(run_child(scratch_.path(), {"--gtest_filter=Child.CompilesAlpha"},
-                      {{"CUBBY_DIR", store()}})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_child(scratch_.path(), {"--gtest_filter=Child.CompilesAlpha"}, {{"CUBBY_DIR", store()}})
+          .exit_code,
+      0);
   const std::string report = (scratch_.path() / "report.json").string();
-  const ChildRun run =
-      run_child(scratch_.path(), {"--gtest_filter=Child.CompilesAlpha", "--gtest_output=json:" + report},
-                {{"CUBBY_DIR", store()}});
+  const ChildRun run = run_child(
+      scratch_.path(), {"--gtest_filter=Child.CompilesAlpha", "--gtest_output=json:" + report},
+      {{"CUBBY_DIR", store()}});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto json = nlohmann::json::parse(read_text(report));
   EXPECT_EQ(json.at("cubby_hits_disk"), "1");
@@ -125,12 +124,12 @@ TEST_F(ListenerReports, ShardedRunsAgreeWithAnUnshardedRun) {
   ASSERT_EQ(expected.size(), 6u);
   std::map<std::string, std::pair<std::string, std::string>> merged;
   for (int shard = 0; shard < 3; ++shard) {
-    const std::string report = (scratch_.path() / ("shard" + std::to_string(shard) + ".xml")).string();
-    const ChildRun run =
-        run_child(scratch_.path(), {"--gtest_output=xml:" + report},
-                  {{"CUBBY_DIR", store()},
-                   {"GTEST_TOTAL_SHARDS", "3"},
-                   {"GTEST_SHARD_INDEX", std::to_string(shard)}});
+    const std::string report =
+        (scratch_.path() / ("shard" + std::to_string(shard) + ".xml")).string();
+    const ChildRun run = run_child(scratch_.path(), {"--gtest_output=xml:" + report},
+                                   {{"CUBBY_DIR", store()},
+                                    {"GTEST_TOTAL_SHARDS", "3"},
+                                    {"GTEST_SHARD_INDEX", std::to_string(shard)}});
     EXPECT_EQ(run.exit_code, 0) << run.output;
     for (const auto& [name, outcome] : outcomes(read_text(report))) {
       EXPECT_TRUE(merged.emplace(name, outcome).second) << name << " ran in two shards";

@@ -1,12 +1,11 @@
 // Options: CUBBY_REQUIRE_WARM and the --cubby_ flags (parsed and removed from argv).
-#include "cubby/testing/options.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "cubby/error.hpp"
+#include "cubby/testing/options.hpp"
 #include "test_support.hpp"
 
 namespace cubby::testing {
@@ -63,8 +62,8 @@ TEST(Options, FlagsAreReadAndRemovedOthersKeptInOrder) {
   EXPECT_EQ(options.dir, "/tmp/store");
   EXPECT_TRUE(options.require_warm);
   EXPECT_FALSE(options.quiet);
-  EXPECT_EQ(args.left(), (std::vector<std::string>{"prog", "--gtest_filter=A.*", "x",
-                                                   "--gtest_brief=1"}));
+  EXPECT_EQ(args.left(),
+            (std::vector<std::string>{"prog", "--gtest_filter=A.*", "x", "--gtest_brief=1"}));
   EXPECT_EQ(args.pointers[static_cast<std::size_t>(args.argc)], nullptr);
 }
 

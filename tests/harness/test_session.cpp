@@ -1,12 +1,11 @@
 // --cubby_require_warm / CUBBY_REQUIRE_WARM through a child suite: a test that compiles fails
 // with the key's fields, a test that hits passes.
-#include "cubby/testing/session.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "child_runner.hpp"
+#include "cubby/testing/session.hpp"
 
 namespace cubby::testing {
 namespace {
@@ -19,11 +18,10 @@ class RequireWarm : public ::testing::Test {
 };
 
 TEST_F(RequireWarm, FlagFailsATestThatCompilesAndPassesOneThatHits) {
-  const ChildRun cold = run_child(
-      scratch_.path(),
-      {"--gtest_filter=Child.CompilesAlpha:Child.UsesNoKernel", "--cubby_require_warm",
-       "--gtest_output=xml:" + report()},
-      {{"CUBBY_DIR", store()}});
+  const ChildRun cold = run_child(scratch_.path(),
+                                  {"--gtest_filter=Child.CompilesAlpha:Child.UsesNoKernel",
+                                   "--cubby_require_warm", "--gtest_output=xml:" + report()},
+                                  {{"CUBBY_DIR", store()}});
   EXPECT_EQ(cold.exit_code, 1) << cold.output;
   std::string xml = read_text(report());
   const std::string failed = xml_testcase(xml, "CompilesAlpha");
@@ -36,10 +34,10 @@ TEST_F(RequireWarm, FlagFailsATestThatCompilesAndPassesOneThatHits) {
   EXPECT_EQ(xml_testcase(xml, "UsesNoKernel").find("<failure"), std::string::npos);
 
   // The failed run stored the entry: the same test now hits and passes.
-  const ChildRun warm = run_child(
-      scratch_.path(),
-      {"--gtest_filter=Child.CompilesAlpha", "--cubby_require_warm", "--gtest_output=xml:" + report()},
-      {{"CUBBY_DIR", store()}});
+  const ChildRun warm = run_child(scratch_.path(),
+                                  {"--gtest_filter=Child.CompilesAlpha", "--cubby_require_warm",
+                                   "--gtest_output=xml:" + report()},
+                                  {{"CUBBY_DIR", store()}});
   EXPECT_EQ(warm.exit_code, 0) << warm.output;
   xml = read_text(report());
   EXPECT_EQ(xml_property(xml_testcase(xml, "CompilesAlpha"), "cubby_hits_disk"), "1");
@@ -56,9 +54,9 @@ TEST_F(RequireWarm, EnvironmentVariableDoesTheSame) {
 }
 
 TEST_F(RequireWarm, CompilesThatBypassTheHarnessAreCaughtToo) {
-  const ChildRun cold =
-      run_child(scratch_.path(), {"--gtest_filter=Child.DirectCacheCompile", "--cubby_require_warm"},
-                {{"CUBBY_DIR", store()}});
+  const ChildRun cold = run_child(
+      scratch_.path(), {"--gtest_filter=Child.DirectCacheCompile", "--cubby_require_warm"},
+      {{"CUBBY_DIR", store()}});
   EXPECT_EQ(cold.exit_code, 1) << cold.output;
   EXPECT_NE(cold.output.find("bypasses cubby::testing::compile"), std::string::npos) << cold.output;
   // Reported once, by the listener, in the test that compiled.
@@ -73,8 +71,8 @@ TEST_F(RequireWarm, FlagOverridesTheEnvironment) {
 }
 
 TEST_F(RequireWarm, MalformedSettingStopsTheRunWithWhatToDo) {
-  const ChildRun run = run_child(scratch_.path(), {},
-                                 {{"CUBBY_DIR", store()}, {"CUBBY_REQUIRE_WARM", "maybe"}});
+  const ChildRun run =
+      run_child(scratch_.path(), {}, {{"CUBBY_DIR", store()}, {"CUBBY_REQUIRE_WARM", "maybe"}});
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("CUBBY_REQUIRE_WARM=maybe"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("1/0"), std::string::npos) << run.output;

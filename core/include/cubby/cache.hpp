@@ -114,9 +114,9 @@ class Cache {
   mutable std::string arch_;
   StoreStats store_stats_;
   std::mutex flush_mutex_;
-  Stats flushed_;                                      // what flush_stats has persisted
-  std::atomic<std::int64_t> last_flush_ns_{0};         // steady clock
-  std::atomic<std::int64_t> pending_store_bytes_{0};   // size-estimate deltas not yet persisted
+  Stats flushed_;                                     // what flush_stats has persisted
+  std::atomic<std::int64_t> last_flush_ns_{0};        // steady clock
+  std::atomic<std::int64_t> pending_store_bytes_{0};  // size-estimate deltas not yet persisted
   std::atomic<std::int64_t> pending_store_entries_{0};
   std::atomic<bool> full_gc_tried_{false};  // a whole-store gc when a group trim found nothing
 };

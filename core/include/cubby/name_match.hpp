@@ -39,7 +39,12 @@ struct NameComponent {
   std::string name;
   bool templated = false;     // has a template argument list (possibly empty: `k<>`)
   std::vector<NameArg> args;  // template arguments
+  std::uint64_t name_hash = 0;  // name_hash(name) as the parsers set it (0: not set); speeds up
+                                // comparisons, never decides them alone
 };
+
+// The hash the parsers store in NameComponent::name_hash (FNV-1a; never 0).
+std::uint64_t name_hash(std::string_view name) noexcept;
 
 // `a::b<...>::c`.
 struct QualifiedName {

@@ -135,7 +135,8 @@ Result<void> DiskTier::remove(const Key& key) {
 Result<void> DiskTier::list(const std::function<void(const DiskEntryInfo&)>& visit,
                             std::string_view shard_prefix) const {
   return for_each_shard_file(
-      root_, shard_prefix, [&](const fs::path& path, std::string_view shard, std::string_view name) {
+      root_, shard_prefix,
+      [&](const fs::path& path, std::string_view shard, std::string_view name) {
         DiskEntryInfo info;
         if (!key_of_entry_name(name, shard, info.key)) return;
         struct stat status {};  // one stat per entry: `gc` lists 100,000 entries in well under 1 s
@@ -143,9 +144,8 @@ Result<void> DiskTier::list(const std::function<void(const DiskEntryInfo&)>& vis
         info.bytes = static_cast<std::uint64_t>(status.st_size);
         const auto since_epoch = std::chrono::seconds(status.st_mtim.tv_sec) +
                                  std::chrono::nanoseconds(status.st_mtim.tv_nsec);
-        info.modified = std::chrono::file_clock::from_sys(
-            std::chrono::system_clock::time_point(
-                std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch)));
+        info.modified = std::chrono::file_clock::from_sys(std::chrono::system_clock::time_point(
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch)));
         info.path = path;
         visit(info);
       });

@@ -143,11 +143,12 @@ Result<GcReport> trim_group(const DiskTier& disk, unsigned group, const GcOption
   if (!listed) return listed.error();
   evict_oldest(entries, target_of(options, 1.0 / kGroups), report);
   if (report.evicted > 0) {
-    (void)StoreStats(disk.root()).add({
-        {"store_bytes", -static_cast<std::int64_t>(report.evicted_bytes)},
-        {"store_entries", -static_cast<std::int64_t>(report.evicted)},
-        {"evictions", static_cast<std::int64_t>(report.evicted)},
-    });
+    (void)StoreStats(disk.root())
+        .add({
+            {"store_bytes", -static_cast<std::int64_t>(report.evicted_bytes)},
+            {"store_entries", -static_cast<std::int64_t>(report.evicted)},
+            {"evictions", static_cast<std::int64_t>(report.evicted)},
+        });
   }
   report.elapsed_ms = ms_since(start);
   return report;

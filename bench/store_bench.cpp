@@ -1,0 +1,208 @@
+// Google Benchmark suite for the store's reliability goals (store_bench):
+//  - BM_StoreColdOneProcess / BM_StoreColdEightProcesses: 20 small kernels compiled cold by one
+//    process, then by 8 processes at once on a fresh store. Counters: `compiles` (from the store's
+//    persisted stats: 20 when single flight works) and, for 8 processes, `vs_one_process` (wall
+//    time over one process's; the goal is <= 1.2).
+//  - BM_StoreHitDisk/<entries>: a disk hit in a store of 100 vs 100,000 entries (the goal: within
+//    10%); a fresh memory tier every iteration.
+//  - BM_StoreGc/100000: `gc` of a 100,000-entry store 10% over its bound (the goal: about 1 s).
+// Stores are temporary folders under CUBBY_BENCH_DIR (else the system temp folder), removed after.
+#include <benchmark/benchmark.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cubby/cubby.hpp"
+#include "cubby/storage/gc.hpp"
+#include "cubby/storage/store_stats.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kKernels = 20;
+
+fs::path fresh_dir(const std::string& tag) {
+  static std::random_device random;
+  const char* base = std::getenv("CUBBY_BENCH_DIR");
+  const fs::path root = base != nullptr ? fs::path(base) : fs::temp_directory_path();
+  return root / ("cubby-store-bench-" + tag + "-" + std::to_string(::getpid()) + "-" +
+                 std::to_string(random()));
+}
+
+cubby::CompileRequest kernel(int i) {
+  cubby::CompileRequest r;
+  r.source =
+      "namespace ns { template <class T, int N> __global__ void k(T* p) { p[threadIdx.x] = "
+      "T(N) * p[0] + T(" +
+      std::to_string(i) + "); } }\n";
+  r.program_name = "store_bench_" + std::to_string(i) + ".cu";
+  r.name_expressions = {"ns::k<float, 3>", "ns::k<double, 5>"};
+  r.arch = "sm_90";
+  return r;
+}
+
+cubby::Config config_at(const fs::path& dir) {
+  cubby::Config config;
+  config.dir = dir;
+  return config;
+}
+
+// Compiles the 20 kernels through a cache on `dir` (in a forked child when `fork_it`).
+void compile_all(const fs::path& dir) {
+  cubby::Cache cache(config_at(dir));
+  for (int i = 0; i < kKernels; ++i) (void)cache.compile(kernel(i));
+}
+
+double one_process_seconds = 0;
+
+std::int64_t persisted_compiles(const fs::path& dir) {
+  auto counters = cubby::StoreStats(dir).read();
+  return counters ? (*counters)["compiles"] : -1;
+}
+
+void BM_StoreColdOneProcess(benchmark::State& state) {
+  double total = 0;
+  std::int64_t compiles = 0;
+  for (auto _ : state) {
+    const fs::path dir = fresh_dir("cold1");
+    const auto start = Clock::now();
+    const pid_t pid = ::fork();  // a fresh process, as the 8-process family uses
+    if (pid == 0) {
+      compile_all(dir);
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    state.SetIterationTime(seconds);
+    total += seconds;
+    compiles = persisted_compiles(dir);
+    fs::remove_all(dir);
+  }
+  one_process_seconds = total / static_cast<double>(state.iterations());
+  state.counters["compiles"] = static_cast<double>(compiles);
+}
+
+void BM_StoreColdEightProcesses(benchmark::State& state) {
+  const int processes = static_cast<int>(state.range(0));
+  double total = 0;
+  std::int64_t compiles = 0;
+  for (auto _ : state) {
+    const fs::path dir = fresh_dir("cold8");
+    const auto start = Clock::now();
+    std::vector<pid_t> pids;
+    for (int p = 0; p < processes; ++p) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        compile_all(dir);
+        ::_exit(0);
+      }
+      pids.push_back(pid);
+    }
+    for (const pid_t pid : pids) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    state.SetIterationTime(seconds);
+    total += seconds;
+    compiles = persisted_compiles(dir);
+    fs::remove_all(dir);
+  }
+  state.counters["compiles"] = static_cast<double>(compiles);
+  if (one_process_seconds > 0) {
+    state.counters["vs_one_process"] =
+        total / static_cast<double>(state.iterations()) / one_process_seconds;
+  }
+}
+
+// A store holding `count` entries: kernel(0)'s real entry plus fillers (1 KiB each, valid names,
+// never read) spread over the shards like real keys.
+fs::path store_with(std::int64_t count, const std::string& tag) {
+  const fs::path dir = fresh_dir(tag);
+  compile_all(dir);  // 20 real entries
+  std::mt19937_64 random(42);
+  const std::string filler(1024, 'f');
+  for (std::int64_t i = kKernels; i < count; ++i) {
+    cubby::Key key;
+    for (auto& byte : key.bytes) byte = static_cast<std::uint8_t>(random());
+    const fs::path path = cubby::DiskTier(dir).path_of(key);
+    fs::create_directories(path.parent_path());
+    FILE* file = std::fopen(path.c_str(), "wb");
+    if (file == nullptr) break;
+    std::fwrite(filler.data(), 1, filler.size(), file);
+    std::fclose(file);
+  }
+  return dir;
+}
+
+void BM_StoreHitDisk(benchmark::State& state) {
+  const fs::path dir = store_with(state.range(0), "hit");
+  cubby::Cache cache(config_at(dir));
+  const cubby::CompileRequest request = kernel(0);
+  for (auto _ : state) {
+    cache.memory().clear();
+    auto result = cache.compile(request);
+    if (result.tier != cubby::Source::disk) state.SkipWithError("not a disk hit");
+    benchmark::DoNotOptimize(result);
+  }
+  fs::remove_all(dir);
+}
+
+void BM_StoreGc(benchmark::State& state) {
+  const std::int64_t count = state.range(0);
+  const fs::path dir = store_with(count, "gc");
+  cubby::DiskTier disk(dir);
+  std::uint64_t bytes = 0;
+  auto listed = disk.list([&](const cubby::DiskEntryInfo& info) { bytes += info.bytes; });
+  if (!listed) state.SkipWithError("cannot list the store");
+  cubby::GcOptions options;
+  options.max_size = bytes * 10 / 11;  // 10% over the bound
+  std::uint64_t evicted = 0;
+  for (auto _ : state) {
+    auto report = cubby::collect_garbage(disk, options);
+    if (!report) {
+      state.SkipWithError("gc failed");
+      break;
+    }
+    evicted = report->evicted;
+    state.PauseTiming();
+    // Put the evicted entries back (as fillers) for the next iteration.
+    std::mt19937_64 random(static_cast<std::uint64_t>(state.iterations()) + 7);
+    const std::string filler(1024, 'f');
+    for (std::uint64_t i = 0; i < evicted; ++i) {
+      cubby::Key key;
+      for (auto& byte : key.bytes) byte = static_cast<std::uint8_t>(random());
+      const fs::path path = disk.path_of(key);
+      fs::create_directories(path.parent_path());
+      FILE* file = std::fopen(path.c_str(), "wb");
+      if (file == nullptr) break;
+      std::fwrite(filler.data(), 1, filler.size(), file);
+      std::fclose(file);
+    }
+    state.ResumeTiming();
+  }
+  state.counters["entries"] = static_cast<double>(count);
+  state.counters["evicted"] = static_cast<double>(evicted);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+BENCHMARK(BM_StoreColdOneProcess)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StoreColdEightProcesses)
+    ->Arg(8)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StoreHitDisk)->Arg(100)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StoreGc)->Arg(100000)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();

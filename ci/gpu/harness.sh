@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# GPU run of the GoogleTest harness (issue 5), from an already-built tree (no build, no network):
+#   ci/gpu/harness.sh OUT_DIR [BUILD_DIR]        BUILD_DIR default $CUBBY_BUILD_DIR, else build/ci
+# 1. the example suite (tests/examples: 24 programs, 336 kernels, launch tests included) cold on
+#    an empty store, then warm, then with compilation removed (ci/suite-timing.sh):
+#    OUT_DIR/suite-timing.txt (the table), OUT_DIR/timing/{timing.json,*.log}
+# 2. the example suite's launch tests with an XML report: OUT_DIR/examples-gpu.xml
+# 3. through ctest, on a fresh store: the harness's own tests (label harness) and the example
+#    suite with its warm-up fixture (label examples): OUT_DIR/ctest-harness.log
+# Exit status: non-zero if any of them failed.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="${1:?usage: ci/gpu/harness.sh OUT_DIR [BUILD_DIR]}"
+build_dir="$(cd "${2:-${CUBBY_BUILD_DIR:-$root/build/ci}}" && pwd)"
+mkdir -p "$out"
+status=0
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$out/gpu.txt" 2>&1
+
+"$root/ci/suite-timing.sh" "$build_dir" "$out/timing" 2>&1 | tee "$out/suite-timing.txt" || status=1
+
+store="$(mktemp -d /tmp/cubby-harness-gpu.XXXXXX)"
+trap 'rm -rf "$store"' EXIT
+CUBBY_DIR="$store/a" "$build_dir/tests/examples/test_mdspan_transform" --gtest_filter='*Gpu*' \
+  --gtest_output="xml:$out/examples-gpu.xml" >"$out/examples-gpu.log" 2>&1 || status=1
+grep -q 'SKIPPED' "$out/examples-gpu.log" && { echo "launch tests skipped: no GPU?" >>"$out/examples-gpu.log"; status=1; }
+tail -n 8 "$out/examples-gpu.log"
+
+CUBBY_DIR="$store/b" ctest --test-dir "$build_dir" -L 'harness|examples' -j 8 --output-on-failure \
+  >"$out/ctest-harness.log" 2>&1 || status=1
+tail -n 12 "$out/ctest-harness.log"
+echo "ci/gpu/harness.sh: status $status (0 = all passed); results in $out"
+exit $status

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Store-reliability checks of ci/test.sh (issue: store reliability): the whole C++ test suite under
+# AddressSanitizer + UndefinedBehaviorSanitizer, and every libFuzzer target in fuzz/ for a bounded
+# time. Source it after lib.sh; call sanitizer_tests and fuzz_runs.
+#   CUBBY_CI_SANITIZE=0     skip the sanitizer build
+#   CUBBY_CI_FUZZ=0         skip the fuzz runs
+#   CUBBY_FUZZ_SECONDS=60   time per fuzz target
+
+# Clang and libFuzzer (libclang_rt.fuzzer) for the fuzz targets.
+CUBBY_FUZZ_APT_PACKAGES=(clang libclang-rt-14-dev)
+
+# sanitizer_tests BUILD_ROOT: builds the tests with -fsanitize=address,undefined (GCC) in
+# BUILD_ROOT-asan and runs them (GPU tests skip without a GPU; the install test is left out).
+sanitizer_tests() {
+  [ "${CUBBY_CI_SANITIZE:-1}" = 1 ] || { log "skipped: sanitizer build (CUBBY_CI_SANITIZE=0)"; return 0; }
+  local build_dir="$1-asan"
+  local flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+  configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=ON \
+    -DCUBBY_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
+    "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
+    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
+  log "running the C++ tests under ASan + UBSan"
+  # Leak checking is off: libnvrtc (loaded with dlopen) keeps its allocations until exit.
+  ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1" \
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" -LE install \
+    || die "tests failed under the sanitizers (output above)"
+}
+
+# fuzz_runs BUILD_ROOT: builds fuzz/fuzz_*.cpp with clang (libFuzzer + ASan + UBSan) in
+# BUILD_ROOT-fuzz and runs each target for CUBBY_FUZZ_SECONDS, seeded with the golden files.
+fuzz_runs() {
+  [ "${CUBBY_CI_FUZZ:-1}" = 1 ] || { log "skipped: fuzz runs (CUBBY_CI_FUZZ=0)"; return 0; }
+  apt_install "${CUBBY_FUZZ_APT_PACKAGES[@]}"
+  local build_dir="$1-fuzz"
+  local seconds="${CUBBY_FUZZ_SECONDS:-60}"
+  local flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined"
+  CC=clang CXX=clang++ configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCUBBY_FUZZ=ON -DCUBBY_BUILD_TESTS=OFF -DCUBBY_BUILD_BENCH=OFF -DCUBBY_BUILD_CLI=OFF \
+    -DCUBBY_BUILD_GTEST=OFF "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags"
+  local target corpus
+  for target in "$build_dir"/fuzz/fuzz_*; do
+    [ -x "$target" ] || continue
+    corpus="$(mktemp -d /tmp/cubby-fuzz-corpus.XXXXXX)"
+    cp "$CUBBY_ROOT"/tests/golden/*.bin "$corpus"/ 2>/dev/null || true
+    log "fuzzing $(basename "$target") for ${seconds} s"
+    ASAN_OPTIONS="detect_leaks=0" "$target" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/" "$corpus" 2>&1 \
+      | tail -n 12 || { rm -rf "$corpus"; die "$(basename "$target") found a crash (input saved in $build_dir/)"; }
+    rm -rf "$corpus"
+  done
+}

@@ -1,0 +1,287 @@
+// The store admin commands of the `cubby` tool (cli/verify.cpp, gc.cpp, stats.cpp, export.cpp,
+// import.cpp): run as child processes of the built binary, several at once for single flight.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using cubby::testing::read_text;
+using cubby::testing::TempDir;
+using cubby::testing::write_text;
+using nlohmann::json;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Starts `cubby args...` with CUBBY_DIR=store (and `extra_env`); output goes to files under
+// `scratch` named by `tag`. Returns the pid.
+pid_t start(const fs::path& store, const fs::path& scratch, const std::string& tag,
+            const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> env_strings;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, "CUBBY_", 6) != 0) env_strings.emplace_back(*entry);
+  }
+  env_strings.push_back("CUBBY_DIR=" + store.string());
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp;
+  for (auto& item : env_strings) envp.push_back(item.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings{CUBBY_CLI_PATH};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& item : argv_strings) argv.push_back(item.data());
+  argv.push_back(nullptr);
+  const std::string out = (scratch / (tag + ".out")).string();
+  const std::string err = (scratch / (tag + ".err")).string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(spawned, 0) << "cannot start " << CUBBY_CLI_PATH;
+  return spawned == 0 ? pid : -1;
+}
+
+Outcome finish(pid_t pid, const fs::path& scratch, const std::string& tag) {
+  Outcome run;
+  if (pid < 0) return run;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.out = read_text(scratch / (tag + ".out"));
+  run.err = read_text(scratch / (tag + ".err"));
+  return run;
+}
+
+class StoreCliTest : public ::testing::Test {
+ protected:
+  TempDir root_{"cli-store"};
+  fs::path store_ = root_ / "store";
+  fs::path kernel_ = root_ / "k.cu";
+
+  void SetUp() override {
+    write_text(kernel_,
+               "namespace ns { template <class T, int N> __global__ void k(T* p) { p[0] = T(N); } "
+               "}\n");
+  }
+  Outcome cubby(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                const fs::path& store = {}) {
+    return finish(start(store.empty() ? store_ : store, root_.path(), "run", args, env),
+                  root_.path(), "run");
+  }
+  std::vector<std::string> compile_args(int n) {
+    return {"compile",
+            kernel_.string(),
+            "--json",
+            "--arch",
+            "sm_90",
+            "--name-expr",
+            "ns::k<float, " + std::to_string(n) + ">"};
+  }
+  json parse(const Outcome& run) {
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    try {
+      return json::parse(run.out);
+    } catch (const json::exception&) {
+      ADD_FAILURE() << "not JSON: " << run.out;
+      return json::object();
+    }
+  }
+  fs::path only_entry() {
+    for (const auto& item : fs::recursive_directory_iterator(store_ / "entries")) {
+      if (item.path().extension() == ".entry") return item.path();
+    }
+    return {};
+  }
+};
+
+TEST_F(StoreCliTest, EightConcurrentColdCompilesCompileOnce) {
+  constexpr int kProcesses = 8;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcesses; ++p) {
+    pids.push_back(start(store_, root_.path(), "p" + std::to_string(p), compile_args(7)));
+  }
+  std::set<std::string> names;
+  int compiled = 0;
+  for (int p = 0; p < kProcesses; ++p) {
+    const json out =
+        parse(finish(pids[static_cast<std::size_t>(p)], root_.path(), "p" + std::to_string(p)));
+    compiled += out.value("hit", true) ? 0 : 1;
+    names.insert(out["lowered_names"].dump());
+  }
+  EXPECT_EQ(compiled, 1);
+  EXPECT_EQ(names.size(), 1u);
+  const json stats = parse(cubby({"stats", "--json"}));
+  EXPECT_EQ(stats["compiles"], 1);
+  EXPECT_EQ(stats["misses"], 1);
+  EXPECT_EQ(stats["hits_disk"], kProcesses - 1);
+  EXPECT_EQ(stats["entries"], 1);
+  EXPECT_GT(stats["compile_ms_saved"].get<double>(), 0.0);
+}
+
+TEST_F(StoreCliTest, VerifyReportsThenFixesACorruptEntry) {
+  parse(cubby(compile_args(1)));
+  parse(cubby(compile_args(2)));
+  const json clean = parse(cubby({"verify", "--json"}));
+  EXPECT_EQ(clean["entries"], 2);
+  EXPECT_EQ(clean["bad"], 0);
+  const fs::path entry = only_entry();
+  std::string bytes = read_text(entry);
+  bytes[bytes.size() / 2] ^= 0x40;
+  write_text(entry, bytes);
+  const Outcome found = cubby({"verify", "--json"});
+  EXPECT_EQ(found.exit_code, 1);
+  const json report = json::parse(found.out);
+  EXPECT_EQ(report["bad"], 1);
+  EXPECT_EQ(report["problems"][0]["path"], entry.string());
+  EXPECT_TRUE(fs::exists(entry));
+  const json fixed = parse(cubby({"verify", "--fix", "--json"}));
+  EXPECT_EQ(fixed["removed"], 1);
+  EXPECT_FALSE(fs::exists(entry));
+  EXPECT_EQ(parse(cubby({"verify", "--json"}))["entries"], 1);
+}
+
+TEST_F(StoreCliTest, GcEvictsToMaxSizeAndCleansLeftovers) {
+  for (int n = 1; n <= 4; ++n) parse(cubby(compile_args(n)));
+  const fs::path entry = only_entry();
+  write_text(fs::path(entry.string() + ".tmp.999999.0123456789abcdef"), "torn");
+  fs::last_write_time(fs::path(entry.string() + ".tmp.999999.0123456789abcdef"),
+                      fs::file_time_type::clock::now() - std::chrono::hours(1));
+  write_text(store_ / "locks/00/00000000000000000000000000000000.lock", "garbage\xff");
+  const std::uint64_t one = fs::file_size(entry);
+  const json report =
+      parse(cubby({"gc", "--max-size", std::to_string(one * 2 + one / 2), "--json"}));
+  EXPECT_EQ(report["entries_before"], 4);
+  EXPECT_EQ(report["evicted"], 2);
+  EXPECT_EQ(report["entries"], 2);
+  EXPECT_EQ(report["temp_removed"], 1);
+  EXPECT_EQ(report["locks_removed"], 1);
+  EXPECT_EQ(parse(cubby({"stats", "--json"}))["evictions"], 2);
+  EXPECT_EQ(parse(cubby({"verify", "--json"}))["bad"], 0);
+  const Outcome bad = cubby({"gc", "--max-size", "lots"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("500M"), std::string::npos) << bad.err;
+}
+
+TEST_F(StoreCliTest, ExportThenImportIntoAFreshStoreServesHits) {
+  parse(cubby(compile_args(1)));
+  parse(cubby(compile_args(2)));
+  const fs::path archive = root_ / "warm.tar";
+  const json exported = parse(cubby({"export", archive.string(), "--json"}));
+  EXPECT_EQ(exported["entries"], 2);
+  const fs::path fresh = root_ / "fresh";
+  const json imported = parse(cubby({"import", archive.string(), "--json"}, {}, fresh));
+  EXPECT_EQ(imported["imported"], 2);
+  EXPECT_EQ(imported["rejected"], 0);
+  const json again = parse(cubby({"import", archive.string(), "--json"}, {}, fresh));
+  EXPECT_EQ(again["present"], 2);
+  const json hit = parse(cubby(compile_args(2), {}, fresh));
+  EXPECT_EQ(hit["tier"], "disk");
+  EXPECT_EQ(parse(cubby({"stats", "--json"}, {}, fresh))["entries"], 2);
+}
+
+TEST_F(StoreCliTest, ImportRejectsBadEntriesAndDamagedArchives) {
+  parse(cubby(compile_args(1)));
+  const fs::path archive = root_ / "warm.tar";
+  parse(cubby({"export", archive.string(), "--json"}));
+  std::string tar = read_text(archive);
+  // Flip a byte inside the first member's content (after its 512-byte header).
+  std::string damaged_entry = tar;
+  damaged_entry[512 + 100] ^= 0x01;
+  write_text(root_ / "bad-entry.tar", damaged_entry);
+  const Outcome rejected =
+      cubby({"import", (root_ / "bad-entry.tar").string(), "--json"}, {}, root_ / "s1");
+  EXPECT_EQ(rejected.exit_code, 1);
+  EXPECT_EQ(json::parse(rejected.out)["rejected"], 1);
+  EXPECT_FALSE(fs::exists(root_ / "s1/entries"));
+  // A damaged header, a truncated archive, a file that is not an archive: clear failures.
+  std::string bad_header = tar;
+  bad_header[10] ^= 0x01;
+  write_text(root_ / "bad-header.tar", bad_header);
+  write_text(root_ / "short.tar", tar.substr(0, 700));
+  write_text(root_ / "text.tar", "this is not an archive");
+  for (const char* name : {"bad-header.tar", "short.tar", "text.tar"}) {
+    const Outcome run = cubby({"import", (root_ / name).string()}, {}, root_ / "s2");
+    EXPECT_EQ(run.exit_code, 1) << name;
+    EXPECT_NE(run.err.find("cubby export"), std::string::npos) << name << ": " << run.err;
+  }
+  EXPECT_EQ(cubby({"import", (root_ / "missing.tar").string()}).exit_code, 2);
+}
+
+TEST_F(StoreCliTest, StatsCountAcrossProcessesAndZeroResetsThem) {
+  parse(cubby(compile_args(1)));
+  parse(cubby(compile_args(1)));
+  json stats = parse(cubby({"stats", "--json"}));
+  EXPECT_EQ(stats["compiles"], 1);
+  EXPECT_EQ(stats["hits_disk"], 1);
+  EXPECT_DOUBLE_EQ(stats["hit_rate"].get<double>(), 0.5);
+  const Outcome human = cubby({"stats"});
+  EXPECT_NE(human.out.find("compile time saved"), std::string::npos) << human.out;
+  stats = parse(cubby({"stats", "--zero", "--json"}));
+  EXPECT_EQ(stats["compiles"], 0);
+  EXPECT_EQ(stats["entries"], 1);
+}
+
+TEST_F(StoreCliTest, BadInputGetsClearMessagesAndLosesNothing) {
+  parse(cubby(compile_args(1)));
+  // Foreign files, a garbage lock file, garbage counters, a future-format entry.
+  write_text(store_ / "entries/ab/notes.txt", "mine");
+  write_text(store_ / "locks/stats.lock", "\x01\x02 garbage");
+  write_text(store_ / "stats/counters", "garbage without structure\n");
+  std::string future = read_text(only_entry());
+  future[8] = 99;
+  write_text(store_ / "entries/ff/ffffffffffffffffffffffffffffffff.entry", future);
+  const Outcome stats = cubby({"stats", "--json"});
+  EXPECT_EQ(stats.exit_code, 0);
+  EXPECT_NE(stats.err.find("reset"), std::string::npos) << stats.err;
+  const json verify = parse(cubby({"verify", "--fix", "--json"}));
+  EXPECT_EQ(verify["bad"], 0);
+  EXPECT_EQ(verify["newer_format"], 1);
+  parse(cubby({"gc", "--json"}));
+  EXPECT_TRUE(fs::exists(store_ / "entries/ab/notes.txt"));
+  EXPECT_TRUE(fs::exists(store_ / "entries/ff/ffffffffffffffffffffffffffffffff.entry"));
+  EXPECT_EQ(parse(cubby(compile_args(1)))["tier"], "disk");
+  const Outcome bad_size = cubby(compile_args(1), {"CUBBY_MAX_SIZE=a lot"});
+  EXPECT_EQ(bad_size.exit_code, 2);
+  EXPECT_NE(bad_size.err.find("CUBBY_MAX_SIZE"), std::string::npos) << bad_size.err;
+}
+
+TEST_F(StoreCliTest, ExplainPrintsEveryKeyFieldWithItsHash) {
+  const json out = parse(cubby([&] {
+    auto args = compile_args(1);
+    args.push_back("--explain");
+    return args;
+  }()));
+  ASSERT_TRUE(out["explain"].is_array());
+  std::set<std::string> labels;
+  for (const auto& field : out["explain"]) {
+    labels.insert(field["label"].get<std::string>());
+    EXPECT_EQ(field["hash"].get<std::string>().size(), 32u);
+  }
+  EXPECT_GE(labels.size(), 5u);
+}
+
+}  // namespace

@@ -1,0 +1,44 @@
+// The accuracy corpus (bench/workloads/recovery_corpus.hpp) as a test: cubby's matcher never
+// returns a wrong symbol, and resolves far more expressions than the text baseline.
+#include <gtest/gtest.h>
+
+#include "cubby/nvrtc.hpp"
+#include "recovery_corpus.hpp"
+
+namespace cubby {
+namespace {
+
+TEST(RecoveryCorpus, MatcherIsNeverWrongAndBeatsTheBaseline) {
+  recovery::Score matcher;
+  recovery::Score baseline;
+  std::size_t expressions = 0;
+  for (const recovery::RecoveryWorkload& w : recovery::recovery_workloads()) {
+    SCOPED_TRACE(w.name);
+    CompileRequest request;
+    request.source = w.source;
+    request.program_name = w.name + ".cu";
+    request.name_expressions = w.expressions;
+    request.options = w.options;
+    request.arch = "sm_90";
+    auto entry = compile_nvrtc(request);
+    ASSERT_TRUE(entry.ok()) << entry.error().message;
+    const CubinSymbols symbols = read_cubin_symbols(entry->payload).value_or_throw();
+    const auto answers = recovery::recover_with_matcher(symbols, w.expressions);
+    const auto texts = recovery::recover_with_baseline(symbols, w.expressions);
+    for (std::size_t i = 0; i < w.expressions.size(); ++i) {
+      const std::string& truth = entry->lowered_names.at(w.expressions[i]);
+      EXPECT_TRUE(answers[i].empty() || answers[i] == truth)
+          << w.expressions[i] << " -> " << answers[i] << ", NVRTC: " << truth;
+      recovery::tally(matcher, answers[i], truth);
+      recovery::tally(baseline, texts[i], truth);
+    }
+    expressions += w.expressions.size();
+  }
+  EXPECT_GE(expressions, 300u);
+  EXPECT_EQ(matcher.wrong, 0u);
+  EXPECT_GE(matcher.correct, expressions * 8 / 10);
+  EXPECT_GT(matcher.correct, 2 * baseline.correct);
+}
+
+}  // namespace
+}  // namespace cubby
