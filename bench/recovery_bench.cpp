@@ -9,9 +9,9 @@
 //   BM_NameRecovery/<workload>/load_only       GPU: cuModuleLoadData + unload, the reference for
 //                                              `driver` in the same run
 // Workloads: mdspan50 (bench/workloads/cubby_workloads.hpp) and the accuracy corpus
-// (bench/workloads/recovery_corpus.hpp). Counters: expressions, correct, unresolved, wrong
-// (against NVRTC's own lowered names). Each iteration recovers every expression of the workload
-// from the CUBIN bytes (ELF read + demangle + parse + match).
+// (bench/workloads/recovery_corpus.hpp). Counters: expressions (= total), correct, unresolved,
+// wrong (against NVRTC's own lowered names) and accuracy = correct / total. Each iteration recovers
+// every expression of the workload from the CUBIN bytes (ELF read + demangle + parse + match).
 //
 // `cubby_recovery_bench --accuracy_table` prints the accuracy table (markdown) and exits;
 // `--accuracy_details` also lists every unresolved (with the reason) or wrong answer on stderr.
@@ -67,8 +67,7 @@ std::vector<std::string> answer(Method method, const cubby::CubinSymbols& symbol
     case Method::baseline:
       return cubby::recovery::recover_with_baseline(symbols, expressions);
     case Method::matcher_cufilt:
-      return cubby::recovery::recover_with_matcher(symbols, expressions,
-                                                   cubby::Demangler::cufilt);
+      return cubby::recovery::recover_with_matcher(symbols, expressions, cubby::Demangler::cufilt);
     default:
       return cubby::recovery::recover_with_matcher(symbols, expressions);
   }
@@ -79,6 +78,9 @@ void set_counters(benchmark::State& state, const Score& s) {
   state.counters["correct"] = static_cast<double>(s.correct);
   state.counters["unresolved"] = static_cast<double>(s.unresolved);
   state.counters["wrong"] = static_cast<double>(s.wrong);
+  state.counters["total"] = static_cast<double>(s.total());
+  state.counters["accuracy"] =
+      s.total() == 0 ? 0.0 : static_cast<double>(s.correct) / static_cast<double>(s.total());
 }
 
 void BM_NameRecovery(benchmark::State& state, const Compiled* compiled, Method method) {
@@ -152,8 +154,9 @@ RecoveryWorkload mdspan50_workload() {
 
 // The accuracy table over every workload (markdown), and the corpus total.
 int print_accuracy_table(const std::vector<std::unique_ptr<Compiled>>& all, bool details) {
-  std::printf("| workload | expressions | cubby matcher: correct / unresolved / wrong | "
-              "baseline (demangle, strip, compare text): correct / unresolved / wrong |\n");
+  std::printf(
+      "| workload | expressions | cubby matcher: correct / unresolved / wrong | "
+      "baseline (demangle, strip, compare text): correct / unresolved / wrong |\n");
   std::printf("| --- | ---: | ---: | ---: |\n");
   Score total_matcher;
   Score total_baseline;
@@ -234,8 +237,7 @@ int main(int argc, char** argv) {
   if (cubby::cufilt_available()) methods.insert(methods.begin() + 1, Method::matcher_cufilt);
   for (const auto& c : compiled) {
     for (Method method : methods) {
-      const std::string name =
-          "BM_NameRecovery/" + c->workload.name + "/" + method_name(method);
+      const std::string name = "BM_NameRecovery/" + c->workload.name + "/" + method_name(method);
       benchmark::RegisterBenchmark(name.c_str(), BM_NameRecovery, c.get(), method)
           ->Unit(benchmark::kMicrosecond);
     }

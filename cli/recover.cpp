@@ -1,12 +1,13 @@
 // `cubby recover CUBIN [--name-expr E]...`: enumerates a CUBIN's kernels and variables (ELF
 // symbol table, no GPU needed) and recovers the lowered name of each name expression.
+#include "cubby/recover.hpp"
+
 #include <iostream>
 #include <memory>
 
 #include "cli.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/demangle.hpp"
-#include "cubby/recover.hpp"
 
 namespace cubby::cli {
 namespace {

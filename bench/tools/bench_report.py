@@ -127,6 +127,8 @@ def read_bench(data: dict, record: dict, source: str) -> int:
             record["skipped"][f"{family}/{workload}" + (f"/{method}" if method else "")] = reason
             continue
         if family == "BM_NameRecovery":
+            if bench.get("total") == 0:
+                continue  # a timing reference (e.g. load_only) that recovers no name
             accuracy = finite(bench.get("accuracy"))
             if accuracy is None and finite(bench.get("total")):
                 accuracy = (finite(bench.get("correct")) or 0) / bench["total"] if bench["total"] else None

@@ -69,8 +69,9 @@ __global__ void touch(T* p) {
   const Ext extents[] = {
       {"cuda::std::dextents<size_t, 1>", "cuda::std::dextents<cuda::std::size_t,1>"},
       {"cuda::std::dextents<size_t, 2>", "cuda::std::dims<2>"},
-      {"cuda::std::dextents<size_t, 3>", "cuda::std::extents<size_t, cuda::std::dynamic_extent, "
-                                         "cuda::std::dynamic_extent, cuda::std::dynamic_extent>"},
+      {"cuda::std::dextents<size_t, 3>",
+       "cuda::std::extents<size_t, cuda::std::dynamic_extent, "
+       "cuda::std::dynamic_extent, cuda::std::dynamic_extent>"},
       {"cuda::std::extents<size_t, cuda::std::dynamic_extent, 4>",
        "cuda::std::extents<cuda::std::size_t, cuda::std::dynamic_extent, 2 + 2>"},
       {"cuda::std::dextents<int, 2>", "cuda::std::dextents< int , 2 >"},
@@ -109,11 +110,26 @@ __global__ void p(T out) { (void)out; }
 }  // namespace td
 )";
   const std::vector<std::string> types = {
-      "size_t",   "cuda::std::size_t",   "cuda::std::uint64_t", "cuda::std::int64_t",
-      "int32_t",  "cuda::std::uint32_t", "cuda::std::int16_t",  "cuda::std::uint16_t",
-      "int8_t",   "cuda::std::uint8_t",  "ptrdiff_t",           "cuda::std::ptrdiff_t",
-      "uintptr_t", "cuda::std::intptr_t", "float",              "unsigned",
-      "long int", "unsigned long long int", "signed char",      "short",
+      "size_t",
+      "cuda::std::size_t",
+      "cuda::std::uint64_t",
+      "cuda::std::int64_t",
+      "int32_t",
+      "cuda::std::uint32_t",
+      "cuda::std::int16_t",
+      "cuda::std::uint16_t",
+      "int8_t",
+      "cuda::std::uint8_t",
+      "ptrdiff_t",
+      "cuda::std::ptrdiff_t",
+      "uintptr_t",
+      "cuda::std::intptr_t",
+      "float",
+      "unsigned",
+      "long int",
+      "unsigned long long int",
+      "signed char",
+      "short",
   };
   for (const std::string& t : types) {
     w.expressions.push_back("td::k<" + t + ">");
@@ -175,8 +191,8 @@ template <int N> __device__ int cube = N * N * N;
 }  // namespace vl
 )";
   const std::vector<std::pair<std::string, std::string>> ints = {
-      {"1 + 1", "2"}, {"2 * 3", "6"}, {"0x10", "16"}, {"-3", "- 3"}, {"(1 << 4) | 1", "17"},
-      {"100 / 7", "14"}, {"'a'", "97"}, {"7 % 4", "3"}};
+      {"1 + 1", "2"},         {"2 * 3", "6"},    {"0x10", "16"}, {"-3", "- 3"},
+      {"(1 << 4) | 1", "17"}, {"100 / 7", "14"}, {"'a'", "97"},  {"7 % 4", "3"}};
   for (const auto& [spelled, plain] : ints) {
     w.expressions.push_back("vl::c<" + spelled + ">");
     w.expressions.push_back("vl::c<" + plain + ">");
@@ -192,7 +208,8 @@ template <int N> __device__ int cube = N * N * N;
   for (const char* v : {"true", "false", "1 == 1", "!false"}) {
     w.expressions.push_back(std::string("vl::b<") + v + ">");
   }
-  for (const char* v : {"'x'", "'\\n'", "65"}) w.expressions.push_back(std::string("vl::ch<") + v + ">");
+  for (const char* v : {"'x'", "'\\n'", "65"})
+    w.expressions.push_back(std::string("vl::ch<") + v + ">");
   for (const char* v : {"", "1", "1, 2", "1,2,3", "1 , 2 , 3", "-1, 0"}) {
     w.expressions.push_back(std::string("vl::pack<") + v + ">");
   }
@@ -238,9 +255,9 @@ __device__ int global_counter;
     w.expressions.push_back("outer::boxed<" + type + ">");
     w.expressions.push_back("outer::boxed< " + type + " >");
   }
-  for (const char* e : {"lonely", "global_k", "::global_k", "c_entry", "&outer::scale",
-                        "&outer::abi_v3::scale", "&global_counter", "outer::k<int>",
-                        "other::k<int>"}) {
+  for (const char* e :
+       {"lonely", "global_k", "::global_k", "c_entry", "&outer::scale", "&outer::abi_v3::scale",
+        "&global_counter", "outer::k<int>", "other::k<int>"}) {
     w.expressions.push_back(e);
   }
   return w;
@@ -277,7 +294,8 @@ inline std::string squeeze(const std::string& text) {
 // Demangled text with the parameter list and the return type cut off (text only).
 inline std::string strip_signature(const std::string& demangled) {
   std::string text = demangled;
-  if (!text.empty() && text.back() == ')' && text.find("(anonymous namespace)") + 21 != text.size()) {
+  if (!text.empty() && text.back() == ')' &&
+      text.find("(anonymous namespace)") + 21 != text.size()) {
     int depth = 0;
     for (std::size_t i = text.size(); i-- > 0;) {
       if (text[i] == ')') ++depth;

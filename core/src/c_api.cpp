@@ -326,7 +326,8 @@ const char* cubby_store_dir(cubby_cache* cache) {
 int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
   if (entries != nullptr) *entries = 0;
   if (bytes != nullptr) *bytes = 0;
-  if (cache == nullptr) return invalid("cubby_store_usage: cache is NULL; open one with cubby_open");
+  if (cache == nullptr)
+    return invalid("cubby_store_usage: cache is NULL; open one with cubby_open");
   try {
     uint64_t count = 0;
     uint64_t total = 0;

@@ -35,9 +35,14 @@ enum class Tok : std::uint8_t { ident, number, character, punct, end };
 struct Token {
   Tok kind = Tok::end;
   std::string_view text;
-  bool spaced = false;  // whitespace before it
-  char op = 0;          // punctuators: op_code(text)
+  bool spaced = false;    // whitespace before it
+  char op = 0;            // punctuators: op_code(text)
+  std::uint8_t word = 0;  // identifiers: kPlain, kBuiltin or kCv
 };
+
+constexpr std::uint8_t kPlain = 0;
+constexpr std::uint8_t kBuiltin = 1;
+constexpr std::uint8_t kCv = 2;
 
 // One character per punctuator, so comparisons are integer compares.
 constexpr char op_code(std::string_view p) {
@@ -59,6 +64,9 @@ struct Tokens {
   std::vector<Token> items;
   std::string error;  // empty when tokenising succeeded
 };
+
+bool is_builtin_word(std::string_view w);
+bool is_cv(std::string_view w);
 
 Tokens tokenize(std::string_view text) {
   Tokens out;
@@ -109,12 +117,15 @@ Tokens tokenize(std::string_view text) {
       token.kind = Tok::punct;
       ++i;
     } else {
-      out.error = std::string("unexpected character '") + c + "' at offset " +
-                  std::to_string(start);
+      out.error =
+          std::string("unexpected character '") + c + "' at offset " + std::to_string(start);
       return out;
     }
     token.text = text.substr(start, i - start);
     if (token.kind == Tok::punct) token.op = op_code(token.text);
+    if (token.kind == Tok::ident) {
+      token.word = is_builtin_word(token.text) ? kBuiltin : (is_cv(token.text) ? kCv : kPlain);
+    }
     out.items.push_back(token);
   }
   out.items.push_back(Token{Tok::end, {}, spaced});
@@ -126,10 +137,25 @@ Tokens tokenize(std::string_view text) {
 
 bool is_builtin_word(std::string_view w) {
   if (w.size() < 3 || w.size() > 8) return false;
+  switch (w[0]) {
+    case 'u':
+    case 's':
+    case 'l':
+    case 'i':
+    case 'c':
+    case 'f':
+    case 'd':
+    case 'b':
+    case 'v':
+    case 'w':
+    case '_':
+      break;
+    default:
+      return false;
+  }
   return w == "unsigned" || w == "signed" || w == "short" || w == "long" || w == "int" ||
          w == "char" || w == "float" || w == "double" || w == "bool" || w == "void" ||
-         w == "wchar_t" || w == "char8_t" || w == "char16_t" || w == "char32_t" ||
-         w == "__int128";
+         w == "wchar_t" || w == "char8_t" || w == "char16_t" || w == "char32_t" || w == "__int128";
 }
 
 bool is_cv(std::string_view w) { return w == "const" || w == "volatile"; }
@@ -397,8 +423,7 @@ class Parser {
     if (at_punct("::")) ++pos;
     while (true) {
       const Token& name = peek();
-      if (name.kind != Tok::ident || is_builtin_word(name.text) || is_cv(name.text) ||
-          name.text == "operator") {
+      if (name.kind != Tok::ident || name.word != kPlain || name.text == "operator") {
         return set_error("expected a name at \"" + std::string(name.text) + "\"");
       }
       NameComponent component;
@@ -424,6 +449,20 @@ class Parser {
     }
     while (true) {
       const std::size_t start = pos;
+      {
+        // Most arguments are types: parse one in place, without scanning for its end first.
+        Parser direct = sub_parser(start, limit_);
+        NameArg type;
+        if (direct.parse_type(type, depth) && (direct.at_punct(",") || direct.at_punct(">"))) {
+          args.push_back(std::move(type));
+          pos = direct.pos + 1;
+          if (direct.at_punct(">")) return true;
+          continue;
+        }
+        if (!direct.error.empty() && direct.error.rfind("template arguments nest", 0) == 0) {
+          return set_error(direct.error);
+        }
+      }
       int nesting = 0;
       while (true) {
         const Token& token = peek();
@@ -476,8 +515,7 @@ class Parser {
       if (parsed && sub.pos == stop) {
         arg.kind = NameArg::Kind::value;
         arg.negative = value_negative(value);
-        arg.magnitude =
-            arg.negative ? ~value.bits + 1 : value.bits;  // two's complement magnitude
+        arg.magnitude = arg.negative ? ~value.bits + 1 : value.bits;  // two's complement magnitude
         arg.value_type = value.type;
         arg.name = std::move(value.enumeration);
         return true;
@@ -486,8 +524,7 @@ class Parser {
     arg.kind = NameArg::Kind::raw;
     for (std::size_t i = start; i < stop; ++i) {
       const Token& token = t_[i];
-      if (i > start && token.spaced && token.kind != Tok::punct &&
-          t_[i - 1].kind != Tok::punct) {
+      if (i > start && token.spaced && token.kind != Tok::punct && t_[i - 1].kind != Tok::punct) {
         arg.raw.push_back(' ');
       }
       arg.raw.append(token.text);
@@ -499,7 +536,7 @@ class Parser {
   bool parse_type(NameArg& out, int depth) {
     out = NameArg{};
     auto take_cv = [&] {
-      while (peek().kind == Tok::ident && is_cv(peek().text)) {
+      while (peek().word == kCv) {
         if (peek().text == "const") out.is_const = true;
         if (peek().text == "volatile") out.is_volatile = true;
         ++pos;
@@ -508,10 +545,10 @@ class Parser {
     take_cv();
     const bool global = at_punct("::");
     if (peek(global ? 1 : 0).kind != Tok::ident) return false;
-    if (!global && is_builtin_word(peek().text)) {
+    if (!global && peek().word == kBuiltin) {
       std::vector<std::string_view> words;
-      while (peek().kind == Tok::ident && (is_builtin_word(peek().text) || is_cv(peek().text))) {
-        if (is_cv(peek().text)) {
+      while (peek().word != kPlain) {
+        if (peek().word == kCv) {
           take_cv();
           continue;
         }
@@ -536,7 +573,7 @@ class Parser {
       if (at_punct("*")) {
         ++pos;
         out.declarator.push_back('*');
-        while (peek().kind == Tok::ident && is_cv(peek().text)) {
+        while (peek().word == kCv) {
           out.declarator.append(peek().text);
           ++pos;
         }
@@ -607,8 +644,8 @@ class Parser {
       return true;
     }
     const bool shift = op == "<<" || op == ">>";
-    const std::string type = shift ? common_type(lhs.type, lhs.type)
-                                   : common_type(lhs.type, rhs.type);
+    const std::string type =
+        shift ? common_type(lhs.type, lhs.type) : common_type(lhs.type, rhs.type);
     const IntType t = *int_type(type);
     const std::uint64_t a = lhs.bits;
     const std::uint64_t b = rhs.bits;
@@ -631,8 +668,7 @@ class Parser {
       }
     } else if (shift) {
       if (b >= static_cast<std::uint64_t>(t.width)) return false;
-      r = op == "<<" ? a << b
-                     : (t.is_signed ? static_cast<std::uint64_t>(sa >> b) : a >> b);
+      r = op == "<<" ? a << b : (t.is_signed ? static_cast<std::uint64_t>(sa >> b) : a >> b);
     } else if (op == "&") {
       r = a & b;
     } else if (op == "|") {
@@ -678,9 +714,9 @@ class Parser {
         const bool operand =
             after.kind == Tok::number || after.kind == Tok::character ||
             (after.kind == Tok::ident && (after.text == "true" || after.text == "false")) ||
-            (after.kind == Tok::punct && (after.text == "(" || after.text == "-" ||
-                                          after.text == "+" || after.text == "~" ||
-                                          after.text == "!"));
+            (after.kind == Tok::punct &&
+             (after.text == "(" || after.text == "-" || after.text == "+" || after.text == "~" ||
+              after.text == "!"));
         if (operand && type.declarator.empty()) {
           pos = probe.pos + 1;
           if (!parse_unary(out, depth + 1)) return false;
@@ -745,21 +781,36 @@ std::string_view standard_typedef(std::string_view name) {
     std::string_view type;
   };
   static constexpr Alias kAliases[] = {
-      {"size_t", "unsigned long"},         {"ptrdiff_t", "long"},
-      {"intptr_t", "long long"},           {"uintptr_t", "unsigned long long"},
-      {"int8_t", "signed char"},           {"uint8_t", "unsigned char"},
-      {"int16_t", "short"},                {"uint16_t", "unsigned short"},
-      {"int32_t", "int"},                  {"uint32_t", "unsigned int"},
-      {"int64_t", "long long"},            {"uint64_t", "unsigned long long"},
-      {"intmax_t", "long long"},           {"uintmax_t", "unsigned long long"},
-      {"int_least8_t", "signed char"},     {"uint_least8_t", "unsigned char"},
-      {"int_least16_t", "short"},          {"uint_least16_t", "unsigned short"},
-      {"int_least32_t", "int"},            {"uint_least32_t", "unsigned int"},
-      {"int_least64_t", "long long"},      {"uint_least64_t", "unsigned long long"},
-      {"int_fast8_t", "signed char"},      {"uint_fast8_t", "unsigned char"},
-      {"int_fast16_t", "short"},           {"uint_fast16_t", "unsigned short"},
-      {"int_fast32_t", "int"},             {"uint_fast32_t", "unsigned int"},
-      {"int_fast64_t", "long long"},       {"uint_fast64_t", "unsigned long long"},
+      {"size_t", "unsigned long"},
+      {"ptrdiff_t", "long"},
+      {"intptr_t", "long long"},
+      {"uintptr_t", "unsigned long long"},
+      {"int8_t", "signed char"},
+      {"uint8_t", "unsigned char"},
+      {"int16_t", "short"},
+      {"uint16_t", "unsigned short"},
+      {"int32_t", "int"},
+      {"uint32_t", "unsigned int"},
+      {"int64_t", "long long"},
+      {"uint64_t", "unsigned long long"},
+      {"intmax_t", "long long"},
+      {"uintmax_t", "unsigned long long"},
+      {"int_least8_t", "signed char"},
+      {"uint_least8_t", "unsigned char"},
+      {"int_least16_t", "short"},
+      {"uint_least16_t", "unsigned short"},
+      {"int_least32_t", "int"},
+      {"uint_least32_t", "unsigned int"},
+      {"int_least64_t", "long long"},
+      {"uint_least64_t", "unsigned long long"},
+      {"int_fast8_t", "signed char"},
+      {"uint_fast8_t", "unsigned char"},
+      {"int_fast16_t", "short"},
+      {"uint_fast16_t", "unsigned short"},
+      {"int_fast32_t", "int"},
+      {"uint_fast32_t", "unsigned int"},
+      {"int_fast64_t", "long long"},
+      {"uint_fast64_t", "unsigned long long"},
       {"max_align_t", "long double"},
   };
   for (const Alias& alias : kAliases) {
@@ -918,10 +969,10 @@ void print(const QualifiedName& name, std::string& out, int depth) {
 // Matching
 
 // Costs of the canonicalisations, so the most literal match wins (see match_name).
-constexpr int kElideCost = 1;      // a namespace of the symbol absent from the expression
-constexpr int kDefaultCost = 1;    // template arguments filled from the symbol
-constexpr int kLiteralCost = 1;    // a value of another integral type (`4` for `4ul`)
-constexpr int kEnumeratorCost = 2; // an enumerator by name for a value of its enumeration
+constexpr int kElideCost = 1;       // a namespace of the symbol absent from the expression
+constexpr int kDefaultCost = 1;     // template arguments filled from the symbol
+constexpr int kLiteralCost = 1;     // a value of another integral type (`4` for `4ul`)
+constexpr int kEnumeratorCost = 2;  // an enumerator by name for a value of its enumeration
 
 int qualified_score(const QualifiedName& e, const QualifiedName& c, int depth);
 
@@ -1032,8 +1083,8 @@ void unknown_names(const QualifiedName& name, const std::vector<NameCandidate>& 
       if (arg.kind != NameArg::Kind::name && arg.kind != NameArg::Kind::type) continue;
       const std::string& last = arg.name.parts.back().name;
       if (arg.name.parts.size() == 1 && last.find(' ') != std::string::npos) continue;
-      const bool mentioned = std::any_of(
-          candidates.begin(), candidates.end(), [&](const NameCandidate& candidate) {
+      const bool mentioned =
+          std::any_of(candidates.begin(), candidates.end(), [&](const NameCandidate& candidate) {
             std::size_t at = 0;
             while ((at = candidate.demangled.find(last, at)) != std::string::npos) {
               const std::size_t end = at + last.size();
@@ -1161,8 +1212,8 @@ NameMatch match_name(const ParsedName& expression, const std::vector<NameCandida
   }
   const std::string text = to_string(expression.name);
   if (winners.size() > 1) {
-    result.reason = "ambiguous: " + std::to_string(winners.size()) +
-                    " symbols match `" + text + "` equally well (";
+    result.reason = "ambiguous: " + std::to_string(winners.size()) + " symbols match `" + text +
+                    "` equally well (";
     for (std::size_t k = 0; k < winners.size() && k < 3; ++k) {
       result.reason.append(k == 0 ? "`" : ", `")
           .append(candidates[winners[k]].demangled)
@@ -1188,10 +1239,9 @@ NameMatch match_name(const ParsedName& expression, const std::vector<NameCandida
   if (same_name == 0) {
     result.reason.append(": the module has no kernel or variable named `" + base + "`");
   } else {
-    result.reason.append(": " + std::to_string(same_name) + " symbol" +
-                         (same_name == 1 ? "" : "s") + " named `" + base +
-                         "` exist, none with these template arguments (e.g. `" +
-                         example->demangled + "`)");
+    result.reason.append(
+        ": " + std::to_string(same_name) + " symbol" + (same_name == 1 ? "" : "s") + " named `" +
+        base + "` exist, none with these template arguments (e.g. `" + example->demangled + "`)");
   }
   if (!unknown.empty()) {
     result.reason.append("; `" + unknown.front() +

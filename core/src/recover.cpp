@@ -59,7 +59,8 @@ std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
     parsed.push_back(parse_name_expression(expressions[i]));
     if (!parsed.back().ok()) continue;
     const std::string& base = parsed.back()->name.parts.back().name;
-    if (std::none_of(wanted.begin(), wanted.end(), [&](const Wanted& w) { return w.base == base; })) {
+    if (std::none_of(wanted.begin(), wanted.end(),
+                     [&](const Wanted& w) { return w.base == base; })) {
       wanted.push_back(Wanted{base, std::to_string(base.size()) + base});
     }
   }

@@ -83,10 +83,10 @@ class RecoverCli : public ::testing::Test {
   std::pair<std::string, json> compile() {
     testing::write_text(dir_ / "k.cu", kKernel);
     const std::string cubin = (dir_ / "k.cubin").string();
-    const Outcome run = cubby({"compile", (dir_ / "k.cu").string(), "--json", "--arch", "sm_90",
-                               "--name-expr", "ns::scale<float, 256>", "--name-expr",
-                               "ns::scale<double, 64>", "--name-expr", "ns::tagged<ns::Tag::B>",
-                               "--name-expr", "&ns::table<int>", "--cubin-out", cubin});
+    const Outcome run =
+        cubby({"compile", (dir_ / "k.cu").string(), "--json", "--arch", "sm_90", "--name-expr",
+               "ns::scale<float, 256>", "--name-expr", "ns::scale<double, 64>", "--name-expr",
+               "ns::tagged<ns::Tag::B>", "--name-expr", "&ns::table<int>", "--cubin-out", cubin});
     EXPECT_EQ(run.exit_code, 0) << run.err;
     return {cubin, json::parse(run.out, nullptr, false)};
   }

@@ -30,8 +30,8 @@ TEST(Demangle, UnmangledNamesPassThrough) {
 }
 
 TEST(Demangle, InvalidNamesFailWithTheSymbol) {
-  for (const std::string& bad : {std::string("_Z"), std::string("_ZN2ns"), std::string("_Z\xff\xfe"),
-                                std::string("_ZN2ns1k\0IiEEvv", 15)}) {
+  for (const std::string& bad : {std::string("_Z"), std::string("_ZN2ns"),
+                                 std::string("_Z\xff\xfe"), std::string("_ZN2ns1k\0IiEEvv", 15)}) {
     auto text = demangle(bad);
     ASSERT_FALSE(text.ok()) << bad;
     EXPECT_EQ(text.error().code, Errc::invalid_argument);

@@ -90,8 +90,8 @@ TEST(ParseNameExpression, StandardTypedefsAndExtentsAliasesAreCanonical) {
 }
 
 TEST(ParseNameExpression, RejectsWhatIsNotATemplateName) {
-  for (const char* bad : {"", "ns::k<float", "ns::k<float>>", "ns::<int>", "k<>(int)", "k<,>",
-                          "1k", "k<'a>", "k<float>::", "operator+", "k<(1>", "k@", "k<)>"}) {
+  for (const char* bad : {"", "ns::k<float", "ns::k<float>>", "ns::<int>", "k<>(int)", "k<,>", "1k",
+                          "k<'a>", "k<float>::", "operator+", "k<(1>", "k@", "k<)>"}) {
     auto parsed = parse_name_expression(bad);
     EXPECT_FALSE(parsed.ok()) << bad << " -> " << to_string(parsed->name);
     if (!parsed.ok()) {
@@ -161,8 +161,8 @@ TEST(MatchName, TypedefsDefaultsAndFixedWidthTypes) {
   EXPECT_TRUE(unresolved(resolve("ns::k<float>", pool)));
   EXPECT_EQ(resolve("ns::d<>", {"void ns::d<float, 4>(float*)"}), "void ns::d<float, 4>(float*)");
   // Two instantiations differ only in the omitted default: no guess.
-  EXPECT_TRUE(unresolved(resolve("ns::d<>", {"void ns::d<float, 4>(float*)",
-                                             "void ns::d<int, 4>(int*)"})));
+  EXPECT_TRUE(
+      unresolved(resolve("ns::d<>", {"void ns::d<float, 4>(float*)", "void ns::d<int, 4>(int*)"})));
 }
 
 TEST(MatchName, UserTypedefsAreNeverGuessed) {
@@ -216,9 +216,9 @@ TEST(MatchName, MdspanExtentsAliases) {
                          max + ">, cuda::std::__4::layout_right>(float*, float const*)";
   const std::string s4 = "void cubby_bench::scale<float, cuda::std::__4::extents<unsigned long, " +
                          max + ", 4ul>, cuda::std::__4::layout_right>(float*, float const*)";
-  const std::string left = "void cubby_bench::scale<float, cuda::std::__4::extents<unsigned long, " +
-                           max + ", " + max +
-                           ">, cuda::std::__4::layout_left>(float*, float const*, unsigned long)";
+  const std::string left =
+      "void cubby_bench::scale<float, cuda::std::__4::extents<unsigned long, " + max + ", " + max +
+      ">, cuda::std::__4::layout_left>(float*, float const*, unsigned long)";
   const std::vector<std::string> pool = {d1, d2, s4, left};
   EXPECT_EQ(resolve("cubby_bench::scale<float, cuda::std::dextents<size_t, 2>, "
                     "cuda::std::layout_right>",
@@ -234,8 +234,9 @@ TEST(MatchName, MdspanExtentsAliases) {
             s4);
   EXPECT_EQ(resolve("cubby_bench::scale<float, cuda::std::dims<2>, cuda::std::layout_left>", pool),
             left);
-  EXPECT_TRUE(unresolved(resolve(
-      "cubby_bench::scale<double, cuda::std::dextents<size_t, 2>, cuda::std::layout_right>", pool)));
+  EXPECT_TRUE(unresolved(
+      resolve("cubby_bench::scale<double, cuda::std::dextents<size_t, 2>, cuda::std::layout_right>",
+              pool)));
 }
 
 TEST(MatchName, NoCandidateSaysWhy) {
@@ -244,8 +245,7 @@ TEST(MatchName, NoCandidateSaysWhy) {
   EXPECT_NE(none.find("no kernel or variable named `missing`"), std::string::npos) << none;
   const std::string other_args = resolve("ns::k<double>", {kK128f});
   ASSERT_TRUE(unresolved(other_args));
-  EXPECT_NE(other_args.find("none with these template arguments"), std::string::npos)
-      << other_args;
+  EXPECT_NE(other_args.find("none with these template arguments"), std::string::npos) << other_args;
 }
 
 TEST(MatchScore, CountsCanonicalisationSteps) {

@@ -46,11 +46,28 @@ extern "C" __global__ void plain_c(int* p) { p[0] = 2; }
 
 // Expressions the matcher must resolve (to NVRTC's own lowered name).
 const std::vector<std::string> kResolvable = {
-    "ns::k<size_t>", "ns::k<cuda::std::size_t>", "ns::k<cuda::std::uint64_t>", "ns::k<int32_t>",
-    "ns::md<cuda::std::dextents<int, 2>>", "ns::e<(ns::Tag)1>", "ns::e<(ns::Tag)2>",
-    "ns::c<1 + 1>", "ns::c<2>", "ns::pack<>", "ns::pack<1, 2, 3>", "ns::a<'a'>", "ns::a<-3>",
-    "ns::a<5u>", "ns::d<float, 4>", "&ns::table<double>", "&ns::counter", "ns::hidden<int>",
-    "anon_k", "ns::k<float, 256>", "ns::v2::k<float,256>", "plain_c",
+    "ns::k<size_t>",
+    "ns::k<cuda::std::size_t>",
+    "ns::k<cuda::std::uint64_t>",
+    "ns::k<int32_t>",
+    "ns::md<cuda::std::dextents<int, 2>>",
+    "ns::e<(ns::Tag)1>",
+    "ns::e<(ns::Tag)2>",
+    "ns::c<1 + 1>",
+    "ns::c<2>",
+    "ns::pack<>",
+    "ns::pack<1, 2, 3>",
+    "ns::a<'a'>",
+    "ns::a<-3>",
+    "ns::a<5u>",
+    "ns::d<float, 4>",
+    "&ns::table<double>",
+    "&ns::counter",
+    "ns::hidden<int>",
+    "anon_k",
+    "ns::k<float, 256>",
+    "ns::v2::k<float,256>",
+    "plain_c",
 };
 // Expressions no enumeration can resolve safely: user typedefs, two enumerators, defaults
 // shared by two instantiations. They must stay unresolved (never a wrong symbol).
@@ -161,7 +178,8 @@ TEST(RecoverEntryNames, FillsOnlyWhatTheEntryLacks) {
   const std::string kept = entry.lowered_names.at("ns::c<2>");
   entry.lowered_names.erase("ns::a<'a'>");
   entry.lowered_names.erase("anon_k");
-  auto recovered = recover_entry_names(entry, {"ns::a<'a'>", "anon_k", "ns::c<2>", "ns::k<ns::real_t>"});
+  auto recovered =
+      recover_entry_names(entry, {"ns::a<'a'>", "anon_k", "ns::c<2>", "ns::k<ns::real_t>"});
   ASSERT_TRUE(recovered.ok()) << recovered.error().message;
   EXPECT_EQ(recovered->size(), 2u);  // ns::c<2> was stored; ns::k<ns::real_t> too
   EXPECT_EQ(entry.lowered_names.at("ns::a<'a'>"), corpus().entry.lowered_names.at("ns::a<'a'>"));

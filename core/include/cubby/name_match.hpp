@@ -37,8 +37,8 @@ struct NameArg;
 // "(anonymous namespace)", or for a builtin type its canonical spelling ("unsigned long").
 struct NameComponent {
   std::string name;
-  bool templated = false;     // has a template argument list (possibly empty: `k<>`)
-  std::vector<NameArg> args;  // template arguments
+  bool templated = false;       // has a template argument list (possibly empty: `k<>`)
+  std::vector<NameArg> args;    // template arguments
   std::uint64_t name_hash = 0;  // name_hash(name) as the parsers set it (0: not set); speeds up
                                 // comparisons, never decides them alone
 };
@@ -60,8 +60,8 @@ struct NameArg {
     raw,    // anything else (function types, member pointers): compared as canonical text
   };
   Kind kind = Kind::raw;
-  QualifiedName name;      // type / name; for a value of enumeration type, the enumeration
-  bool is_const = false;   // type: top-level const
+  QualifiedName name;     // type / name; for a value of enumeration type, the enumeration
+  bool is_const = false;  // type: top-level const
   bool is_volatile = false;
   std::string declarator;  // type: "*", "*const*", "&", "&&", "[4]", ... (canonical)
   bool negative = false;   // value
