@@ -25,10 +25,10 @@ int main(int argc, char** argv) {
 
   Common common;
   const std::vector<Command> commands = {
-      add_compile(app, common), add_stats(app, common), add_ls(app, common),
-      add_show(app, common),    add_clear(app, common),
-      add_verify(app, common),  add_gc(app, common),     add_export(app, common),
-      add_import(app, common),  add_recover(app, common),
+      add_compile(app, common), add_stats(app, common),  add_ls(app, common),
+      add_show(app, common),    add_clear(app, common),  add_verify(app, common),
+      add_gc(app, common),      add_export(app, common), add_import(app, common),
+      add_recover(app, common),
   };
 
   try {
