@@ -167,6 +167,7 @@ void BM_StoreGc(benchmark::State& state) {
   cubby::GcOptions options;
   options.max_size = bytes * 10 / 11;  // 10% over the bound
   std::uint64_t evicted = 0;
+  std::uint64_t round = 1000;  // seeds keys unlike store_with's
   for (auto _ : state) {
     auto report = cubby::collect_garbage(disk, options);
     if (!report) {
@@ -176,7 +177,7 @@ void BM_StoreGc(benchmark::State& state) {
     evicted = report->evicted;
     state.PauseTiming();
     // Put the evicted entries back (as fillers) for the next iteration.
-    std::mt19937_64 random(static_cast<std::uint64_t>(state.iterations()) + 7);
+    std::mt19937_64 random(++round);
     const std::string filler(1024, 'f');
     for (std::uint64_t i = 0; i < evicted; ++i) {
       cubby::Key key;
