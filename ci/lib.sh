@@ -9,6 +9,7 @@ CUBBY_APT_PACKAGES=(
   build-essential cmake pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
+  libhiredis-dev libssl-dev redis-server
 )
 
 # The benchmark report (python3) and the dashboard's browser test (chromium); node and npm come
@@ -71,4 +72,36 @@ configure_and_build() {
 ensure_node() {
   if command -v node >/dev/null && command -v npm >/dev/null; then return 0; fi
   ( apt_install nodejs npm ) || { log "node/npm unavailable: apt-get install nodejs npm"; return 1; }
+}
+
+# Starts a private redis-server on 127.0.0.1 on a free port for the remote-tier tests and exports
+# CUBBY_TEST_REDIS_URL (tests that stop or pause Redis start their own). stop_test_redis ends it.
+start_test_redis() {
+  command -v redis-server >/dev/null || { log "no redis-server: remote-tier tests start none"; return 0; }
+  CUBBY_TEST_REDIS_DIR="$(mktemp -d /tmp/cubby-ci-redis.XXXXXX)"
+  local port attempt
+  for attempt in 1 2 3 4 5 6 7 8; do
+    port=$((20000 + RANDOM % 40000))
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --protected-mode no \
+      --daemonize yes --pidfile "$CUBBY_TEST_REDIS_DIR/redis.pid" --dir "$CUBBY_TEST_REDIS_DIR" \
+      --logfile "$CUBBY_TEST_REDIS_DIR/redis.log" >/dev/null 2>&1 || continue
+    for _ in $(seq 50); do
+      if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = "PONG" ]; then
+        export CUBBY_TEST_REDIS_URL="redis://127.0.0.1:$port"
+        log "redis-server for the tests: $CUBBY_TEST_REDIS_URL"
+        return 0
+      fi
+      sleep 0.1
+    done
+    stop_test_redis
+    CUBBY_TEST_REDIS_DIR="$(mktemp -d /tmp/cubby-ci-redis.XXXXXX)"
+  done
+  log "could not start redis-server on a free port; remote-tier tests start their own"
+}
+
+stop_test_redis() {
+  [ -n "${CUBBY_TEST_REDIS_DIR:-}" ] || return 0
+  if [ -f "$CUBBY_TEST_REDIS_DIR/redis.pid" ]; then kill "$(cat "$CUBBY_TEST_REDIS_DIR/redis.pid")" 2>/dev/null || true; fi
+  rm -rf "$CUBBY_TEST_REDIS_DIR"
+  CUBBY_TEST_REDIS_DIR=""
 }

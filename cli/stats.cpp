@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "cubby/storage/remote.hpp"
 #include "cubby/storage/store_stats.hpp"
 
 namespace cubby::cli {
@@ -10,12 +11,27 @@ namespace {
 
 // Counters shown, in order: persisted name, label. Times are persisted in microseconds.
 constexpr std::pair<const char*, const char*> kCounters[] = {
-    {"hits_memory", "hits (memory)"},   {"hits_disk", "hits (disk)"},
-    {"hits_remote", "hits (remote)"},   {"misses", "misses"},
-    {"compiles", "compiles"},           {"compile_failures", "compile failures"},
-    {"corrupt", "corrupt entries"},     {"failed_writes", "failed writes"},
-    {"evictions", "evictions"},         {"bytes_read", "bytes read"},
+    {"hits_memory", "hits (memory)"},
+    {"hits_disk", "hits (disk)"},
+    {"hits_remote", "hits (remote)"},
+    {"misses", "misses"},
+    {"compiles", "compiles"},
+    {"compile_failures", "compile failures"},
+    {"corrupt", "corrupt entries"},
+    {"failed_writes", "failed writes"},
+    {"evictions", "evictions"},
+    {"bytes_read", "bytes read"},
     {"bytes_written", "bytes written"},
+    // The remote tier (CUBBY_REMOTE; see README "Remote tier (Redis)").
+    {"remote_misses", "remote misses"},
+    {"remote_errors", "remote errors"},
+    {"remote_timeouts", "remote timeouts"},
+    {"remote_skipped", "remote skipped"},
+    {"remote_rejected", "remote rejected"},
+    {"remote_bytes_read", "remote bytes in"},
+    {"remote_bytes_written", "remote bytes out"},
+    {"remote_writes", "remote writes"},
+    {"remote_writes_dropped", "remote writes lost"},
 };
 
 std::int64_t counter(const Counters& counters, std::string_view name) {
@@ -50,11 +66,24 @@ int run_stats(const Common& common, bool zero) {
       lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
   const double compile_ms = static_cast<double>(counter(counters, "compile_us")) / 1000.0;
   const double saved_ms = static_cast<double>(counter(counters, "compile_us_saved")) / 1000.0;
+  // Mean time of a remote lookup (hit or miss).
+  const std::int64_t remote_lookups =
+      counter(counters, "hits_remote") + counter(counters, "remote_misses");
+  const double remote_ms = remote_lookups > 0
+                               ? static_cast<double>(counter(counters, "remote_us")) / 1000.0 /
+                                     static_cast<double>(remote_lookups)
+                               : 0;
 
   if (common.json) {
-    json out = {{"dir", config.dir.string()},  {"entries", count},     {"bytes", bytes},
-                {"max_size", config.max_size}, {"hit_rate", hit_rate}, {"compile_ms", compile_ms},
-                {"compile_ms_saved", saved_ms}};
+    json out = {{"dir", config.dir.string()},
+                {"entries", count},
+                {"bytes", bytes},
+                {"max_size", config.max_size},
+                {"hit_rate", hit_rate},
+                {"compile_ms", compile_ms},
+                {"compile_ms_saved", saved_ms},
+                {"remote_ms_per_lookup", remote_ms}};
+    if (!config.remote_url.empty()) out["remote"] = redact_remote_url(config.remote_url);
     for (const auto& [name, label] : kCounters) out[name] = counter(counters, name);
     out["counters"] = counters;
     print_json(out);
@@ -73,6 +102,10 @@ int run_stats(const Common& common, bool zero) {
   std::cout << "hit rate           " << rate << '\n';
   std::cout << "compile time       " << format_ms(compile_ms) << '\n';
   std::cout << "compile time saved " << format_ms(saved_ms) << '\n';
+  if (!config.remote_url.empty())
+    std::cout << "remote             " << redact_remote_url(config.remote_url) << '\n';
+  if (remote_lookups > 0)
+    std::cout << "remote latency     " << format_ms(remote_ms) << " per lookup\n";
   return kExitOk;
 }
 

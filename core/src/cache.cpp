@@ -47,6 +47,16 @@ Counters counters_between(const Stats& before, const Stats& after) {
   put("bytes_written", before.bytes_written, after.bytes_written);
   put_ms("compile_us", before.compile_ms, after.compile_ms);
   put_ms("compile_us_saved", before.compile_ms_saved, after.compile_ms_saved);
+  put("remote_misses", before.remote_misses, after.remote_misses);
+  put("remote_errors", before.remote_errors, after.remote_errors);
+  put("remote_timeouts", before.remote_timeouts, after.remote_timeouts);
+  put("remote_skipped", before.remote_skipped, after.remote_skipped);
+  put("remote_rejected", before.remote_rejected, after.remote_rejected);
+  put("remote_bytes_read", before.remote_bytes_read, after.remote_bytes_read);
+  put("remote_bytes_written", before.remote_bytes_written, after.remote_bytes_written);
+  put("remote_writes", before.remote_writes, after.remote_writes);
+  put("remote_writes_dropped", before.remote_writes_dropped, after.remote_writes_dropped);
+  put_ms("remote_us", before.remote_ms, after.remote_ms);
   return delta;
 }
 
@@ -122,11 +132,17 @@ Cache::Cache(Config config)
       memory_(config_.memory_entries),
       disk_(config_.dir),
       store_stats_(config_.dir),
-      last_flush_ns_(Clock::now().time_since_epoch().count()) {}
+      last_flush_ns_(Clock::now().time_since_epoch().count()),
+      remote_(config_.disabled ? nullptr : open_remote_tier(config_)) {}
 
 Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 
 Cache::~Cache() {
+  // Queued remote writes get a bounded chance to finish, so that they are shared and counted.
+  if (remote_) {
+    remote_->drain(std::max<std::chrono::milliseconds>(
+        std::chrono::seconds(1), 4 * std::chrono::milliseconds(config_.remote_timeout_ms)));
+  }
   report_stats_to_file(stats());
   try {
     (void)flush_stats(false);
@@ -192,8 +208,23 @@ KeyInputs Cache::key_inputs(const CompileRequest& request) const {
 Key Cache::key_of(const CompileRequest& request) const { return derive_key(key_inputs(request)); }
 
 Stats Cache::stats() const {
-  std::lock_guard lock(stats_mutex_);
-  return stats_;
+  Stats out;
+  {
+    std::lock_guard lock(stats_mutex_);
+    out = stats_;
+  }
+  if (remote_) {  // what the remote tier counted itself (failures, rejected values, writes)
+    const RemoteCounters remote = remote_->counters();
+    out.remote_errors += remote.errors;
+    out.remote_timeouts += remote.timeouts;
+    out.remote_skipped += remote.skipped;
+    out.remote_rejected += remote.rejected;
+    out.remote_bytes_read += remote.bytes_read;
+    out.remote_bytes_written += remote.bytes_written;
+    out.remote_writes += remote.writes;
+    out.remote_writes_dropped += remote.writes_dropped;
+  }
+  return out;
 }
 
 void Cache::count(const std::function<void(Stats&)>& update) {
@@ -277,9 +308,45 @@ std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& i
   return std::make_shared<const Entry>(std::move(entry).value());
 }
 
-void Cache::store(const Key& key, const Entry& entry) {
+std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs& inputs) {
+  const auto start = Clock::now();
+  auto bytes = remote_->get(key);
+  std::shared_ptr<const Entry> found;
+  std::uint64_t size = 0;
+  bool rejected = false;
+  if (bytes && bytes->has_value()) {
+    size = (*bytes)->size();
+    auto entry = decode_entry(**bytes);
+    Result<void> valid =
+        entry ? validate(*entry, distinct(inputs.name_expressions)) : Result<void>(entry.error());
+    if (valid) {
+      found = std::make_shared<const Entry>(std::move(entry).value());
+    } else {
+      // Never used, never removed: the compile that follows overwrites it (unless read mode).
+      rejected = true;
+      if (!warned_remote_entry_.exchange(true)) {
+        std::fprintf(stderr,
+                     "cubby: remote entry %s from %s is not valid (%s); compiling it here (counted "
+                     "as rejected; shown once)\n",
+                     key.hex().c_str(), remote_->location().c_str(),
+                     valid.error().message.c_str());
+      }
+    }
+  }
+  const double ms = ms_since(start);
+  count([&](Stats& s) {
+    s.remote_ms += ms;
+    s.bytes_read += size;
+    if (!found) ++s.remote_misses;
+    if (rejected) ++s.remote_rejected;
+  });
+  return found;
+}
+
+void Cache::store(const Key& key, const Entry& entry, bool share) {
   if (config_.read_only) return;
   const std::string bytes = encode_entry(entry);
+  if (share && remote_) remote_->put_later(key, bytes);
   auto written = disk_.put(key, bytes);
   if (written) {
     count([&](Stats& s) { s.bytes_written += bytes.size(); });
@@ -346,7 +413,7 @@ CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::s
   const auto compile_us = compile_ms > 0 ? static_cast<std::uint64_t>(compile_ms * 1000.0) : 0;
   auto entry = std::make_shared<const Entry>(blob_entry(ns, name, payload, compile_us));
   if (!config_.disabled) {
-    store(result.key, *entry);
+    store(result.key, *entry, false);  // blobs are looked up locally only
     memory_.put(result.key, entry);
   }
   result.entry = std::move(entry);
@@ -374,7 +441,8 @@ CacheResult Cache::compile(const CompileRequest& request) {
   auto hit = [&](std::shared_ptr<const Entry> entry, Source tier) {
     const double saved = static_cast<double>(entry->compile_us) / 1000.0;
     count([&](Stats& s) {
-      (tier == Source::memory ? s.hits_memory : s.hits_disk) += 1;
+      (tier == Source::memory ? s.hits_memory
+                              : (tier == Source::remote ? s.hits_remote : s.hits_disk)) += 1;
       s.compile_ms_saved += saved;
     });
     return finish(std::move(entry), tier);
@@ -409,6 +477,13 @@ CacheResult Cache::compile(const CompileRequest& request) {
                      "compiling it here too\n",
                      static_cast<long long>(kCompileLockWait.count() / 1000),
                      result.key.hex().c_str(), disk_.root().c_str());
+      }
+    }
+    if (remote_) {  // verified, then backfilled to disk (not sent back to the remote)
+      if (auto entry = from_remote(result.key, inputs)) {
+        store(result.key, *entry, false);
+        memory_.put(result.key, entry);
+        return hit(std::move(entry), Source::remote);
       }
     }
     count([](Stats& s) { ++s.misses; });

@@ -77,6 +77,35 @@ Result<std::uint64_t> parse_size(std::string_view text) {
   return value * scale;
 }
 
+Result<std::uint64_t> parse_duration_s(std::string_view text) {
+  std::string t = lower(text);
+  std::uint64_t scale = 1;
+  if (!t.empty()) {
+    switch (t.back()) {
+      case 's':
+        break;
+      case 'm':
+        scale = 60;
+        break;
+      case 'h':
+        scale = 3600;
+        break;
+      case 'd':
+        scale = 86400;
+        break;
+      default:
+        scale = 0;
+        break;
+    }
+    if (scale != 0) t.pop_back();
+    if (scale == 0) scale = 1;
+  }
+  if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos) {
+    return fail(Errc::invalid_argument, "expected seconds, or a number with s, m, h or d");
+  }
+  return std::stoull(t) * scale;
+}
+
 Result<bool> parse_bool(std::string_view text) {
   const std::string t = lower(text);
   if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
@@ -95,6 +124,38 @@ Result<Config> Config::from_env() {
   if (const char* value = env("CUBBY_REMOTE")) config.remote_url = value;
   if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
   if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
+  if (const char* value = env("CUBBY_REMOTE_MODE")) {
+    const std::string mode = lower(value);
+    if (mode == "read" || mode == "read-only" || mode == "readonly" || mode == "ro") {
+      config.remote_read_only = true;
+    } else if (mode == "readwrite" || mode == "read-write" || mode == "rw" || mode == "write") {
+      config.remote_read_only = false;
+    } else {
+      return bad_variable("CUBBY_REMOTE_MODE", value,
+                          Failure{Errc::invalid_argument, "expected read or readwrite"});
+    }
+  }
+  for (auto [name, field] : {std::pair{"CUBBY_REMOTE_TIMEOUT_MS", &config.remote_timeout_ms},
+                             std::pair{"CUBBY_REMOTE_BACKOFF_MS", &config.remote_backoff_ms}}) {
+    if (const char* value = env(name)) {
+      auto ms = parse_size(value);
+      if (!ms || *ms == 0 || *ms > 3'600'000) {
+        return bad_variable(
+            name, value, Failure{Errc::invalid_argument, "expected milliseconds from 1 to 3600000"});
+      }
+      *field = static_cast<std::uint32_t>(*ms);
+    }
+  }
+  if (const char* value = env("CUBBY_REMOTE_MAX_ENTRY")) {
+    auto size = parse_size(value);
+    if (!size) return bad_variable("CUBBY_REMOTE_MAX_ENTRY", value, size.error());
+    config.remote_max_entry = *size;
+  }
+  if (const char* value = env("CUBBY_REMOTE_TTL")) {
+    auto ttl = parse_duration_s(value);
+    if (!ttl) return bad_variable("CUBBY_REMOTE_TTL", value, ttl.error());
+    config.remote_ttl_s = *ttl;
+  }
   for (auto [name, flag] : {std::pair{"CUBBY_READ_ONLY", &config.read_only},
                             std::pair{"CUBBY_DISABLE", &config.disabled}}) {
     if (const char* value = env(name)) {

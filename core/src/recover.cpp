@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "cubby/mangled_name.hpp"
 #include "cubby/name_match.hpp"
 
 namespace cubby {
@@ -73,20 +74,32 @@ std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
                      [&](const Wanted& w) { return may_name(mangled, w.base, w.source_name); })) {
       return;
     }
-    auto text = demangle(mangled, demangler);
-    if (!text.ok()) {
-      ++undecodable;
-      return;
-    }
-    auto name = parse_demangled_name(*text);
-    if (!name.ok()) {
-      ++undecodable;
-      return;
-    }
     NameCandidate candidate;
+    // Fast path: the mangled name parsed directly (equal to the cxa text's parse; see
+    // mangled_name.hpp); its demangled text is made only where an answer shows it.
+    bool parsed_directly = false;
+    if (demangler == Demangler::cxa) {
+      auto direct = parse_mangled_name(mangled);
+      if (direct.ok()) {
+        candidate.parsed = std::move(direct.value());
+        parsed_directly = true;
+      }
+    }
+    if (!parsed_directly) {
+      auto text = demangle(mangled, demangler);
+      if (!text.ok()) {
+        ++undecodable;
+        return;
+      }
+      auto name = parse_demangled_name(*text);
+      if (!name.ok()) {
+        ++undecodable;
+        return;
+      }
+      candidate.demangled = std::move(text.value());
+      candidate.parsed = std::move(name.value());
+    }
     candidate.symbol = mangled;
-    candidate.demangled = std::move(text.value());
-    candidate.parsed = std::move(name.value());
     candidate.variable = variable;
     const std::string key = candidate.parsed.name.parts.back().name;
     groups[key].push_back(std::move(candidate));
@@ -94,7 +107,15 @@ std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
   for (const std::string& kernel : symbols.kernels) consider(kernel, false);
   for (const CubinVariable& variable : symbols.variables) consider(variable.name, true);
 
-  static const std::vector<NameCandidate> kNone;
+  // The demangled text of a candidate parsed on the fast path, made on first use.
+  auto text_of = [&](NameCandidate& candidate) -> const std::string& {
+    if (candidate.demangled.empty()) {
+      auto text = demangle(candidate.symbol, demangler);
+      candidate.demangled = text.ok() ? std::move(text.value()) : candidate.symbol;
+    }
+    return candidate.demangled;
+  };
+  std::vector<NameCandidate> none;
   for (std::size_t i = 0; i < expressions.size(); ++i) {
     RecoveredName& answer = out[i];
     if (!parsed[i].ok()) {
@@ -102,8 +123,13 @@ std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
       continue;
     }
     const auto group = groups.find(parsed[i]->name.parts.back().name);
-    const std::vector<NameCandidate>& candidates = group == groups.end() ? kNone : group->second;
-    const NameMatch match = match_name(*parsed[i], candidates);
+    std::vector<NameCandidate>& candidates = group == groups.end() ? none : group->second;
+    NameMatch match = match_name(*parsed[i], candidates);
+    if (!match.resolved) {
+      // The reason quotes candidates' text: make it, and ask again (the answer is the same).
+      for (NameCandidate& candidate : candidates) text_of(candidate);
+      match = match_name(*parsed[i], candidates);
+    }
     if (!match.resolved) {
       answer.reason = match.reason;
       if (undecodable > 0) {
@@ -113,10 +139,10 @@ std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
       }
       continue;
     }
-    const NameCandidate& chosen = candidates[match.candidate];
+    NameCandidate& chosen = candidates[match.candidate];
     answer.resolved = true;
     answer.mangled = chosen.symbol;
-    answer.demangled = chosen.demangled;
+    answer.demangled = text_of(chosen);
     answer.variable = chosen.variable;
     answer.inexactness = match.inexactness;
   }

@@ -16,6 +16,16 @@ nlohmann::json stats_to_json(const Stats& stats) {
       {"corrupt", stats.corrupt},         {"failed_writes", stats.failed_writes},
       {"bytes_read", stats.bytes_read},   {"bytes_written", stats.bytes_written},
       {"compile_ms", stats.compile_ms},   {"compile_ms_saved", stats.compile_ms_saved},
+      {"remote_misses", stats.remote_misses},
+      {"remote_errors", stats.remote_errors},
+      {"remote_timeouts", stats.remote_timeouts},
+      {"remote_skipped", stats.remote_skipped},
+      {"remote_rejected", stats.remote_rejected},
+      {"remote_bytes_read", stats.remote_bytes_read},
+      {"remote_bytes_written", stats.remote_bytes_written},
+      {"remote_writes", stats.remote_writes},
+      {"remote_writes_dropped", stats.remote_writes_dropped},
+      {"remote_ms", stats.remote_ms},
   };
 }
 

@@ -10,7 +10,9 @@ namespace cubby {
 
 // `stats` as a JSON object: hits_memory, hits_disk, hits_remote, misses, compiles,
 // compile_failures, corrupt, failed_writes, bytes_read, bytes_written, compile_ms,
-// compile_ms_saved.
+// compile_ms_saved, and the remote tier's remote_misses, remote_errors, remote_timeouts,
+// remote_skipped, remote_rejected, remote_bytes_read, remote_bytes_written, remote_writes,
+// remote_writes_dropped, remote_ms.
 nlohmann::json stats_to_json(const Stats& stats);
 
 // When CUBBY_STATS_FILE names a file, appends `stats_to_json(stats)` plus "pid" as one line with a

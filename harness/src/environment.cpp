@@ -37,6 +37,16 @@ Stats difference(const Stats& after, const Stats& before) {
   d.bytes_written = after.bytes_written - before.bytes_written;
   d.compile_ms = after.compile_ms - before.compile_ms;
   d.compile_ms_saved = after.compile_ms_saved - before.compile_ms_saved;
+  d.remote_misses = after.remote_misses - before.remote_misses;
+  d.remote_errors = after.remote_errors - before.remote_errors;
+  d.remote_timeouts = after.remote_timeouts - before.remote_timeouts;
+  d.remote_skipped = after.remote_skipped - before.remote_skipped;
+  d.remote_rejected = after.remote_rejected - before.remote_rejected;
+  d.remote_bytes_read = after.remote_bytes_read - before.remote_bytes_read;
+  d.remote_bytes_written = after.remote_bytes_written - before.remote_bytes_written;
+  d.remote_writes = after.remote_writes - before.remote_writes;
+  d.remote_writes_dropped = after.remote_writes_dropped - before.remote_writes_dropped;
+  d.remote_ms = after.remote_ms - before.remote_ms;
   return d;
 }
 
@@ -53,6 +63,23 @@ std::string summary_line(const Stats& stats, const std::string& store) {
     line += ", " + std::to_string(stats.corrupt) + " corrupt entries repaired";
   if (stats.failed_writes != 0) {
     line += ", " + std::to_string(stats.failed_writes) + " failed writes";
+  }
+  // The remote tier, when it was asked: lookups, why they missed, what was shared.
+  const std::uint64_t remote_lookups = stats.hits_remote + stats.remote_misses;
+  if (remote_lookups != 0 || stats.remote_writes != 0) {
+    char latency[32];
+    std::snprintf(
+        latency, sizeof latency, "%.2f ms",
+        remote_lookups != 0 ? stats.remote_ms / static_cast<double>(remote_lookups) : 0.0);
+    line += "; remote: " + std::to_string(stats.hits_remote) + "/" +
+            std::to_string(remote_lookups) + " hits, " + latency + " per lookup, " +
+            plural(stats.remote_writes, "write");
+    for (const auto& [count, what] :
+         {std::pair{stats.remote_errors, "errors"}, std::pair{stats.remote_timeouts, "timeouts"},
+          std::pair{stats.remote_skipped, "skipped"}, std::pair{stats.remote_rejected, "rejected"},
+          std::pair{stats.remote_writes_dropped, "writes dropped"}}) {
+      if (count != 0) line += ", " + std::to_string(count) + " " + what;
+    }
   }
   return line + "; store " + store;
 }

@@ -1,4 +1,4 @@
-// The orchestrator: memory -> disk -> compile, with stats. Thread-safe; one compile per key at a
+// The orchestrator: memory -> disk -> remote -> compile, with stats. Thread-safe; one compile per key at a
 // time within the process. Public boundary: throws cubby::Error.
 #pragma once
 
@@ -18,6 +18,7 @@
 #include "cubby/nvrtc.hpp"
 #include "cubby/storage/disk.hpp"
 #include "cubby/storage/memory.hpp"
+#include "cubby/storage/remote.hpp"
 #include "cubby/storage/store_stats.hpp"
 
 namespace cubby {
@@ -51,6 +52,18 @@ struct Stats {
   std::uint64_t bytes_written = 0;  // entry bytes written
   double compile_ms = 0;            // time spent compiling in this process
   double compile_ms_saved = 0;      // sum of the original compile times of every hit
+  // The remote tier (CUBBY_REMOTE). A remote lookup is a hit (hits_remote) or a miss; the other
+  // counters say why misses and writes failed. Latency: remote_ms / (hits_remote + remote_misses).
+  std::uint64_t remote_misses = 0;    // lookups without a usable entry, for any reason below too
+  std::uint64_t remote_errors = 0;    // calls that failed: refused, reset, auth, error reply
+  std::uint64_t remote_timeouts = 0;  // calls past CUBBY_REMOTE_TIMEOUT_MS
+  std::uint64_t remote_skipped = 0;   // calls not made: failed within CUBBY_REMOTE_BACKOFF_MS
+  std::uint64_t remote_rejected = 0;  // unsigned, badly signed, too large, corrupt or wrong entries
+  std::uint64_t remote_bytes_read = 0;
+  std::uint64_t remote_bytes_written = 0;
+  std::uint64_t remote_writes = 0;          // entries written to the remote
+  std::uint64_t remote_writes_dropped = 0;  // writes given up (queue full, failed, too large)
+  double remote_ms = 0;                     // time spent in remote lookups
 };
 
 class Cache {
@@ -63,7 +76,8 @@ class Cache {
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;
 
-  // The entry for `request`: from memory, disk, else compiled and stored. A disk entry that does
+  // The entry for `request`: from memory, disk, the remote (verified like a disk entry, then
+  // written to disk), else compiled and stored (disk, and queued for the remote). A disk entry that does
   // not decode or lacks one of its lowered names is counted corrupt, removed and recompiled.
   // A store that cannot be written leaves the result usable (warns once, counts failed_writes).
   // Throws cubby::Error: compile_failed (NVRTC's log in what()), invalid_argument,
@@ -94,7 +108,10 @@ class Cache {
 
  private:
   std::shared_ptr<const Entry> from_disk(const Key& key, const KeyInputs& inputs);
-  void store(const Key& key, const Entry& entry);
+  // The remote tier's verified entry for `key` (a failure or a bad entry is a counted miss).
+  std::shared_ptr<const Entry> from_remote(const Key& key, const KeyInputs& inputs);
+  // Writes `entry` to disk (unless read-only) and, when `share`, queues it for the remote.
+  void store(const Key& key, const Entry& entry, bool share = true);
   void count(const std::function<void(Stats&)>& update);
   // Store reliability (store_stats.hpp, lock.hpp, gc.hpp): adds this process's counters not yet
   // persisted (and the pending store-size deltas) to the store's counters. With `totals_needed`,
@@ -119,6 +136,8 @@ class Cache {
   std::atomic<std::int64_t> pending_store_bytes_{0};  // size-estimate deltas not yet persisted
   std::atomic<std::int64_t> pending_store_entries_{0};
   std::atomic<bool> full_gc_tried_{false};  // a whole-store gc when a group trim found nothing
+  std::atomic<bool> warned_remote_entry_{false};
+  std::unique_ptr<RemoteTier> remote_;  // null without CUBBY_REMOTE
 };
 
 }  // namespace cubby

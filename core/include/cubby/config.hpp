@@ -13,7 +13,12 @@ struct Config {
   std::filesystem::path dir;  // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
   std::uint64_t max_size = 5ull << 30;  // CUBBY_MAX_SIZE ("5G", "500M", bytes)
   std::string remote_url;               // CUBBY_REMOTE (redis://host:port/db); empty: none
-  std::string remote_secret;            // CUBBY_REMOTE_SECRET
+  std::string remote_secret;            // CUBBY_REMOTE_SECRET: sign and verify remote entries
+  bool remote_read_only = false;        // CUBBY_REMOTE_MODE=read: look up, never write the remote
+  std::uint32_t remote_timeout_ms = 500;    // CUBBY_REMOTE_TIMEOUT_MS: connect and command timeout
+  std::uint32_t remote_backoff_ms = 30000;  // CUBBY_REMOTE_BACKOFF_MS: skip the remote after a failure
+  std::uint64_t remote_max_entry = 64ull << 20;  // CUBBY_REMOTE_MAX_ENTRY: bigger: not sent/accepted
+  std::uint64_t remote_ttl_s = 0;  // CUBBY_REMOTE_TTL ("3600", "30m", "12h", "7d"); 0: no expiry
   bool read_only = false;               // CUBBY_READ_ONLY=1: never write the store
   bool disabled = false;                // CUBBY_DISABLE=1: always compile, never read or write
   std::string default_arch;             // CUBBY_ARCH; empty: GPU 0's, else sm_90
@@ -28,6 +33,9 @@ std::filesystem::path default_store_dir();
 
 // Parses "123", "10K", "500M", "5G", "1T" (powers of 1024, optional trailing "B"/"iB").
 Result<std::uint64_t> parse_size(std::string_view text);
+
+// Parses "90", "90s", "30m", "12h", "7d" into seconds; invalid_argument otherwise.
+Result<std::uint64_t> parse_duration_s(std::string_view text);
 
 // Parses "1/0", "true/false", "yes/no", "on/off" (any case); invalid_argument otherwise.
 Result<bool> parse_bool(std::string_view text);

@@ -38,7 +38,10 @@ _SETTINGS = [
 _EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_STATS_FILE")
 _COUNTERS = ("hits_memory", "hits_disk", "hits_remote", "misses", "compiles", "compile_failures",
              "corrupt", "failed_writes", "bytes_read", "bytes_written", "compile_ms",
-             "compile_ms_saved", "processes", "cupy_hits", "cupy_misses", "cupy_saves")
+             "compile_ms_saved", "processes", "cupy_hits", "cupy_misses", "cupy_saves",
+             "remote_misses", "remote_errors", "remote_timeouts", "remote_skipped",
+             "remote_rejected", "remote_bytes_read", "remote_bytes_written", "remote_writes",
+             "remote_writes_dropped", "remote_ms")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
 
@@ -327,6 +330,18 @@ class CubbyPlugin:
         extra += [f"compile failures {int(t[n])}" for n in ("compile_failures",) if t.get(n)]
         if extra:
             write("problems: " + ", ".join(extra))
+        remote_lookups = int(t.get("hits_remote", 0) + t.get("remote_misses", 0))
+        if remote_lookups or t.get("remote_writes", 0):
+            # Counts only: the URL may hold credentials, so it is never printed.
+            why = [f"{n.replace('remote_', '').replace('_', ' ')} {int(t[n])}"
+                   for n in ("remote_errors", "remote_timeouts", "remote_skipped",
+                             "remote_rejected", "remote_writes_dropped") if t.get(n)]
+            write(f"remote: {int(t.get('hits_remote', 0))}/{remote_lookups} hits, "
+                  f"{t.get('remote_ms', 0) / max(remote_lookups, 1):.2f} ms per lookup, "
+                  f"{int(t.get('remote_writes', 0))} writes, "
+                  f"{t.get('remote_bytes_read', 0) / 2**20:.1f} MiB in, "
+                  f"{t.get('remote_bytes_written', 0) / 2**20:.1f} MiB out"
+                  + (" (" + ", ".join(why) + ")" if why else ""))
         write(f"processes: {int(t.get('processes', 0))} (xdist workers: {self.workers})")
         write(f"cupy: {self.cupy_note}" + (
             f"; loads hit {int(t.get('cupy_hits', 0))}, missed {int(t.get('cupy_misses', 0))}, "

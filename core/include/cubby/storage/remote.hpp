@@ -1,0 +1,55 @@
+// The remote tier: entries shared by a fleet of machines (Redis, see README "Remote tier").
+//
+// Contract: a remote never makes a lookup fail or wait long. Every call is bounded by the
+// configured timeout; a call that fails (refused, reset, timed out, error reply) returns a
+// failure that the orchestrator treats as a miss, and after an I/O failure or a timeout the tier
+// answers at once ("skipped") for the configured back-off before trying again (circuit breaker).
+// Values that are unsigned or badly signed (with a secret), or bigger than the size limit, are
+// rejected (a failure, counted). The tier knows nothing of entry content: decoding and
+// verification are the orchestrator's.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "cubby/config.hpp"
+#include "cubby/storage/tier.hpp"
+
+namespace cubby {
+
+// What a remote tier counted since it was opened (monotonic).
+struct RemoteCounters {
+  std::uint64_t errors = 0;          // calls that failed: refused, reset, auth, error reply
+  std::uint64_t timeouts = 0;        // calls that ran past the timeout
+  std::uint64_t skipped = 0;         // calls not made: the remote failed within the back-off
+  std::uint64_t rejected = 0;        // values refused: unsigned, bad signature, too large
+  std::uint64_t bytes_read = 0;      // value bytes received
+  std::uint64_t bytes_written = 0;   // value bytes sent by successful writes
+  std::uint64_t writes = 0;          // successful writes
+  std::uint64_t writes_dropped = 0;  // writes given up: queue full, too large, failed, at exit
+};
+
+class RemoteTier : public Tier {
+ public:
+  // Queues `bytes` to be `put` by a background thread and returns at once. The queue is bounded;
+  // a write that does not fit (or any write in read mode) is dropped (counted unless read mode).
+  virtual void put_later(const Key& key, std::string bytes) = 0;
+  // Waits until queued writes are done, at most `bound`; what is still queued then is dropped.
+  virtual void drain(std::chrono::milliseconds bound) = 0;
+  virtual RemoteCounters counters() const = 0;
+  // Where the remote is, with credentials redacted: safe for messages, logs and stats.
+  virtual std::string location() const = 0;
+};
+
+// The remote tier `config` names (remote_url), or nullptr when it names none. A URL that does not
+// parse is not an error either: a warning on stderr (credentials redacted) and nullptr. Opens no
+// connection: the first call connects.
+std::unique_ptr<RemoteTier> open_remote_tier(const Config& config);
+
+// A CUBBY_REMOTE URL with its credentials replaced by "***": safe to print.
+std::string redact_remote_url(std::string_view url);
+
+}  // namespace cubby

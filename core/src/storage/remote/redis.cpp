@@ -1,0 +1,326 @@
+#include "storage/remote/redis.hpp"
+
+#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "sign.hpp"
+
+namespace cubby {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t now_ns() { return Clock::now().time_since_epoch().count(); }
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+// hiredis reports a timed-out connect as ETIMEDOUT and a timed-out read as EAGAIN, both through
+// errstr (errno may be overwritten by then).
+bool is_timeout(const redisContext& context) {
+  if (context.err != REDIS_ERR_IO) return false;
+  const std::string_view what = context.errstr;
+  return what.find("timed out") != std::string_view::npos || what == std::strerror(EAGAIN) ||
+         what == std::strerror(EWOULDBLOCK);
+}
+
+redisReply* as_reply(void* reply) { return static_cast<redisReply*>(reply); }
+
+// How many idle connections the pool keeps.
+constexpr std::size_t kIdleConnections = 4;
+
+}  // namespace
+
+void RedisTier::ContextFree::operator()(redisContext* context) const { redisFree(context); }
+void RedisTier::ReplyFree::operator()(void* reply) const { freeReplyObject(reply); }
+
+RedisTier::RedisTier(RedisOptions options) : options_(std::move(options)) {}
+
+RedisTier::~RedisTier() {
+  drain(std::max<std::chrono::milliseconds>(std::chrono::seconds(1), 4 * options_.timeout));
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+std::string RedisTier::redis_key(const Key& key) { return "cubby:" + key.hex(); }
+
+void RedisTier::warn_once(std::atomic<bool>& flag, const std::string& message) {
+  if (!flag.exchange(true)) std::fprintf(stderr, "cubby: %s\n", message.c_str());
+}
+
+void RedisTier::note_failure(bool timeout, const std::string& what) {
+  ++(timeout ? timeouts_ : errors_);
+  open_until_ns_.store(now_ns() + std::chrono::nanoseconds(options_.backoff).count());
+  warn_once(warned_failure_,
+            "the remote store " + options_.location + " failed (" + what +
+                "); kernels are compiled or read locally instead, and the remote is skipped for " +
+                std::to_string(options_.backoff.count()) +
+                " ms after each failure (CUBBY_REMOTE_BACKOFF_MS). This warning is shown once; "
+                "`cubby stats` counts remote errors and timeouts");
+}
+
+Result<RedisTier::Connection> RedisTier::connect() {
+  const timeval tv = to_timeval(options_.timeout);
+  Connection connection(redisConnectWithTimeout(options_.url.host.c_str(), options_.url.port, tv));
+  if (!connection) return fail(Errc::io, "out of memory connecting to ", options_.location);
+  if (connection->err != 0) {
+    const bool timeout = is_timeout(*connection);
+    note_failure(timeout, std::string("cannot connect: ") + connection->errstr);
+    return fail(Errc::io, "cannot connect to ", options_.location, ": ", connection->errstr);
+  }
+  redisSetTimeout(connection.get(), tv);
+  auto handshake = [&](std::initializer_list<std::string_view> args) -> Result<void> {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (std::string_view arg : args) {
+      argv.push_back(arg.data());
+      lengths.push_back(arg.size());
+    }
+    Reply reply(redisCommandArgv(connection.get(), static_cast<int>(argv.size()), argv.data(),
+                                 lengths.data()));
+    if (!reply) {
+      note_failure(is_timeout(*connection), connection->errstr);
+      return fail(Errc::io, options_.location, ": ", connection->errstr);
+    }
+    if (as_reply(reply.get())->type == REDIS_REPLY_ERROR) {
+      // The server's words (WRONGPASS, NOAUTH, ...) never contain the password.
+      const std::string what(as_reply(reply.get())->str, as_reply(reply.get())->len);
+      note_failure(false, what);
+      return fail(Errc::io, options_.location, " refused the connection: ", what);
+    }
+    return {};
+  };
+  if (!options_.url.password.empty()) {
+    auto authed = options_.url.user.empty()
+                      ? handshake({"AUTH", options_.url.password})
+                      : handshake({"AUTH", options_.url.user, options_.url.password});
+    if (!authed) return std::move(authed).error();
+  }
+  if (options_.url.db != 0) {
+    const std::string db = std::to_string(options_.url.db);
+    if (auto selected = handshake({"SELECT", db}); !selected) return std::move(selected).error();
+  }
+  return connection;
+}
+
+Result<RedisTier::Reply> RedisTier::call(std::initializer_list<std::string_view> args) {
+  if (now_ns() < open_until_ns_.load()) {
+    ++skipped_;
+    return fail(Errc::io, options_.location, " failed recently; skipped for now");
+  }
+  Connection connection;
+  {
+    std::lock_guard lock(pool_mutex_);
+    if (!idle_.empty()) {
+      connection = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (!connection) {
+    auto connected = connect();
+    if (!connected) return std::move(connected).error();
+    connection = std::move(connected).value();
+  }
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  for (std::string_view arg : args) {
+    argv.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+  Reply reply(redisCommandArgv(connection.get(), static_cast<int>(argv.size()), argv.data(),
+                               lengths.data()));
+  if (!reply) {  // the connection is unusable now (its read buffer is undefined): drop it
+    const bool timeout = is_timeout(*connection);
+    const std::string what = connection->errstr;
+    note_failure(timeout, timeout ? "timed out after " + std::to_string(options_.timeout.count()) +
+                                        " ms (CUBBY_REMOTE_TIMEOUT_MS)"
+                                  : what);
+    return fail(Errc::io, options_.location, ": ", what);
+  }
+  open_until_ns_.store(0);
+  std::lock_guard lock(pool_mutex_);
+  if (idle_.size() < kIdleConnections) idle_.push_back(std::move(connection));
+  return reply;
+}
+
+Result<std::optional<std::string>> RedisTier::get(const Key& key) {
+  const std::string name = redis_key(key);
+  auto called = call({"GET", name});
+  if (!called) return std::move(called).error();
+  const redisReply* reply = as_reply(called->get());
+  if (reply->type == REDIS_REPLY_NIL) return std::optional<std::string>();
+  if (reply->type != REDIS_REPLY_STRING) {
+    ++errors_;
+    const std::string what = reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len)
+                                                              : "not a string value";
+    return fail(Errc::io, options_.location, " answered GET ", name, " with ", what);
+  }
+  bytes_read_ += reply->len;
+  std::string_view value(reply->str, reply->len);
+  const std::uint64_t limit = options_.max_entry + kSignatureMagic.size() + kSignatureBytes;
+  if (value.size() > limit) {
+    ++rejected_;
+    return fail(Errc::corrupt, "remote entry ", key.hex(), " is ", std::to_string(value.size()),
+                " bytes, over CUBBY_REMOTE_MAX_ENTRY");
+  }
+  if (!options_.secret.empty()) {
+    auto opened = open_signed(options_.secret, key, value);
+    if (!opened) {
+      ++rejected_;
+      warn_once(warned_rejected_, "rejected remote entry " + key.hex() + " from " +
+                                      options_.location + ": " + opened.error().message +
+                                      " (counted as rejected in `cubby stats`; shown once)");
+      return std::move(opened).error();
+    }
+    value = *opened;
+  } else if (is_signed(value) && value.size() >= kSignatureMagic.size() + kSignatureBytes) {
+    // Signed by a writer with a secret this reader lacks: the entry itself is still verified
+    // (checksum, format, symbols) by the orchestrator.
+    value.remove_prefix(kSignatureMagic.size() + kSignatureBytes);
+  }
+  return std::optional<std::string>(std::string(value));
+}
+
+Result<void> RedisTier::put(const Key& key, std::string_view bytes) {
+  if (options_.read_only || writes_refused_.load()) {
+    return fail(Errc::invalid_argument, options_.location,
+                " is read-only for this process (CUBBY_REMOTE_MODE=read or refused writes)");
+  }
+  if (bytes.size() > options_.max_entry) {
+    ++writes_dropped_;
+    return fail(Errc::invalid_argument, "entry ", key.hex(), " is ", std::to_string(bytes.size()),
+                " bytes, over CUBBY_REMOTE_MAX_ENTRY; not sent to the remote");
+  }
+  const std::string sealed =
+      options_.secret.empty() ? std::string() : seal_signed(options_.secret, key, bytes);
+  const std::string_view value = options_.secret.empty() ? bytes : std::string_view(sealed);
+  const std::string name = redis_key(key);
+  const std::string ttl = std::to_string(options_.ttl_s);
+  auto called =
+      options_.ttl_s > 0 ? call({"SET", name, value, "EX", ttl}) : call({"SET", name, value});
+  if (!called) {
+    ++writes_dropped_;
+    return std::move(called).error();
+  }
+  const redisReply* reply = as_reply(called->get());
+  if (reply->type == REDIS_REPLY_ERROR) {
+    ++writes_dropped_;
+    const std::string what(reply->str, reply->len);
+    if (what.starts_with("NOPERM") || what.starts_with("READONLY") || what.starts_with("NOAUTH")) {
+      writes_refused_ = true;
+      warn_once(warned_refused_, options_.location + " refused a write (" + what +
+                                     "); this process only reads it from now on. Set "
+                                     "CUBBY_REMOTE_MODE=read for jobs whose Redis user cannot "
+                                     "write");
+    } else {
+      ++errors_;
+    }
+    return fail(Errc::io, options_.location, " refused SET: ", what);
+  }
+  ++writes_;
+  bytes_written_ += value.size();
+  return {};
+}
+
+Result<void> RedisTier::remove(const Key& key) {
+  if (options_.read_only) {
+    return fail(Errc::invalid_argument, options_.location, " is read-only (CUBBY_REMOTE_MODE)");
+  }
+  const std::string name = redis_key(key);
+  auto called = call({"DEL", name});
+  if (!called) return std::move(called).error();
+  if (as_reply(called->get())->type == REDIS_REPLY_ERROR) {
+    ++errors_;
+    return fail(Errc::io, options_.location, " refused DEL ", name);
+  }
+  return {};
+}
+
+void RedisTier::put_later(const Key& key, std::string bytes) {
+  if (options_.read_only || writes_refused_.load()) return;
+  std::unique_lock lock(queue_mutex_);
+  if (stopping_ || queue_.size() >= options_.queue_entries ||
+      queued_bytes_ + bytes.size() > options_.queue_bytes) {
+    ++writes_dropped_;
+    return;
+  }
+  queued_bytes_ += bytes.size();
+  queue_.emplace_back(key, std::move(bytes));
+  if (!writer_.joinable()) writer_ = std::thread([this] { writer_loop(); });
+  lock.unlock();
+  queue_cv_.notify_one();
+}
+
+void RedisTier::writer_loop() {
+  std::unique_lock lock(queue_mutex_);
+  for (;;) {
+    queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping
+    auto [key, bytes] = std::move(queue_.front());
+    queue_.pop_front();
+    queued_bytes_ -= bytes.size();
+    writing_ = true;
+    lock.unlock();
+    (void)put(key, bytes);  // counted inside; a failure is only a missed share
+    lock.lock();
+    writing_ = false;
+    idle_cv_.notify_all();
+  }
+}
+
+void RedisTier::drain(std::chrono::milliseconds bound) {
+  std::unique_lock lock(queue_mutex_);
+  idle_cv_.wait_for(lock, bound, [&] { return queue_.empty() && !writing_; });
+  writes_dropped_ += queue_.size();
+  queue_.clear();
+  queued_bytes_ = 0;
+}
+
+RemoteCounters RedisTier::counters() const {
+  RemoteCounters out;
+  out.errors = errors_.load();
+  out.timeouts = timeouts_.load();
+  out.skipped = skipped_.load();
+  out.rejected = rejected_.load();
+  out.bytes_read = bytes_read_.load();
+  out.bytes_written = bytes_written_.load();
+  out.writes = writes_.load();
+  out.writes_dropped = writes_dropped_.load();
+  return out;
+}
+
+std::string redact_remote_url(std::string_view url) { return redact_redis_url(url); }
+
+std::unique_ptr<RemoteTier> open_remote_tier(const Config& config) {
+  if (config.remote_url.empty()) return nullptr;
+  RedisOptions options;
+  options.location = redact_redis_url(config.remote_url);
+  auto url = parse_redis_url(config.remote_url);
+  if (!url) {
+    std::fprintf(stderr, "cubby: CUBBY_REMOTE (%s) is not usable: %s; running without a remote\n",
+                 options.location.c_str(), url.error().message.c_str());
+    return nullptr;
+  }
+  options.url = std::move(url).value();
+  options.secret = config.remote_secret;
+  options.read_only = config.remote_read_only || config.read_only;
+  options.timeout = std::chrono::milliseconds(config.remote_timeout_ms);
+  options.backoff = std::chrono::milliseconds(config.remote_backoff_ms);
+  options.max_entry = config.remote_max_entry;
+  options.ttl_s = config.remote_ttl_s;
+  return std::make_unique<RedisTier>(std::move(options));
+}
+
+}  // namespace cubby

@@ -1,0 +1,97 @@
+// RedisTier: the remote tier over Redis (hiredis, synchronous calls with timeouts).
+//
+// Values live under "cubby:<32 hex digits of the key>"; with a secret they are signed envelopes
+// (sign.hpp), else the encoded entries themselves. Writes use SET (EX ttl when configured).
+// Connections are pooled (one per concurrent caller, up to a few kept idle); the background writer
+// uses its own. A write refused by the server's permissions (NOPERM, READONLY) disables writes for
+// the process (warned once): the tier keeps serving reads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cubby/storage/remote.hpp"
+#include "storage/remote/redis_url.hpp"
+
+struct redisContext;
+
+namespace cubby {
+
+struct RedisOptions {
+  RedisUrl url;
+  std::string location;  // redacted URL, for messages
+  std::string secret;    // non-empty: sign writes, accept only signed values
+  bool read_only = false;
+  std::chrono::milliseconds timeout{500};
+  std::chrono::milliseconds backoff{30000};
+  std::uint64_t max_entry = 64ull << 20;
+  std::uint64_t ttl_s = 0;
+  std::size_t queue_entries = 256;           // background write queue bound (entries)
+  std::uint64_t queue_bytes = 256ull << 20;  // and bytes
+};
+
+class RedisTier final : public RemoteTier {
+ public:
+  explicit RedisTier(RedisOptions options);
+  ~RedisTier() override;  // drains the write queue (bounded by 4 timeouts, at least 1 s)
+  RedisTier(const RedisTier&) = delete;
+  RedisTier& operator=(const RedisTier&) = delete;
+
+  std::string_view name() const override { return "redis"; }
+  Result<std::optional<std::string>> get(const Key& key) override;
+  Result<void> put(const Key& key, std::string_view bytes) override;
+  Result<void> remove(const Key& key) override;
+
+  void put_later(const Key& key, std::string bytes) override;
+  void drain(std::chrono::milliseconds bound) override;
+  RemoteCounters counters() const override;
+  std::string location() const override { return options_.location; }
+
+  // The Redis key that holds `key`'s value.
+  static std::string redis_key(const Key& key);
+
+ private:
+  struct ContextFree {
+    void operator()(redisContext* context) const;
+  };
+  using Connection = std::unique_ptr<redisContext, ContextFree>;
+  struct ReplyFree {
+    void operator()(void* reply) const;
+  };
+  using Reply = std::unique_ptr<void, ReplyFree>;
+
+  // Runs one command on a pooled connection, under the breaker; a failure is counted.
+  Result<Reply> call(std::initializer_list<std::string_view> args);
+  Result<Connection> connect();
+  void note_failure(bool timeout, const std::string& what);
+  void warn_once(std::atomic<bool>& flag, const std::string& message);
+  void writer_loop();
+
+  RedisOptions options_;
+  std::mutex pool_mutex_;
+  std::vector<Connection> idle_;
+  std::atomic<std::int64_t> open_until_ns_{0};  // steady clock; breaker open until then
+
+  std::atomic<std::uint64_t> errors_{0}, timeouts_{0}, skipped_{0}, rejected_{0};
+  std::atomic<std::uint64_t> bytes_read_{0}, bytes_written_{0}, writes_{0}, writes_dropped_{0};
+  std::atomic<bool> writes_refused_{false};
+  std::atomic<bool> warned_failure_{false}, warned_refused_{false}, warned_rejected_{false};
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_, idle_cv_;
+  std::deque<std::pair<Key, std::string>> queue_;
+  std::uint64_t queued_bytes_ = 0;
+  bool writing_ = false;  // the writer holds a popped write
+  bool stopping_ = false;
+  std::thread writer_;
+};
+
+}  // namespace cubby

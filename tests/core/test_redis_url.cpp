@@ -1,0 +1,62 @@
+// CUBBY_REMOTE URL parsing and redaction (core/src/storage/remote/redis_url.cpp).
+#include <gtest/gtest.h>
+
+#include "storage/remote/redis_url.hpp"
+
+namespace cubby {
+namespace {
+
+TEST(RedisUrl, HostPortAndDb) {
+  auto url = parse_redis_url("redis://cache.example.com:6380/3");
+  ASSERT_TRUE(url) << url.error().message;
+  EXPECT_EQ(url->host, "cache.example.com");
+  EXPECT_EQ(url->port, 6380);
+  EXPECT_EQ(url->db, 3);
+  EXPECT_TRUE(url->user.empty());
+  EXPECT_TRUE(url->password.empty());
+}
+
+TEST(RedisUrl, DefaultsAndIpv6) {
+  auto url = parse_redis_url("redis://10.0.0.7");
+  ASSERT_TRUE(url);
+  EXPECT_EQ(url->port, 6379);
+  EXPECT_EQ(url->db, 0);
+  auto v6 = parse_redis_url("redis://[::1]:7000/");
+  ASSERT_TRUE(v6) << v6.error().message;
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 7000);
+}
+
+TEST(RedisUrl, UserAndPasswordPercentDecoded) {
+  auto url = parse_redis_url("redis://ci-reader:p%40ss:word@host:1/2");
+  ASSERT_TRUE(url) << url.error().message;
+  EXPECT_EQ(url->user, "ci-reader");
+  EXPECT_EQ(url->password, "p@ss:word");
+  EXPECT_EQ(url->host, "host");
+  auto password_only = parse_redis_url("redis://:hunter2@host");
+  ASSERT_TRUE(password_only);
+  EXPECT_TRUE(password_only->user.empty());
+  EXPECT_EQ(password_only->password, "hunter2");
+}
+
+TEST(RedisUrl, MalformedUrlsFailWithoutTheirPassword) {
+  for (const char* bad :
+       {"http://host", "rediss://host", "redis://", "redis://:pw@", "redis://host:0",
+        "redis://host:99999", "redis://host:12ab", "redis://host/x", "redis://[::1"}) {
+    auto url = parse_redis_url(bad);
+    EXPECT_FALSE(url) << bad;
+    if (!url) {
+      EXPECT_EQ(url.error().code, Errc::invalid_argument);
+      EXPECT_EQ(url.error().message.find("pw"), std::string::npos) << url.error().message;
+    }
+  }
+}
+
+TEST(RedisUrl, RedactionHidesCredentials) {
+  EXPECT_EQ(redact_redis_url("redis://reader:hunter2@host:6379/1"), "redis://***@host:6379/1");
+  EXPECT_EQ(redact_redis_url("redis://host:6379"), "redis://host:6379");
+  EXPECT_EQ(redact_redis_url("https://user:hunter2@host").find("hunter2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cubby

@@ -1,0 +1,201 @@
+// The Redis tier against a real redis-server (core/src/storage/remote/redis.cpp): round trips,
+// signing, read mode, size limit, TTL, background writes, and failing safe (refused, killed,
+// paused: counted failures, then skipped for the back-off).
+#include <gtest/gtest.h>
+
+#include "redis_server.hpp"
+#include "sign.hpp"
+#include "storage/remote/redis.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::RedisServer;
+
+Key key_of(std::uint8_t fill) {
+  Key key;
+  key.bytes.fill(fill);
+  key.bytes[15] = static_cast<std::uint8_t>(::getpid() & 0xff);  // distinct on a shared server
+  key.bytes[14] = static_cast<std::uint8_t>((::getpid() >> 8) & 0xff);
+  return key;
+}
+
+class RedisTierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    server_ = RedisServer::start(&why);
+    if (!server_) GTEST_SKIP() << why;
+  }
+
+  RedisOptions options(const std::string& secret = {}) const {
+    RedisOptions o;
+    o.url = parse_redis_url(server_->url()).value_or_throw();
+    o.location = server_->url();
+    o.secret = secret;
+    o.timeout = std::chrono::milliseconds(300);
+    o.backoff = std::chrono::seconds(60);
+    return o;
+  }
+
+  std::optional<std::string> raw_get(const Key& key) const {
+    auto reply = server_->command({"GET", RedisTier::redis_key(key)});
+    return reply ? reply->value : std::nullopt;
+  }
+
+  std::unique_ptr<RedisServer> server_;
+};
+
+TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
+  RedisTier tier(options());
+  const std::string bytes("entry\0bytes", 11);
+  auto missing = tier.get(key_of(1));
+  ASSERT_TRUE(missing) << missing.error().message;
+  EXPECT_FALSE(missing->has_value());
+  ASSERT_TRUE(tier.put(key_of(1), bytes));
+  EXPECT_EQ(raw_get(key_of(1)), bytes);  // unsigned without a secret: the entry itself
+  auto found = tier.get(key_of(1));
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ(**found, bytes);
+  ASSERT_TRUE(tier.remove(key_of(1)));
+  EXPECT_EQ(raw_get(key_of(1)), std::nullopt);
+  const RemoteCounters counters = tier.counters();
+  EXPECT_EQ(counters.writes, 1u);
+  EXPECT_EQ(counters.bytes_written, bytes.size());
+  EXPECT_EQ(counters.bytes_read, bytes.size());
+  EXPECT_EQ(counters.errors + counters.timeouts + counters.skipped + counters.rejected, 0u);
+}
+
+TEST_F(RedisTierTest, SignedWritesAndRejectedReads) {
+  RedisTier alpha(options("alpha"));
+  RedisTier beta(options("beta"));
+  RedisTier plain(options());
+  ASSERT_TRUE(alpha.put(key_of(2), "payload"));
+  const auto stored = raw_get(key_of(2));
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(is_signed(*stored));
+  auto same = alpha.get(key_of(2));
+  ASSERT_TRUE(same && same->has_value());
+  EXPECT_EQ(**same, "payload");
+  EXPECT_FALSE(beta.get(key_of(2)));  // another secret: rejected
+  EXPECT_EQ(beta.counters().rejected, 1u);
+
+  ASSERT_TRUE(plain.put(key_of(3), "unsigned"));
+  EXPECT_FALSE(alpha.get(key_of(3)));  // unsigned, with a secret: rejected
+  EXPECT_EQ(alpha.counters().rejected, 1u);
+  // Rejections are not failures of the remote: no back-off, the next lookup is made.
+  auto again = alpha.get(key_of(2));
+  ASSERT_TRUE(again && again->has_value());
+  EXPECT_EQ(alpha.counters().skipped, 0u);
+}
+
+TEST_F(RedisTierTest, ReadModeWritesNothing) {
+  RedisOptions o = options();
+  o.read_only = true;
+  RedisTier tier(o);
+  EXPECT_FALSE(tier.put(key_of(4), "x"));
+  tier.put_later(key_of(4), "x");
+  tier.drain(std::chrono::seconds(2));
+  EXPECT_FALSE(tier.remove(key_of(4)));
+  EXPECT_EQ(raw_get(key_of(4)), std::nullopt);
+  EXPECT_EQ(server_->command({"DBSIZE"})->value, "0");
+  EXPECT_EQ(tier.counters().writes, 0u);
+}
+
+TEST_F(RedisTierTest, SizeLimitAndTtl) {
+  RedisOptions o = options();
+  o.max_entry = 8;
+  o.ttl_s = 3600;
+  RedisTier tier(o);
+  EXPECT_FALSE(tier.put(key_of(5), "123456789"));  // 9 bytes > 8: not sent
+  EXPECT_EQ(raw_get(key_of(5)), std::nullopt);
+  EXPECT_EQ(tier.counters().writes_dropped, 1u);
+  ASSERT_TRUE(tier.put(key_of(6), "12345678"));
+  const auto ttl = server_->command({"TTL", RedisTier::redis_key(key_of(6))});
+  ASSERT_TRUE(ttl && ttl->value);
+  EXPECT_GT(std::stoll(*ttl->value), 0);
+  EXPECT_LE(std::stoll(*ttl->value), 3600);
+  // A value over the limit written by someone else is rejected, not read.
+  ASSERT_TRUE(server_->command({"SET", RedisTier::redis_key(key_of(7)), std::string(100, 'x')}));
+  EXPECT_FALSE(tier.get(key_of(7)));
+  EXPECT_EQ(tier.counters().rejected, 1u);
+}
+
+TEST_F(RedisTierTest, BackgroundWritesAreDrained) {
+  RedisTier tier(options());
+  for (std::uint8_t i = 10; i < 20; ++i) tier.put_later(key_of(i), "bytes " + std::to_string(i));
+  tier.drain(std::chrono::seconds(10));
+  for (std::uint8_t i = 10; i < 20; ++i)
+    EXPECT_EQ(raw_get(key_of(i)), "bytes " + std::to_string(i));
+  EXPECT_EQ(tier.counters().writes, 10u);
+}
+
+TEST_F(RedisTierTest, KilledServerIsAnErrorThenSkipped) {
+  RedisTier tier(options());
+  ASSERT_TRUE(tier.put(key_of(8), "x"));  // a pooled connection now exists
+  server_->stop();
+  auto failed = tier.get(key_of(8));
+  EXPECT_FALSE(failed);
+  EXPECT_EQ(tier.counters().errors, 1u);
+  EXPECT_FALSE(tier.get(key_of(8)));  // within the back-off: not even tried
+  EXPECT_EQ(tier.counters().skipped, 1u);
+  EXPECT_EQ(tier.counters().errors, 1u);
+}
+
+TEST_F(RedisTierTest, PausedServerTimesOutThenIsSkipped) {
+  RedisTier tier(options());
+  ASSERT_TRUE(tier.put(key_of(9), "x"));
+  server_->pause();
+  EXPECT_FALSE(tier.get(key_of(9)));  // returns after the 300 ms timeout
+  EXPECT_EQ(tier.counters().timeouts, 1u);
+  EXPECT_FALSE(tier.get(key_of(9)));
+  EXPECT_EQ(tier.counters().skipped, 1u);
+  server_->resume();
+}
+
+TEST_F(RedisTierTest, BreakerClosesAfterTheBackoff) {
+  RedisOptions o = options();
+  o.backoff = std::chrono::milliseconds(1);
+  RedisTier tier(o);
+  ASSERT_TRUE(tier.put(key_of(10), "x"));
+  server_->pause();
+  EXPECT_FALSE(tier.get(key_of(10)));
+  server_->resume();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto recovered = tier.get(key_of(10));  // a fresh connection after the back-off
+  ASSERT_TRUE(recovered) << recovered.error().message;
+  EXPECT_EQ(recovered->value_or(""), "x");
+}
+
+TEST(RedisTierRefused, NothingListeningIsAnErrorThenSkipped) {
+  // A port nobody listens on: connect is refused at once (no server needed).
+  RedisOptions o;
+  o.url.host = "127.0.0.1";
+  o.url.port = 1;
+  o.location = "redis://127.0.0.1:1";
+  RedisTier tier(o);
+  EXPECT_FALSE(tier.get(key_of(1)));
+  EXPECT_FALSE(tier.get(key_of(1)));
+  const RemoteCounters counters = tier.counters();
+  EXPECT_EQ(counters.errors + counters.timeouts, 1u);
+  EXPECT_EQ(counters.skipped, 1u);
+}
+
+TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {
+  Config config;
+  EXPECT_EQ(open_remote_tier(config), nullptr);
+  config.remote_url = "http://user:hunter2@host";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(open_remote_tier(config), nullptr);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("CUBBY_REMOTE"), std::string::npos);
+  EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
+  config.remote_url = "redis://reader:hunter2@127.0.0.1:6379";
+  auto tier = open_remote_tier(config);
+  ASSERT_NE(tier, nullptr);
+  EXPECT_EQ(tier->location().find("hunter2"), std::string::npos);
+  EXPECT_EQ(tier->name(), "redis");
+}
+
+}  // namespace
+}  // namespace cubby

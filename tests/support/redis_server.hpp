@@ -1,0 +1,226 @@
+// A real redis-server for the remote-tier tests: started by the test itself on 127.0.0.1 on a free
+// port (no persistence, its own temp folder), or the shared server CI started
+// (CUBBY_TEST_REDIS_URL, for tests that neither stop nor pause it). Also a minimal RESP client, so
+// tests can inspect and tamper with the server independently of the code under test.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace cubby::testing {
+
+// The redis-server executable: CUBBY_TEST_REDIS_SERVER, else redis-server on PATH or /usr/bin,
+// /usr/sbin, /usr/local/bin; empty if none.
+inline std::string find_redis_server() {
+  if (const char* path = std::getenv("CUBBY_TEST_REDIS_SERVER"); path && *path) return path;
+  std::vector<std::string> folders;
+  if (const char* path = std::getenv("PATH")) {
+    std::string all = path;
+    for (std::size_t start = 0; start <= all.size();) {
+      const auto end = std::min(all.find(':', start), all.size());
+      folders.push_back(all.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  for (const char* folder : {"/usr/bin", "/usr/sbin", "/usr/local/bin"})
+    folders.emplace_back(folder);
+  for (const auto& folder : folders) {
+    const std::string candidate = folder + "/redis-server";
+    if (!folder.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// One reply of a RESP server, flattened: simple strings, errors ("-ERR ..."), integers as
+// decimal text, bulk strings as their bytes; nullopt for a nil reply.
+struct RespReply {
+  char type = 0;  // '+', '-', ':', '$', '*'
+  std::optional<std::string> value;
+};
+
+// Sends one command to 127.0.0.1:`port` on a fresh connection and reads one reply (arrays are
+// returned with type '*' and their element count). nullopt if the server cannot be reached.
+inline std::optional<RespReply> resp_command(int port, const std::vector<std::string>& args,
+                                             int timeout_ms = 2000) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string request = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& arg : args) request += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
+  for (std::size_t sent = 0; sent < request.size();) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string in;
+  auto fill = [&](std::size_t want) {
+    char buffer[65536];
+    while (in.size() < want) {
+      const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+      if (n <= 0) return false;
+      in.append(buffer, static_cast<std::size_t>(n));
+    }
+    return true;
+  };
+  std::optional<RespReply> out;
+  std::size_t line_end = std::string::npos;
+  while ((line_end = in.find("\r\n")) == std::string::npos) {
+    if (!fill(in.size() + 1)) break;
+  }
+  if (line_end != std::string::npos) {
+    RespReply reply;
+    reply.type = in[0];
+    const std::string line = in.substr(1, line_end - 1);
+    if (reply.type == '$') {
+      const long long length = std::stoll(line);
+      if (length >= 0) {
+        const auto need = line_end + 2 + static_cast<std::size_t>(length) + 2;
+        if (fill(need)) reply.value = in.substr(line_end + 2, static_cast<std::size_t>(length));
+      }
+    } else {
+      reply.value = line;
+    }
+    out = reply;
+  }
+  ::close(fd);
+  return out;
+}
+
+class RedisServer {
+ public:
+  // Starts a private redis-server; nullptr (and `why`) when none is installed or it cannot start.
+  static std::unique_ptr<RedisServer> start(std::string* why) {
+    const std::string exe = find_redis_server();
+    if (exe.empty()) {
+      *why =
+          "redis-server is not installed (Debian: apt-get install redis-server; or set "
+          "CUBBY_TEST_REDIS_SERVER)";
+      return nullptr;
+    }
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      auto server = std::unique_ptr<RedisServer>(new RedisServer());
+      if (server->launch(exe)) return server;
+    }
+    *why = "redis-server (" + exe + ") did not start on a free port of 127.0.0.1";
+    return nullptr;
+  }
+
+  ~RedisServer() { stop(); }
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  int port() const { return port_; }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+  // Kills the server (SIGKILL) and reaps it.
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGCONT);
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  // Freezes / thaws the server: connections are accepted by the kernel, never answered.
+  void pause() { ::kill(pid_, SIGSTOP); }
+  void resume() { ::kill(pid_, SIGCONT); }
+
+  std::optional<RespReply> command(const std::vector<std::string>& args) const {
+    return resp_command(port_, args);
+  }
+
+ private:
+  RedisServer() : dir_("redis") {}
+
+  static int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof addr;
+    int port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0) {
+      port = ntohs(addr.sin_port);
+    }
+    ::close(fd);
+    return port;
+  }
+
+  bool launch(const std::string& exe) {
+    port_ = free_port();
+    if (port_ == 0) return false;
+    const std::string port = std::to_string(port_);
+    const std::string dir = dir_.path().string();
+    pid_ = ::fork();
+    if (pid_ < 0) return false;
+    if (pid_ == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      ::execl(exe.c_str(), exe.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+              "--appendonly", "no", "--dir", dir.c_str(), "--daemonize", "no", "--protected-mode",
+              "no", "--loglevel", "warning", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: port taken meanwhile
+        pid_ = -1;
+        return false;
+      }
+      auto pong = resp_command(port_, {"PING"}, 200);
+      if (pong && pong->value == "PONG") return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    stop();
+    return false;
+  }
+
+  TempDir dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+// The port of a redis://127.0.0.1:PORT URL (CUBBY_TEST_REDIS_URL), or 0.
+inline int port_of_local_url(const std::string& url) {
+  const std::string prefix = "redis://127.0.0.1:";
+  if (!url.starts_with(prefix)) return 0;
+  try {
+    return std::stoi(url.substr(prefix.size()));
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace cubby::testing
