@@ -251,7 +251,7 @@ void BM_WarmHitRemote(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   auto config = remote_config(state, bench_root() / "unused");
   if (!config || !fill_remote(state, bench, *config)) return;
-  int round = 0;
+  static int round = 0;  // google/benchmark calls a family more than once: folders stay fresh
   const auto start = Clock::now();
   for (auto _ : state) {
     state.PauseTiming();
@@ -275,7 +275,7 @@ void BM_FleetFirstRun(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   auto config = remote_config(state, bench_root() / "unused");
   if (!config || !fill_remote(state, bench, *config)) return;
-  int round = 0;
+  static int round = 0;  // google/benchmark calls a family more than once: folders stay fresh
   double first_run_seconds = 0;  // B's first runs only (the second runs are untimed)
   for (auto _ : state) {
     state.PauseTiming();

@@ -1,7 +1,11 @@
 // Google Benchmark suite of name recovery: speed and accuracy of recovering lowered names from
 // a CUBIN in memory, per workload and method.
 //
-//   BM_NameRecovery/<workload>/matcher         cubby's matcher (ELF symbols, abi::__cxa_demangle)
+//   BM_NameRecovery/<workload>/matcher         cubby's matcher (ELF symbols, mangled names parsed
+//                                              directly, abi::__cxa_demangle as fallback): the
+//                                              lowered names, as the cache recovers them
+//   BM_NameRecovery/<workload>/matcher_text    the same plus each answer's demangled text, as
+//                                              `cubby recover` prints it
 //   BM_NameRecovery/<workload>/matcher_cufilt  the same with the toolkit's demangler (if linked)
 //   BM_NameRecovery/<workload>/baseline        demangle, strip, compare text
 //   BM_NameRecovery/<workload>/driver          GPU: cuModuleLoadData + cuModuleEnumerateFunctions +
@@ -59,7 +63,7 @@ Compiled compile(RecoveryWorkload workload, const std::string& arch) {
   return out;
 }
 
-enum class Method { matcher, matcher_cufilt, baseline, driver, load_only };
+enum class Method { matcher, matcher_text, matcher_cufilt, baseline, driver, load_only };
 
 std::vector<std::string> answer(Method method, const cubby::CubinSymbols& symbols,
                                 const std::vector<std::string>& expressions) {
@@ -68,6 +72,13 @@ std::vector<std::string> answer(Method method, const cubby::CubinSymbols& symbol
       return cubby::recovery::recover_with_baseline(symbols, expressions);
     case Method::matcher_cufilt:
       return cubby::recovery::recover_with_matcher(symbols, expressions, cubby::Demangler::cufilt);
+    case Method::matcher_text: {
+      std::vector<std::string> out;
+      for (const cubby::RecoveredName& name : cubby::recover_names(symbols, expressions)) {
+        out.push_back(name.resolved && !name.demangled.empty() ? name.mangled : std::string());
+      }
+      return out;
+    }
     default:
       return cubby::recovery::recover_with_matcher(symbols, expressions);
   }
@@ -130,6 +141,8 @@ const char* method_name(Method method) {
   switch (method) {
     case Method::matcher:
       return "matcher";
+    case Method::matcher_text:
+      return "matcher_text";
     case Method::matcher_cufilt:
       return "matcher_cufilt";
     case Method::baseline:
@@ -232,9 +245,9 @@ int main(int argc, char** argv) {
   }
   if (table) return print_accuracy_table(compiled, details);
 
-  std::vector<Method> methods = {Method::matcher, Method::baseline, Method::driver,
-                                 Method::load_only};
-  if (cubby::cufilt_available()) methods.insert(methods.begin() + 1, Method::matcher_cufilt);
+  std::vector<Method> methods = {Method::matcher, Method::matcher_text, Method::baseline,
+                                 Method::driver, Method::load_only};
+  if (cubby::cufilt_available()) methods.insert(methods.begin() + 2, Method::matcher_cufilt);
   for (const auto& c : compiled) {
     for (Method method : methods) {
       const std::string name = "BM_NameRecovery/" + c->workload.name + "/" + method_name(method);

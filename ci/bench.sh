@@ -3,7 +3,7 @@
 #   ci/bench.sh                                  # everything
 #   ci/bench.sh --benchmark_filter=mdspan50      # extra arguments go to cubby_bench
 # Installs what it needs (Debian packages; npm packages from bench/dashboard/package-lock.json),
-# builds (Release), runs cubby_bench (and recovery_bench / store_bench when built) on a store in a
+# builds (Release), runs cubby_bench (and cubby_recovery_bench / store_bench when built) on a store in a
 # temporary folder ($CUBBY_DIR/cubby-bench when CUBBY_DIR is set), then the whole-suite benchmark,
 # prints a cold/warm/speedup table, writes bench/out/results.json (+ github-action-benchmark
 # files), appends the record to bench/results/history.jsonl and regenerates the dashboard
@@ -34,7 +34,7 @@ cmake -S "$CUBBY_ROOT" -B "$build_dir" -DCUDAToolkit_ROOT="$CUDA_HOME" -DCMAKE_B
 examples="$(sed -n 's/^add_executable(\([A-Za-z0-9_]*\).*/\1/p' "$CUBBY_ROOT/tests/examples/CMakeLists.txt" 2>/dev/null | paste -sd'|' -)"
 mapfile -t targets < <(cmake --build "$build_dir" --target help 2>/dev/null \
   | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p' \
-  | grep -E "^(cubby_bench|recovery_bench|store_bench|libcubby${examples:+|$examples})\$" || true)
+  | grep -E "^(cubby_bench|cubby_recovery_bench|store_bench|libcubby${examples:+|$examples})\$" || true)
 [ ${#targets[@]} -gt 0 ] || targets=(cubby_bench)
 step "building ${targets[*]} with $(nproc 2>/dev/null || echo 2) jobs"
 cmake --build "$build_dir" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" || die "build failed"
@@ -54,14 +54,14 @@ step "running cubby_bench on $store_note; cold compiles take a while (mdspan-sui
   --benchmark_counters_tabular=true "$@"
 
 report_args=(--bench "$out/cubby_bench.json" --out "$out")
-if [ -x "$build_dir/bench/recovery_bench" ]; then
-  step "running recovery_bench (BM_NameRecovery)"
-  "$build_dir/bench/recovery_bench" --benchmark_out="$out/recovery_bench.json" \
+if [ -x "$build_dir/bench/cubby_recovery_bench" ]; then
+  step "running cubby_recovery_bench (BM_NameRecovery)"
+  "$build_dir/bench/cubby_recovery_bench" --benchmark_out="$out/recovery_bench.json" \
     --benchmark_out_format=json --benchmark_counters_tabular=true \
     && report_args+=(--recovery "$out/recovery_bench.json") \
-    || log "recovery_bench failed; name-recovery results skipped"
+    || log "cubby_recovery_bench failed; name-recovery results skipped"
 else
-  log "skipped: recovery_bench is not built (name recovery, issue 4); no BM_NameRecovery results"
+  log "skipped: cubby_recovery_bench is not built (name recovery, issue 4); no BM_NameRecovery results"
 fi
 if [ -x "$build_dir/bench/store_bench" ]; then
   step "running store_bench"

@@ -1,4 +1,5 @@
-// `cubby verify [--fix]`: checksum and symbol check of every entry; reports (and removes) bad ones.
+// `cubby verify [--fix]`: checksum, symbol and name-map check of every entry (see
+// storage/verify.hpp, VerifyDepth::names); reports (and removes) bad ones.
 #include "cubby/storage/verify.hpp"
 
 #include <iostream>
@@ -15,12 +16,16 @@ int run_verify(const Common& common, bool fix) {
   }
   DiskTier disk(config.dir);
   json bad = json::array();
-  auto report = verify_store(disk, fix, [&](const DiskEntryInfo& info, const std::string& why) {
-    bad.push_back({{"key", info.key.hex()}, {"path", info.path.string()}, {"problem", why}});
-    if (!common.json) {
-      std::cout << "bad  " << info.key.hex() << "  " << why << (fix ? " (removed)" : "") << '\n';
-    }
-  });
+  auto report = verify_store(
+      disk, fix,
+      [&](const DiskEntryInfo& info, const std::string& why) {
+        bad.push_back({{"key", info.key.hex()}, {"path", info.path.string()}, {"problem", why}});
+        if (!common.json) {
+          std::cout << "bad  " << info.key.hex() << "  " << why << (fix ? " (removed)" : "")
+                    << '\n';
+        }
+      },
+      VerifyDepth::names);
   if (!report) fail_with(kExitFailed, report.error().message);
   const bool clean = report->bad == report->removed;
   if (common.json) {
@@ -47,7 +52,9 @@ int run_verify(const Common& common, bool fix) {
 Command add_verify(CLI::App& app, Common& common) {
   auto fix = std::make_shared<bool>(false);
   CLI::App* command = app.add_subcommand(
-      "verify", "Check every entry (checksum, symbols of its CUBIN); exit 1 if any is bad");
+      "verify",
+      "Check every entry (checksum, symbols of its CUBIN, its name map against the CUBIN's "
+      "symbols); exit 1 if any is bad");
   command->add_flag("--fix", *fix, "Remove the bad entries (they are recompiled when next used)");
   add_common(*command, common);
   return {command, [&common, fix] { return run_verify(common, *fix); }};

@@ -41,6 +41,7 @@ FAMILIES = {
     "BM_WarmHitMemory": ("warm_memory_us", "us"),
     "BM_WarmHitDisk": ("warm_disk_us", "us"),
     "BM_WarmHitRemote": ("warm_remote_us", "us"),
+    "BM_FleetFirstRun": ("fleet_first_run_us", "us"),
     "BM_ModuleLoadBaseline": ("load_baseline_us", "us"),
     "BM_WarmHitLoaded": ("warm_loaded_us", "us"),
     "BM_KeyDerive": ("key_derive_us", "us"),
@@ -49,6 +50,7 @@ SPEEDUPS = {
     "BM_WarmHitMemory": "speedup_memory",
     "BM_WarmHitDisk": "speedup_disk",
     "BM_WarmHitRemote": "speedup_remote",
+    "BM_FleetFirstRun": "speedup_fleet_first_run",
     "BM_WarmHitLoaded": "speedup_loaded",
 }
 TO_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -340,7 +342,7 @@ def append_history(history: Path, record: dict) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bench", type=Path, help="cubby_bench --benchmark_out JSON")
-    parser.add_argument("--recovery", type=Path, help="recovery_bench JSON (BM_NameRecovery)")
+    parser.add_argument("--recovery", type=Path, help="cubby_recovery_bench JSON (BM_NameRecovery)")
     parser.add_argument("--extra-bench", type=Path, action="append", default=[],
                         help="another Google Benchmark JSON whose cubby families to read")
     parser.add_argument("--suite", type=Path, help="bench/suite/whole_suite.py JSON")
@@ -358,7 +360,7 @@ def main(argv: list[str]) -> int:
               "workloads": {}, "recovery": {}, "suite": {}, "skipped": {}}
     used = 0
     for path, what in [(args.bench, "cubby_bench")] + [(p, "benchmark") for p in args.extra_bench] + \
-                      [(args.recovery, "recovery_bench")]:
+                      [(args.recovery, "cubby_recovery_bench")]:
         data = load_json(path, f"{what} JSON")
         if data is not None:
             used += read_bench(data, record, what)

@@ -276,7 +276,8 @@ inline std::vector<std::string> recover_with_matcher(const CubinSymbols& symbols
                                                      const std::vector<std::string>& expressions,
                                                      Demangler demangler = Demangler::cxa) {
   std::vector<std::string> out;
-  for (const RecoveredName& name : recover_names(symbols, expressions, demangler)) {
+  for (const RecoveredName& name :
+       recover_names(symbols, expressions, demangler, RecoveredText::mangled_only)) {
     out.push_back(name.resolved ? name.mangled : std::string());
   }
   return out;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmarks on a GPU machine, from an already-built tree (no build, no network there).
 #   ci/gpu/bench.sh OUT_DIR [BUILD_DIR]      (BUILD_DIR: $CUBBY_BUILD_DIR, else build/gpu)
-# Runs cubby_bench (every family, GPU ones included), recovery_bench when built, and the
+# Runs cubby_bench (every family, GPU ones included), cubby_recovery_bench when built, and the
 # whole-suite benchmark (example GoogleTest suite + pytest suite, cold then warm), each on a fresh
 # temporary store. Writes to OUT_DIR: gpu.txt, cubby_bench.{json,log}, recovery_bench.json,
 # suite.json + suite-logs/, summary.txt (the table and the goals), results.json,
@@ -31,12 +31,12 @@ CUBBY_BENCH_DIR="$store/bench" "$build_dir/bench/cubby_bench" --benchmark_out="$
   --benchmark_out_format=json --benchmark_counters_tabular=true ${CUBBY_BENCH_ARGS:-} 2>&1 \
   | tee "$out/cubby_bench.log" || status=1
 report=(--bench "$out/cubby_bench.json")
-if [ -x "$build_dir/bench/recovery_bench" ]; then
-  log "recovery_bench"
-  CUBBY_BENCH_DIR="$store/recovery" "$build_dir/bench/recovery_bench" --benchmark_out="$out/recovery_bench.json" \
+if [ -x "$build_dir/bench/cubby_recovery_bench" ]; then
+  log "cubby_recovery_bench"
+  CUBBY_BENCH_DIR="$store/recovery" "$build_dir/bench/cubby_recovery_bench" --benchmark_out="$out/recovery_bench.json" \
     --benchmark_out_format=json 2>&1 | tee "$out/recovery_bench.log" && report+=(--recovery "$out/recovery_bench.json")
 else
-  log "skipped: recovery_bench not built"
+  log "skipped: cubby_recovery_bench not built"
 fi
 if [ -x "$root/ci/suite-timing.sh" ] && [ -x "$build_dir/tests/examples/test_mdspan_transform" ]; then
   log "example GoogleTest suite, cold then warm (ci/suite-timing.sh)"

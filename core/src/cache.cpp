@@ -328,8 +328,7 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
         std::fprintf(stderr,
                      "cubby: remote entry %s from %s is not valid (%s); compiling it here (counted "
                      "as rejected; shown once)\n",
-                     key.hex().c_str(), remote_->location().c_str(),
-                     valid.error().message.c_str());
+                     key.hex().c_str(), remote_->location().c_str(), valid.error().message.c_str());
       }
     }
   }

@@ -138,8 +138,8 @@ class MangledParser {
     // is left to it.
     for (std::size_t i = pos_; i < s_.size(); ++i) {
       const char c = s_[i];
-      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '_';
+      const bool ok =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
       if (!ok) return unsupported("a suffix after the function type");
     }
     out.function = pos_ < s_.size();
@@ -558,9 +558,8 @@ Result<ParsedName> parse_mangled_name(std::string_view mangled) {
   ParsedName out;
   if (!parser.parse(out)) {
     return fail(Errc::invalid_argument, "mangled name \"", std::string(mangled.substr(0, 200)),
-                mangled.size() > 200 ? "...\"" : "\"",
-                " is outside the directly parsed subset (", parser.error,
-                "); demangle it and parse the text instead");
+                mangled.size() > 200 ? "...\"" : "\"", " is outside the directly parsed subset (",
+                parser.error, "); demangle it and parse the text instead");
   }
   return out;
 }

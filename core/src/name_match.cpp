@@ -54,11 +54,30 @@ constexpr char op_code(std::string_view p) {
   return '?';
 }
 
-bool is_ident_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
-}
-bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// Character classes, one table lookup per character.
+constexpr std::uint8_t kIdentStart = 1;
+constexpr std::uint8_t kDigit = 2;
+constexpr std::uint8_t kSpace = 4;
+constexpr std::uint8_t kPunct = 8;  // a one-character punctuator
+
+struct CharClasses {
+  std::uint8_t of[256] = {};
+  constexpr CharClasses() {
+    for (int c = 'a'; c <= 'z'; ++c) of[c] = kIdentStart;
+    for (int c = 'A'; c <= 'Z'; ++c) of[c] = kIdentStart;
+    of[static_cast<unsigned char>('_')] = kIdentStart;
+    of[static_cast<unsigned char>('$')] = kIdentStart;
+    for (int c = '0'; c <= '9'; ++c) of[c] = kDigit;
+    for (const char c : {' ', '\t', '\n', '\r'}) of[static_cast<unsigned char>(c)] = kSpace;
+    for (const char c : std::string_view("<>,()[]*&+-/%~!^|")) {
+      of[static_cast<unsigned char>(c)] = kPunct;
+    }
+  }
+};
+constexpr CharClasses kChars;
+
+std::uint8_t char_class(char c) { return kChars.of[static_cast<unsigned char>(c)]; }
+bool is_ident_char(char c) { return (char_class(c) & (kIdentStart | kDigit)) != 0; }
 
 struct Tokens {
   std::vector<Token> items;
@@ -67,6 +86,19 @@ struct Tokens {
 
 bool is_builtin_word(std::string_view w);
 bool is_cv(std::string_view w);
+
+// kBuiltin, kCv or kPlain; most identifiers are told apart by their length and first letter.
+std::uint8_t word_kind(std::string_view w) {
+  if (w.size() < 3 || w.size() > 8) return kPlain;
+  const char c = w[0];
+  if (c == 'c' || c == 'v') {
+    if (is_cv(w)) return kCv;
+  } else if (c != 'u' && c != 's' && c != 'l' && c != 'i' && c != 'f' && c != 'd' && c != 'b' &&
+             c != 'w' && c != '_') {
+    return kPlain;
+  }
+  return is_builtin_word(w) ? kBuiltin : kPlain;
+}
 
 Tokens tokenize(std::string_view text) {
   Tokens out;
@@ -79,7 +111,8 @@ Tokens tokenize(std::string_view text) {
       return out;
     }
     const char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+    const std::uint8_t cls = char_class(c);
+    if (cls == kSpace) {
       spaced = true;
       ++i;
       continue;
@@ -91,10 +124,10 @@ Tokens tokenize(std::string_view text) {
     if (c == '(' && text.substr(i, kAnonymous.size()) == kAnonymous) {
       token.kind = Tok::ident;
       i += kAnonymous.size();
-    } else if (is_ident_start(c)) {
+    } else if (cls == kIdentStart) {
       token.kind = Tok::ident;
       while (i < text.size() && is_ident_char(text[i])) ++i;
-    } else if (is_digit(c)) {
+    } else if (cls == kDigit) {
       token.kind = Tok::number;
       while (i < text.size() && (is_ident_char(text[i]) || text[i] == '.')) ++i;
     } else if (c == '\'') {
@@ -113,7 +146,7 @@ Tokens tokenize(std::string_view text) {
                ((c == '=' || c == '!') && i + 1 < text.size() && text[i + 1] == '=')) {
       token.kind = Tok::punct;
       i += 2;
-    } else if (std::string_view("<>,()[]*&+-/%~!^|").find(c) != std::string_view::npos) {
+    } else if (cls == kPunct) {
       token.kind = Tok::punct;
       ++i;
     } else {
@@ -121,11 +154,9 @@ Tokens tokenize(std::string_view text) {
           std::string("unexpected character '") + c + "' at offset " + std::to_string(start);
       return out;
     }
-    token.text = text.substr(start, i - start);
+    token.text = std::string_view(text.data() + start, i - start);
     if (token.kind == Tok::punct) token.op = op_code(token.text);
-    if (token.kind == Tok::ident) {
-      token.word = is_builtin_word(token.text) ? kBuiltin : (is_cv(token.text) ? kCv : kPlain);
-    }
+    if (token.kind == Tok::ident) token.word = word_kind(token.text);
     out.items.push_back(token);
   }
   out.items.push_back(Token{Tok::end, {}, spaced});
@@ -1033,9 +1064,14 @@ int qualified_score(const QualifiedName& e, const QualifiedName& c, int depth) {
   const std::size_t n = e.parts.size();
   const std::size_t m = c.parts.size();
   if (n == 0 || m == 0 || n > m) return -1;
+  // The last components always align (only namespaces before them are elided): most
+  // mismatches end here, before any table is built.
+  const int last = component_score(e.parts[n - 1], c.parts[m - 1], depth + 1);
+  if (last < 0) return -1;
+  if (n == 1 && m == 1) return last;
   if (n == m) {
-    int total = 0;
-    for (std::size_t i = 0; i < n; ++i) {
+    int total = last;
+    for (std::size_t i = 0; i + 1 < n; ++i) {
       const int s = component_score(e.parts[i], c.parts[i], depth + 1);
       if (s < 0) return -1;
       total += s;
@@ -1061,7 +1097,8 @@ int qualified_score(const QualifiedName& e, const QualifiedName& c, int depth) {
       if (n - i > m - j) continue;
       int result = kNone;
       if (at(i + 1, j + 1) != kNone) {
-        const int s = component_score(e.parts[i], c.parts[j], depth + 1);
+        const int s =
+            (i + 1 == n && j + 1 == m) ? last : component_score(e.parts[i], c.parts[j], depth + 1);
         if (s >= 0) result = s + at(i + 1, j + 1);
       }
       if (j + 1 < m && !c.parts[j].templated && at(i, j + 1) != kNone) {

@@ -50,7 +50,7 @@ std::vector<ModuleSymbol> list_module_symbols(const CubinSymbols& symbols, Deman
 
 std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
                                          const std::vector<std::string>& expressions,
-                                         Demangler demangler) {
+                                         Demangler demangler, RecoveredText wanted_text) {
   std::vector<RecoveredName> out(expressions.size());
   std::vector<Result<ParsedName>> parsed;
   parsed.reserve(expressions.size());
@@ -142,7 +142,7 @@ std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
     NameCandidate& chosen = candidates[match.candidate];
     answer.resolved = true;
     answer.mangled = chosen.symbol;
-    answer.demangled = text_of(chosen);
+    if (wanted_text == RecoveredText::demangled) answer.demangled = text_of(chosen);
     answer.variable = chosen.variable;
     answer.inexactness = match.inexactness;
   }
@@ -151,10 +151,10 @@ std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
 
 Result<std::vector<RecoveredName>> recover_names(std::string_view cubin,
                                                  const std::vector<std::string>& expressions,
-                                                 Demangler demangler) {
+                                                 Demangler demangler, RecoveredText text) {
   auto symbols = read_cubin_symbols(cubin);
   if (!symbols.ok()) return std::move(symbols).error();
-  return recover_names(*symbols, expressions, demangler);
+  return recover_names(*symbols, expressions, demangler, text);
 }
 
 Result<std::vector<RecoveredName>> recover_entry_names(
@@ -168,7 +168,8 @@ Result<std::vector<RecoveredName>> recover_entry_names(
   for (const std::string& expression : expressions) {
     if (entry.lowered_names.count(expression) == 0) missing.push_back(expression);
   }
-  auto recovered = recover_names(std::string_view(entry.payload), missing);
+  auto recovered = recover_names(std::string_view(entry.payload), missing, Demangler::cxa,
+                                 RecoveredText::mangled_only);
   if (!recovered.ok()) return recovered;
   for (const RecoveredName& name : *recovered) {
     if (name.resolved) entry.lowered_names.emplace(name.expression, name.mangled);
@@ -222,7 +223,8 @@ Result<EntryNameReport> check_entry_names(const Entry& entry) {
   std::vector<std::string> expressions;
   expressions.reserve(entry.lowered_names.size());
   for (const auto& [expression, lowered] : entry.lowered_names) expressions.push_back(expression);
-  const std::vector<RecoveredName> recovered = recover_names(*symbols, expressions);
+  const std::vector<RecoveredName> recovered =
+      recover_names(*symbols, expressions, Demangler::cxa, RecoveredText::mangled_only);
   std::size_t i = 0;
   for (const auto& [expression, lowered] : entry.lowered_names) {
     const RecoveredName& answer = recovered[i++];
@@ -238,9 +240,10 @@ Result<EntryNameReport> check_entry_names(const Entry& entry) {
       check.detail = answer.reason;
     } else if (answer.mangled != lowered) {
       check.status = NameCheck::Status::mismatch;
+      auto text = demangle(answer.mangled);
       check.detail = "`" + expression + "` is stored as `" + lowered +
-                     "`, but enumeration of the CUBIN resolves it to `" + answer.mangled + "` (" +
-                     answer.demangled + ").";
+                     "`, but enumeration of the CUBIN resolves it to `" + answer.mangled + "`" +
+                     (text.ok() ? " (" + *text + ")." : ".");
     }
     report.checks.push_back(std::move(check));
   }

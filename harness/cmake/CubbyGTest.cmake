@@ -13,18 +13,23 @@
 #     [EXCLUDE <gtest pattern>]     tests not registered with CTest
 #     [TIMEOUT <seconds>]           per test (default 600)
 #     [EXTRA_ARGS <arg>...]         passed to every run of <target>
-#     [TEST_PREFIX <prefix>])
+#     [TEST_PREFIX <prefix>]
+#     [DISCOVERY_MODE PRE_TEST|POST_BUILD])  default PRE_TEST
 #
 # Registers the tests of a GoogleTest executable <target> with CTest through
-# gtest_discover_tests(DISCOVERY_MODE PRE_TEST): the test list is read when ctest runs, so
+# gtest_discover_tests(DISCOVERY_MODE PRE_TEST by default): the test list is read when ctest runs, so
 # building never needs to run the binary (cross builds, machines without a GPU) and a new test is
-# never missed. Each test runs in its own process, so they share compiled kernels only through
+# never missed. PRE_TEST makes ctest include GoogleTestAddTests.cmake of the CMake that
+# configured the build: to build on one machine and run ctest on another with a different CMake,
+# pass DISCOVERY_MODE POST_BUILD (the list is written when the binary is built, so the build
+# machine must be able to run it) or use the same CMake version on both. Each test runs in its own process, so they share compiled kernels only through
 # the cubby store (CUBBY_DIR): keep the store outside the build tree and pass it along.
 include_guard(GLOBAL)
 include(GoogleTest)
 
 function(cubby_add_gtest target)
-  cmake_parse_arguments(ARG "REQUIRE_WARM" "GPU_FILTER;WARM_UP;EXCLUDE;TIMEOUT;TEST_PREFIX"
+  cmake_parse_arguments(ARG "REQUIRE_WARM"
+                        "GPU_FILTER;WARM_UP;EXCLUDE;TIMEOUT;TEST_PREFIX;DISCOVERY_MODE"
                         "LABELS;REQUIRES;EXTRA_ARGS" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "cubby_add_gtest(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
@@ -37,6 +42,12 @@ function(cubby_add_gtest target)
   endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
+  endif()
+  if(NOT ARG_DISCOVERY_MODE)
+    set(ARG_DISCOVERY_MODE PRE_TEST)
+  elseif(NOT ARG_DISCOVERY_MODE MATCHES "^(PRE_TEST|POST_BUILD)$")
+    message(FATAL_ERROR "cubby_add_gtest(${target}): DISCOVERY_MODE must be PRE_TEST or "
+                        "POST_BUILD, not \"${ARG_DISCOVERY_MODE}\"")
   endif()
   set(extra_args ${ARG_EXTRA_ARGS})
   if(ARG_REQUIRE_WARM)
@@ -73,11 +84,11 @@ function(cubby_add_gtest target)
 
   # NO_PRETTY_VALUES: names of value-parameterized tests stay GoogleTest's own
   # (Suite/Test.Case/param_name), without the printed parameter.
-  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST TEST_FILTER "${cpu_filter}"
+  gtest_discover_tests(${target} DISCOVERY_MODE ${ARG_DISCOVERY_MODE} TEST_FILTER "${cpu_filter}"
     TEST_PREFIX "${ARG_TEST_PREFIX}" EXTRA_ARGS ${extra_args} NO_PRETTY_VALUES
     TEST_LIST ${target}_cubby_cpu_tests PROPERTIES TIMEOUT ${ARG_TIMEOUT})
   if(NOT ARG_GPU_FILTER STREQUAL "")
-    gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST TEST_FILTER "${gpu_filter}"
+    gtest_discover_tests(${target} DISCOVERY_MODE ${ARG_DISCOVERY_MODE} TEST_FILTER "${gpu_filter}"
       TEST_PREFIX "${ARG_TEST_PREFIX}" EXTRA_ARGS ${extra_args} NO_PRETTY_VALUES
       TEST_LIST ${target}_cubby_gpu_tests PROPERTIES TIMEOUT ${ARG_TIMEOUT})
   endif()

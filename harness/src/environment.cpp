@@ -50,13 +50,19 @@ Stats difference(const Stats& after, const Stats& before) {
   return d;
 }
 
-std::string summary_line(const Stats& stats, const std::string& store) {
+std::string summary_line(const Stats& stats, const LookupTime& time, const std::string& store) {
   const std::uint64_t hits = stats.hits_memory + stats.hits_disk + stats.hits_remote;
   std::string line = "[cubby] " + plural(hits, "hit") + " (memory " +
                      std::to_string(stats.hits_memory) + ", disk " +
                      std::to_string(stats.hits_disk);
   if (stats.hits_remote != 0) line += ", remote " + std::to_string(stats.hits_remote);
-  line += "), " + plural(stats.compiles, "compile");
+  line += ")";
+  if (time.hits != 0) {
+    char lookups[32];
+    std::snprintf(lookups, sizeof lookups, " in %.1f ms", time.hit_ms);
+    line += lookups;
+  }
+  line += ", " + plural(stats.compiles, "compile");
   if (stats.compiles != 0) line += " (" + seconds(stats.compile_ms) + ")";
   line += ", " + seconds(stats.compile_ms_saved) + " of compiling saved";
   if (stats.corrupt != 0)
@@ -94,15 +100,20 @@ Environment::Environment(Options options) : options_(std::move(options)) {
 void Environment::SetUp() {
   configure(options_);
   start_ = cache().stats();  // opens the store; a malformed CUBBY_* variable fails the run here
+  time_start_ = lookup_time();
 }
 
 void Environment::TearDown() {
   const Stats totals = difference(cache().stats(), start_);
-  record_properties(totals);
+  const LookupTime time = difference(lookup_time(), time_start_);
+  record_properties(totals, time);
+  char probe[32];
+  std::snprintf(probe, sizeof probe, "%.3f", time.arch_probe_ms);
+  ::testing::Test::RecordProperty("cubby_arch_probe_ms", probe);
   ::testing::Test::RecordProperty("cubby_dir", cache().config().dir.string());
   KernelTest::release_modules();
   if (!options_.quiet) {
-    std::cout << summary_line(totals, cache().config().dir.string()) << std::endl;
+    std::cout << summary_line(totals, time, cache().config().dir.string()) << std::endl;
   }
 }
 

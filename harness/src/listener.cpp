@@ -9,9 +9,9 @@
 namespace cubby::testing {
 namespace {
 
-std::string milliseconds(double ms) {
+std::string milliseconds(double ms, int decimals = 1) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f", ms);
+  std::snprintf(text, sizeof text, "%.*f", decimals, ms);
   return text;
 }
 
@@ -31,7 +31,7 @@ std::optional<Stats> stats_now() {
 
 }  // namespace
 
-void record_properties(const Stats& stats) {
+void record_properties(const Stats& stats, const LookupTime& time) {
   record("cubby_hits", stats.hits_memory + stats.hits_disk + stats.hits_remote);
   record("cubby_hits_memory", stats.hits_memory);
   record("cubby_hits_disk", stats.hits_disk);
@@ -40,26 +40,35 @@ void record_properties(const Stats& stats) {
   record("cubby_compiles", stats.compiles);
   ::testing::Test::RecordProperty("cubby_compile_ms", milliseconds(stats.compile_ms));
   ::testing::Test::RecordProperty("cubby_compile_ms_saved", milliseconds(stats.compile_ms_saved));
+  // Microseconds matter here: a memory hit takes a few.
+  record("cubby_lookups", time.hits);
+  ::testing::Test::RecordProperty("cubby_lookup_ms", milliseconds(time.hit_ms, 3));
+  ::testing::Test::RecordProperty("cubby_miss_ms", milliseconds(time.miss_ms, 3));
 }
 
 void Listener::OnTestSuiteStart(const ::testing::TestSuite&) {
   suite_start_ = stats_now().value_or(Stats{});
+  suite_time_start_ = lookup_time();
 }
 
 void Listener::OnTestSuiteEnd(const ::testing::TestSuite&) {
-  if (auto now = stats_now()) record_properties(difference(*now, suite_start_));
+  if (auto now = stats_now()) {
+    record_properties(difference(*now, suite_start_),
+                      difference(lookup_time(), suite_time_start_));
+  }
 }
 
 void Listener::OnTestStart(const ::testing::TestInfo&) {
   reset_reported_compiles();
   test_start_ = stats_now().value_or(Stats{});
+  test_time_start_ = lookup_time();
 }
 
 void Listener::OnTestEnd(const ::testing::TestInfo&) {
   const auto now = stats_now();
   if (!now) return;
   const Stats delta = difference(*now, test_start_);
-  record_properties(delta);
+  record_properties(delta, difference(lookup_time(), test_time_start_));
   // Listeners' OnTestEnd run in reverse order of installation, so this failure is seen by the
   // result printers installed before this listener.
   const std::uint64_t reported = reported_compiles();

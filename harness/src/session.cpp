@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,9 @@ struct Session {
   Options options;
   std::unique_ptr<Cache> cache;
   std::atomic<std::uint64_t> reported{0};
+  std::mutex time_mutex;
+  LookupTime time;
+  std::once_flag arch_once;
   std::once_flag gpu_once;
   std::optional<std::string> gpu_reason;
 };
@@ -64,13 +68,31 @@ std::string describe_key(const CompileRequest& request) {
 }
 
 CacheResult compile(const CompileRequest& request) {
-  CacheResult result = cache().compile(request);
+  Session& s = session();
+  Cache& c = cache();
+  if (request.arch.empty()) {
+    // Resolves the default arch (Cache keeps it) outside the timed call; see LookupTime.
+    std::call_once(s.arch_once, [&] {
+      const auto start = std::chrono::steady_clock::now();
+      static_cast<void>(c.default_arch());
+      const std::chrono::duration<double, std::milli> elapsed =
+          std::chrono::steady_clock::now() - start;
+      std::lock_guard lock(s.time_mutex);
+      s.time.arch_probe_ms += elapsed.count();
+    });
+  }
+  CacheResult result = c.compile(request);
+  {
+    std::lock_guard lock(s.time_mutex);
+    (result.hit ? s.time.hits : s.time.misses) += 1;
+    (result.hit ? s.time.hit_ms : s.time.miss_ms) += result.elapsed_ms;
+  }
   if (!result.hit && current_options().require_warm) {
     session().reported.fetch_add(1);
     ADD_FAILURE() << "cubby: compiled " << request.program_name << " (key " << result.key.hex()
                   << ", " << static_cast<double>(result.entry->compile_us) / 1000.0
                   << " ms) although --cubby_require_warm / "
-                  << "CUBBY_REQUIRE_WARM is set: the store " << cache().config().dir.string()
+                  << "CUBBY_REQUIRE_WARM is set: the store " << c.config().dir.string()
                   << " had no entry for it. If an earlier run compiled this program, its key "
                      "changed between the runs (a timestamp or random text in the source, an "
                      "option list built in a different order, a different NVRTC or header); "
@@ -78,6 +100,22 @@ CacheResult compile(const CompileRequest& request) {
                   << describe_key(request);
   }
   return result;
+}
+
+LookupTime lookup_time() {
+  Session& s = session();
+  std::lock_guard lock(s.time_mutex);
+  return s.time;
+}
+
+LookupTime difference(const LookupTime& after, const LookupTime& before) {
+  LookupTime d;
+  d.hits = after.hits - before.hits;
+  d.hit_ms = after.hit_ms - before.hit_ms;
+  d.misses = after.misses - before.misses;
+  d.miss_ms = after.miss_ms - before.miss_ms;
+  d.arch_probe_ms = after.arch_probe_ms - before.arch_probe_ms;
+  return d;
 }
 
 std::uint64_t reported_compiles() { return session().reported.load(); }

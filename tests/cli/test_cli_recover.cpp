@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cubby/entry.hpp"
+#include "cubby/storage/disk.hpp"
 #include "test_support.hpp"
 
 extern char** environ;
@@ -132,6 +135,42 @@ TEST_F(RecoverCli, TextNamesTheReasonAndStrictFails) {
   const Outcome strict =
       cubby({"recover", cubin, "--strict", "--name-expr", "ns::scale<ns::real_t, 256>"});
   EXPECT_EQ(strict.exit_code, 1);
+}
+
+// An entry whose checksum is valid and whose stored name is a real kernel of its CUBIN, but the
+// kernel of another expression: the symbol check passes, `cubby verify`'s name check must not.
+TEST_F(RecoverCli, VerifyReportsAndFixesANameMapPointingAtAnotherKernel) {
+  const auto [cubin, compiled] = compile();
+  ASSERT_EQ(cubby({"verify", "--json"}).exit_code, 0);
+  DiskTier disk(dir_ / "store");
+  std::vector<DiskEntryInfo> entries;
+  ASSERT_TRUE(disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); }).ok());
+  ASSERT_EQ(entries.size(), 1u);
+  auto entry = decode_entry(testing::read_text(entries[0].path));
+  ASSERT_TRUE(entry.ok()) << entry.error().message;
+  std::string& f = entry->lowered_names.at("ns::scale<float, 256>");
+  const std::string d = entry->lowered_names.at("ns::scale<double, 64>");
+  ASSERT_NE(f, d);
+  f = d;  // now points at scale<double, 64>, a kernel of the same CUBIN
+  testing::write_text(entries[0].path, encode_entry(*entry));
+
+  const Outcome found = cubby({"verify", "--json"});
+  EXPECT_EQ(found.exit_code, 1) << found.out << found.err;
+  const json report = json::parse(found.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << found.out;
+  EXPECT_EQ(report["bad"], 1);
+  ASSERT_EQ(report["problems"].size(), 1u);
+  const std::string problem = report["problems"][0]["problem"].get<std::string>();
+  EXPECT_NE(problem.find("ns::scale<float, 256>"), std::string::npos) << problem;
+  EXPECT_NE(problem.find(compiled["lowered_names"]["ns::scale<float, 256>"].get<std::string>()),
+            std::string::npos)
+      << problem;  // names the symbol enumeration resolves the expression to
+  EXPECT_TRUE(std::filesystem::exists(entries[0].path));
+
+  const Outcome fixed = cubby({"verify", "--fix", "--json"});
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  EXPECT_EQ(json::parse(fixed.out, nullptr, false)["removed"], 1);
+  EXPECT_FALSE(std::filesystem::exists(entries[0].path));
 }
 
 TEST_F(RecoverCli, BadInputIsAClearFailure) {

@@ -19,12 +19,39 @@ TEST(SummaryLine, CountsHitsByTierCompilesAndTimeSaved) {
   stats.compiles = 1;
   stats.compile_ms = 1500;
   stats.compile_ms_saved = 31200;
-  EXPECT_EQ(summary_line(stats, "/s"),
+  LookupTime time;
+  time.hits = 24;
+  time.hit_ms = 3.24;
+  time.misses = 1;
+  time.miss_ms = 1600;
+  EXPECT_EQ(summary_line(stats, time, "/s"),
+            "[cubby] 24 hits (memory 2, disk 22) in 3.2 ms, 1 compile (1.5 s), 31.2 s of "
+            "compiling saved; store /s");
+  // Hits that did not go through cubby::testing::compile have no lookup time to show.
+  EXPECT_EQ(summary_line(stats, LookupTime{}, "/s"),
             "[cubby] 24 hits (memory 2, disk 22), 1 compile (1.5 s), 31.2 s of compiling saved; "
             "store /s");
   Stats none;
-  EXPECT_EQ(summary_line(none, "/s"),
+  EXPECT_EQ(summary_line(none, LookupTime{}, "/s"),
             "[cubby] 0 hits (memory 0, disk 0), 0 compiles, 0.0 s of compiling saved; store /s");
+}
+
+TEST(SummaryLine, LookupTimeDifferenceIsFieldByField) {
+  LookupTime before;
+  before.hits = 3;
+  before.hit_ms = 1.5;
+  before.arch_probe_ms = 40;
+  LookupTime after = before;
+  after.hits = 5;
+  after.hit_ms = 2.0;
+  after.misses = 1;
+  after.miss_ms = 900;
+  const LookupTime d = difference(after, before);
+  EXPECT_EQ(d.hits, 2u);
+  EXPECT_DOUBLE_EQ(d.hit_ms, 0.5);
+  EXPECT_EQ(d.misses, 1u);
+  EXPECT_DOUBLE_EQ(d.miss_ms, 900.0);
+  EXPECT_DOUBLE_EQ(d.arch_probe_ms, 0.0);
 }
 
 TEST(SummaryLine, DifferenceIsFieldByField) {
@@ -52,12 +79,14 @@ TEST_F(EnvironmentRuns, PrintsTheSummaryColdThenWarm) {
   const std::vector<std::string> filter = {"--gtest_filter=Child.CompilesAlpha:Child.ReusesAlpha"};
   const ChildRun cold = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
   ASSERT_EQ(cold.exit_code, 0) << cold.output;
-  EXPECT_NE(cold.output.find("[cubby] 1 hit (memory 1, disk 0), 1 compile ("), std::string::npos)
+  EXPECT_NE(cold.output.find("[cubby] 1 hit (memory 1, disk 0) in "), std::string::npos)
       << cold.output;
+  EXPECT_NE(cold.output.find(" ms, 1 compile ("), std::string::npos) << cold.output;
   const ChildRun warm = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
-  EXPECT_NE(warm.output.find("[cubby] 2 hits (memory 1, disk 1), 0 compiles, "), std::string::npos)
+  EXPECT_NE(warm.output.find("[cubby] 2 hits (memory 1, disk 1) in "), std::string::npos)
       << warm.output;
+  EXPECT_NE(warm.output.find(" ms, 0 compiles, "), std::string::npos) << warm.output;
   EXPECT_NE(warm.output.find("; store " + store()), std::string::npos);
 }
 

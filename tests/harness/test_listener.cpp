@@ -37,9 +37,18 @@ TEST_F(ListenerReports, PropertiesAppearInTheXmlReport) {
   ASSERT_TRUE(xml_property(compiles, "cubby_compile_ms").has_value());
   EXPECT_GT(std::stod(*xml_property(compiles, "cubby_compile_ms")), 0.0);
 
+  // A compile's wall time is miss time, not lookup time.
+  EXPECT_EQ(xml_property(compiles, "cubby_lookups"), "0");
+  EXPECT_EQ(xml_property(compiles, "cubby_lookup_ms"), "0.000");
+  ASSERT_TRUE(xml_property(compiles, "cubby_miss_ms").has_value());
+  EXPECT_GE(std::stod(*xml_property(compiles, "cubby_miss_ms")),
+            std::stod(*xml_property(compiles, "cubby_compile_ms")) - 0.1);
+
   const std::string reuses = xml_testcase(xml, "ReusesAlpha");
   EXPECT_EQ(xml_property(reuses, "cubby_hits_memory"), "1");
   EXPECT_EQ(xml_property(reuses, "cubby_compiles"), "0");
+  EXPECT_EQ(xml_property(reuses, "cubby_lookups"), "1");
+  EXPECT_EQ(xml_property(reuses, "cubby_miss_ms"), "0.000");
 
   const std::string none = xml_testcase(xml, "UsesNoKernel");
   EXPECT_EQ(xml_property(none, "cubby_hits"), "0");
@@ -73,6 +82,67 @@ TEST_F(ListenerReports, PropertiesAppearInTheJsonReport) {
   EXPECT_EQ(test.at("cubby_hits_disk"), "1");
   EXPECT_EQ(test.at("cubby_compiles"), "0");
   EXPECT_GT(std::stod(test.at("cubby_compile_ms_saved").get<std::string>()), 0.0);
+  // The lookup's wall time, per test and for the run.
+  EXPECT_EQ(test.at("cubby_lookups"), "1");
+  EXPECT_GT(std::stod(test.at("cubby_lookup_ms").get<std::string>()), 0.0);
+  EXPECT_EQ(json.at("cubby_lookups"), "1");
+  EXPECT_GT(std::stod(json.at("cubby_lookup_ms").get<std::string>()), 0.0);
+  EXPECT_EQ(json.at("cubby_miss_ms"), "0.000");
+  EXPECT_TRUE(json.contains("cubby_arch_probe_ms"));
+}
+
+double property_ms(const std::string& element, const std::string& name) {
+  const auto value = xml_property(element, name);
+  EXPECT_TRUE(value.has_value()) << name << " missing in " << element;
+  return value ? std::stod(*value) : -1.0;
+}
+
+double attribute_ms(const std::string& xml, const std::string& tag, const std::string& name) {
+  const auto value = xml_attribute(xml, tag, name);
+  EXPECT_TRUE(value.has_value()) << name << " missing on <" << tag << ">";
+  return value ? std::stod(*value) : -1.0;
+}
+
+TEST_F(ListenerReports, WarmLookupTimeIsCountedOncePerCall) {
+  const std::string filter =
+      "--gtest_filter=Child.CompilesAlpha:Child.ReusesAlpha:Child.UsesNoKernel:"
+      "Child.DirectCacheCompile";
+  ASSERT_EQ(run_child(scratch_.path(), {filter}, {{"CUBBY_DIR", store()}}).exit_code, 0);
+  const std::string report = (scratch_.path() / "warm.xml").string();
+  const ChildRun run = run_child(scratch_.path(), {filter, "--gtest_output=xml:" + report},
+                                 {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string xml = read_text(report);
+
+  // KernelTest::compile -> cubby::testing::compile -> Cache::compile: one timed lookup per call.
+  const std::string disk_hit = xml_testcase(xml, "CompilesAlpha");
+  EXPECT_EQ(xml_property(disk_hit, "cubby_hits_disk"), "1");
+  EXPECT_EQ(xml_property(disk_hit, "cubby_lookups"), "1");
+  EXPECT_GT(property_ms(disk_hit, "cubby_lookup_ms"), 0.0);
+  const std::string memory_hit = xml_testcase(xml, "ReusesAlpha");
+  EXPECT_EQ(xml_property(memory_hit, "cubby_lookups"), "1");
+  const std::string none = xml_testcase(xml, "UsesNoKernel");
+  EXPECT_EQ(xml_property(none, "cubby_lookups"), "0");
+  EXPECT_EQ(xml_property(none, "cubby_lookup_ms"), "0.000");
+  // A hit through cache().compile is a hit, but not a timed harness lookup.
+  const std::string direct = xml_testcase(xml, "DirectCacheCompile");
+  EXPECT_EQ(xml_property(direct, "cubby_hits"), "1");
+  EXPECT_EQ(xml_property(direct, "cubby_lookups"), "0");
+
+  // The suite's and the run's totals are the sum of the tests' (each rounded to a microsecond).
+  const double tests_ms = property_ms(disk_hit, "cubby_lookup_ms") +
+                          property_ms(memory_hit, "cubby_lookup_ms") +
+                          property_ms(direct, "cubby_lookup_ms");
+  EXPECT_EQ(xml_attribute(xml, "testsuite", "cubby_lookups"), "2");
+  EXPECT_EQ(xml_attribute(xml, "testsuites", "cubby_lookups"), "2");
+  EXPECT_EQ(xml_attribute(xml, "testsuites", "cubby_hits"), "3");
+  EXPECT_NEAR(attribute_ms(xml, "testsuite", "cubby_lookup_ms"), tests_ms, 0.003);
+  EXPECT_NEAR(attribute_ms(xml, "testsuites", "cubby_lookup_ms"), tests_ms, 0.003);
+  EXPECT_EQ(xml_attribute(xml, "testsuites", "cubby_miss_ms"), "0.000");
+  EXPECT_GE(attribute_ms(xml, "testsuites", "cubby_arch_probe_ms"), 0.0);
+  // The summary line shows the same lookups.
+  EXPECT_NE(run.output.find("[cubby] 3 hits (memory 1, disk 2) in "), std::string::npos)
+      << run.output;
 }
 
 // Test name -> (result, cubby_compiles) of every test that ran, from an XML report.

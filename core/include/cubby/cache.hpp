@@ -1,5 +1,5 @@
-// The orchestrator: memory -> disk -> remote -> compile, with stats. Thread-safe; one compile per key at a
-// time within the process. Public boundary: throws cubby::Error.
+// The orchestrator: memory -> disk -> remote -> compile, with stats. Thread-safe; one compile per
+// key at a time within the process. Public boundary: throws cubby::Error.
 #pragma once
 
 #include <array>
@@ -77,8 +77,9 @@ class Cache {
   Cache& operator=(const Cache&) = delete;
 
   // The entry for `request`: from memory, disk, the remote (verified like a disk entry, then
-  // written to disk), else compiled and stored (disk, and queued for the remote). A disk entry that does
-  // not decode or lacks one of its lowered names is counted corrupt, removed and recompiled.
+  // written to disk), else compiled and stored (disk, and queued for the remote). A disk entry
+  // that does not decode or lacks one of its lowered names is counted corrupt, removed and
+  // recompiled; a bad remote entry is a counted remote miss, never served.
   // A store that cannot be written leaves the result usable (warns once, counts failed_writes).
   // Throws cubby::Error: compile_failed (NVRTC's log in what()), invalid_argument,
   // nvrtc_unavailable.

@@ -38,23 +38,31 @@ struct RecoveredName {
   std::string expression;
   bool resolved = false;
   std::string mangled;    // when resolved
-  std::string demangled;  // when resolved
+  std::string demangled;  // when resolved and asked for (RecoveredText::demangled)
   bool variable = false;  // when resolved: a __device__ variable
   int inexactness = 0;    // when resolved: canonicalisation steps (0: literal match)
   std::string reason;     // when unresolved: why, and what to do
 };
 
+// Whether recover_names fills RecoveredName::demangled (one demangler call per resolved name;
+// callers that need only the lowered names skip it).
+enum class RecoveredText : std::uint8_t { demangled, mangled_only };
+
 // Recovers the lowered name of each expression (in order) from the kernels and variables of
-// `symbols`. Only symbols that can carry an expression's base name are demangled. Never throws;
-// an expression that does not parse is unresolved with the parse error as reason.
+// `symbols`. Only symbols that can carry an expression's base name are considered; with the cxa
+// demangler they are parsed straight from their mangled form (mangled_name.hpp), falling back to
+// demangling for symbols outside its subset. Never throws; an expression that does not parse is
+// unresolved with the parse error as reason.
 std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
                                          const std::vector<std::string>& expressions,
-                                         Demangler demangler = Demangler::cxa);
+                                         Demangler demangler = Demangler::cxa,
+                                         RecoveredText text = RecoveredText::demangled);
 
 // The same from CUBIN bytes: Errc::corrupt (from read_cubin_symbols) when they are not a CUBIN.
 Result<std::vector<RecoveredName>> recover_names(std::string_view cubin,
                                                  const std::vector<std::string>& expressions,
-                                                 Demangler demangler = Demangler::cxa);
+                                                 Demangler demangler = Demangler::cxa,
+                                                 RecoveredText text = RecoveredText::demangled);
 
 // Fills `entry.lowered_names` for `expressions` the entry lacks, from its CUBIN. Returns the
 // per-expression answers; expressions left unresolved are not added. invalid_argument for a

@@ -28,6 +28,18 @@ bool is_newer_format(std::string_view bytes);
 // decode_entry + verify_entry_symbols. Pure.
 Result<Entry> verify_entry(std::string_view bytes);
 
+// verify_entry_symbols, then the name cross-check (check_entry_names, recover.hpp): no stored
+// name may be one that cubby's matcher resolves the expression to a different symbol of the
+// CUBIN. Errc::corrupt naming each disagreement. Costs a name recovery per entry: for
+// `cubby verify`, not for the cache's hit path (which uses verify_entry_symbols).
+Result<void> verify_entry_names(const Entry& entry);
+
+// What verify_store checks of each entry.
+enum class VerifyDepth : std::uint8_t {
+  symbols,  // decode + verify_entry_symbols
+  names,    // decode + verify_entry_names (what `cubby verify` runs)
+};
+
 struct VerifyReport {
   std::uint64_t entries = 0;  // entry files checked
   std::uint64_t bad = 0;      // failed verification (or could not be read)
@@ -39,6 +51,7 @@ struct VerifyReport {
 // removes it. Errc::io if the store cannot be listed.
 Result<VerifyReport> verify_store(
     DiskTier& disk, bool fix,
-    const std::function<void(const DiskEntryInfo&, const std::string&)>& on_bad);
+    const std::function<void(const DiskEntryInfo&, const std::string&)>& on_bad,
+    VerifyDepth depth = VerifyDepth::symbols);
 
 }  // namespace cubby

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cubby/cubin.hpp"
+#include "cubby/recover.hpp"
 #include "io.hpp"
 
 namespace cubby {
@@ -29,6 +30,18 @@ Result<void> verify_entry_symbols(const Entry& entry) {
   return {};
 }
 
+Result<void> verify_entry_names(const Entry& entry) {
+  auto symbols = verify_entry_symbols(entry);
+  if (!symbols) return symbols;
+  auto names = check_entry_names(entry);
+  if (!names) return names.error();
+  if (!names->ok()) {
+    return fail(Errc::corrupt, "its name map disagrees with its CUBIN: ", names->problems(),
+                " Remove the entry (cubby verify --fix) so it is recompiled.");
+  }
+  return {};
+}
+
 bool is_newer_format(std::string_view bytes) {
   if (bytes.size() < 12 || bytes.substr(0, 8) != "CUBBYENT") return false;
   std::uint32_t version = 0;
@@ -48,7 +61,8 @@ Result<Entry> verify_entry(std::string_view bytes) {
 
 Result<VerifyReport> verify_store(
     DiskTier& disk, bool fix,
-    const std::function<void(const DiskEntryInfo&, const std::string&)>& on_bad) {
+    const std::function<void(const DiskEntryInfo&, const std::string&)>& on_bad,
+    VerifyDepth depth) {
   VerifyReport report;
   std::vector<DiskEntryInfo> entries;
   auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); });
@@ -66,6 +80,8 @@ Result<VerifyReport> verify_store(
       why = bytes.error().message;
     } else if (auto entry = verify_entry(*bytes); !entry) {
       why = entry.error().message;
+    } else if (depth == VerifyDepth::names) {
+      if (auto names = verify_entry_names(*entry); !names) why = names.error().message;
     }
     if (why.empty()) continue;
     ++report.bad;

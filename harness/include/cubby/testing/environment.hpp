@@ -2,15 +2,17 @@
 // cubby::gtest_main, which does it and parses the --cubby_ flags). It
 //   - configures the shared store (Options: CUBBY_DIR / --cubby_dir=, require_warm),
 //   - installs the Listener (per-test cache properties) when constructed,
-//   - at the end of each iteration prints one summary line (hits by tier, compiles, compile time
-//     saved) and records the iteration's totals as properties of the whole run (attributes of
-//     <testsuites> in --gtest_output=xml, fields of the top object in json).
+//   - at the end of each iteration prints one summary line (hits by tier and the time their
+//     lookups took, compiles, compile time saved) and records the iteration's totals as
+//     properties of the whole run (attributes of <testsuites> in --gtest_output=xml, fields of the
+//     top object in json): the Listener's properties plus cubby_arch_probe_ms and cubby_dir.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include "cubby/cache.hpp"
 #include "cubby/testing/options.hpp"
+#include "cubby/testing/session.hpp"
 
 namespace cubby::testing {
 
@@ -28,11 +30,13 @@ class Environment : public ::testing::Environment {
  private:
   Options options_;
   Stats start_{};
+  LookupTime time_start_{};
 };
 
-// The one-line summary of `stats` (what Environment prints), e.g.
-// "[cubby] 24 hits (memory 0, disk 24), 0 compiles, 31.2 s of compiling saved; store /tmp/s".
-std::string summary_line(const Stats& stats, const std::string& store);
+// The one-line summary of `stats` and `time` (what Environment prints), e.g.
+// "[cubby] 24 hits (memory 0, disk 24) in 3.2 ms, 0 compiles, 31.2 s of compiling saved; store
+// /tmp/s" ("in ..." : time.hit_ms, shown when time.hits is not 0).
+std::string summary_line(const Stats& stats, const LookupTime& time, const std::string& store);
 
 // `after - before`, field by field.
 Stats difference(const Stats& after, const Stats& before);

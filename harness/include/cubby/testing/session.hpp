@@ -3,6 +3,7 @@
 // Every function is thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,26 @@ Cache& cache();
 // unstable key (a timestamp in the source, an unordered option list) shows up in CI.
 // Throws cubby::Error as Cache::compile does.
 CacheResult compile(const CompileRequest& request);
+
+// Wall time spent inside the shared cache by `compile` (every KernelTest::compile goes through
+// it), summed over calls; each call is counted once. Calls that bypass `compile` (e.g.
+// cache().compile) are not timed. What a warm suite spends in cubby: the lookups (key derivation,
+// memory or disk read, entry decode and checks), and NVRTC's one-time loading in the first one.
+struct LookupTime {
+  std::uint64_t hits = 0;  // calls served from the store (memory, disk or remote)
+  double hit_ms = 0;       // their CacheResult::elapsed_ms
+  std::uint64_t misses = 0;  // calls that compiled
+  double miss_ms = 0;        // their elapsed_ms: lookup, NVRTC compile and store
+  // Resolving the default architecture from the GPU (cuInit and a device query; once per
+  // process, before the first call without an arch). Kept out of hit_ms and miss_ms because a
+  // suite that launches kernels initialises the driver anyway.
+  double arch_probe_ms = 0;
+};
+
+// This process's totals so far.
+LookupTime lookup_time();
+// `after - before`, field by field.
+LookupTime difference(const LookupTime& after, const LookupTime& before);
 
 // The key fields of `request` as `cubby compile --explain` prints them, one per line.
 std::string describe_key(const CompileRequest& request);

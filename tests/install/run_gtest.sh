@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the built tree into a temporary prefix, builds tests/install/gtest_consumer against it
+# with find_package(cubby COMPONENTS gtest), and runs its tests through ctest: the warm-up fixture
+# compiles once, every other test (PRE_TEST and POST_BUILD discovery, --cubby_require_warm) hits.
+#   tests/install/run_gtest.sh BUILD_DIR
+set -euo pipefail
+build_dir="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+work="$(mktemp -d /tmp/cubby-install-gtest.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+unset CUBBY_REQUIRE_WARM GTEST_FILTER GTEST_OUTPUT GTEST_TOTAL_SHARDS GTEST_SHARD_INDEX
+export CUBBY_DIR="$work/store"
+fail() { echo "error: $*"; [ -f "$work/log" ] && cat "$work/log"; exit 1; }
+# step COMMAND...: runs COMMAND with its output in $work/log; fails the test with it shown.
+step() { "$@" >"$work/log" 2>&1 || fail "'$*' failed (exit $?)"; }
+
+[ -f "$build_dir/harness/cmake_install.cmake" ] \
+  || fail "$build_dir has no GoogleTest harness (configure with CUBBY_BUILD_GTEST=ON)"
+step cmake --install "$build_dir" --prefix "$work/prefix"
+step cmake -S "$here/gtest_consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+step cmake --build "$work/build" -j2
+
+# 2 tests x 2 targets, plus the warm-up fixture; the launch tests are labelled gpu.
+step ctest --test-dir "$work/build" -N
+grep -q 'Total Tests: 5$' "$work/log" || fail "expected 5 registered tests"
+step ctest --test-dir "$work/build" -N -L gpu
+grep -q 'Total Tests: 2$' "$work/log" || fail "expected 2 tests labelled gpu"
+
+# Cold: the warm-up compiles the program once.
+step ctest --test-dir "$work/build" -R 'cubby_warm_up' -V
+grep -q '\[cubby\] 0 hits (memory 0, disk 0), 1 compile (' "$work/log" \
+  || fail "the warm-up did not compile exactly one program"
+# Everything, in parallel: the warm-up again, then the tests; consumer_tests_post fails on any compile.
+step ctest --test-dir "$work/build" -j2 --output-on-failure
+grep -q '100% tests passed, 0 tests failed out of 5' "$work/log" || fail "not every test passed"
+# A direct run is warm.
+step "$work/build/consumer_tests" --gtest_filter='Fill.*' --cubby_require_warm
+grep -q '\[cubby\] 1 hit (memory 0, disk 1) in [0-9.]* ms, 0 compiles, ' "$work/log" \
+  || fail "the direct run was not one disk hit"
+echo "find_package(cubby COMPONENTS gtest) consumer OK"
