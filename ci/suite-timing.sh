@@ -13,6 +13,7 @@
 # cubby_arch_probe_ms (the one-time GPU probe for the default arch: cuInit and a device query)
 # is reported apart: a suite that launches kernels initialises the driver anyway; the
 # conservative ratio counts it as cubby's too.
+# Each warm figure is the run of median wall time among CUBBY_TIMING_WARM_RUNS (default 5) runs.
 #   ci/suite-timing.sh [BUILD_DIR [OUT_DIR]]      BUILD_DIR default build/ci (already built)
 # OUT_DIR (optional) receives each run's log and XML report, and timing.json.
 set -euo pipefail
@@ -39,7 +40,7 @@ run() {
   "$@" --gtest_output="xml:$logs/$name.xml" >"$logs/$name.log" 2>&1 \
     || { cat "$logs/$name.log" >&2; echo "error: $name failed" >&2; exit 1; }
   end="$(now)"
-  seconds="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')"
+  seconds="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }')"
 }
 # attr NAME ATTRIBUTE: an attribute of <testsuites> (the run's totals) in NAME's XML report.
 attr() {
@@ -51,8 +52,23 @@ attr() {
 
 run cold_transform "$bin/test_mdspan_transform"; cold_t="$seconds"
 run cold_reuse "$bin/test_mdspan_reuse" --cubby_require_warm; cold_r="$seconds"
-run warm_transform "$bin/test_mdspan_transform" --cubby_require_warm; warm_t="$seconds"
-run warm_reuse "$bin/test_mdspan_reuse" --cubby_require_warm; warm_r="$seconds"
+# warm NAME EXE [ARGS...]: $warm_runs warm runs; the one of median wall time becomes NAME (its
+# log, its XML report, $seconds), so that its lookup time comes from the same run.
+warm_runs="${CUBBY_TIMING_WARM_RUNS:-5}"
+warm() {
+  local name="$1"; shift
+  local i times=()
+  for ((i = 1; i <= warm_runs; i++)); do
+    run "$name.$i" "$@"
+    times+=("$seconds $i")
+  done
+  read -r seconds i < <(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(((warm_runs + 1) / 2))p")
+  cp "$logs/$name.$i.log" "$logs/$name.log"
+  cp "$logs/$name.$i.xml" "$logs/$name.xml"
+  rm -f "$logs/$name".[0-9]*.*
+}
+warm warm_transform "$bin/test_mdspan_transform" --cubby_require_warm; warm_t="$seconds"
+warm warm_reuse "$bin/test_mdspan_reuse" --cubby_require_warm; warm_r="$seconds"
 # Reference only (not a no-compile baseline): GoogleTest's "(N ms total)" of the 2nd iteration of
 # --gtest_repeat=2, when every module is already loaded and the context exists.
 run repeat_transform "$bin/test_mdspan_transform" --gtest_repeat=2 --cubby_require_warm
@@ -60,7 +76,7 @@ steady_ms="$(grep -o 'ran. ([0-9]* ms total)' "$logs/repeat_transform.log" | tai
 warm_iteration_ms="$(grep -o 'ran. ([0-9]* ms total)' "$logs/warm_transform.log" | tail -1 | grep -o '[0-9]*')"
 
 # What cubby added to each warm run, in ms.
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+calc() { awk "BEGIN { printf \"%.4f\", $1 }"; }
 ms1() { awk "BEGIN { printf \"%.1f\", $1 }"; }
 cubby_ms() { calc "$(attr "$1" cubby_lookup_ms) + $(attr "$1" cubby_miss_ms)"; }
 lookups_t="$(cubby_ms warm_transform)"; lookups_r="$(cubby_ms warm_reuse)"
@@ -89,7 +105,7 @@ goal="$(awk -v w="$warm_ms_all" -v r="$removed_all" 'BEGIN { print (r > 0 && w /
 
 cat <<TABLE
 Example suite ($scope; $tests_run tests in test_mdspan_transform, 24 NVRTC programs, 336 kernels)
-| binary | 1st run (cold) | 2nd run (warm) | speedup |
+| binary | 1st run (cold) | warm run (median of $warm_runs) | speedup |
 | --- | ---: | ---: | ---: |
 | test_mdspan_transform | ${cold_t} s | ${warm_t} s | $(ratio "$cold_t" "$warm_t") |
 | test_mdspan_reuse (1st run already warm) | ${cold_r} s | ${warm_r} s | - |
@@ -118,6 +134,7 @@ if [ -n "$out" ]; then
  "warm_arch_probe_ms": {"test_mdspan_transform": $probe_t, "test_mdspan_reuse": $probe_r, "suite": $probe_all},
  "compilation_removed_ms": {"test_mdspan_transform": $removed_t, "test_mdspan_reuse": $removed_r, "suite": $removed_all},
  "warm_over_removed": $(ratio2 "$warm_ms_all" "$removed_all" | sed 's/^-$/null/'),
+ "warm_runs": $warm_runs,
  "reference_only": {"warm_iteration_ms": ${warm_iteration_ms:-0}, "steady_state_iteration_ms": ${steady_ms:-0}}}
 JSON
 fi

@@ -1,5 +1,5 @@
-// libFuzzer target: the name-expression and demangled-name parsers, the demangler and the
-// matcher must never crash, hang or read out of bounds on any input.
+// libFuzzer target: the name-expression, demangled-name and mangled-name parsers, the demangler
+// and the matcher must never crash, hang or read out of bounds on any input.
 // Input: one selector byte, then text; for the matcher, two texts separated by a NUL byte.
 #include <cstddef>
 #include <cstdint>
@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "cubby/demangle.hpp"
+#include "cubby/mangled_name.hpp"
 #include "cubby/name_match.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0: {
       auto parsed = cubby::parse_name_expression(text);
       if (parsed.ok()) static_cast<void>(cubby::to_string(parsed->name));
@@ -27,6 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 2: {
       auto demangled = cubby::demangle(text);
       if (demangled.ok()) static_cast<void>(cubby::parse_demangled_name(*demangled));
+      break;
+    }
+    case 4: {
+      auto parsed = cubby::parse_mangled_name(text);
+      if (parsed.ok()) static_cast<void>(cubby::to_string(parsed->name));
       break;
     }
     default: {

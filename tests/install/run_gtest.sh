@@ -24,8 +24,9 @@ step cmake --build "$work/build" -j2
 # 2 tests x 2 targets, plus the warm-up fixture; the launch tests are labelled gpu.
 step ctest --test-dir "$work/build" -N
 grep -q 'Total Tests: 5$' "$work/log" || fail "expected 5 registered tests"
-step ctest --test-dir "$work/build" -N -L gpu
-grep -q 'Total Tests: 2$' "$work/log" || fail "expected 2 tests labelled gpu"
+step ctest --test-dir "$work/build" -N -L gpu   # lists the warm-up fixture they require too
+[ "$(grep -c 'Test *#[0-9]*: FillGpu\.WritesSeven$' "$work/log")" = 2 ] \
+  && ! grep -q 'Fill\.' "$work/log" || fail "expected the 2 FillGpu tests, and only those, labelled gpu"
 
 # Cold: the warm-up compiles the program once.
 step ctest --test-dir "$work/build" -R 'cubby_warm_up' -V
