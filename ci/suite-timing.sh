@@ -78,7 +78,8 @@ warm_iteration_ms="$(grep -o 'ran. ([0-9]* ms total)' "$logs/warm_transform.log"
 # What cubby added to each warm run, in ms.
 calc() { awk "BEGIN { printf \"%.4f\", $1 }"; }
 ms1() { awk "BEGIN { printf \"%.1f\", $1 }"; }
-cubby_ms() { calc "$(attr "$1" cubby_lookup_ms) + $(attr "$1" cubby_miss_ms)"; }
+ms2() { awk "BEGIN { printf \"%.2f\", $1 }"; }
+cubby_ms() { ms2 "$(attr "$1" cubby_lookup_ms) + $(attr "$1" cubby_miss_ms)"; }
 lookups_t="$(cubby_ms warm_transform)"; lookups_r="$(cubby_ms warm_reuse)"
 probe_t="$(attr warm_transform cubby_arch_probe_ms)"; probe_r="$(attr warm_reuse cubby_arch_probe_ms)"
 count_t="$(attr warm_transform cubby_lookups)"; count_r="$(attr warm_reuse cubby_lookups)"
@@ -97,7 +98,7 @@ ratio2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; els
 cold_all="$(calc "$cold_t + $cold_r")"
 warm_all="$(calc "$warm_t + $warm_r")"
 warm_ms_t="$(ms1 "$warm_t * 1000")"; warm_ms_r="$(ms1 "$warm_r * 1000")"; warm_ms_all="$(ms1 "$warm_all * 1000")"
-lookups_all="$(calc "$lookups_t + $lookups_r")"; probe_all="$(calc "$probe_t + $probe_r")"
+lookups_all="$(ms2 "$lookups_t + $lookups_r")"; probe_all="$(ms2 "$probe_t + $probe_r")"
 removed_t="$(ms1 "$warm_ms_t - $lookups_t")"; removed_r="$(ms1 "$warm_ms_r - $lookups_r")"
 removed_all="$(ms1 "$warm_ms_all - $lookups_all")"
 removed_probe_all="$(ms1 "$warm_ms_all - $lookups_all - $probe_all")"

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "background.hpp"
 #include "cubby/blob.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/driver.hpp"
@@ -133,11 +134,13 @@ Cache::Cache(Config config)
       disk_(config_.dir),
       store_stats_(config_.dir),
       last_flush_ns_(Clock::now().time_since_epoch().count()),
-      remote_(config_.disabled ? nullptr : open_remote_tier(config_)) {}
+      remote_(config_.disabled ? nullptr : open_remote_tier(config_)),
+      background_(std::make_unique<Background>()) {}
 
 Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 
 Cache::~Cache() {
+  background_->drain();  // remote backfills land before the counters are persisted
   // Queued remote writes get a bounded chance to finish, so that they are shared and counted.
   if (remote_) {
     remote_->drain(std::max<std::chrono::milliseconds>(
@@ -308,7 +311,8 @@ std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& i
   return std::make_shared<const Entry>(std::move(entry).value());
 }
 
-std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs& inputs) {
+std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs& inputs,
+                                                std::string& bytes_out) {
   const auto start = Clock::now();
   auto bytes = remote_->get(key);
   std::shared_ptr<const Entry> found;
@@ -321,6 +325,7 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
         entry ? validate(*entry, distinct(inputs.name_expressions)) : Result<void>(entry.error());
     if (valid) {
       found = std::make_shared<const Entry>(std::move(entry).value());
+      bytes_out = std::move(**bytes);
     } else {
       // Never used, never removed: the compile that follows overwrites it (unless read mode).
       rejected = true;
@@ -355,12 +360,48 @@ void Cache::store(const Key& key, const Entry& entry, bool share) {
     if (auto totals = flush_stats(true)) evict_if_over(key, *totals);
     return;
   }
+  note_failed_write(written.error().message);
+}
+
+void Cache::note_failed_write(const std::string& why) {
   count([](Stats& s) { ++s.failed_writes; });
   if (!warned_write_.exchange(true)) {
     std::fprintf(stderr,
                  "cubby: cannot write to the store %s (%s); compiled kernels stay usable but are "
                  "not cached (this warning is shown once)\n",
-                 disk_.root().c_str(), written.error().message.c_str());
+                 disk_.root().c_str(), why.c_str());
+  }
+}
+
+void Cache::backfill(const Key& key, const std::string& bytes) {
+  if (config_.read_only) return;
+  auto written = disk_.put(key, bytes);
+  if (!written) {
+    note_failed_write(written.error().message);
+    return;
+  }
+  const auto size = static_cast<std::int64_t>(bytes.size());
+  count([&](Stats& s) { s.bytes_written += bytes.size(); });
+  pending_store_bytes_ += size;
+  pending_store_entries_ += 1;
+  // No stats lock per backfill (a fresh runner backfills every lookup): the counters reach the
+  // journal at exit or with the next periodic flush. The size bound is checked against the
+  // persisted estimate (read once, without a lock) plus this process's writes not yet persisted;
+  // only a store that may be over it pays for exact totals and a trim.
+  std::int64_t base = backfill_base_bytes_.load();
+  if (base < 0) {
+    base = 0;
+    if (auto persisted = store_stats_.read()) {
+      if (auto found = persisted->find("store_bytes"); found != persisted->end()) {
+        base = found->second;
+      }
+    }
+    backfill_base_bytes_.store(base);
+  }
+  if (base + pending_store_bytes_.load() <= static_cast<std::int64_t>(config_.max_size)) return;
+  if (auto totals = flush_stats(true)) {
+    evict_if_over(key, *totals);
+    backfill_base_bytes_.store(-1);  // re-read after the trim
   }
 }
 
@@ -462,6 +503,23 @@ CacheResult Cache::compile(const CompileRequest& request) {
       memory_.put(result.key, entry);
       return hit(std::move(entry), Source::disk);
     }
+    // The remote is asked before the compile lock: a hit needs no lock, no lock folder and no
+    // wait. The verified bytes are written to disk in the background (a crash before they land
+    // loses a cache fill, never correctness); they are not sent back to the remote.
+    if (remote_) {
+      std::string bytes;
+      if (auto entry = from_remote(result.key, inputs, bytes)) {
+        memory_.put(result.key, entry);
+        if (!config_.read_only) {
+          auto shared = std::make_shared<std::string>(std::move(bytes));
+          const Key key = result.key;
+          if (!background_->post([this, key, shared] { backfill(key, *shared); })) {
+            backfill(key, *shared);  // the queue is full: the caller writes it
+          }
+        }
+        return hit(std::move(entry), Source::remote);
+      }
+    }
     if (!config_.read_only) {
       auto locked = FileLock::acquire(disk_.lock_path_of(result.key), kCompileLockWait);
       if (locked && locked->has_value()) {
@@ -476,13 +534,6 @@ CacheResult Cache::compile(const CompileRequest& request) {
                      "compiling it here too\n",
                      static_cast<long long>(kCompileLockWait.count() / 1000),
                      result.key.hex().c_str(), disk_.root().c_str());
-      }
-    }
-    if (remote_) {  // verified, then backfilled to disk (not sent back to the remote)
-      if (auto entry = from_remote(result.key, inputs)) {
-        store(result.key, *entry, false);
-        memory_.put(result.key, entry);
-        return hit(std::move(entry), Source::remote);
       }
     }
     count([](Stats& s) { ++s.misses; });

@@ -53,8 +53,7 @@ void Listener::OnTestSuiteStart(const ::testing::TestSuite&) {
 
 void Listener::OnTestSuiteEnd(const ::testing::TestSuite&) {
   if (auto now = stats_now()) {
-    record_properties(difference(*now, suite_start_),
-                      difference(lookup_time(), suite_time_start_));
+    record_properties(difference(*now, suite_start_), difference(lookup_time(), suite_time_start_));
   }
 }
 

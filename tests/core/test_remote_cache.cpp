@@ -9,6 +9,7 @@
 
 #include "cubby/cache.hpp"
 #include "cubby/entry.hpp"
+#include "cubby/storage/lock.hpp"
 #include "cubby/storage/store_stats.hpp"
 #include "redis_server.hpp"
 #include "stats_report.hpp"
@@ -103,7 +104,6 @@ TEST_F(RemoteCacheTest, FreshStoreIsServedByRedisAndBackfillsDisk) {
     EXPECT_EQ(remote.tier, Source::remote);
     EXPECT_EQ(remote.entry->lowered_names, first.entry->lowered_names);
     EXPECT_EQ(remote.entry->payload, first.entry->payload);
-    EXPECT_EQ(count_entries(b.disk()), 1u);  // backfilled
     const Stats stats = b.stats();
     EXPECT_EQ(stats.hits_remote, 1u);
     EXPECT_EQ(stats.remote_misses, 0u);
@@ -112,7 +112,9 @@ TEST_F(RemoteCacheTest, FreshStoreIsServedByRedisAndBackfillsDisk) {
     EXPECT_GT(stats.remote_bytes_read, first.entry->payload.size());
     EXPECT_GT(stats.remote_ms, 0.0);
     EXPECT_EQ(b.compile(request(salt_)).tier, Source::memory);
-  }
+  }  // destruction waits for the background backfill
+  DiskTier b_disk(b_config.dir);
+  EXPECT_EQ(count_entries(b_disk), 1u);  // backfilled
   // The backfilled entry makes the next process's lookup a disk hit, with Redis gone.
   server_->stop();
   Cache b_again(b_config);
@@ -123,6 +125,38 @@ TEST_F(RemoteCacheTest, FreshStoreIsServedByRedisAndBackfillsDisk) {
   auto counters = StoreStats(b_config.dir).read();
   ASSERT_TRUE(counters);
   EXPECT_EQ(counters->at("hits_remote"), 1);
+}
+
+TEST_F(RemoteCacheTest, RemoteHitTakesNoCompileLockAndCreatesNoLockFiles) {
+  Key key;
+  {
+    Cache a(machine("a"));
+    key = a.compile(request(salt_)).key;
+  }
+  // Another process of machine b holds the key's compile lock (compiling, or hung): a remote hit
+  // must not wait for it (the wait would be kCompileLockWait, minutes).
+  const Config b_config = machine("b");
+  auto held = FileLock::try_acquire(DiskTier(b_config.dir).lock_path_of(key));
+  ASSERT_TRUE(held && held->has_value());
+  {
+    Cache b(b_config);
+    EXPECT_EQ(b.compile(request(salt_)).tier, Source::remote);
+  }
+  DiskTier b_disk(b_config.dir);
+  EXPECT_EQ(count_entries(b_disk), 1u);  // backfilled although the lock was held
+  // A fresh runner served by the remote creates no lock files (and no stats lock) at all.
+  const Config c_config = machine("c");
+  {
+    Cache c(c_config);
+    EXPECT_EQ(c.compile(request(salt_)).tier, Source::remote);
+  }
+  EXPECT_FALSE(std::filesystem::exists(c_config.dir / "locks"));
+  DiskTier c_disk(c_config.dir);
+  EXPECT_EQ(count_entries(c_disk), 1u);
+  auto counters = StoreStats(c_config.dir).read();
+  ASSERT_TRUE(counters);
+  EXPECT_EQ(counters->at("hits_remote"), 1);
+  EXPECT_EQ(counters->at("store_entries"), 1);  // the size estimate counts the backfill
 }
 
 TEST_F(RemoteCacheTest, RedisKilledMidRunFallsBackToCompiling) {

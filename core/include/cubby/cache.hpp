@@ -23,6 +23,8 @@
 
 namespace cubby {
 
+class Background;
+
 enum class Source { memory, disk, remote, compiled };
 
 // "memory", "disk", "remote", "compiled".
@@ -77,9 +79,11 @@ class Cache {
   Cache& operator=(const Cache&) = delete;
 
   // The entry for `request`: from memory, disk, the remote (verified like a disk entry, then
-  // written to disk), else compiled and stored (disk, and queued for the remote). A disk entry
-  // that does not decode or lacks one of its lowered names is counted corrupt, removed and
-  // recompiled; a bad remote entry is a counted remote miss, never served.
+  // written to disk by a background thread; the destructor waits for those writes), else
+  // compiled and stored (disk, and queued for the remote). The remote is asked before the
+  // cross-process compile lock, which only a compile needs. A disk entry that does not decode or
+  // lacks one of its lowered names is counted corrupt, removed and recompiled; a bad remote entry
+  // is a counted remote miss, never served.
   // A store that cannot be written leaves the result usable (warns once, counts failed_writes).
   // Throws cubby::Error: compile_failed (NVRTC's log in what()), invalid_argument,
   // nvrtc_unavailable.
@@ -109,8 +113,14 @@ class Cache {
 
  private:
   std::shared_ptr<const Entry> from_disk(const Key& key, const KeyInputs& inputs);
-  // The remote tier's verified entry for `key` (a failure or a bad entry is a counted miss).
-  std::shared_ptr<const Entry> from_remote(const Key& key, const KeyInputs& inputs);
+  // The remote tier's verified entry for `key` (a failure or a bad entry is a counted miss);
+  // `bytes` receives its encoded form (what the disk tier stores).
+  std::shared_ptr<const Entry> from_remote(const Key& key, const KeyInputs& inputs,
+                                           std::string& bytes);
+  // Writes a verified remote entry's bytes to disk (unless read-only). Counted like `store`, but
+  // its counters are persisted lazily; eviction is checked against the persisted size estimate.
+  void backfill(const Key& key, const std::string& bytes);
+  void note_failed_write(const std::string& why);
   // Writes `entry` to disk (unless read-only) and, when `share`, queues it for the remote.
   void store(const Key& key, const Entry& entry, bool share = true);
   void count(const std::function<void(Stats&)>& update);
@@ -138,7 +148,9 @@ class Cache {
   std::atomic<std::int64_t> pending_store_entries_{0};
   std::atomic<bool> full_gc_tried_{false};  // a whole-store gc when a group trim found nothing
   std::atomic<bool> warned_remote_entry_{false};
-  std::unique_ptr<RemoteTier> remote_;  // null without CUBBY_REMOTE
+  std::unique_ptr<RemoteTier> remote_;                 // null without CUBBY_REMOTE
+  std::atomic<std::int64_t> backfill_base_bytes_{-1};  // persisted store_bytes; -1: not read yet
+  std::unique_ptr<Background> background_;             // remote backfills, drained by ~Cache
 };
 
 }  // namespace cubby

@@ -1,9 +1,8 @@
 // A downstream GoogleTest suite on the cubby harness: a compile-only test (runs everywhere) and a
 // launch test (skips with the reason without a GPU).
-#include <cubby/testing/gtest.hpp>
-
 #include <gtest/gtest.h>
 
+#include <cubby/testing/gtest.hpp>
 #include <vector>
 
 namespace {

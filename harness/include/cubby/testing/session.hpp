@@ -33,8 +33,8 @@ CacheResult compile(const CompileRequest& request);
 // cache().compile) are not timed. What a warm suite spends in cubby: the lookups (key derivation,
 // memory or disk read, entry decode and checks), and NVRTC's one-time loading in the first one.
 struct LookupTime {
-  std::uint64_t hits = 0;  // calls served from the store (memory, disk or remote)
-  double hit_ms = 0;       // their CacheResult::elapsed_ms
+  std::uint64_t hits = 0;    // calls served from the store (memory, disk or remote)
+  double hit_ms = 0;         // their CacheResult::elapsed_ms
   std::uint64_t misses = 0;  // calls that compiled
   double miss_ms = 0;        // their elapsed_ms: lookup, NVRTC compile and store
   // Resolving the default architecture from the GPU (cuInit and a device query; once per
