@@ -121,6 +121,53 @@ TEST_F(RedisTierTest, SizeLimitAndTtl) {
   EXPECT_EQ(tier.counters().rejected, 1u);
 }
 
+TEST_F(RedisTierTest, LargeValuesEmptyValuesAndOddRepliesKeepTheConnectionInStep) {
+  RedisTier tier(options());
+  // Bigger than any socket read: the value arrives in many reads, straight into its string.
+  std::string big(5 << 20, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 131) >> 3);
+  ASSERT_TRUE(tier.put(key_of(30), big));
+  auto found = tier.get(key_of(30));
+  ASSERT_TRUE(found && found->has_value()) << (found ? "" : found.error().message);
+  EXPECT_TRUE(**found == big);
+  ASSERT_TRUE(tier.put(key_of(31), ""));
+  auto empty = tier.get(key_of(31));
+  ASSERT_TRUE(empty && empty->has_value());
+  EXPECT_EQ(**empty, "");
+  // A key of another type is an error reply: a counted error, not a value.
+  ASSERT_TRUE(server_->command({"DEL", RedisTier::redis_key(key_of(32))}));
+  ASSERT_TRUE(server_->command({"RPUSH", RedisTier::redis_key(key_of(32)), "a", "b"}));
+  auto wrong = tier.get(key_of(32));
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("WRONGTYPE"), std::string::npos) << wrong.error().message;
+  EXPECT_EQ(tier.counters().errors, 1u);
+  // Every later call on the pooled connection(s) still gets its own reply.
+  for (int round = 0; round < 3; ++round) {
+    auto again = tier.get(key_of(30));
+    ASSERT_TRUE(again && again->has_value());
+    EXPECT_EQ((*again)->size(), big.size());
+    auto missing = tier.get(key_of(33));
+    ASSERT_TRUE(missing);
+    EXPECT_FALSE(missing->has_value());
+  }
+  EXPECT_EQ(tier.counters().errors, 1u);
+  EXPECT_EQ(tier.counters().bytes_read, 4 * big.size());
+}
+
+TEST_F(RedisTierTest, OversizedValueIsRejectedUnreadAndTheNextCallWorks) {
+  RedisOptions o = options();
+  o.max_entry = 1 << 10;
+  RedisTier tier(o);
+  ASSERT_TRUE(
+      server_->command({"SET", RedisTier::redis_key(key_of(34)), std::string(1 << 20, 'y')}));
+  ASSERT_TRUE(tier.put(key_of(35), "small"));
+  EXPECT_FALSE(tier.get(key_of(34)));  // rejected from its length: its bytes are never read
+  EXPECT_EQ(tier.counters().rejected, 1u);
+  auto small = tier.get(key_of(35));  // not answered with the rejected value's leftovers
+  ASSERT_TRUE(small && small->has_value());
+  EXPECT_EQ(**small, "small");
+}
+
 TEST_F(RedisTierTest, BackgroundWritesAreDrained) {
   RedisTier tier(options());
   for (std::uint8_t i = 10; i < 20; ++i) tier.put_later(key_of(i), "bytes " + std::to_string(i));

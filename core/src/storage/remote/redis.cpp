@@ -2,8 +2,10 @@
 
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 
@@ -115,24 +117,32 @@ Result<RedisTier::Connection> RedisTier::connect() {
   return connection;
 }
 
-Result<RedisTier::Reply> RedisTier::call(std::initializer_list<std::string_view> args) {
+Result<RedisTier::Connection> RedisTier::pooled_connection() {
   if (now_ns() < open_until_ns_.load()) {
     ++skipped_;
     return fail(Errc::io, options_.location, " failed recently; skipped for now");
   }
-  Connection connection;
   {
     std::lock_guard lock(pool_mutex_);
     if (!idle_.empty()) {
-      connection = std::move(idle_.back());
+      Connection connection = std::move(idle_.back());
       idle_.pop_back();
+      return connection;
     }
   }
-  if (!connection) {
-    auto connected = connect();
-    if (!connected) return std::move(connected).error();
-    connection = std::move(connected).value();
-  }
+  return connect();
+}
+
+void RedisTier::pool(Connection connection) {
+  open_until_ns_.store(0);
+  std::lock_guard lock(pool_mutex_);
+  if (idle_.size() < kIdleConnections) idle_.push_back(std::move(connection));
+}
+
+Result<RedisTier::Reply> RedisTier::call(std::initializer_list<std::string_view> args) {
+  auto pooled = pooled_connection();
+  if (!pooled) return std::move(pooled).error();
+  Connection connection = std::move(pooled).value();
   std::vector<const char*> argv;
   std::vector<std::size_t> lengths;
   for (std::string_view arg : args) {
@@ -149,32 +159,135 @@ Result<RedisTier::Reply> RedisTier::call(std::initializer_list<std::string_view>
                                   : what);
     return fail(Errc::io, options_.location, ": ", what);
   }
-  open_until_ns_.store(0);
-  std::lock_guard lock(pool_mutex_);
-  if (idle_.size() < kIdleConnections) idle_.push_back(std::move(connection));
+  pool(std::move(connection));
   return reply;
+}
+
+Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
+                                                        std::uint64_t limit) {
+  auto pooled = pooled_connection();
+  if (!pooled) return std::move(pooled).error();
+  Connection connection = std::move(pooled).value();
+  redisContext& context = *connection;
+  // A connection whose reader holds unparsed bytes is out of step with the server: not used.
+  if (context.reader != nullptr && context.reader->pos < context.reader->len) {
+    ++errors_;
+    return fail(Errc::io, options_.location, ": a pooled connection was out of step; dropped");
+  }
+  // Any failure below leaves the connection out of step: it is dropped (closed), never pooled.
+  auto io_failure = [&](int error) -> Failure {
+    const bool timeout = error == EAGAIN || error == EWOULDBLOCK;
+    const std::string what = timeout
+                                 ? "timed out after " + std::to_string(options_.timeout.count()) +
+                                       " ms (CUBBY_REMOTE_TIMEOUT_MS)"
+                                 : (error == 0 ? std::string("connection closed by the server")
+                                               : std::string(std::strerror(error)));
+    note_failure(timeout, what);
+    return fail(Errc::io, options_.location, ": GET ", name, ": ", what);
+  };
+  const char* argv[] = {"GET", name.c_str()};
+  const std::size_t lengths[] = {3, name.size()};
+  if (redisAppendCommandArgv(&context, 2, argv, lengths) != REDIS_OK) {
+    return fail(Errc::io, options_.location, ": out of memory");
+  }
+  for (int done = 0; !done;) {
+    if (redisBufferWrite(&context, &done) != REDIS_OK) {
+      const bool timeout = is_timeout(context);
+      note_failure(timeout, context.errstr);
+      return fail(Errc::io, options_.location, ": ", context.errstr);
+    }
+  }
+  // Reads into `buffer`: -1 once at least one byte came (`got` of them), else 0 for the end of
+  // the stream or an errno (EAGAIN: the timeout passed).
+  auto read_some = [&](char* buffer, std::size_t room, std::size_t& got) -> int {
+    for (;;) {
+      const ssize_t n = ::read(context.fd, buffer, room);
+      if (n > 0) {
+        got = static_cast<std::size_t>(n);
+        return -1;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      return n == 0 ? 0 : errno;
+    }
+  };
+  // The reply's first line ("$<length>\r\n", "$-1\r\n" or "-ERR ...\r\n"), and what followed it.
+  char head[1 << 16];
+  std::size_t filled = 0;
+  std::size_t line_end = std::string_view::npos;
+  while (line_end == std::string_view::npos) {
+    if (filled == sizeof head) {
+      ++errors_;
+      return fail(Errc::io, options_.location, " answered GET ", name, " with no reply line");
+    }
+    std::size_t got = 0;
+    if (const int error = read_some(head + filled, sizeof head - filled, got); error >= 0) {
+      return io_failure(error);
+    }
+    filled += got;
+    line_end = std::string_view(head, filled).find("\r\n");
+  }
+  const std::string_view line(head, line_end);
+  if (line.starts_with('-')) {
+    ++errors_;
+    return fail(Errc::io, options_.location, " answered GET ", name, " with ",
+                std::string(line.substr(1)));
+  }
+  std::int64_t length = -2;
+  const auto parsed = std::from_chars(line.data() + 1, line.data() + line.size(), length);
+  if (!line.starts_with('$') || parsed.ec != std::errc() ||
+      parsed.ptr != line.data() + line.size() || length < -1) {
+    ++errors_;
+    return fail(Errc::io, options_.location, " answered GET ", name, " with not a string value");
+  }
+  std::size_t rest = line_end + 2;  // bytes of `head` after the line
+  if (length == -1) {
+    if (rest != filled) {  // more than one reply: out of step
+      ++errors_;
+      return fail(Errc::io, options_.location, " sent more than asked for GET ", name);
+    }
+    pool(std::move(connection));
+    return std::optional<std::string>();
+  }
+  if (static_cast<std::uint64_t>(length) > limit) {  // dropped unread: no allocation for it
+    ++rejected_;
+    return fail(Errc::corrupt, "remote value ", name, " is ", std::to_string(length),
+                " bytes, over CUBBY_REMOTE_MAX_ENTRY");
+  }
+  // The value and its "\r\n" terminator, read straight into the string.
+  const std::size_t total = static_cast<std::size_t>(length) + 2;
+  std::string value;
+  value.resize(total);
+  std::size_t have = std::min(filled - rest, total);
+  std::memcpy(value.data(), head + rest, have);
+  if (filled - rest > total) {  // more than one reply: out of step
+    ++errors_;
+    return fail(Errc::io, options_.location, " sent more than asked for GET ", name);
+  }
+  while (have < total) {
+    std::size_t got = 0;
+    if (const int error = read_some(value.data() + have, total - have, got); error >= 0) {
+      return io_failure(error);
+    }
+    have += got;
+  }
+  if (value[total - 2] != '\r' || value[total - 1] != '\n') {
+    ++errors_;
+    return fail(Errc::io, options_.location, " answered GET ", name, " with a malformed value");
+  }
+  value.resize(total - 2);
+  pool(std::move(connection));
+  return std::optional<std::string>(std::move(value));
 }
 
 Result<std::optional<std::string>> RedisTier::get(const Key& key) {
   const std::string name = redis_key(key);
-  auto called = call({"GET", name});
-  if (!called) return std::move(called).error();
-  const redisReply* reply = as_reply(called->get());
-  if (reply->type == REDIS_REPLY_NIL) return std::optional<std::string>();
-  if (reply->type != REDIS_REPLY_STRING) {
-    ++errors_;
-    const std::string what = reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len)
-                                                              : "not a string value";
-    return fail(Errc::io, options_.location, " answered GET ", name, " with ", what);
-  }
-  bytes_read_ += reply->len;
-  std::string_view value(reply->str, reply->len);
   const std::uint64_t limit = options_.max_entry + kSignatureMagic.size() + kSignatureBytes;
-  if (value.size() > limit) {
-    ++rejected_;
-    return fail(Errc::corrupt, "remote entry ", key.hex(), " is ", std::to_string(value.size()),
-                " bytes, over CUBBY_REMOTE_MAX_ENTRY");
-  }
+  auto got = get_value(name, limit);
+  if (!got) return std::move(got).error();
+  if (!got->has_value()) return std::optional<std::string>();
+  std::string& raw = **got;
+  bytes_read_ += raw.size();
+  std::string_view value(raw);
   if (!options_.secret.empty()) {
     auto opened = open_signed(options_.secret, key, value);
     if (!opened) {
@@ -190,7 +303,9 @@ Result<std::optional<std::string>> RedisTier::get(const Key& key) {
     // (checksum, format, symbols) by the orchestrator.
     value.remove_prefix(kSignatureMagic.size() + kSignatureBytes);
   }
-  return std::optional<std::string>(std::string(value));
+  // `value` is a suffix of `raw`: the envelope (if any) is cut off in place.
+  raw.erase(0, raw.size() - value.size());
+  return std::move(*got);
 }
 
 Result<void> RedisTier::put(const Key& key, std::string_view bytes) {

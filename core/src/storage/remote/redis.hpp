@@ -71,6 +71,12 @@ class RedisTier final : public RemoteTier {
   // Runs one command on a pooled connection, under the breaker; a failure is counted.
   Result<Reply> call(std::initializer_list<std::string_view> args);
   Result<Connection> connect();
+  // GET `name` on a pooled connection, under the breaker, with the value read from the socket
+  // straight into the returned string (no intermediate copies); nullopt for a missing key.
+  // Values longer than `limit` are rejected (counted) before anything is allocated for them.
+  Result<std::optional<std::string>> get_value(const std::string& name, std::uint64_t limit);
+  Result<Connection> pooled_connection();
+  void pool(Connection connection);
   void note_failure(bool timeout, const std::string& what);
   void warn_once(std::atomic<bool>& flag, const std::string& message);
   void writer_loop();
