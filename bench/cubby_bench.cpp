@@ -140,7 +140,8 @@ void BM_ColdCompile(benchmark::State& state, const BenchWorkload* workload) {
   int round = 0;
   const double seconds = timed(state, [&] {
     state.PauseTiming();
-    const fs::path dir = bench_root() / ("cold-" + workload->name + "-" + std::to_string(round++));
+    const fs::path dir = bench_root() / ("cold-" + workload->name + "-" + std::to_string(::getpid()) +
+                                         "-" + std::to_string(round++));
     state.ResumeTiming();
     cubby::Cache cache(config_at(dir));
     for (const auto& request : bench.requests) {
