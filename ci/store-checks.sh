@@ -15,7 +15,9 @@ sanitizer_tests() {
   [ "${CUBBY_CI_SANITIZE:-1}" = 1 ] || { log "skipped: sanitizer build (CUBBY_CI_SANITIZE=0)"; return 0; }
   local build_dir="$1-asan"
   local flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-  configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=ON \
+  # Warnings are enforced by the main build: GCC 12's -Wmaybe-uninitialized reports false
+  # positives inside <regex> and <functional> under -fsanitize, so this build does not use -Werror.
+  configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=OFF \
     -DCUBBY_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
     "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
