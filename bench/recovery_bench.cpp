@@ -122,6 +122,21 @@ void BM_NameRecovery(benchmark::State& state, const Compiled* compiled, Method m
       symbols.kernels = module.enumerate_kernels();
       symbols.variables = cubby::read_cubin_symbols(entry.payload).value_or_throw().variables;
       answers = answer(method, symbols, expressions);
+    } else if (method == Method::matcher || method == Method::matcher_text) {
+      // As the cache recovers: straight from the CUBIN bytes (recover.hpp).
+      const auto text = method == Method::matcher ? cubby::RecoveredText::mangled_only
+                                                  : cubby::RecoveredText::demangled;
+      auto recovered = cubby::recover_names(std::string_view(entry.payload), expressions,
+                                            cubby::Demangler::cxa, text);
+      if (!recovered.ok()) {
+        state.SkipWithError(recovered.error().message.c_str());
+        return;
+      }
+      answers.clear();
+      for (const cubby::RecoveredName& name : *recovered) {
+        const bool shown = name.resolved && (method == Method::matcher || !name.demangled.empty());
+        answers.push_back(shown ? name.mangled : std::string());
+      }
     } else {
       auto symbols = cubby::read_cubin_symbols(entry.payload);
       if (!symbols.ok()) {

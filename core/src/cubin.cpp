@@ -121,7 +121,7 @@ bool CubinSymbols::has_variable(std::string_view name) const {
   return it != variables.end() && it->name == name;
 }
 
-Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
+Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf) {
   const std::uint64_t total = elf.size();
   if (total < kElfHeaderSize || std::memcmp(elf.data(),
                                             "\x7f"
@@ -191,7 +191,7 @@ Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
   const std::string_view strings =
       elf.substr(static_cast<std::size_t>(strtab.offset), static_cast<std::size_t>(strtab.size));
 
-  CubinSymbols symbols;
+  std::vector<CubinSymbolRef> symbols;
   const std::uint64_t count = symtab.size / symtab.entsize;
   for (std::uint64_t i = 1; i < count; ++i) {
     const auto at = static_cast<std::size_t>(symtab.offset + i * symtab.entsize);
@@ -213,12 +213,22 @@ Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
     if (name_end == std::string_view::npos) {
       return fail(Errc::corrupt, "CUBIN symbol ", std::to_string(i), " has an unterminated name.");
     }
-    std::string name(strings.substr(name_offset, name_end - name_offset));
+    const std::string_view name = strings.substr(name_offset, name_end - name_offset);
     if (name.empty()) continue;
-    if (kernel) {
-      symbols.kernels.push_back(std::move(name));
+    symbols.push_back(CubinSymbolRef{name, !kernel, kernel ? 0 : size});
+  }
+  return symbols;
+}
+
+Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {
+  auto refs = read_cubin_symbol_refs(elf);
+  if (!refs.ok()) return std::move(refs).error();
+  CubinSymbols symbols;
+  for (const CubinSymbolRef& ref : *refs) {
+    if (ref.variable) {
+      symbols.variables.push_back(CubinVariable{std::string(ref.name), ref.size});
     } else {
-      symbols.variables.push_back(CubinVariable{std::move(name), size});
+      symbols.kernels.emplace_back(ref.name);
     }
   }
   std::sort(symbols.kernels.begin(), symbols.kernels.end());

@@ -334,6 +334,7 @@ class MangledParser {
   // a scope substitution is read back).
   bool parse_nested_components(QualifiedName& out, std::size_t stop, int depth) {
     const std::size_t begin = pos_;
+    if (out.parts.empty()) out.parts.reserve(4);
     while (pos_ < stop) {
       if (too_deep(depth)) return false;
       const char c = peek();
@@ -374,6 +375,7 @@ class MangledParser {
     if (too_deep(depth)) return false;
     ++pos_;  // 'I'
     component.templated = true;
+    component.args.reserve(4);
     while (peek() != 'E') {
       if (peek() == '\0') return unsupported("template arguments that are not closed");
       if (peek() == 'J') {

@@ -452,6 +452,7 @@ class Parser {
   bool parse_qualified(QualifiedName& out, int depth) {
     if (depth > kMaxDepth) return set_error("template arguments nest too deeply");
     if (at_punct("::")) ++pos;
+    if (out.parts.empty()) out.parts.reserve(4);
     while (true) {
       const Token& name = peek();
       if (name.kind != Tok::ident || name.word != kPlain || name.text == "operator") {
@@ -478,6 +479,7 @@ class Parser {
       ++pos;
       return true;
     }
+    args.reserve(4);
     while (true) {
       const std::size_t start = pos;
       {
@@ -844,6 +846,7 @@ std::string_view standard_typedef(std::string_view name) {
       {"uint_fast64_t", "unsigned long long"},
       {"max_align_t", "long double"},
   };
+  if (!name.ends_with("_t")) return {};  // every alias does
   for (const Alias& alias : kAliases) {
     if (alias.name == name) return alias.type;
   }
@@ -1077,6 +1080,23 @@ int qualified_score(const QualifiedName& e, const QualifiedName& c, int depth) {
       total += s;
     }
     return total;
+  }
+  // When every component before the last is a plain name on both sides (namespaces), each
+  // aligned pair scores 0 and each elided one kElideCost: an alignment exists exactly when the
+  // expression's prefix is a subsequence of the symbol's (found greedily), at the same cost the
+  // table below would give.
+  {
+    bool plain = true;
+    for (std::size_t i = 0; i + 1 < n && plain; ++i) plain = !e.parts[i].templated;
+    for (std::size_t j = 0; j + 1 < m && plain; ++j) plain = !c.parts[j].templated;
+    if (plain) {
+      std::size_t i = 0;
+      for (std::size_t j = 0; j + 1 < m && i + 1 < n; ++j) {
+        if (component_score(e.parts[i], c.parts[j], depth + 1) == 0) ++i;
+      }
+      if (i + 1 < n) return -1;
+      return last + static_cast<int>(m - n) * kElideCost;
+    }
   }
   // best[i][j]: cost of aligning e[i..] with c[j..]; on the stack for the usual sizes.
   constexpr int kNone = std::numeric_limits<int>::max();

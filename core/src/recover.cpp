@@ -2,6 +2,7 @@
 #include "cubby/recover.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -13,16 +14,141 @@
 namespace cubby {
 namespace {
 
-// Whether `mangled` can carry the identifier `base`: as the source-name `<length><base>` of an
-// Itanium name, or as the whole of an unmangled (extern "C") name.
-bool may_name(std::string_view mangled, const std::string& base, const std::string& source_name) {
-  if (mangled.size() < 2 || mangled[0] != '_' || mangled[1] != 'Z') return mangled == base;
-  return mangled.find(source_name) != std::string_view::npos;
-}
-
+// An identifier an expression ends with, and the searcher for its Itanium source-name
+// `<length><base>`.
 struct Wanted {
   std::string base;
   std::string source_name;  // "<length><base>"
+};
+
+// One recovery: the expressions parsed first, then the module's symbols offered in order
+// (kernels sorted, then variables sorted), then every expression matched.
+class Recovery {
+ public:
+  Recovery(const std::vector<std::string>& expressions, Demangler demangler, RecoveredText text)
+      : expressions_(expressions), demangler_(demangler), text_(text), out_(expressions.size()) {
+    parsed_.reserve(expressions.size());
+    for (std::size_t i = 0; i < expressions.size(); ++i) {
+      out_[i].expression = expressions[i];
+      parsed_.push_back(parse_name_expression(expressions[i]));
+      if (!parsed_.back().ok()) continue;
+      const std::string& base = parsed_.back()->name.parts.back().name;
+      if (std::none_of(wanted_.begin(), wanted_.end(),
+                       [&](const Wanted& w) { return w.base == base; })) {
+        wanted_.push_back(Wanted{base, std::to_string(base.size()) + base});
+      }
+    }
+    searchers_.reserve(wanted_.size());
+    for (const Wanted& w : wanted_) {
+      searchers_.emplace_back(w.source_name.begin(), w.source_name.end());
+    }
+  }
+
+  // Whether `mangled` can carry an identifier some expression ends with: as the source-name
+  // `<length><base>` of an Itanium name, or as the whole of an unmangled (extern "C") name.
+  bool wants(std::string_view mangled) const {
+    const bool itanium = mangled.size() >= 2 && mangled[0] == '_' && mangled[1] == 'Z';
+    for (std::size_t i = 0; i < wanted_.size(); ++i) {
+      if (!itanium) {
+        if (mangled == wanted_[i].base) return true;
+      } else if (mangled.size() >= wanted_[i].source_name.size() &&
+                 std::search(mangled.begin(), mangled.end(), searchers_[i]) != mangled.end()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Adds `mangled`, which wants() accepted, as a candidate.
+  void consider(std::string_view mangled, bool variable) {
+    NameCandidate candidate;
+    // Fast path: the mangled name parsed directly (equal to the cxa text's parse; see
+    // mangled_name.hpp); its demangled text is made only where an answer shows it.
+    bool parsed_directly = false;
+    if (demangler_ == Demangler::cxa) {
+      auto direct = parse_mangled_name(mangled);
+      if (direct.ok()) {
+        candidate.parsed = std::move(direct.value());
+        parsed_directly = true;
+      }
+    }
+    if (!parsed_directly) {
+      auto text = demangle(mangled, demangler_);
+      if (!text.ok()) {
+        ++undecodable_;
+        return;
+      }
+      auto name = parse_demangled_name(*text);
+      if (!name.ok()) {
+        ++undecodable_;
+        return;
+      }
+      candidate.demangled = std::move(text.value());
+      candidate.parsed = std::move(name.value());
+    }
+    candidate.symbol = std::string(mangled);
+    candidate.variable = variable;
+    const std::string& key = candidate.parsed.name.parts.back().name;
+    auto group = groups_.find(key);
+    if (group == groups_.end()) group = groups_.emplace(key, std::vector<NameCandidate>{}).first;
+    group->second.push_back(std::move(candidate));
+  }
+
+  std::vector<RecoveredName> finish() {
+    std::vector<NameCandidate> none;
+    for (std::size_t i = 0; i < expressions_.size(); ++i) {
+      RecoveredName& answer = out_[i];
+      if (!parsed_[i].ok()) {
+        answer.reason = parsed_[i].error().message;
+        continue;
+      }
+      const auto group = groups_.find(parsed_[i]->name.parts.back().name);
+      std::vector<NameCandidate>& candidates = group == groups_.end() ? none : group->second;
+      NameMatch match = match_name(*parsed_[i], candidates);
+      if (!match.resolved) {
+        // The reason quotes candidates' text: make it, and ask again (the answer is the same).
+        for (NameCandidate& candidate : candidates) text_of(candidate);
+        match = match_name(*parsed_[i], candidates);
+      }
+      if (!match.resolved) {
+        answer.reason = match.reason;
+        if (undecodable_ > 0) {
+          answer.reason.append("; ")
+              .append(std::to_string(undecodable_))
+              .append(" symbol(s) of a similar name could not be demangled or parsed");
+        }
+        continue;
+      }
+      NameCandidate& chosen = candidates[match.candidate];
+      answer.resolved = true;
+      answer.mangled = chosen.symbol;
+      if (text_ == RecoveredText::demangled) answer.demangled = text_of(chosen);
+      answer.variable = chosen.variable;
+      answer.inexactness = match.inexactness;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // The demangled text of a candidate parsed on the fast path, made on first use.
+  const std::string& text_of(NameCandidate& candidate) const {
+    if (candidate.demangled.empty()) {
+      auto text = demangle(candidate.symbol, demangler_);
+      candidate.demangled = text.ok() ? std::move(text.value()) : candidate.symbol;
+    }
+    return candidate.demangled;
+  }
+
+  const std::vector<std::string>& expressions_;
+  Demangler demangler_;
+  RecoveredText text_;
+  std::vector<RecoveredName> out_;
+  std::vector<Result<ParsedName>> parsed_;
+  std::vector<Wanted> wanted_;
+  std::vector<std::boyer_moore_horspool_searcher<std::string::const_iterator>> searchers_;
+  // Candidates grouped by the last component of their name.
+  std::map<std::string, std::vector<NameCandidate>, std::less<>> groups_;
+  std::size_t undecodable_ = 0;
 };
 
 }  // namespace
@@ -50,111 +176,40 @@ std::vector<ModuleSymbol> list_module_symbols(const CubinSymbols& symbols, Deman
 
 std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
                                          const std::vector<std::string>& expressions,
-                                         Demangler demangler, RecoveredText wanted_text) {
-  std::vector<RecoveredName> out(expressions.size());
-  std::vector<Result<ParsedName>> parsed;
-  parsed.reserve(expressions.size());
-  std::vector<Wanted> wanted;
-  for (std::size_t i = 0; i < expressions.size(); ++i) {
-    out[i].expression = expressions[i];
-    parsed.push_back(parse_name_expression(expressions[i]));
-    if (!parsed.back().ok()) continue;
-    const std::string& base = parsed.back()->name.parts.back().name;
-    if (std::none_of(wanted.begin(), wanted.end(),
-                     [&](const Wanted& w) { return w.base == base; })) {
-      wanted.push_back(Wanted{base, std::to_string(base.size()) + base});
-    }
+                                         Demangler demangler, RecoveredText text) {
+  Recovery recovery(expressions, demangler, text);
+  for (const std::string& kernel : symbols.kernels) {
+    if (recovery.wants(kernel)) recovery.consider(kernel, false);
   }
-
-  // Candidates grouped by the last component of their name.
-  std::map<std::string, std::vector<NameCandidate>, std::less<>> groups;
-  std::size_t undecodable = 0;
-  auto consider = [&](const std::string& mangled, bool variable) {
-    if (std::none_of(wanted.begin(), wanted.end(),
-                     [&](const Wanted& w) { return may_name(mangled, w.base, w.source_name); })) {
-      return;
-    }
-    NameCandidate candidate;
-    // Fast path: the mangled name parsed directly (equal to the cxa text's parse; see
-    // mangled_name.hpp); its demangled text is made only where an answer shows it.
-    bool parsed_directly = false;
-    if (demangler == Demangler::cxa) {
-      auto direct = parse_mangled_name(mangled);
-      if (direct.ok()) {
-        candidate.parsed = std::move(direct.value());
-        parsed_directly = true;
-      }
-    }
-    if (!parsed_directly) {
-      auto text = demangle(mangled, demangler);
-      if (!text.ok()) {
-        ++undecodable;
-        return;
-      }
-      auto name = parse_demangled_name(*text);
-      if (!name.ok()) {
-        ++undecodable;
-        return;
-      }
-      candidate.demangled = std::move(text.value());
-      candidate.parsed = std::move(name.value());
-    }
-    candidate.symbol = mangled;
-    candidate.variable = variable;
-    const std::string key = candidate.parsed.name.parts.back().name;
-    groups[key].push_back(std::move(candidate));
-  };
-  for (const std::string& kernel : symbols.kernels) consider(kernel, false);
-  for (const CubinVariable& variable : symbols.variables) consider(variable.name, true);
-
-  // The demangled text of a candidate parsed on the fast path, made on first use.
-  auto text_of = [&](NameCandidate& candidate) -> const std::string& {
-    if (candidate.demangled.empty()) {
-      auto text = demangle(candidate.symbol, demangler);
-      candidate.demangled = text.ok() ? std::move(text.value()) : candidate.symbol;
-    }
-    return candidate.demangled;
-  };
-  std::vector<NameCandidate> none;
-  for (std::size_t i = 0; i < expressions.size(); ++i) {
-    RecoveredName& answer = out[i];
-    if (!parsed[i].ok()) {
-      answer.reason = parsed[i].error().message;
-      continue;
-    }
-    const auto group = groups.find(parsed[i]->name.parts.back().name);
-    std::vector<NameCandidate>& candidates = group == groups.end() ? none : group->second;
-    NameMatch match = match_name(*parsed[i], candidates);
-    if (!match.resolved) {
-      // The reason quotes candidates' text: make it, and ask again (the answer is the same).
-      for (NameCandidate& candidate : candidates) text_of(candidate);
-      match = match_name(*parsed[i], candidates);
-    }
-    if (!match.resolved) {
-      answer.reason = match.reason;
-      if (undecodable > 0) {
-        answer.reason.append("; ")
-            .append(std::to_string(undecodable))
-            .append(" symbol(s) of a similar name could not be demangled or parsed");
-      }
-      continue;
-    }
-    NameCandidate& chosen = candidates[match.candidate];
-    answer.resolved = true;
-    answer.mangled = chosen.symbol;
-    if (wanted_text == RecoveredText::demangled) answer.demangled = text_of(chosen);
-    answer.variable = chosen.variable;
-    answer.inexactness = match.inexactness;
+  for (const CubinVariable& variable : symbols.variables) {
+    if (recovery.wants(variable.name)) recovery.consider(variable.name, true);
   }
-  return out;
+  return recovery.finish();
 }
 
 Result<std::vector<RecoveredName>> recover_names(std::string_view cubin,
                                                  const std::vector<std::string>& expressions,
                                                  Demangler demangler, RecoveredText text) {
-  auto symbols = read_cubin_symbols(cubin);
-  if (!symbols.ok()) return std::move(symbols).error();
-  return recover_names(*symbols, expressions, demangler, text);
+  auto refs = read_cubin_symbol_refs(cubin);
+  if (!refs.ok()) return std::move(refs).error();
+  // The symbols read_cubin_symbols would give, in its order (kernels sorted and unique, then
+  // variables sorted by name, the first of equal names kept), less those no expression can
+  // name: filtering first leaves the order and the duplicates removed the same, and copies
+  // and sorts only the few candidates.
+  Recovery recovery(expressions, demangler, text);
+  std::vector<std::string_view> kernels;
+  std::vector<std::string_view> variables;
+  for (const CubinSymbolRef& ref : *refs) {
+    if (!recovery.wants(ref.name)) continue;
+    (ref.variable ? variables : kernels).push_back(ref.name);
+  }
+  std::sort(kernels.begin(), kernels.end());
+  kernels.erase(std::unique(kernels.begin(), kernels.end()), kernels.end());
+  std::stable_sort(variables.begin(), variables.end());
+  variables.erase(std::unique(variables.begin(), variables.end()), variables.end());
+  for (std::string_view kernel : kernels) recovery.consider(kernel, false);
+  for (std::string_view variable : variables) recovery.consider(variable, true);
+  return recovery.finish();
 }
 
 Result<std::vector<RecoveredName>> recover_entry_names(

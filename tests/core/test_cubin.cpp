@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "cubby/cubin.hpp"
 #include "cubby/nvrtc.hpp"
@@ -139,6 +140,51 @@ TEST_F(CubinTest, ListsVariablesWithTheirSizes) {
       EXPECT_FALSE(v.name.empty());
       EXPECT_NE(v.name.rfind(".nv.", 0), 0u) << "section or undefined symbol listed: " << v.name;
     }
+  }
+}
+
+TEST_F(CubinTest, SymbolRefsAreTheSameSymbolsAsViewsIntoTheBytes) {
+  for (const Entry* entry : {&compiled().whole, &compiled().rdc}) {
+    const std::string& bytes = entry->payload;
+    auto symbols = read_cubin_symbols(bytes);
+    auto refs = read_cubin_symbol_refs(bytes);
+    ASSERT_TRUE(symbols.ok()) << symbols.error().message;
+    ASSERT_TRUE(refs.ok()) << refs.error().message;
+    std::vector<std::string> kernels;
+    std::vector<std::string> variables;
+    for (const CubinSymbolRef& ref : *refs) {
+      ASSERT_FALSE(ref.name.empty());
+      EXPECT_GE(ref.name.data(), bytes.data());
+      EXPECT_LE(ref.name.data() + ref.name.size(), bytes.data() + bytes.size());
+      if (ref.variable) {
+        variables.emplace_back(ref.name);
+        EXPECT_TRUE(symbols->has_variable(ref.name)) << ref.name;
+        EXPECT_EQ(variable_size(*symbols, std::string(ref.name)), ref.size) << ref.name;
+      } else {
+        kernels.emplace_back(ref.name);
+        EXPECT_TRUE(symbols->has_kernel(ref.name)) << ref.name;
+      }
+    }
+    std::sort(kernels.begin(), kernels.end());
+    kernels.erase(std::unique(kernels.begin(), kernels.end()), kernels.end());
+    EXPECT_EQ(kernels, symbols->kernels);
+    std::sort(variables.begin(), variables.end());
+    variables.erase(std::unique(variables.begin(), variables.end()), variables.end());
+    EXPECT_EQ(variables.size(), symbols->variables.size());
+  }
+}
+
+TEST(CubinReader, SymbolRefsRejectWhatReadCubinSymbolsRejects) {
+  for (const std::string& input : {std::string(), std::string("not an elf file at all, no"),
+                                   std::string("\x7f"
+                                               "ELF") +
+                                       std::string(60, '\0')}) {
+    auto refs = read_cubin_symbol_refs(input);
+    auto symbols = read_cubin_symbols(input);
+    ASSERT_FALSE(refs.ok());
+    ASSERT_FALSE(symbols.ok());
+    EXPECT_EQ(refs.error().code, Errc::corrupt);
+    EXPECT_EQ(refs.error().message, symbols.error().message);
   }
 }
 

@@ -28,6 +28,17 @@ struct CubinSymbols {
 // Never reads out of bounds, whatever the input.
 Result<CubinSymbols> read_cubin_symbols(std::string_view elf);
 
+// A kernel or variable as a view into the CUBIN bytes it was read from.
+struct CubinSymbolRef {
+  std::string_view name;   // mangled name, never empty
+  bool variable = false;   // else a kernel
+  std::uint64_t size = 0;  // variables: bytes
+};
+
+// The same symbols as read_cubin_symbols, without copying: views into `elf` (valid while its
+// bytes are), in symbol-table order, unsorted, duplicates kept. Same checks and errors.
+Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf);
+
 // True when `name` is a symbol (kernel or variable) of the payload. For PTX, looks for the name
 // as an `.entry`/`.global`/`.const` declaration. LTO-IR is opaque: always true.
 bool payload_has_symbol(std::string_view payload, std::string_view kind_name,
