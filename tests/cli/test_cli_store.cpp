@@ -122,13 +122,14 @@ TEST_F(StoreCliTest, EightConcurrentColdCompilesCompileOnce) {
   constexpr int kProcesses = 8;
   std::vector<pid_t> pids;
   for (int p = 0; p < kProcesses; ++p) {
-    pids.push_back(start(store_, root_.path(), "p" + std::to_string(p), compile_args(7)));
+    const std::string tag = std::string("p").append(std::to_string(p));
+    pids.push_back(start(store_, root_.path(), tag, compile_args(7)));
   }
   std::set<std::string> names;
   int compiled = 0;
   for (int p = 0; p < kProcesses; ++p) {
-    const json out =
-        parse(finish(pids[static_cast<std::size_t>(p)], root_.path(), "p" + std::to_string(p)));
+    const std::string tag = std::string("p").append(std::to_string(p));
+    const json out = parse(finish(pids[static_cast<std::size_t>(p)], root_.path(), tag));
     compiled += out.value("hit", true) ? 0 : 1;
     names.insert(out["lowered_names"].dump());
   }
