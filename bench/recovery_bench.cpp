@@ -47,13 +47,7 @@ struct Compiled {
 
 Compiled compile(RecoveryWorkload workload, const std::string& arch) {
   Compiled out;
-  cubby::CompileRequest request;
-  request.source = workload.source;
-  request.program_name = workload.name + ".cu";
-  request.name_expressions = workload.expressions;
-  request.options = workload.options;
-  request.arch = arch;
-  auto entry = cubby::compile_nvrtc(request);
+  auto entry = cubby::compile_nvrtc(cubby::recovery::compile_request(workload, arch));
   if (entry.ok()) {
     out.entry = std::make_shared<const cubby::Entry>(std::move(entry.value()));
   } else {

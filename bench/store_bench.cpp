@@ -68,19 +68,30 @@ std::int64_t persisted_compiles(const fs::path& dir) {
   return counters ? (*counters)["compiles"] : -1;
 }
 
+// Runs compile_all(dir) in `processes` forked processes at once and waits for all of them.
+void compile_all_in_processes(const fs::path& dir, int processes) {
+  std::vector<pid_t> pids;
+  for (int p = 0; p < processes; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      compile_all(dir);
+      ::_exit(0);
+    }
+    pids.push_back(pid);
+  }
+  for (const pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+}
+
 void BM_StoreColdOneProcess(benchmark::State& state) {
   double total = 0;
   std::int64_t compiles = 0;
   for (auto _ : state) {
     const fs::path dir = fresh_dir("cold1");
     const auto start = Clock::now();
-    const pid_t pid = ::fork();  // a fresh process, as the 8-process family uses
-    if (pid == 0) {
-      compile_all(dir);
-      ::_exit(0);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+    compile_all_in_processes(dir, 1);  // a fresh process, as the 8-process family uses
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     state.SetIterationTime(seconds);
     total += seconds;
@@ -98,19 +109,7 @@ void BM_StoreColdEightProcesses(benchmark::State& state) {
   for (auto _ : state) {
     const fs::path dir = fresh_dir("cold8");
     const auto start = Clock::now();
-    std::vector<pid_t> pids;
-    for (int p = 0; p < processes; ++p) {
-      const pid_t pid = ::fork();
-      if (pid == 0) {
-        compile_all(dir);
-        ::_exit(0);
-      }
-      pids.push_back(pid);
-    }
-    for (const pid_t pid : pids) {
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-    }
+    compile_all_in_processes(dir, processes);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     state.SetIterationTime(seconds);
     total += seconds;

@@ -101,7 +101,13 @@ start_test_redis() {
 
 stop_test_redis() {
   [ -n "${CUBBY_TEST_REDIS_DIR:-}" ] || return 0
-  if [ -f "$CUBBY_TEST_REDIS_DIR/redis.pid" ]; then kill "$(cat "$CUBBY_TEST_REDIS_DIR/redis.pid")" 2>/dev/null || true; fi
-  rm -rf "$CUBBY_TEST_REDIS_DIR"
+  local pid=""
+  [ -f "$CUBBY_TEST_REDIS_DIR/redis.pid" ] && pid="$(cat "$CUBBY_TEST_REDIS_DIR/redis.pid" 2>/dev/null || true)"
+  if [ -n "$pid" ]; then
+    kill "$pid" 2>/dev/null || true
+    # Redis removes its pid file and writes its log while it shuts down: wait before removing.
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -rf "$CUBBY_TEST_REDIS_DIR" 2>/dev/null || true
   CUBBY_TEST_REDIS_DIR=""
 }

@@ -129,21 +129,10 @@ inline std::vector<ScaleKernel> mdspan50_scale_kernels() {
   return kernels;
 }
 
-// The reference workload: one program, 50 name expressions (see the top of this file).
-inline Workload mdspan50() {
-  Workload workload;
-  workload.name = "mdspan50";
-  workload.options = {"-std=c++17"};
-  workload.source = R"cuda(#include <cuda/std/array>
-#include <cuda/std/mdspan>
-#include <cuda/std/type_traits>
-
-namespace cubby_bench {
-
-template <class T>
-__device__ T scale_factor = T(3);
-
-template <class T, class Extents, class Layout>
+// CUDA source shared by the mdspan programs: make_view builds a view of rank 1 to 3 over `data`
+// (strided for layout_stride), from the first Extents::rank() extents and strides.
+inline constexpr const char* kMakeViewSource =
+    R"cuda(template <class T, class Extents, class Layout>
 __device__ cuda::std::mdspan<T, Extents, Layout> make_view(
     T* data, const cuda::std::array<size_t, Extents::rank()>& extents,
     const cuda::std::array<size_t, Extents::rank()>& strides) {
@@ -155,12 +144,20 @@ __device__ cuda::std::mdspan<T, Extents, Layout> make_view(
     return cuda::std::mdspan<T, Extents, Layout>(data, ext);
   }
 }
+)cuda";
 
-template <class T, class Extents, class Layout>
-__global__ void scale(T* out, const T* in, size_t e0, size_t e1, size_t e2, size_t s0, size_t s1,
+// CUDA source of `template <class T, class Extents, class Layout> __global__ void name(...)`,
+// a grid-stride element-wise kernel over views of rank 1 to 3 (needs make_view): each output
+// element is element(E), E being the expression of the matching input element.
+template <class Element>
+std::string elementwise_kernel_source(const std::string& name, Element element) {
+  return R"cuda(template <class T, class Extents, class Layout>
+__global__ void )cuda" +
+         name + R"cuda((T* out, const T* in, size_t e0, size_t e1, size_t e2, size_t s0, size_t s1,
                       size_t s2, T factor) {
   constexpr size_t rank = Extents::rank();
-  static_assert(rank >= 1 && rank <= 3, "scale supports ranks 1 to 3");
+  static_assert(rank >= 1 && rank <= 3, ")cuda" +
+         name + R"cuda( supports ranks 1 to 3");
   const size_t all_extents[3] = {e0, e1, e2};
   const size_t all_strides[3] = {s0, s1, s2};
   cuda::std::array<size_t, rank> extents{};
@@ -177,20 +174,42 @@ __global__ void scale(T* out, const T* in, size_t e0, size_t e1, size_t e2, size
   for (size_t linear = size_t(blockIdx.x) * blockDim.x + threadIdx.x; linear < total;
        linear += step) {
     if constexpr (rank == 1) {
-      target(linear) = source(linear) * factor;
+      target(linear) = )cuda" +
+         element("source(linear)") + R"cuda(;
     } else if constexpr (rank == 2) {
       const size_t i = linear / extents[1];
       const size_t j = linear % extents[1];
-      target(i, j) = source(i, j) * factor;
+      target(i, j) = )cuda" +
+         element("source(i, j)") + R"cuda(;
     } else {
       const size_t k = linear % extents[2];
       const size_t j = (linear / extents[2]) % extents[1];
       const size_t i = linear / (extents[1] * extents[2]);
-      target(i, j, k) = source(i, j, k) * factor;
+      target(i, j, k) = )cuda" +
+         element("source(i, j, k)") + R"cuda(;
     }
   }
 }
+)cuda";
+}
 
+// The reference workload: one program, 50 name expressions (see the top of this file).
+inline Workload mdspan50() {
+  Workload workload;
+  workload.name = "mdspan50";
+  workload.options = {"-std=c++17"};
+  const auto times_factor = [](const std::string& element) { return element + " * factor"; };
+  workload.source = std::string(R"cuda(#include <cuda/std/array>
+#include <cuda/std/mdspan>
+#include <cuda/std/type_traits>
+
+namespace cubby_bench {
+
+template <class T>
+__device__ T scale_factor = T(3);
+
+)cuda") + kMakeViewSource +
+                    "\n" + elementwise_kernel_source("scale", times_factor) + R"cuda(
 template <class T>
 __global__ void apply_scale_factor(T* out, const T* in, size_t n) {
   const cuda::std::mdspan<const T, cuda::std::dextents<size_t, 1>> source(in, n);
@@ -254,69 +273,23 @@ inline std::vector<Workload> mdspan_suite() {
     Workload workload;
     workload.name = std::string(kMdspanSuiteName) + "/" + number;
     workload.options = {"-std=c++17"};
+    const auto through_operation = [](const std::string& element) {
+      return "operation(" + element + ", factor)";
+    };
     workload.source = R"cuda(#include <cuda/std/array>
 #include <cuda/std/mdspan>
 #include <cuda/std/type_traits>
 
 namespace )cuda" + ns +
-                      R"cuda( {
-
-template <class T, class Extents, class Layout>
-__device__ cuda::std::mdspan<T, Extents, Layout> make_view(
-    T* data, const cuda::std::array<size_t, Extents::rank()>& extents,
-    const cuda::std::array<size_t, Extents::rank()>& strides) {
-  const Extents ext(extents);
-  if constexpr (cuda::std::is_same_v<Layout, cuda::std::layout_stride>) {
-    return cuda::std::mdspan<T, Extents, Layout>(
-        data, typename Layout::template mapping<Extents>(ext, strides));
-  } else {
-    return cuda::std::mdspan<T, Extents, Layout>(data, ext);
-  }
-}
-
+                      " {\n\n" + kMakeViewSource + R"cuda(
 template <class T>
 __device__ T operation(T x, T factor) {
   return )cuda" + mdspan_suite_operation(program) +
                       R"cuda(;
 }
 
-template <class T, class Extents, class Layout>
-__global__ void apply(T* out, const T* in, size_t e0, size_t e1, size_t e2, size_t s0, size_t s1,
-                      size_t s2, T factor) {
-  constexpr size_t rank = Extents::rank();
-  static_assert(rank >= 1 && rank <= 3, "apply supports ranks 1 to 3");
-  const size_t all_extents[3] = {e0, e1, e2};
-  const size_t all_strides[3] = {s0, s1, s2};
-  cuda::std::array<size_t, rank> extents{};
-  cuda::std::array<size_t, rank> strides{};
-  size_t total = 1;
-  for (size_t r = 0; r < rank; ++r) {
-    extents[r] = all_extents[r];
-    strides[r] = all_strides[r];
-    total *= all_extents[r];
-  }
-  const auto source = make_view<const T, Extents, Layout>(in, extents, strides);
-  const auto target = make_view<T, Extents, Layout>(out, extents, strides);
-  const size_t step = size_t(gridDim.x) * blockDim.x;
-  for (size_t linear = size_t(blockIdx.x) * blockDim.x + threadIdx.x; linear < total;
-       linear += step) {
-    if constexpr (rank == 1) {
-      target(linear) = operation(source(linear), factor);
-    } else if constexpr (rank == 2) {
-      const size_t i = linear / extents[1];
-      const size_t j = linear % extents[1];
-      target(i, j) = operation(source(i, j), factor);
-    } else {
-      const size_t k = linear % extents[2];
-      const size_t j = (linear / extents[2]) % extents[1];
-      const size_t i = linear / (extents[1] * extents[2]);
-      target(i, j, k) = operation(source(i, j, k), factor);
-    }
-  }
-}
-
-}  // namespace )cuda" +
-                      ns + "\n";
+)cuda" + elementwise_kernel_source("apply", through_operation) +
+                      "\n}  // namespace " + ns + "\n";
     const std::string prefix = "cubby_bench::scale<";
     for (int i = 0; i < kMdspanSuiteInstantiations; ++i) {
       const auto& kernel = kernels[static_cast<std::size_t>(5 * program + i) % kernels.size()];

@@ -17,6 +17,7 @@
 
 #include "cubby/cubin.hpp"
 #include "cubby/demangle.hpp"
+#include "cubby/nvrtc.hpp"
 #include "cubby/recover.hpp"
 
 namespace cubby::recovery {
@@ -34,6 +35,18 @@ struct Score {
   std::size_t wrong = 0;
   std::size_t total() const { return correct + unresolved + wrong; }
 };
+
+// The NVRTC request that compiles `w` for `arch`.
+inline CompileRequest compile_request(const RecoveryWorkload& w,
+                                      const std::string& arch = "sm_90") {
+  CompileRequest request;
+  request.source = w.source;
+  request.program_name = w.name + ".cu";
+  request.name_expressions = w.expressions;
+  request.options = w.options;
+  request.arch = arch;
+  return request;
+}
 
 // Adds one answer: `answer` empty means unresolved.
 inline void tally(Score& score, const std::string& answer, const std::string& truth) {

@@ -10,15 +10,12 @@
 # CUBBY_BENCH_ARGS: extra cubby_bench arguments (e.g. --benchmark_filter=mdspan50).
 # Libraries the build machine had and this one lacks (libbenchmark) go on LD_LIBRARY_PATH.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-out="${1:?usage: ci/gpu/bench.sh OUT_DIR [BUILD_DIR]}"
-build_dir="$(cd "${2:-${CUBBY_BUILD_DIR:-$root/build/gpu}}" && pwd)" || { echo "no build folder" >&2; exit 2; }
-mkdir -p "$out"; out="$(cd "$out" && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+gpu_step_start bench.sh build/gpu "$@"
 log() { printf '[cubby gpu bench %s] %s\n' "$(date +%T)" "$*" >&2; }
 
 source "$root/bench/suite/discover.sh"
 python="$(command -v python3 || echo /usr/bin/python3)"
-status=0
 
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } >"$out/gpu.txt" 2>&1
 gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)"

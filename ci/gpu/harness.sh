@@ -11,11 +11,8 @@
 #    suite with its warm-up fixture (label examples): OUT_DIR/ctest-harness.log
 # Exit status: non-zero if any of them failed.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-out="${1:?usage: ci/gpu/harness.sh OUT_DIR [BUILD_DIR]}"
-build_dir="$(cd "${2:-${CUBBY_BUILD_DIR:-$root/build/ci}}" && pwd)"
-mkdir -p "$out"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+gpu_step_start harness.sh build/ci "$@"
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$out/gpu.txt" 2>&1
 
 "$root/ci/suite-timing.sh" "$build_dir" "$out/timing" 2>&1 | tee "$out/suite-timing.txt" || status=1

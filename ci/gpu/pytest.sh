@@ -13,14 +13,12 @@
 #    -> timings.json, timings.txt (table + goal checks), one log per run under runs/.
 # Goal: cubby-warm <= cupy-warm (within 10%), fresh-machine about as fast as cubby-warm.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-out="${1:?usage: ci/gpu/pytest.sh OUT_DIR [BUILD_DIR]}"
-build_dir="$(cd "${2:-${CUBBY_BUILD_DIR:-$root/build/gpu}}" && pwd)" || { echo "no build folder" >&2; exit 2; }
-mkdir -p "$out/runs"; out="$(cd "$out" && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+gpu_step_start pytest.sh build/gpu "$@"
+mkdir -p "$out/runs"
 log() { printf '[cubby gpu pytest %s] %s\n' "$(date +%T)" "$*" >&2; }
 python="$(command -v python3 || echo /usr/bin/python3)"
 repeat="${CUBBY_GPU_REPEAT:-3}"
-status=0
 
 export CUBBY_LIBRARY="$build_dir/core/libcubby.so" CUBBY_CLI="$build_dir/cli/cubby"
 export PYTHONPATH="$root/pytest_plugin/src${PYTHONPATH:+:$PYTHONPATH}"

@@ -9,11 +9,8 @@
 #    OUT_DIR/recovery_bench.{json,log}; the accuracy table: OUT_DIR/accuracy.md
 # Exit status: non-zero if any of them failed.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-out="${1:?usage: ci/gpu/recover.sh OUT_DIR [BUILD_DIR]}"
-build_dir="$(cd "${2:-${CUBBY_BUILD_DIR:-$root/build/ci}}" && pwd)"
-mkdir -p "$out"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+gpu_step_start recover.sh build/ci "$@"
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version --format=csv; nproc; uptime; } \
   >"$out/gpu.txt" 2>&1
 

@@ -1,21 +1,16 @@
 // Tests of the `cubby` command-line tool (cli/main.cpp): runs the built binary in child processes.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "cli_process.hpp"
 
 namespace {
 
@@ -36,21 +31,10 @@ constexpr const char* kBrokenKernel = R"(
 __global__ void broken(float* data) { data[0] = undeclared_symbol; }
 )";
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Outcome = cubby::testing::CliOutcome;
 
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void write_all(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
+using cubby::testing::read_text;
+using cubby::testing::write_text;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -62,7 +46,7 @@ class CliTest : public ::testing::Test {
     fs::create_directories(root_);
     store_ = root_ / "store";
     kernel_ = root_ / "scale.cu";
-    write_all(kernel_, kKernel);
+    write_text(kernel_, kKernel);
   }
   void TearDown() override {
     std::error_code ec;
@@ -71,44 +55,7 @@ class CliTest : public ::testing::Test {
 
   // Runs `cubby args...` with CUBBY_DIR set to the test's store; stdout and stderr captured.
   Outcome cubby(const std::vector<std::string>& args) {
-    std::vector<std::string> env_strings;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      if (std::strncmp(*entry, "CUBBY_DIR=", 10) != 0) env_strings.emplace_back(*entry);
-    }
-    env_strings.push_back("CUBBY_DIR=" + store_.string());
-    std::vector<char*> envp;
-    for (auto& item : env_strings) envp.push_back(item.data());
-    envp.push_back(nullptr);
-
-    std::vector<std::string> argv_strings{CUBBY_CLI_PATH};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& item : argv_strings) argv.push_back(item.data());
-    argv.push_back(nullptr);
-
-    const fs::path out_path = root_ / "stdout.txt";
-    const fs::path err_path = root_ / "stderr.txt";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    Outcome run;
-    if (spawned != 0) {
-      ADD_FAILURE() << "cannot start " << CUBBY_CLI_PATH << ": " << std::strerror(spawned);
-      return run;
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0) {
-    }
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = read_all(out_path);
-    run.err = read_all(err_path);
-    return run;
+    return cubby::testing::run_cli(args, store_, {root_ / "stdout.txt", root_ / "stderr.txt"});
   }
 
   // `cubby compile --json` of the test kernel with two name expressions.
@@ -193,7 +140,7 @@ TEST_F(CliTest, HumanCompileOutputNamesKeyAndLoweredNames) {
 
 TEST_F(CliTest, CompileErrorExitsOneWithLogAndStoresNothing) {
   const fs::path broken = root_ / "broken.cu";
-  write_all(broken, kBrokenKernel);
+  write_text(broken, kBrokenKernel);
   const Outcome run = cubby({"compile", broken.string(), "--json", "--arch", "sm_90"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("undeclared_symbol"), std::string::npos) << run.err;
@@ -227,7 +174,7 @@ TEST_F(CliTest, LsShowCubinOutStatsClear) {
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
   const json result = parse(compiled);
   const std::string key = result["key"];
-  EXPECT_EQ(read_all(compiled_cubin)
+  EXPECT_EQ(read_text(compiled_cubin)
                 .rfind("\x7f"
                        "ELF",
                        0),
@@ -261,12 +208,12 @@ TEST_F(CliTest, LsShowCubinOutStatsClear) {
   EXPECT_EQ(shown["options"][0], "-std=c++17");
   EXPECT_EQ(shown["compile_ms"], result["compile_ms"]);
   EXPECT_GT(shown["created_ms"].get<std::int64_t>(), 0);
-  EXPECT_EQ(read_all(shown_cubin)
+  EXPECT_EQ(read_text(shown_cubin)
                 .rfind("\x7f"
                        "ELF",
                        0),
             0u);
-  EXPECT_EQ(read_all(shown_cubin), read_all(compiled_cubin));
+  EXPECT_EQ(read_text(shown_cubin), read_text(compiled_cubin));
 
   const Outcome show_human = cubby({"show", key});
   ASSERT_EQ(show_human.exit_code, 0) << show_human.err;
@@ -309,10 +256,10 @@ TEST_F(CliTest, CorruptEntryIsReportedNotACrash) {
     if (item.path().filename().string().rfind(key, 0) == 0) entry_path = item.path();
   }
   ASSERT_FALSE(entry_path.empty());
-  std::string bytes = read_all(entry_path);
+  std::string bytes = read_text(entry_path);
   ASSERT_GT(bytes.size(), 100u);
   bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
-  write_all(entry_path, bytes);
+  write_text(entry_path, bytes);
 
   const Outcome show = cubby({"show", key});
   EXPECT_EQ(show.exit_code, 1);

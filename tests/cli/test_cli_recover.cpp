@@ -1,22 +1,16 @@
 // Tests for cli/recover.cpp: `cubby recover CUBIN [--name-expr E]... [--json]`, run as a process
 // on a CUBIN written by `cubby compile --cubin-out`.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cli_process.hpp"
 #include "cubby/entry.hpp"
 #include "cubby/storage/disk.hpp"
 #include "test_support.hpp"
-
-extern char** environ;
 
 namespace cubby {
 namespace {
@@ -33,53 +27,14 @@ template <class T> __device__ T table[4];
 }
 )";
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Outcome = testing::CliOutcome;
 
 class RecoverCli : public ::testing::Test {
  protected:
   testing::TempDir dir_{"recover-cli"};
 
   Outcome cubby(const std::vector<std::string>& args) {
-    std::vector<std::string> env_strings;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      if (std::strncmp(*entry, "CUBBY_DIR=", 10) != 0) env_strings.emplace_back(*entry);
-    }
-    env_strings.push_back("CUBBY_DIR=" + (dir_ / "store").string());
-    std::vector<char*> envp;
-    for (auto& item : env_strings) envp.push_back(item.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> argv_strings{CUBBY_CLI_PATH};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& item : argv_strings) argv.push_back(item.data());
-    argv.push_back(nullptr);
-    const std::string out_path = (dir_ / "stdout.txt").string();
-    const std::string err_path = (dir_ / "stderr.txt").string();
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    Outcome run;
-    if (spawned != 0) {
-      ADD_FAILURE() << "cannot start " << CUBBY_CLI_PATH << ": " << std::strerror(spawned);
-      return run;
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0) {
-    }
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = testing::read_text(out_path);
-    run.err = testing::read_text(err_path);
-    return run;
+    return testing::run_cli(args, dir_ / "store", {dir_ / "stdout.txt", dir_ / "stderr.txt"});
   }
 
   // Compiles the kernel through `cubby compile` and returns the CUBIN's path and lowered names.

@@ -1,9 +1,6 @@
 // The store admin commands of the `cubby` tool (cli/verify.cpp, gc.cpp, stats.cpp, export.cpp,
 // import.cpp): run as child processes of the built binary, several at once for single flight.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -13,9 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_process.hpp"
 #include "test_support.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -25,55 +21,22 @@ using cubby::testing::TempDir;
 using cubby::testing::write_text;
 using nlohmann::json;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Outcome = cubby::testing::CliOutcome;
 
-// Starts `cubby args...` with CUBBY_DIR=store (and `extra_env`); output goes to files under
-// `scratch` named by `tag`. Returns the pid.
+// Where the run named `tag` writes its output, under `scratch`.
+cubby::testing::CliOutputFiles output_files(const fs::path& scratch, const std::string& tag) {
+  return {scratch / (tag + ".out"), scratch / (tag + ".err")};
+}
+
+// Starts `cubby args...` with CUBBY_DIR=store (and `extra_env`, no other CUBBY_* variable); output
+// goes to files under `scratch` named by `tag`. Returns the pid.
 pid_t start(const fs::path& store, const fs::path& scratch, const std::string& tag,
             const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
-  std::vector<std::string> env_strings;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (std::strncmp(*entry, "CUBBY_", 6) != 0) env_strings.emplace_back(*entry);
-  }
-  env_strings.push_back("CUBBY_DIR=" + store.string());
-  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> envp;
-  for (auto& item : env_strings) envp.push_back(item.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_strings{CUBBY_CLI_PATH};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& item : argv_strings) argv.push_back(item.data());
-  argv.push_back(nullptr);
-  const std::string out = (scratch / (tag + ".out")).string();
-  const std::string err = (scratch / (tag + ".err")).string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  EXPECT_EQ(spawned, 0) << "cannot start " << CUBBY_CLI_PATH;
-  return spawned == 0 ? pid : -1;
+  return cubby::testing::start_cli(args, store, output_files(scratch, tag), extra_env, "CUBBY_");
 }
 
 Outcome finish(pid_t pid, const fs::path& scratch, const std::string& tag) {
-  Outcome run;
-  if (pid < 0) return run;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.out = read_text(scratch / (tag + ".out"));
-  run.err = read_text(scratch / (tag + ".err"));
-  return run;
+  return cubby::testing::finish_cli(pid, output_files(scratch, tag));
 }
 
 class StoreCliTest : public ::testing::Test {

@@ -14,30 +14,14 @@
 
 #include "cubby/entry.hpp"
 #include "cubby/storage/disk.hpp"
+#include "test_support.hpp"
 
 namespace cubby {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = "/tmp/cubby-test-disk-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 Key make_key(std::uint8_t first, std::uint8_t fill) {
   Key key;

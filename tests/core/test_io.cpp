@@ -14,31 +14,14 @@
 #include <vector>
 
 #include "io.hpp"
+#include "test_support.hpp"
 
 namespace cubby {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A unique folder under /tmp, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = "/tmp/cubby-test-io-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 // Sets the umask for the scope.
 class ScopedUmask {

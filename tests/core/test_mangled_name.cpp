@@ -192,13 +192,7 @@ TEST(MangledName, CorpusSymbolsEqualTheDemangledParse) {
   std::size_t direct_ok = 0;
   for (const recovery::RecoveryWorkload& w : workloads) {
     SCOPED_TRACE(w.name);
-    CompileRequest request;
-    request.source = w.source;
-    request.program_name = w.name + ".cu";
-    request.name_expressions = w.expressions;
-    request.options = w.options;
-    request.arch = "sm_90";
-    auto entry = compile_nvrtc(request);
+    auto entry = compile_nvrtc(recovery::compile_request(w));
     ASSERT_TRUE(entry.ok()) << entry.error().message;
     const CubinSymbols module = read_cubin_symbols(entry->payload).value_or_throw();
     std::vector<std::string> names = module.kernels;

@@ -16,64 +16,18 @@
 
 #include "cubby/cubin.hpp"
 #include "cubby/nvrtc.hpp"
+#include "name_corpus.hpp"
 #include "nvrtc_locate.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 
 namespace cubby {
 namespace {
 
-// Sets (or unsets, with nullopt) an environment variable for the scope, then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
-// A unique temporary folder, removed at the end of the scope.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("cubby_test_nvrtc_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-}
+using testing::ScopedEnv;
+using testing::TempDir;
+using testing::write_text;
 
 // The folder holding cuda/std/mdspan (CCCL) of the toolkit NVRTC comes from.
 std::string cccl_include() {
@@ -176,7 +130,7 @@ TEST(LocateNvrtc, CudaHomeComesFirstAndTheBuiltinsFileGivesTheVersion) {
   fs::create_directories(home.path() / "lib64");
   const std::string major = real->version.substr(0, real->version.find('.'));
   fs::create_symlink(real->path, home.path() / "lib64" / ("libnvrtc.so." + major));
-  write(home.path() / "lib64" / ("libnvrtc-builtins.so." + major + ".7"), "not a library");
+  write_text(home.path() / "lib64" / ("libnvrtc-builtins.so." + major + ".7"), "not a library");
   ScopedEnv no_override("CUBBY_NVRTC_LIBRARY", std::nullopt);
   ScopedEnv cuda_home("CUDA_HOME", home.path().string());
   auto library = detail::locate_nvrtc_uncached();
@@ -210,15 +164,15 @@ TEST(LocateNvrtc, SearchFoldersFollowTheDocumentedOrder) {
 TEST(LocateNvrtc, BuiltinsVersionNeedsExactlyOneMatchingFile) {
   TempDir dir;
   EXPECT_EQ(detail::builtins_version_in(dir.path(), 13), "");
-  write(dir.path() / "libnvrtc-builtins.so.13.2", "");
-  write(dir.path() / "libnvrtc-builtins.so", "");
-  write(dir.path() / "libnvrtc-builtins.so.12.9", "");
-  write(dir.path() / "libnvrtc-builtins.so.13.x", "");
+  write_text(dir.path() / "libnvrtc-builtins.so.13.2", "");
+  write_text(dir.path() / "libnvrtc-builtins.so", "");
+  write_text(dir.path() / "libnvrtc-builtins.so.12.9", "");
+  write_text(dir.path() / "libnvrtc-builtins.so.13.x", "");
   EXPECT_EQ(detail::builtins_version_in(dir.path(), 13), "13.2");
   EXPECT_EQ(detail::builtins_version_in(dir.path(), 12), "12.9");
   EXPECT_EQ(detail::builtins_version_in(dir.path(), 11), "");
   EXPECT_EQ(detail::builtins_version_in(dir.path(), -1), "");  // two majors: ambiguous
-  write(dir.path() / "libnvrtc-builtins.so.13.3", "");
+  write_text(dir.path() / "libnvrtc-builtins.so.13.3", "");
   EXPECT_EQ(detail::builtins_version_in(dir.path(), 13), "");  // two minors: ambiguous
 }
 
@@ -243,14 +197,14 @@ TEST(LocateNvrtc, BuildIdIsReadFromANoteSegment) {
   put32(64, 4);                 // p_type PT_NOTE
   put64(64 + 8, elf.size());    // p_offset
   put64(64 + 32, note.size());  // p_filesz
-  write(dir.path() / "with_id.so", elf + note);
+  write_text(dir.path() / "with_id.so", elf + note);
   EXPECT_EQ(detail::elf_build_id(dir.path() / "with_id.so"), "deadbeef");
 
   put64(64 + 32, 1u << 30);  // note segment past the end of the file
-  write(dir.path() / "bad_note.so", elf + note);
+  write_text(dir.path() / "bad_note.so", elf + note);
   EXPECT_EQ(detail::elf_build_id(dir.path() / "bad_note.so"), "");
-  write(dir.path() / "text.so",
-        "not an ELF file at all, but long enough to have a header.........");
+  write_text(dir.path() / "text.so",
+             "not an ELF file at all, but long enough to have a header.........");
   EXPECT_EQ(detail::elf_build_id(dir.path() / "text.so"), "");
   EXPECT_EQ(detail::elf_build_id(dir.path() / "missing.so"), "");
 }
@@ -353,32 +307,7 @@ TEST(CompileNvrtc, InvalidNameExpressionIsNamedInTheFailure) {
 // ---------------------------------------------------------------------------------------------
 // The name-expression corpus: one program, many kernels, one compile.
 
-constexpr const char* kCorpus = R"(
-#include <cuda/std/cstdint>
-#include <cuda/std/cstddef>
-#include <cuda/std/mdspan>
-namespace ns {
-enum class Tag { A, B, C };
-using idx_t = cuda::std::int32_t;
-typedef float real_t;
-inline namespace v2 {
-template <class T, int N = 128> __global__ void k(T* out) { out[threadIdx.x % N] = T(N); }
-}
-template <Tag t> __global__ void e(int* out) { out[0] = static_cast<int>(t); }
-template <int N> __global__ void c(int* out) { out[0] = N; }
-template <int... Is> __global__ void pack(int* out) { out[0] = (0 + ... + Is); }
-template <auto V> __global__ void a(int* out) { out[0] = static_cast<int>(V); }
-template <class T = float, int N = 4> __global__ void d(T* out) { out[0] = T(N); }
-template <class Ext> __global__ void md(float* p, Ext ext) {
-  cuda::std::mdspan<float, Ext> m(p, ext);
-  m(0, 0) = 1.0f;
-}
-template <class T> __device__ T table[8];
-__device__ int counter;
-namespace { template <class T> __global__ void hidden(T* out) { out[0] = T(); } }
-}
-namespace { __global__ void anon_k(int* p) { p[0] = 1; } }
-)";
+constexpr const char* kCorpus = testing::kNameExpressionCorpus;
 
 struct Expectation {
   const char* expression;
@@ -570,7 +499,7 @@ TEST(CompileNvrtc, PtxAndLtoirCompileConcurrently) {
 
 TEST(CompileNvrtc, QuotedIncludesResolveInTheSourceFolder) {
   TempDir dir;
-  write(dir.path() / "cubby_test_value.cuh", "#define CUBBY_TEST_VALUE 42\n");
+  write_text(dir.path() / "cubby_test_value.cuh", "#define CUBBY_TEST_VALUE 42\n");
   CompileRequest request;
   request.source =
       "#include \"cubby_test_value.cuh\"\n"

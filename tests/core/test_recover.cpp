@@ -12,37 +12,14 @@
 #include "cubby/nvrtc.hpp"
 #include "cubby/recover.hpp"
 #include "cubby_workloads.hpp"
+#include "name_corpus.hpp"
 
 namespace cubby {
 namespace {
 
-constexpr const char* kCorpus = R"(
-#include <cuda/std/cstdint>
-#include <cuda/std/cstddef>
-#include <cuda/std/mdspan>
-namespace ns {
-enum class Tag { A, B, C };
-using idx_t = cuda::std::int32_t;
-typedef float real_t;
-inline namespace v2 {
-template <class T, int N = 128> __global__ void k(T* out) { out[threadIdx.x % N] = T(N); }
-}
-template <Tag t> __global__ void e(int* out) { out[0] = static_cast<int>(t); }
-template <int N> __global__ void c(int* out) { out[0] = N; }
-template <int... Is> __global__ void pack(int* out) { out[0] = (0 + ... + Is); }
-template <auto V> __global__ void a(int* out) { out[0] = static_cast<int>(V); }
-template <class T = float, int N = 4> __global__ void d(T* out) { out[0] = T(N); }
-template <class Ext> __global__ void md(float* p, Ext ext) {
-  cuda::std::mdspan<float, Ext> m(p, ext);
-  m(0, 0) = 1.0f;
-}
-template <class T> __device__ T table[8];
-__device__ int counter;
-namespace { template <class T> __global__ void hidden(T* out) { out[0] = T(); } }
-}
-namespace { __global__ void anon_k(int* p) { p[0] = 1; } }
-extern "C" __global__ void plain_c(int* p) { p[0] = 2; }
-)";
+// The shared corpus plus an extern "C" kernel (no mangling to recover).
+const std::string kCorpus = std::string(testing::kNameExpressionCorpus) +
+                            "extern \"C\" __global__ void plain_c(int* p) { p[0] = 2; }\n";
 
 // Expressions the matcher must resolve (to NVRTC's own lowered name).
 const std::vector<std::string> kResolvable = {

@@ -18,13 +18,7 @@ TEST(RecoveryCorpus, MatcherIsNeverWrongAndBeatsTheBaseline) {
   std::size_t expressions = 0;
   for (const recovery::RecoveryWorkload& w : recovery::recovery_workloads()) {
     SCOPED_TRACE(w.name);
-    CompileRequest request;
-    request.source = w.source;
-    request.program_name = w.name + ".cu";
-    request.name_expressions = w.expressions;
-    request.options = w.options;
-    request.arch = "sm_90";
-    auto entry = compile_nvrtc(request);
+    auto entry = compile_nvrtc(recovery::compile_request(w));
     ASSERT_TRUE(entry.ok()) << entry.error().message;
     const CubinSymbols symbols = read_cubin_symbols(entry->payload).value_or_throw();
     const auto answers = recovery::recover_with_matcher(symbols, w.expressions);

@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
+#include <string_view>
 
 #include "sign.hpp"
 
@@ -35,6 +37,18 @@ bool is_timeout(const redisContext& context) {
 }
 
 redisReply* as_reply(void* reply) { return static_cast<redisReply*>(reply); }
+
+// Sends one command (binary-safe arguments) on `context` and reads its reply: the reply to free,
+// or nullptr when the connection failed (the reason in context->errstr).
+void* command(redisContext* context, std::initializer_list<std::string_view> args) {
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  for (std::string_view arg : args) {
+    argv.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+  return redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data());
+}
 
 // How many idle connections the pool keeps.
 constexpr std::size_t kIdleConnections = 4;
@@ -84,14 +98,7 @@ Result<RedisTier::Connection> RedisTier::connect() {
   }
   redisSetTimeout(connection.get(), tv);
   auto handshake = [&](std::initializer_list<std::string_view> args) -> Result<void> {
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lengths;
-    for (std::string_view arg : args) {
-      argv.push_back(arg.data());
-      lengths.push_back(arg.size());
-    }
-    Reply reply(redisCommandArgv(connection.get(), static_cast<int>(argv.size()), argv.data(),
-                                 lengths.data()));
+    Reply reply(command(connection.get(), args));
     if (!reply) {
       note_failure(is_timeout(*connection), connection->errstr);
       return fail(Errc::io, options_.location, ": ", connection->errstr);
@@ -143,14 +150,7 @@ Result<RedisTier::Reply> RedisTier::call(std::initializer_list<std::string_view>
   auto pooled = pooled_connection();
   if (!pooled) return std::move(pooled).error();
   Connection connection = std::move(pooled).value();
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lengths;
-  for (std::string_view arg : args) {
-    argv.push_back(arg.data());
-    lengths.push_back(arg.size());
-  }
-  Reply reply(redisCommandArgv(connection.get(), static_cast<int>(argv.size()), argv.data(),
-                               lengths.data()));
+  Reply reply(command(connection.get(), args));
   if (!reply) {  // the connection is unusable now (its read buffer is undefined): drop it
     const bool timeout = is_timeout(*connection);
     const std::string what = connection->errstr;
