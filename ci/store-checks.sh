@@ -44,6 +44,8 @@ fuzz_runs() {
     [ -x "$target" ] || continue
     corpus="$(mktemp -d /tmp/cubby-fuzz-corpus.XXXXXX)"
     cp "$CUBBY_ROOT"/tests/golden/*.bin "$corpus"/ 2>/dev/null || true
+    # Inputs that once crashed a target stay in its seed corpus (fuzz/regressions/<target>/).
+    cp "$CUBBY_ROOT/fuzz/regressions/$(basename "$target")"/* "$corpus"/ 2>/dev/null || true
     log "fuzzing $(basename "$target") for ${seconds} s"
     ASAN_OPTIONS="detect_leaks=0" "$target" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/" "$corpus" 2>&1 \

@@ -248,6 +248,12 @@ Result<Entry> decode_entry(std::string_view bytes) {
     return fail(Errc::corrupt, "corrupt entry: unknown payload kind ", std::to_string(kind_byte),
                 kWhatToDo);
   }
+  for (std::size_t i = kKindOffset + 1; i < kKindOffset + 4; ++i) {
+    if (bytes[i] != '\0') {
+      return fail(Errc::corrupt, "corrupt entry: reserved header byte ", std::to_string(i),
+                  " is not zero", kWhatToDo);
+    }
+  }
   const std::uint64_t body_size = load_le(bytes, kBodySizeOffset, 8);
   const std::size_t available = bytes.size() - kEntryHeaderSize;
   if (body_size > available) {

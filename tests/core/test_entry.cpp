@@ -134,7 +134,7 @@ std::vector<Region> regions_of(const std::string& bytes) {
   std::vector<Region> regions = {{"magic", 0, 8, "bad magic"},
                                  {"version", 8, 12, "unsupported version"},
                                  {"kind", 12, 13, "unknown payload kind"},
-                                 {"reserved", 13, 16, "checksum mismatch"},
+                                 {"reserved", 13, 16, "reserved header byte"},
                                  {"checksum", 16, 32, "checksum mismatch"},
                                  {"body_size", 32, 40, ""}};
   std::size_t pos = kEntryHeaderSize;
@@ -375,6 +375,21 @@ TEST(Entry, RejectsSealedBodiesWithBadStructure) {
   auto valid = decode_entry(sealed(u32le(0) + tail));
   ASSERT_TRUE(valid.ok()) << valid.error().message;
   EXPECT_EQ(*valid, Entry{});
+}
+
+// Found by fuzz_decode_entry: reserved header bytes are covered by the checksum, so a sealed
+// entry with non-zero reserved bytes must still be rejected, or one entry would have two encodings.
+TEST(Entry, RejectsNonZeroReservedBytesEvenWhenSealed) {
+  const std::string tail = str_field("") + u64le(0) + u32le(0) + u64le(0) + u64le(0);
+  for (std::size_t offset = 13; offset < 16; ++offset) {
+    std::string bytes = sealed(u32le(0) + tail);
+    bytes[offset] = '\x01';
+    bytes = reseal(bytes);
+    auto decoded = decode_entry(bytes);
+    ASSERT_FALSE(decoded.ok()) << "reserved byte " << offset;
+    EXPECT_NE(decoded.error().message.find("reserved"), std::string::npos)
+        << decoded.error().message;
+  }
 }
 
 TEST(Entry, RandomGarbageNeverDecodes) {

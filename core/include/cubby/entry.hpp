@@ -11,6 +11,7 @@
 //   options   := count:u32 option:str{count}                      -- in the order given
 //   payload   := size:u64 bytes{size}
 //
+//   reserved  := 0 0 0 (decoding rejects anything else, so every entry has one encoding)
 //   version   := kEntryFormatVersion
 //   kind      := 1 (cubin) | 2 (ptx) | 3 (ltoir) | 4 (blob: an opaque payload, see blob.hpp)
 //   checksum  := XXH3-128 over the header with the checksum field zeroed, then the body
