@@ -123,10 +123,12 @@ Result<std::string> read_file_refresh(const std::filesystem::path& path,
     if (error == ENOENT) return fail(Errc::not_found, "no such file: ", path.string());
     return fail(Errc::io, "cannot open ", path.string(), ": ", describe(error), advice_for(error));
   }
+  // Reads straight into the result, sized from fstat: entries are read on every disk hit, so no
+  // bounce buffer. A file that grows while it is read is still read to its end.
   std::string out;
   struct stat info {};
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-    if (info.st_size > 0) out.reserve(static_cast<std::size_t>(info.st_size));
+    if (info.st_size > 0) out.resize(static_cast<std::size_t>(info.st_size));
     if (refresh_after != std::chrono::seconds::max()) {
       struct timespec now {};
       ::clock_gettime(CLOCK_REALTIME, &now);
@@ -135,9 +137,12 @@ Result<std::string> read_file_refresh(const std::filesystem::path& path,
       }
     }
   }
-  char buffer[1 << 16];
+  std::size_t used = 0;
+  char probe[4096];  // when the result is full: finds the end without growing it
   for (;;) {
-    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    const bool full = used == out.size();
+    const ssize_t got =
+        full ? ::read(fd, probe, sizeof probe) : ::read(fd, out.data() + used, out.size() - used);
     if (got < 0) {
       if (errno == EINTR) continue;
       const int error = errno;
@@ -145,8 +150,13 @@ Result<std::string> read_file_refresh(const std::filesystem::path& path,
       return fail(Errc::io, "cannot read ", path.string(), ": ", describe(error));
     }
     if (got == 0) break;
-    out.append(buffer, static_cast<std::size_t>(got));
+    if (full) {
+      out.append(probe, static_cast<std::size_t>(got));
+      out.resize(out.size() + (1 << 16));  // the file grew: room for the rest
+    }
+    used += static_cast<std::size_t>(got);
   }
+  out.resize(used);
   ::close(fd);
   return out;
 }
