@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -135,7 +136,14 @@ Cache::Cache(Config config)
       store_stats_(config_.dir),
       last_flush_ns_(Clock::now().time_since_epoch().count()),
       remote_(config_.disabled ? nullptr : open_remote_tier(config_)),
-      background_(std::make_unique<Background>()) {}
+      background_(std::make_unique<Background>()) {
+  // A store folder without entries is a fresh runner: every lookup goes to the remote, so its
+  // connection opens while the caller gets ready (a warm store never connects unless it misses).
+  std::error_code ignored;
+  if (remote_ && !std::filesystem::exists(disk_.entries_dir(), ignored)) {
+    remote_->connect_ahead();
+  }
+}
 
 Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 

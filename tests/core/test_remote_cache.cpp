@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -180,6 +181,29 @@ TEST_F(RemoteCacheTest, RedisKilledMidRunFallsBackToCompiling) {
   EXPECT_EQ(stats.compiles, 2u);
 }
 
+TEST_F(RemoteCacheTest, FreshStoreConnectsAheadAndWarmStoreNeverConnects) {
+  if (!private_server())
+    GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";
+  const Config config = machine("a");
+  const std::uint64_t before = server_->connections_received();
+  {
+    Cache fresh(config);  // no entries yet: connects at once, before any lookup
+    std::uint64_t opened = 0;
+    for (int i = 0; i < 500 && opened == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      opened = server_->connections_received() - before - 1 - static_cast<std::uint64_t>(i);
+    }
+    EXPECT_EQ(opened, 1u);
+    EXPECT_EQ(fresh.compile(request(salt_)).tier, Source::compiled);
+  }
+  const std::uint64_t warm_before = server_->connections_received();
+  {
+    Cache warm(config);  // entries on disk: served locally, Redis never asked
+    EXPECT_EQ(warm.compile(request(salt_)).tier, Source::disk);
+  }
+  EXPECT_EQ(server_->connections_received() - warm_before - 1, 0u);
+}
+
 TEST_F(RemoteCacheTest, PausedRedisTimesOutAndCompilesLocally) {
   if (!private_server())
     GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";
@@ -187,6 +211,11 @@ TEST_F(RemoteCacheTest, PausedRedisTimesOutAndCompilesLocally) {
   config.remote_timeout_ms = 200;
   Cache b(config);
   b.compile(request(salt_, 0));  // a pooled connection
+  // Its remote write (background) lands before the pause, else it would time out too.
+  for (int i = 0; i < 1000 && b.stats().remote_writes == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(b.stats().remote_writes, 1u);
   server_->pause();
   // Would hang forever without the timeout; returns after it, compiled here.
   const CacheResult first = b.compile(request(salt_, 1));

@@ -3,6 +3,9 @@
 // paused: counted failures, then skipped for the back-off).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "redis_server.hpp"
 #include "sign.hpp"
 #include "storage/remote/redis.hpp"
@@ -212,6 +215,48 @@ TEST_F(RedisTierTest, BreakerClosesAfterTheBackoff) {
   auto recovered = tier.get(key_of(10));  // a fresh connection after the back-off
   ASSERT_TRUE(recovered) << recovered.error().message;
   EXPECT_EQ(recovered->value_or(""), "x");
+}
+
+TEST_F(RedisTierTest, ConnectAheadOpensOneConnectionThatLookupsWaitForAndUse) {
+  const std::uint64_t before = server_->connections_received();
+  {
+    RedisTier tier(options());
+    tier.connect_ahead();
+    tier.connect_ahead();  // once per tier
+    // Lookups made at once wait for that connection instead of opening their own.
+    for (int i = 0; i < 3; ++i) {
+      auto missing = tier.get(key_of(11));
+      ASSERT_TRUE(missing) << missing.error().message;
+      EXPECT_FALSE(missing->has_value());
+    }
+  }
+  // Minus the connection of the question itself: the tier opened exactly one.
+  EXPECT_EQ(server_->connections_received() - before - 1, 1u);
+
+  // Without any lookup, the connection is opened all the same.
+  const std::uint64_t idle_before = server_->connections_received();
+  RedisTier idle(options());
+  idle.connect_ahead();
+  std::uint64_t opened = 0;
+  for (int i = 0; i < 500 && opened == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    opened = server_->connections_received() - idle_before - 1 - static_cast<std::uint64_t>(i);
+  }
+  EXPECT_EQ(opened, 1u);
+  EXPECT_EQ(idle.counters().errors + idle.counters().timeouts, 0u);
+}
+
+TEST(RedisTierRefused, ConnectAheadFailureCountsOnceAndTheLookupIsSkipped) {
+  RedisOptions o;
+  o.url.host = "127.0.0.1";
+  o.url.port = 1;
+  o.location = "redis://127.0.0.1:1";
+  RedisTier tier(o);
+  tier.connect_ahead();
+  EXPECT_FALSE(tier.get(key_of(1)));  // waits for the failed connect, then the breaker is open
+  const RemoteCounters counters = tier.counters();
+  EXPECT_EQ(counters.errors + counters.timeouts, 1u);
+  EXPECT_EQ(counters.skipped, 1u);
 }
 
 TEST(RedisTierRefused, NothingListeningIsAnErrorThenSkipped) {

@@ -150,6 +150,16 @@ class RedisServer {
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
   }
+  // Connections the server has accepted so far (INFO stats: total_connections_received),
+  // including the one this question itself opens; 0 when it cannot be asked.
+  std::uint64_t connections_received() const {
+    auto reply = command({"INFO", "stats"});
+    if (!reply || !reply->value) return 0;
+    const std::string field = "total_connections_received:";
+    const auto at = reply->value->find(field);
+    if (at == std::string::npos) return 0;
+    return std::stoull(reply->value->substr(at + field.size()));
+  }
   // Freezes / thaws the server: connections are accepted by the kernel, never answered.
   void pause() { ::kill(pid_, SIGSTOP); }
   void resume() { ::kill(pid_, SIGCONT); }

@@ -50,6 +50,8 @@ class DiskTier final : public Tier {
 
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path path_of(const Key& key) const;
+  // <root>/entries: missing until the first entry is written (a fresh store).
+  std::filesystem::path entries_dir() const { return root_ / "entries"; }
   // <root>/locks/<2 hex>/<32 hex>.lock: the per-key lock a compiling process holds.
   std::filesystem::path lock_path_of(const Key& key) const;
 

@@ -39,6 +39,11 @@ class RemoteTier : public Tier {
   virtual void put_later(const Key& key, std::string bytes) = 0;
   // Waits until queued writes are done, at most `bound`; what is still queued then is dropped.
   virtual void drain(std::chrono::milliseconds bound) = 0;
+  // Opens a connection in the background, so that the first lookup need not wait for one (the
+  // orchestrator calls it for a fresh store folder, whose lookups all go to the remote). Returns
+  // at once; a lookup made meanwhile waits for that connection instead of opening another. A
+  // failure counts and trips the breaker as a lookup's would.
+  virtual void connect_ahead() = 0;
   virtual RemoteCounters counters() const = 0;
   // Where the remote is, with credentials redacted: safe for messages, logs and stats.
   virtual std::string location() const = 0;

@@ -101,7 +101,7 @@ std::filesystem::path DiskTier::lock_path_of(const Key& key) const {
 
 std::filesystem::path DiskTier::path_of(const Key& key) const {
   const std::string hex = key.hex();
-  return root_ / "entries" / hex.substr(0, 2) / (hex + std::string(kEntrySuffix));
+  return entries_dir() / hex.substr(0, 2) / (hex + std::string(kEntrySuffix));
 }
 
 Result<std::optional<std::string>> DiskTier::peek(const Key& key) const {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <string_view>
+#include <system_error>
 
 #include "sign.hpp"
 
@@ -61,6 +62,7 @@ void RedisTier::ReplyFree::operator()(void* reply) const { freeReplyObject(reply
 RedisTier::RedisTier(RedisOptions options) : options_(std::move(options)) {}
 
 RedisTier::~RedisTier() {
+  if (connector_.joinable()) connector_.join();
   drain(std::max<std::chrono::milliseconds>(std::chrono::seconds(1), 4 * options_.timeout));
   {
     std::lock_guard lock(queue_mutex_);
@@ -124,7 +126,37 @@ Result<RedisTier::Connection> RedisTier::connect() {
   return connection;
 }
 
+void RedisTier::connect_ahead() {
+  {
+    std::lock_guard lock(pool_mutex_);
+    if (connecting_ || connector_.joinable() || !idle_.empty()) return;  // once per tier
+    connecting_ = true;
+  }
+  auto run = [this] {
+    // Under the breaker like any call (a failure counts and opens it, as a lookup's would).
+    auto connection = now_ns() < open_until_ns_.load()
+                          ? Result<Connection>(fail(Errc::io, "skipped"))
+                          : connect();
+    std::lock_guard lock(pool_mutex_);
+    if (connection && idle_.size() < kIdleConnections) idle_.push_back(std::move(connection).value());
+    connecting_ = false;
+    connected_cv_.notify_all();
+  };
+  try {
+    connector_ = std::thread(run);
+  } catch (const std::system_error&) {  // no thread: the first lookup connects, as without this
+    std::lock_guard lock(pool_mutex_);
+    connecting_ = false;
+  }
+}
+
 Result<RedisTier::Connection> RedisTier::pooled_connection() {
+  {
+    // A connection being opened ahead is waited for rather than opened twice (its connect and
+    // handshake are bounded by the timeout).
+    std::unique_lock lock(pool_mutex_);
+    connected_cv_.wait(lock, [&] { return !connecting_; });
+  }
   if (now_ns() < open_until_ns_.load()) {
     ++skipped_;
     return fail(Errc::io, options_.location, " failed recently; skipped for now");

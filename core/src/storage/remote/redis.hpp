@@ -52,6 +52,7 @@ class RedisTier final : public RemoteTier {
 
   void put_later(const Key& key, std::string bytes) override;
   void drain(std::chrono::milliseconds bound) override;
+  void connect_ahead() override;
   RemoteCounters counters() const override;
   std::string location() const override { return options_.location; }
 
@@ -84,6 +85,9 @@ class RedisTier final : public RemoteTier {
   RedisOptions options_;
   std::mutex pool_mutex_;
   std::vector<Connection> idle_;
+  bool connecting_ = false;  // connect_ahead's connection is being opened (under pool_mutex_)
+  std::condition_variable connected_cv_;
+  std::thread connector_;  // connect_ahead's thread (joined by the destructor)
   std::atomic<std::int64_t> open_until_ns_{0};  // steady clock; breaker open until then
 
   std::atomic<std::uint64_t> errors_{0}, timeouts_{0}, skipped_{0}, rejected_{0};
