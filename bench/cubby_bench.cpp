@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,7 @@ struct Bench {
   double load_baseline_seconds = 0;  // mean of BM_ModuleLoadBaseline in this run
   double disk_seconds = 0;           // mean of BM_WarmHitDisk in this run (a local warm run)
   double disk_served_seconds = 0;    // its part until every program is resolved (no exit work)
+  double loaded_seconds = 0;         // mean of BM_WarmHitLoaded in this run (a local warm GPU run)
   bool remote_filled = false;        // the remote named by CUBBY_REMOTE holds the warm entries
 };
 
@@ -228,12 +230,22 @@ bool fill_remote(benchmark::State& state, Bench& bench, const cubby::Config& con
   return true;
 }
 
+// A store folder no run has used: google/benchmark calls a family more than once, and
+// CUBBY_BENCH_DIR may be reused, so folders are named by process and a counter.
+fs::path fresh_dir(const std::string& family, const BenchWorkload& workload) {
+  static int round = 0;
+  return bench_root() / (family + "-" + workload.name + "-" + std::to_string(::getpid()) + "-" +
+                         std::to_string(round++));
+}
+
 // One fresh runner: a new, empty store folder and memory tier, every request served by the
 // remote (then backfilled to the folder; the Cache's destruction, which waits for the backfills
-// and persists the counters, is part of the run). Adds the time until every program was served
-// to `served_seconds`. Returns false (after skipping) on anything else.
+// and persists the counters, is part of the run) and handed to `use` (a GPU run loads it). Adds
+// the time until every program was served and used to `served_seconds`. Returns false (after
+// skipping) on anything else.
 bool fresh_runner(benchmark::State& state, const Bench& bench, const cubby::Config& config,
-                  double& served_seconds) {
+                  double& served_seconds,
+                  const std::function<void(const cubby::CacheResult&)>& use = {}) {
   const auto start = Clock::now();
   cubby::Cache cache(config);
   for (const auto& request : bench.requests) {
@@ -245,6 +257,7 @@ bool fresh_runner(benchmark::State& state, const Bench& bench, const cubby::Conf
       state.SkipWithError(message.c_str());
       return false;
     }
+    if (use) use(result);
     benchmark::DoNotOptimize(result);
   }
   served_seconds += std::chrono::duration<double>(Clock::now() - start).count();
@@ -274,15 +287,11 @@ void BM_WarmHitRemote(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   auto config = remote_config(state, bench_root() / "unused");
   if (!config || !fill_remote(state, bench, *config)) return;
-  // google/benchmark calls a family more than once, and CUBBY_BENCH_DIR may be reused: folders
-  // are named by process and round so they are always fresh.
-  static int round = 0;
   double served_seconds = 0;
   const auto start = Clock::now();
   for (auto _ : state) {
     state.PauseTiming();
-    config->dir = bench_root() / ("remote-" + workload->name + "-" + std::to_string(::getpid()) +
-                                  "-" + std::to_string(round++));
+    config->dir = fresh_dir("remote", *workload);
     state.ResumeTiming();
     if (!fresh_runner(state, bench, *config, served_seconds)) break;
   }
@@ -304,15 +313,11 @@ void BM_FleetFirstRun(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   auto config = remote_config(state, bench_root() / "unused");
   if (!config || !fill_remote(state, bench, *config)) return;
-  // google/benchmark calls a family more than once, and CUBBY_BENCH_DIR may be reused: folders
-  // are named by process and round so they are always fresh.
-  static int round = 0;
   double first_run_seconds = 0;  // B's first runs only (the second runs are untimed)
   double served_seconds = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    config->dir = bench_root() / ("fleet-" + workload->name + "-" + std::to_string(::getpid()) +
-                                  "-" + std::to_string(round++));
+    config->dir = fresh_dir("fleet", *workload);
     state.ResumeTiming();
     const auto start = Clock::now();
     const bool served = fresh_runner(state, bench, *config, served_seconds);
@@ -418,6 +423,39 @@ void BM_WarmHitLoaded(benchmark::State& state, const BenchWorkload* workload) {
   if (bench.load_baseline_seconds > 0) {
     state.counters["ratio_vs_load_baseline"] = seconds / bench.load_baseline_seconds;
   }
+  bench.loaded_seconds = seconds;
+}
+
+// The fleet simulation as a GPU run: runner B's first run on a fresh store folder, every program
+// served by Redis, then loaded and every name resolved, as a test uses its kernels. Its
+// ratio_vs_local_warm compares it with BM_WarmHitLoaded of this run (the same run served by a
+// warm local store); speedup_vs_cold with BM_ColdCompile.
+void BM_FleetFirstRunLoaded(benchmark::State& state, const BenchWorkload* workload) {
+  if (skip_without_gpu(state)) return;
+  Bench& bench = bench_for(*workload);
+  auto config = remote_config(state, bench_root() / "unused");
+  if (!config || !fill_remote(state, bench, *config)) return;
+  (void)cubby::ensure_context();
+  double served_seconds = 0;
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    state.PauseTiming();
+    config->dir = fresh_dir("fleet-loaded", *workload);
+    state.ResumeTiming();
+    const bool served = fresh_runner(state, bench, *config, served_seconds,
+                                     [](const cubby::CacheResult& result) {
+                                       load_and_resolve(result.entry);
+                                     });
+    if (!served) break;
+  }
+  const double total = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds =
+      state.iterations() > 0 ? total / static_cast<double>(state.iterations()) : 0;
+  add_common_counters(state, bench);
+  report_speedup(state, bench, seconds);
+  if (bench.loaded_seconds > 0 && seconds > 0) {
+    state.counters["ratio_vs_local_warm"] = seconds / bench.loaded_seconds;
+  }
 }
 
 const BenchWorkload& stored(BenchWorkload workload) {
@@ -466,6 +504,12 @@ void register_all() {
     benchmark::RegisterBenchmark(("BM_WarmHitLoaded/" + name).c_str(), BM_WarmHitLoaded, workload)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
+    auto* fleet_loaded_family =
+        benchmark::RegisterBenchmark(("BM_FleetFirstRunLoaded/" + name).c_str(),
+                                     BM_FleetFirstRunLoaded, workload)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+    if (!remote) fleet_loaded_family->Iterations(1);  // skipped at once: no Redis
   }
 }
 
