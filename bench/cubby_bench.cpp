@@ -467,7 +467,8 @@ const BenchWorkload& stored(BenchWorkload workload) {
 
 void register_all() {
   namespace w = cubby::workloads;
-  const bool remote = std::getenv("CUBBY_REMOTE") != nullptr;
+  const char* remote_url = std::getenv("CUBBY_REMOTE");
+  const bool remote = remote_url != nullptr && *remote_url != '\0';
   for (const auto* workload :
        {&stored({"mdspan50", {w::mdspan50()}}), &stored({w::kMdspanSuiteName, w::mdspan_suite()}),
         &stored({"tiny", {w::tiny()}})}) {

@@ -74,40 +74,95 @@ ensure_node() {
   ( apt_install nodejs npm ) || { log "node/npm unavailable: apt-get install nodejs npm"; return 1; }
 }
 
-# Starts a private redis-server on 127.0.0.1 on a free port for the remote-tier tests and exports
-# CUBBY_TEST_REDIS_URL (tests that stop or pause Redis start their own). stop_test_redis ends it.
-start_test_redis() {
-  command -v redis-server >/dev/null || { log "no redis-server: remote-tier tests start none"; return 0; }
-  CUBBY_TEST_REDIS_DIR="$(mktemp -d /tmp/cubby-ci-redis.XXXXXX)"
-  local port attempt
-  for attempt in 1 2 3 4 5 6 7 8; do
-    port=$((20000 + RANDOM % 40000))
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --protected-mode no \
-      --daemonize yes --pidfile "$CUBBY_TEST_REDIS_DIR/redis.pid" --dir "$CUBBY_TEST_REDIS_DIR" \
-      --logfile "$CUBBY_TEST_REDIS_DIR/redis.log" >/dev/null 2>&1 || continue
+# find_redis_server: sets redis_server to the redis-server to start: $CUBBY_TEST_REDIS_SERVER if
+# set (as the C++ tests do), else redis-server on PATH. Returns 1, with the reason in redis_why,
+# when there is none.
+find_redis_server() {
+  redis_server="" redis_why=""
+  if [ -n "${CUBBY_TEST_REDIS_SERVER:-}" ]; then
+    if [ ! -f "$CUBBY_TEST_REDIS_SERVER" ] || [ ! -x "$CUBBY_TEST_REDIS_SERVER" ]; then
+      redis_why="CUBBY_TEST_REDIS_SERVER=$CUBBY_TEST_REDIS_SERVER is not an executable file"
+      return 1
+    fi
+    redis_server="$CUBBY_TEST_REDIS_SERVER"
+  else
+    redis_server="$(command -v redis-server)" \
+      || { redis_why="no redis-server on PATH (install redis-server, or set CUBBY_TEST_REDIS_SERVER)"; return 1; }
+  fi
+}
+
+# redis_ping PORT: succeeds when a Redis on 127.0.0.1:PORT answers PING (bash's /dev/tcp: no
+# redis-cli needed).
+redis_ping() {
+  ( exec 3<>"/dev/tcp/127.0.0.1/$1" && printf 'PING\r\n' >&3 && IFS= read -r -t 2 reply <&3 \
+      && [ "${reply%$'\r'}" = "+PONG" ] ) 2>/dev/null
+}
+
+# start_redis SERVER DIR: starts SERVER (a redis-server executable) on 127.0.0.1 on a free port,
+# without persistence, daemonized, with its pid file, log and working folder in DIR (an existing
+# folder). Sets redis_url (redis://127.0.0.1:PORT) once it answers; returns 1, with the reason in
+# redis_why, when it does not start. stop_redis DIR ends it.
+start_redis() {
+  local server="$1" dir="$2" port pid attempt status
+  redis_url="" redis_why=""
+  for ((attempt = 0; attempt < 8; attempt++)); do
+    port=$((20000 + RANDOM % 40000)) status=0
+    ( exec 3<>"/dev/tcp/127.0.0.1/$port" ) 2>/dev/null && continue  # taken
+    rm -f "$dir/redis.pid"
+    "$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --protected-mode no \
+      --daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log" \
+      >"$dir/start.log" 2>&1 || status=$?
+    if [ "$status" -ne 0 ]; then
+      # It did not run at all (a missing library, an unknown option): another port will not help.
+      redis_why="$(tail -n 1 "$dir/start.log")"
+      redis_why="$server did not start (exit status $status${redis_why:+: $redis_why})"
+      return 1
+    fi
+    # The pid file appears once the daemon is listening; the PING (or, where bash has no
+    # /dev/tcp, the log) says it answers.
     for _ in $(seq 50); do
-      if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = "PONG" ]; then
-        export CUBBY_TEST_REDIS_URL="redis://127.0.0.1:$port"
-        log "redis-server for the tests: $CUBBY_TEST_REDIS_URL"
+      pid="$(cat "$dir/redis.pid" 2>/dev/null || true)"
+      if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null \
+        && { redis_ping "$port" || grep -q 'Ready to accept connections' "$dir/redis.log" 2>/dev/null; }; then
+        redis_url="redis://127.0.0.1:$port"
         return 0
       fi
       sleep 0.1
     done
-    stop_test_redis
-    CUBBY_TEST_REDIS_DIR="$(mktemp -d /tmp/cubby-ci-redis.XXXXXX)"
+    stop_redis "$dir"
+    redis_why="$server did not answer on 127.0.0.1:$port ($(tail -n 1 "$dir/redis.log" 2>/dev/null))"
   done
-  log "could not start redis-server on a free port; remote-tier tests start their own"
+  return 1
+}
+
+# stop_redis DIR: ends the redis-server whose pid file is in DIR (if any) and waits for it.
+stop_redis() {
+  local pid=""
+  [ -f "$1/redis.pid" ] && pid="$(cat "$1/redis.pid" 2>/dev/null || true)"
+  [ -n "$pid" ] || return 0
+  kill "$pid" 2>/dev/null || true
+  # Redis removes its pid file and writes its log while it shuts down: wait for it to exit.
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  return 0
+}
+
+# Starts a private redis-server for the remote-tier tests (start_redis) and exports
+# CUBBY_TEST_REDIS_URL (tests that stop or pause Redis start their own). stop_test_redis ends it.
+start_test_redis() {
+  find_redis_server || { log "$redis_why: remote-tier tests start none"; return 0; }
+  CUBBY_TEST_REDIS_DIR="$(mktemp -d /tmp/cubby-ci-redis.XXXXXX)"
+  if start_redis "$redis_server" "$CUBBY_TEST_REDIS_DIR"; then
+    export CUBBY_TEST_REDIS_URL="$redis_url"
+    log "redis-server for the tests: $CUBBY_TEST_REDIS_URL"
+  else
+    log "$redis_why; remote-tier tests start their own"
+    stop_test_redis
+  fi
 }
 
 stop_test_redis() {
   [ -n "${CUBBY_TEST_REDIS_DIR:-}" ] || return 0
-  local pid=""
-  [ -f "$CUBBY_TEST_REDIS_DIR/redis.pid" ] && pid="$(cat "$CUBBY_TEST_REDIS_DIR/redis.pid" 2>/dev/null || true)"
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null || true
-    # Redis removes its pid file and writes its log while it shuts down: wait before removing.
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
+  stop_redis "$CUBBY_TEST_REDIS_DIR"
   rm -rf "$CUBBY_TEST_REDIS_DIR" 2>/dev/null || true
   CUBBY_TEST_REDIS_DIR=""
 }

@@ -13,11 +13,25 @@
 # cubby_arch_probe_ms (the one-time GPU probe for the default arch: cuInit and a device query)
 # is reported apart: a suite that launches kernels initialises the driver anyway; the
 # conservative ratio counts it as cubby's too.
-# Each warm figure is the run of median wall time among CUBBY_TIMING_WARM_RUNS (default 5) runs.
+#
+# Fleet simulation (the remote tier's goal: a fresh runner's first run, served by Redis, within
+# 1.5x of a local warm run and >= 100x faster than cold). A private redis-server
+# ($CUBBY_TEST_REDIS_SERVER, else redis-server on PATH; no redis-cli needed) on 127.0.0.1 is
+# CUBBY_REMOTE for every run: the cold runs publish what they compile to it; the warm runs are
+# disk hits that never ask it (checked). Then test_mdspan_transform runs with
+# --cubby_require_warm in a brand-new empty store folder (fleet first run: every program must be
+# a remote hit, checked in its XML report) and again in that folder (fleet second run: every
+# program must be a disk hit, i.e. the first run's backfill landed). A failed check is printed
+# after the tables and in timing.json (fleet_problems), and the script exits 1. Without a
+# redis-server the fleet part is skipped with the reason (fleet_skipped) and its fields are null.
+#
+# Each warm, fleet first and fleet second figure is the run of median wall time among
+# CUBBY_TIMING_WARM_RUNS (default 5) runs.
 #   ci/suite-timing.sh [BUILD_DIR [OUT_DIR]]      BUILD_DIR default build/ci (already built)
 # OUT_DIR (optional) receives each run's log and XML report, and timing.json.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/ci/lib.sh"  # find_redis_server, start_redis, stop_redis
 build_dir="${1:-$root/build/ci}"
 out="${2:-}"
 bin="$build_dir/tests/examples"
@@ -26,9 +40,19 @@ for exe in test_mdspan_transform test_mdspan_reuse; do
 done
 logs="$(mktemp -d /tmp/cubby-suite-timing.XXXXXX)"
 store="$logs/store"
-trap 'rm -rf "$logs"' EXIT
+trap 'stop_redis "$logs/redis"; rm -rf "$logs"' EXIT
 export CUBBY_DIR="$store"
 unset CUBBY_REQUIRE_WARM GTEST_FILTER GTEST_TOTAL_SHARDS GTEST_SHARD_INDEX GTEST_OUTPUT
+# The only remote is the private one below: a shared Redis would serve the cold run.
+unset CUBBY_REMOTE CUBBY_REMOTE_MODE CUBBY_REMOTE_SECRET CUBBY_READ_ONLY CUBBY_DISABLE
+
+# The fleet simulation's Redis; without one, fleet_skip says why.
+fleet_skip=""
+if find_redis_server && mkdir -p "$logs/redis" && start_redis "$redis_server" "$logs/redis"; then
+  export CUBBY_REMOTE="$redis_url"
+else
+  fleet_skip="$redis_why"
+fi
 
 now() { date +%s.%N; }
 # run NAME EXE [ARGS...]: runs a suite binary with an XML report ($logs/NAME.xml), records its
@@ -49,23 +73,55 @@ attr() {
   [ -n "$value" ] || { echo "error: no $2 in $logs/$1.xml; is the harness built from this tree?" >&2; exit 1; }
   echo "$value"
 }
+# check_tiers NAME KIND [PROGRAMS]: checks what served the run NAME, from its XML report and
+# its [cubby] line; a failed check is added to $problems (reported after the tables; the script
+# then exits 1) and the run's log and report are kept as failed-NAME.*. KIND local: no remote
+# hit and the remote never asked (a warm store); remote: all PROGRAMS remote hits (a fresh
+# store); disk: all PROGRAMS disk hits and the remote never asked (that store's second run).
+problems=()
+check_tiers() {
+  local name="$1" kind="$2" programs="${3:-}" line remote disk compiles asked=no want=""
+  line="$(grep '^\[cubby\]' "$logs/$name.log" | tail -1)"
+  [[ "$line" == *"; remote: "* ]] && asked=yes
+  remote="$(attr "$name" cubby_hits_remote)"; disk="$(attr "$name" cubby_hits_disk)"
+  compiles="$(attr "$name" cubby_compiles)"
+  case "$kind:$remote:$disk:$compiles:$asked" in
+    local:0:*:*:no | "remote:$programs:0:0:"* | "disk:0:$programs:0:no") return 0 ;;
+    local:*) want="a warm store's run must be served by its disk without asking the remote" ;;
+    remote:*) want="a fresh store's first run must be $programs remote hits, no disk hit, no compile"
+      want+=" (did the cold run publish every program to $CUBBY_REMOTE?)" ;;
+    disk:*) want="that store's second run must be $programs disk hits without asking the remote"
+      want+=" (did the first run's backfill land? a process must destroy its cubby::Cache, which"
+      want+=" waits for its backfills, before it exits)" ;;
+  esac
+  cp "$logs/$name.log" "$logs/failed-$name.log"; cp "$logs/$name.xml" "$logs/failed-$name.xml"
+  problems+=("$name: $want; got $remote remote hits, $disk disk hits, $compiles compiles: $line")
+}
 
 run cold_transform "$bin/test_mdspan_transform"; cold_t="$seconds"
 run cold_reuse "$bin/test_mdspan_reuse" --cubby_require_warm; cold_r="$seconds"
-# warm NAME EXE [ARGS...]: $warm_runs warm runs; the one of median wall time becomes NAME (its
-# log, its XML report, $seconds), so that its lookup time comes from the same run.
+if [ -z "$fleet_skip" ]; then check_tiers cold_reuse local; fi
 warm_runs="${CUBBY_TIMING_WARM_RUNS:-5}"
+# median NAME "SECONDS I"...: of the runs NAME.I, the one of median wall time becomes NAME (its
+# log, its XML report, $seconds), so that its lookup time comes from the same run.
+median() {
+  local name="$1" i; shift
+  read -r seconds i < <(printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p")
+  cp "$logs/$name.$i.log" "$logs/$name.log"
+  cp "$logs/$name.$i.xml" "$logs/$name.xml"
+  rm -f "$logs/$name".[0-9]*.*
+}
+# warm NAME EXE [ARGS...]: $warm_runs warm runs (each checked served by disk, not the remote);
+# the median one becomes NAME.
 warm() {
   local name="$1"; shift
   local i times=()
   for ((i = 1; i <= warm_runs; i++)); do
     run "$name.$i" "$@"
+    if [ -z "$fleet_skip" ]; then check_tiers "$name.$i" local; fi
     times+=("$seconds $i")
   done
-  read -r seconds i < <(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(((warm_runs + 1) / 2))p")
-  cp "$logs/$name.$i.log" "$logs/$name.log"
-  cp "$logs/$name.$i.xml" "$logs/$name.xml"
-  rm -f "$logs/$name".[0-9]*.*
+  median "$name" "${times[@]}"
 }
 warm warm_transform "$bin/test_mdspan_transform" --cubby_require_warm; warm_t="$seconds"
 warm warm_reuse "$bin/test_mdspan_reuse" --cubby_require_warm; warm_r="$seconds"
@@ -74,6 +130,25 @@ warm warm_reuse "$bin/test_mdspan_reuse" --cubby_require_warm; warm_r="$seconds"
 run repeat_transform "$bin/test_mdspan_transform" --gtest_repeat=2 --cubby_require_warm
 steady_ms="$(grep -o 'ran. ([0-9]* ms total)' "$logs/repeat_transform.log" | tail -1 | grep -o '[0-9]*')"
 warm_iteration_ms="$(grep -o 'ran. ([0-9]* ms total)' "$logs/warm_transform.log" | tail -1 | grep -o '[0-9]*')"
+
+# The fleet simulation, $warm_runs times: a brand-new store folder's first run (served by the
+# remote the cold runs published to), then its second run; the median of each kind is kept.
+if [ -z "$fleet_skip" ]; then
+  programs="$(attr cold_transform cubby_compiles)"
+  first_times=() second_times=()
+  for ((i = 1; i <= warm_runs; i++)); do
+    CUBBY_DIR="$logs/fleet-store.$i" run "fleet_first.$i" "$bin/test_mdspan_transform" --cubby_require_warm
+    check_tiers "fleet_first.$i" remote "$programs"
+    first_times+=("$seconds $i")
+    CUBBY_DIR="$logs/fleet-store.$i" run "fleet_second.$i" "$bin/test_mdspan_transform" --cubby_require_warm
+    check_tiers "fleet_second.$i" disk "$programs"
+    second_times+=("$seconds $i")
+    rm -rf "$logs/fleet-store.$i"
+  done
+  median fleet_first "${first_times[@]}"; fleet_t="$seconds"
+  median fleet_second "${second_times[@]}"; fleet2_t="$seconds"
+  fleet_hits="$(attr fleet_first cubby_hits_remote)"
+fi
 
 # What cubby added to each warm run, in ms.
 calc() { awk "BEGIN { printf \"%.4f\", $1 }"; }
@@ -124,6 +199,42 @@ cold: $summary_cold
 warm: $summary_warm
 TABLE
 
+# The fleet simulation's table; ratios as the goals state them.
+goal_status() { awk -v v="$1" -v t="$3" "BEGIN { print (v $2 t) ? \"met\" : \"NOT met\" }"; }
+if [ -z "$fleet_skip" ]; then
+  fleet_over_warm="$(ratio2 "$fleet_t" "$warm_t")"; fleet2_over_warm="$(ratio2 "$fleet2_t" "$warm_t")"
+  cold_over_fleet="$(awk -v a="$cold_t" -v b="$fleet_t" 'BEGIN { printf "%.1f", a / b }')"
+  cat <<TABLE
+
+Fleet simulation: a second store folder whose first run is served by Redis ($CUBBY_REMOTE, filled by the cold run)
+| test_mdspan_transform | wall time | vs local warm run (goal <= 1.5x) | vs cold (goal >= 100x) |
+| --- | ---: | ---: | ---: |
+| 1st run (cold, publishes to Redis) | ${cold_t} s | - | - |
+| local warm run (median of $warm_runs) | ${warm_t} s | 1.000x | $(ratio "$cold_t" "$warm_t") faster |
+| fleet first run: new empty store, served by Redis (median of $warm_runs) | ${fleet_t} s | ${fleet_over_warm}x ($(goal_status "$fleet_over_warm" "<=" 1.5)) | $(ratio "$cold_t" "$fleet_t") faster ($(goal_status "$cold_over_fleet" ">=" 100)) |
+| fleet second run: same store, disk hits (median of $warm_runs) | ${fleet2_t} s | ${fleet2_over_warm}x | $(ratio "$cold_t" "$fleet2_t") faster |
+fleet first run: $(grep '^\[cubby\]' "$logs/fleet_first.log" | tail -1)
+fleet second run: $(grep '^\[cubby\]' "$logs/fleet_second.log" | tail -1)
+TABLE
+else
+  echo
+  echo "Fleet simulation skipped: $fleet_skip"
+fi
+for problem in ${problems[@]+"${problems[@]}"}; do echo "error: $problem" >&2; done
+
+# json_string TEXT: TEXT as a JSON string (backslashes and quotes escaped, control characters
+# dropped).
+json_string() { printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+problems_json=""
+for problem in ${problems[@]+"${problems[@]}"}; do problems_json+="${problems_json:+, }$(json_string "$problem")"; done
+if [ -z "$fleet_skip" ]; then
+  fleet_json=" \"fleet_s\": {\"test_mdspan_transform\": $fleet_t}, \"fleet_second_s\": {\"test_mdspan_transform\": $fleet2_t},
+ \"fleet_over_warm\": $fleet_over_warm, \"cold_over_fleet\": $cold_over_fleet, \"fleet_remote_hits\": $fleet_hits,
+ \"fleet_runs\": $warm_runs, \"fleet_skipped\": null, \"fleet_problems\": [$problems_json]"
+else
+  fleet_json=" \"fleet_s\": null, \"fleet_second_s\": null, \"fleet_over_warm\": null, \"cold_over_fleet\": null,
+ \"fleet_remote_hits\": null, \"fleet_runs\": null, \"fleet_skipped\": $(json_string "$fleet_skip"), \"fleet_problems\": null"
+fi
 if [ -n "$out" ]; then
   mkdir -p "$out"
   cp "$logs"/*.log "$logs"/*.xml "$out/"
@@ -136,6 +247,11 @@ if [ -n "$out" ]; then
  "compilation_removed_ms": {"test_mdspan_transform": $removed_t, "test_mdspan_reuse": $removed_r, "suite": $removed_all},
  "warm_over_removed": $(ratio2 "$warm_ms_all" "$removed_all" | sed 's/^-$/null/'),
  "warm_runs": $warm_runs,
- "reference_only": {"warm_iteration_ms": ${warm_iteration_ms:-0}, "steady_state_iteration_ms": ${steady_ms:-0}}}
+ "reference_only": {"warm_iteration_ms": ${warm_iteration_ms:-0}, "steady_state_iteration_ms": ${steady_ms:-0}},
+$fleet_json}
 JSON
+fi
+if [ ${#problems[@]} -gt 0 ]; then
+  echo "error: ${#problems[@]} check(s) of what served the runs failed (above)${out:+; their logs are in $out/failed-*}" >&2
+  exit 1
 fi

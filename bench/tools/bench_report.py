@@ -14,9 +14,17 @@ results.json ("schema": 1):
   commit, date, machine {host, cpus, gpu, gpu_name, arch, nvrtc},
   workloads {NAME: {cold_ms, warm_memory_us, warm_disk_us, warm_remote_us, load_baseline_us,
                     warm_loaded_us, speedup_memory, speedup_disk, speedup_loaded,
-                    ratio_vs_load_baseline, cubin_bytes, name_expressions, programs}},
-  recovery {WORKLOAD: {METHOD: accuracy in [0, 1]}},  (--suite-timing: ci/suite-timing.sh's JSON)
+                    ratio_vs_load_baseline, cubin_bytes, name_expressions, programs,
+                    fleet_first_run_us, speedup_fleet_first_run, fleet_ratio_vs_local_warm,
+                    fleet_served_ratio_vs_local_warm, (BM_FleetFirstRun: a fresh store served by Redis)
+                    fleet_loaded_us, speedup_fleet_loaded, fleet_loaded_ratio_vs_local_warm}},
+                                                      (BM_FleetFirstRunLoaded: the same + module loads)
+  recovery {WORKLOAD: {METHOD: accuracy in [0, 1]}},
   suite {SUITE: {cold_s, warm_s, ratio, note}},
+    gtest-examples (--suite-timing: ci/suite-timing.sh's JSON) adds its fleet simulation of
+    test_mdspan_transform when it ran: fleet_s and fleet_second_s (a fresh store's first run,
+    served by Redis, and its second run), fleet_over_warm (first run / local warm run),
+    cold_over_fleet, fleet_remote_hits, fleet_runs
   skipped {BENCHMARK: reason}, goals [{goal, value, target, status}]
 """
 from __future__ import annotations
@@ -42,6 +50,7 @@ FAMILIES = {
     "BM_WarmHitDisk": ("warm_disk_us", "us"),
     "BM_WarmHitRemote": ("warm_remote_us", "us"),
     "BM_FleetFirstRun": ("fleet_first_run_us", "us"),
+    "BM_FleetFirstRunLoaded": ("fleet_loaded_us", "us"),
     "BM_ModuleLoadBaseline": ("load_baseline_us", "us"),
     "BM_WarmHitLoaded": ("warm_loaded_us", "us"),
     "BM_KeyDerive": ("key_derive_us", "us"),
@@ -51,8 +60,21 @@ SPEEDUPS = {
     "BM_WarmHitDisk": "speedup_disk",
     "BM_WarmHitRemote": "speedup_remote",
     "BM_FleetFirstRun": "speedup_fleet_first_run",
+    "BM_FleetFirstRunLoaded": "speedup_fleet_loaded",
     "BM_WarmHitLoaded": "speedup_loaded",
 }
+# Family -> {counter: field in results.json}: the other counters read.
+COUNTERS = {
+    "BM_WarmHitLoaded": {"ratio_vs_load_baseline": "ratio_vs_load_baseline", "hit_us": "hit_us",
+                         "load_us": "load_us"},
+    "BM_FleetFirstRun": {"ratio_vs_local_warm": "fleet_ratio_vs_local_warm",
+                         "served_ratio_vs_local_warm": "fleet_served_ratio_vs_local_warm"},
+    "BM_FleetFirstRunLoaded": {"ratio_vs_local_warm": "fleet_loaded_ratio_vs_local_warm"},
+}
+# ci/suite-timing.sh's fleet simulation (test_mdspan_transform): timing.json key -> record key.
+SUITE_FLEET = {"fleet_s": "fleet_s", "fleet_second_s": "fleet_second_s", "fleet_over_warm": "fleet_over_warm",
+               "cold_over_fleet": "cold_over_fleet", "fleet_remote_hits": "fleet_remote_hits",
+               "fleet_runs": "fleet_runs"}
 TO_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
@@ -155,10 +177,9 @@ def read_bench(data: dict, record: dict, source: str) -> int:
                 entry[counter] = bench[counter]
         if family in SPEEDUPS and finite(bench.get("speedup_vs_cold")):
             entry[SPEEDUPS[family]] = bench["speedup_vs_cold"]
-        if family == "BM_WarmHitLoaded":
-            for counter in ("ratio_vs_load_baseline", "hit_us", "load_us"):
-                if finite(bench.get(counter)):
-                    entry[counter] = bench[counter]
+        for counter, key in COUNTERS.get(family, {}).items():
+            if finite(bench.get(counter)):
+                entry[key] = bench[counter]
         used += 1
     return used
 
@@ -190,8 +211,21 @@ def read_suite_timing(data: dict, record: dict) -> int:
     if finite(cold) is None or finite(warm) is None:
         warn("suite-timing JSON has no cold_s.suite / warm_s.suite numbers; skipped: re-run ci/suite-timing.sh")
         return 0
-    record["suite"]["gtest-examples"] = {"cold_s": cold, "warm_s": warm, "ratio": cold / warm if warm > 0 else None,
-                                         "note": str(data.get("scope", ""))}
+    suite = {"cold_s": cold, "warm_s": warm, "ratio": cold / warm if warm > 0 else None,
+             "note": str(data.get("scope", ""))}
+    # The fleet simulation: per binary ({"test_mdspan_transform": seconds}) or plain numbers.
+    for field, key in SUITE_FLEET.items():
+        value = data.get(field)
+        if isinstance(value, dict):
+            value = value.get("test_mdspan_transform")
+        if finite(value) is not None:
+            suite[key] = value
+    if data.get("fleet_skipped"):
+        record["skipped"]["suite/gtest-examples/fleet"] = str(data["fleet_skipped"])
+    if data.get("fleet_problems"):
+        warn(f"suite-timing: {len(data['fleet_problems'])} check(s) of what served its fleet runs failed "
+             f"(first: {data['fleet_problems'][0]}); its fleet figures are reported anyway")
+    record["suite"]["gtest-examples"] = suite
     return 1
 
 
@@ -234,6 +268,17 @@ def evaluate_goals(record: dict) -> list[dict]:
              w.get(name, {}).get("ratio_vs_load_baseline"), 1.15, lambda v: v <= 1.15)
     ratios = [s["ratio"] for s in record["suite"].values() if s.get("ratio")]
     goal("whole suite warm >= 20x faster than cold", min(ratios) if ratios else None, 20, lambda v: v >= 20)
+    # The fleet simulation (Redis): a fresh store's first run against a local warm run, and cold.
+    examples = record["suite"].get("gtest-examples", {})
+    goal("example suite: fleet first run (fresh store served by Redis) <= 1.5x local warm run",
+         examples.get("fleet_over_warm"), 1.5, lambda v: v <= 1.5)
+    goal("example suite: fleet first run (fresh store served by Redis) >= 100x faster than cold",
+         examples.get("cold_over_fleet"), 100, lambda v: v >= 100)
+    for name in ("mdspan50", "mdspan-suite"):
+        goal(f"{name} BM_FleetFirstRun (fresh store served by Redis) >= 100x faster than cold",
+             w.get(name, {}).get("speedup_fleet_first_run"), 100, lambda v: v >= 100)
+        goal(f"{name} BM_FleetFirstRunLoaded <= 1.5x BM_WarmHitLoaded (GPU, Redis)",
+             w.get(name, {}).get("fleet_loaded_ratio_vs_local_warm"), 1.5, lambda v: v <= 1.5)
     return goals
 
 
@@ -268,6 +313,24 @@ def table(record: dict) -> str:
         for name, s in record["suite"].items():
             lines.append(f"{name:<26}{fmt_time(s['cold_s'], 's'):>16}{fmt_time(s['warm_s'], 's'):>17}"
                          f"{fmt_ratio(s.get('ratio')):>9}")
+    fleet = []
+    for name, w in record["workloads"].items():
+        for family, field, ratio, speedup, local in (
+                ("BM_FleetFirstRun", "fleet_first_run_us", "fleet_ratio_vs_local_warm", "speedup_fleet_first_run",
+                 "the local warm run (BM_WarmHitDisk)"),
+                ("BM_FleetFirstRunLoaded", "fleet_loaded_us", "fleet_loaded_ratio_vs_local_warm",
+                 "speedup_fleet_loaded", "the local warm run + loads (BM_WarmHitLoaded)")):
+            if w.get(field) is not None:
+                fleet.append(f"  {name} {family}: {fmt_time(w[field], 'us')} = {fmt_ratio(w.get(ratio))} "
+                             f"{local}, {fmt_ratio(w.get(speedup))} faster than cold")
+    for name, s in record["suite"].items():
+        if s.get("fleet_s") is not None:
+            fleet.append(f"  suite {name} (test_mdspan_transform): {fmt_time(s['fleet_s'], 's')} = "
+                         f"{fmt_ratio(s.get('fleet_over_warm'))} the local warm run, "
+                         f"{fmt_ratio(s.get('cold_over_fleet'))} faster than cold; second run "
+                         f"{fmt_time(s.get('fleet_second_s'), 's')}")
+    if fleet:
+        lines += ["", "fleet first run (fresh store served by Redis)"] + fleet
     if record["recovery"]:
         lines += ["", "name recovery accuracy"]
         for name, methods in record["recovery"].items():
@@ -296,17 +359,33 @@ def github_action_benchmark(record: dict) -> tuple[list, list]:
                                    ("warm_disk_us", "warm hit (disk)", "us"), ("warm_remote_us", "warm hit (remote)", "us"),
                                    ("load_baseline_us", "cuModuleLoadData baseline", "us"),
                                    ("warm_loaded_us", "warm hit + load", "us"),
-                                   ("ratio_vs_load_baseline", "hit+load / load baseline", "x")):
+                                   ("ratio_vs_load_baseline", "hit+load / load baseline", "x"),
+                                   ("fleet_first_run_us", "fleet first run (Redis)", "us"),
+                                   ("fleet_ratio_vs_local_warm", "fleet first run / local warm", "x"),
+                                   ("fleet_loaded_us", "fleet first run + load (Redis)", "us"),
+                                   ("fleet_loaded_ratio_vs_local_warm", "fleet first run + load / warm hit + load",
+                                    "x")):
             if w.get(field) is not None:
                 smaller.append({"name": f"{name}: {label}", "unit": unit, "value": w[field], "extra": extra})
         for field, label in (("speedup_disk", "speedup, disk hit vs cold"),
-                             ("speedup_loaded", "speedup, hit + load vs cold")):
+                             ("speedup_loaded", "speedup, hit + load vs cold"),
+                             ("speedup_fleet_first_run", "speedup, fleet first run vs cold"),
+                             ("speedup_fleet_loaded", "speedup, fleet first run + load vs cold")):
             if w.get(field) is not None:
                 bigger.append({"name": f"{name}: {label}", "unit": "x", "value": w[field], "extra": extra})
     for name, s in record["suite"].items():
         smaller.append({"name": f"suite {name}: warm run", "unit": "s", "value": s["warm_s"], "extra": extra})
         if s.get("ratio"):
             bigger.append({"name": f"suite {name}: cold / warm", "unit": "x", "value": s["ratio"], "extra": extra})
+        if s.get("fleet_s") is not None:
+            smaller.append({"name": f"suite {name}: fleet first run (Redis)", "unit": "s", "value": s["fleet_s"],
+                            "extra": extra})
+        if s.get("fleet_over_warm") is not None:
+            smaller.append({"name": f"suite {name}: fleet first run / local warm", "unit": "x",
+                            "value": s["fleet_over_warm"], "extra": extra})
+        if s.get("cold_over_fleet") is not None:
+            bigger.append({"name": f"suite {name}: cold / fleet first run", "unit": "x",
+                           "value": s["cold_over_fleet"], "extra": extra})
     for workload, methods in record["recovery"].items():
         for method, accuracy in methods.items():
             bigger.append({"name": f"name recovery {workload}: {method}", "unit": "%",

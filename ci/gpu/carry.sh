@@ -5,7 +5,7 @@
 # DIR/lib: the shared libraries the build links and Debian 12 has but the GPU machine may lack
 #   (Google Benchmark, hiredis, OpenSSL's libcrypto): put DIR/lib on LD_LIBRARY_PATH there.
 # DIR/redis/redis-server: a redis-server (Debian's binary and its libraries, behind a wrapper that
-#   sets its own library path, so nothing else sees them): CUBBY_TEST_REDIS_SERVER=DIR/redis/redis-server
+#   sets its own library path, so nothing else sees them; it also uses DIR/lib): CUBBY_TEST_REDIS_SERVER=DIR/redis/redis-server
 #   lets the remote-tier tests, ci/suite-timing.sh's fleet simulation and ci/gpu/bench.sh start it.
 # DIR/GoogleTestAddTests.cmake: CMake's script behind gtest_discover_tests, which ctest runs at
 #   test time (the GPU machine's CMake may lack it): copy it into the CMake modules folder there.
@@ -39,14 +39,14 @@ if [ -n "$server" ]; then
   ldd "$server" | awk '/=> \// { print $3 }' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so.*|libm.so.*|libstdc++.so.*|libgcc_s.so.*|ld-linux*) ;;  # the GPU machine's own
-      *) cp -L "$lib" "$dir/redis/" ;;
+      *) [ -f "$dir/lib/$(basename "$lib")" ] || cp -L "$lib" "$dir/redis/" ;;  # once in all
     esac
   done
   cat >"$dir/redis/redis-server" <<'WRAPPER'
 #!/bin/sh
 # redis-server with the libraries copied beside it (ci/gpu/carry.sh); nothing else sees them.
 here="$(dirname "$(readlink -f "$0")")"
-LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/redis-server.bin" "$@"
+LD_LIBRARY_PATH="$here:$here/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/redis-server.bin" "$@"
 WRAPPER
   chmod +x "$dir/redis/redis-server"
   "$dir/redis/redis-server" --version >/dev/null || missing "a working copy of redis-server" "see above"

@@ -147,18 +147,53 @@ Cache::Cache(Config config)
 
 Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 
-Cache::~Cache() {
+Cache::~Cache() { finish(); }
+
+void Cache::finish() {
   background_->drain();  // remote backfills land before the counters are persisted
   // Queued remote writes get a bounded chance to finish, so that they are shared and counted.
   if (remote_) {
     remote_->drain(std::max<std::chrono::milliseconds>(
         std::chrono::seconds(1), 4 * std::chrono::milliseconds(config_.remote_timeout_ms)));
   }
-  report_stats_to_file(stats());
+  {
+    // The stats file's lines are summed: each call reports what is new since the last.
+    std::lock_guard lock(finish_mutex_);
+    const Stats now = stats();
+    report_stats_to_file(difference(now, reported_));
+    reported_ = now;
+  }
   try {
     (void)flush_stats(false);
-  } catch (...) {  // counters are advisory: never let them escape a destructor
+  } catch (...) {  // counters are advisory: never let them escape (finish runs in ~Cache)
   }
+}
+
+Stats difference(const Stats& after, const Stats& before) {
+  Stats d;
+  d.hits_memory = after.hits_memory - before.hits_memory;
+  d.hits_disk = after.hits_disk - before.hits_disk;
+  d.hits_remote = after.hits_remote - before.hits_remote;
+  d.misses = after.misses - before.misses;
+  d.compiles = after.compiles - before.compiles;
+  d.compile_failures = after.compile_failures - before.compile_failures;
+  d.corrupt = after.corrupt - before.corrupt;
+  d.failed_writes = after.failed_writes - before.failed_writes;
+  d.bytes_read = after.bytes_read - before.bytes_read;
+  d.bytes_written = after.bytes_written - before.bytes_written;
+  d.compile_ms = after.compile_ms - before.compile_ms;
+  d.compile_ms_saved = after.compile_ms_saved - before.compile_ms_saved;
+  d.remote_misses = after.remote_misses - before.remote_misses;
+  d.remote_errors = after.remote_errors - before.remote_errors;
+  d.remote_timeouts = after.remote_timeouts - before.remote_timeouts;
+  d.remote_skipped = after.remote_skipped - before.remote_skipped;
+  d.remote_rejected = after.remote_rejected - before.remote_rejected;
+  d.remote_bytes_read = after.remote_bytes_read - before.remote_bytes_read;
+  d.remote_bytes_written = after.remote_bytes_written - before.remote_bytes_written;
+  d.remote_writes = after.remote_writes - before.remote_writes;
+  d.remote_writes_dropped = after.remote_writes_dropped - before.remote_writes_dropped;
+  d.remote_ms = after.remote_ms - before.remote_ms;
+  return d;
 }
 
 std::string Cache::default_arch() const {

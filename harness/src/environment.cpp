@@ -23,33 +23,6 @@ std::string plural(std::uint64_t count, const char* word) {
 
 }  // namespace
 
-Stats difference(const Stats& after, const Stats& before) {
-  Stats d;
-  d.hits_memory = after.hits_memory - before.hits_memory;
-  d.hits_disk = after.hits_disk - before.hits_disk;
-  d.hits_remote = after.hits_remote - before.hits_remote;
-  d.misses = after.misses - before.misses;
-  d.compiles = after.compiles - before.compiles;
-  d.compile_failures = after.compile_failures - before.compile_failures;
-  d.corrupt = after.corrupt - before.corrupt;
-  d.failed_writes = after.failed_writes - before.failed_writes;
-  d.bytes_read = after.bytes_read - before.bytes_read;
-  d.bytes_written = after.bytes_written - before.bytes_written;
-  d.compile_ms = after.compile_ms - before.compile_ms;
-  d.compile_ms_saved = after.compile_ms_saved - before.compile_ms_saved;
-  d.remote_misses = after.remote_misses - before.remote_misses;
-  d.remote_errors = after.remote_errors - before.remote_errors;
-  d.remote_timeouts = after.remote_timeouts - before.remote_timeouts;
-  d.remote_skipped = after.remote_skipped - before.remote_skipped;
-  d.remote_rejected = after.remote_rejected - before.remote_rejected;
-  d.remote_bytes_read = after.remote_bytes_read - before.remote_bytes_read;
-  d.remote_bytes_written = after.remote_bytes_written - before.remote_bytes_written;
-  d.remote_writes = after.remote_writes - before.remote_writes;
-  d.remote_writes_dropped = after.remote_writes_dropped - before.remote_writes_dropped;
-  d.remote_ms = after.remote_ms - before.remote_ms;
-  return d;
-}
-
 std::string summary_line(const Stats& stats, const LookupTime& time, const std::string& store) {
   const std::uint64_t hits = stats.hits_memory + stats.hits_disk + stats.hits_remote;
   std::string line = "[cubby] " + plural(hits, "hit") + " (memory " +
@@ -104,6 +77,9 @@ void Environment::SetUp() {
 }
 
 void Environment::TearDown() {
+  // The session's Cache lives until the process exits and is never destroyed: its back-fills,
+  // remote writes and counters are finished here, after the last test.
+  cache().finish();
   const Stats totals = difference(cache().stats(), start_);
   const LookupTime time = difference(lookup_time(), time_start_);
   record_properties(totals, time);

@@ -35,6 +35,45 @@ def bench_json(schema="2", gpu="no: driver missing"):
     }
 
 
+def fleet_bench_json():
+    """cubby_bench's remote families: BM_FleetFirstRun on both workloads, BM_FleetFirstRunLoaded
+    (GPU) on one, skipped on the other."""
+    def run(name, time, **counters):
+        return {"name": name, "run_type": "iteration", "real_time": time, "time_unit": "us", **counters}
+
+    return {
+        "context": {"cubby_bench_schema": "2", "gpu": "yes"},
+        "benchmarks": [
+            run("BM_FleetFirstRun/mdspan50/real_time", 3939, speedup_vs_cold=458.0, ratio_vs_local_warm=37.6,
+                served_ratio_vs_local_warm=6.1),
+            run("BM_FleetFirstRun/mdspan-suite/real_time", 16189, speedup_vs_cold=95.0, ratio_vs_local_warm=10.6),
+            run("BM_FleetFirstRunLoaded/mdspan50/real_time", 5000, speedup_vs_cold=360.0, ratio_vs_local_warm=1.2),
+            {"name": "BM_FleetFirstRunLoaded/mdspan-suite/real_time", "run_type": "iteration", "error_occurred": True,
+             "error_message": "skipped: no Redis (set CUBBY_REMOTE=redis://HOST:PORT to run it)"},
+        ],
+    }
+
+
+def suite_timing_json(fleet=True):
+    """ci/suite-timing.sh's timing.json, with its fleet simulation or with that part skipped."""
+    data = {"scope": "full suite", "cold_s": {"test_mdspan_transform": 45.0, "suite": 45.3},
+            "warm_s": {"test_mdspan_transform": 0.4, "suite": 0.7}, "warm_over_removed": 1.05, "warm_runs": 5}
+    if fleet:
+        data.update({"fleet_s": {"test_mdspan_transform": 0.5}, "fleet_second_s": {"test_mdspan_transform": 0.41},
+                     "fleet_over_warm": 1.25, "cold_over_fleet": 90.0, "fleet_remote_hits": 24, "fleet_runs": 5,
+                     "fleet_skipped": None, "fleet_problems": []})
+    else:
+        data.update({key: None for key in ("fleet_s", "fleet_second_s", "fleet_over_warm", "cold_over_fleet",
+                                           "fleet_remote_hits", "fleet_runs", "fleet_problems")})
+        data["fleet_skipped"] = "no redis-server on PATH (install redis-server, or set CUBBY_TEST_REDIS_SERVER)"
+    return data
+
+
+def goal_status(record, prefix):
+    """{goal text: status} of the goals whose text starts with `prefix`."""
+    return {g["goal"]: g["status"] for g in bench_report.evaluate_goals(record) if g["goal"].startswith(prefix)}
+
+
 class Workdir(unittest.TestCase):
     def setUp(self):
         self.dir = Path(tempfile.mkdtemp(prefix="cubby-test-bench-report-"))
@@ -96,6 +135,20 @@ class ReadBench(Workdir):
         self.assertIn("no 'benchmarks' list", err.getvalue())
         self.assertEqual(record["workloads"], {})
 
+    def test_reads_fleet_families_and_their_counters(self):
+        record, used = self.record(fleet_bench_json())
+        self.assertEqual(used, 3)
+        mdspan50 = record["workloads"]["mdspan50"]
+        self.assertAlmostEqual(mdspan50["fleet_first_run_us"], 3939)
+        self.assertAlmostEqual(mdspan50["speedup_fleet_first_run"], 458)
+        self.assertAlmostEqual(mdspan50["fleet_ratio_vs_local_warm"], 37.6)
+        self.assertAlmostEqual(mdspan50["fleet_served_ratio_vs_local_warm"], 6.1)
+        self.assertAlmostEqual(mdspan50["fleet_loaded_us"], 5000)
+        self.assertAlmostEqual(mdspan50["speedup_fleet_loaded"], 360)
+        self.assertAlmostEqual(mdspan50["fleet_loaded_ratio_vs_local_warm"], 1.2)
+        self.assertNotIn("fleet_loaded_us", record["workloads"]["mdspan-suite"])
+        self.assertIn("no Redis", record["skipped"]["BM_FleetFirstRunLoaded/mdspan-suite"])
+
     def test_malformed_entries_are_ignored(self):
         data = {"context": {"cubby_bench_schema": "2"},
                 "benchmarks": [7, {"name": "BM_WarmHitDisk/x", "real_time": "fast", "time_unit": "us"},
@@ -116,6 +169,28 @@ class Goals(unittest.TestCase):
         self.assertEqual(status["mdspan501.15"], "pass")
         self.assertEqual(status["mdspan-suite1.15"], "n/a")
         self.assertEqual(status["whole20"], "pass")
+
+    def test_fleet_goals_from_cubby_bench(self):
+        record = {"workloads": {}, "recovery": {}, "suite": {}, "skipped": {}, "machine": {}}
+        bench_report.read_bench(fleet_bench_json(), record, "cubby_bench")
+        status = goal_status(record, "mdspan")
+        self.assertEqual(status["mdspan50 BM_FleetFirstRun (fresh store served by Redis) >= 100x faster than cold"],
+                         "pass")
+        self.assertEqual(status["mdspan-suite BM_FleetFirstRun (fresh store served by Redis) >= 100x faster than "
+                                "cold"], "fail")
+        self.assertEqual(status["mdspan50 BM_FleetFirstRunLoaded <= 1.5x BM_WarmHitLoaded (GPU, Redis)"], "pass")
+        self.assertEqual(status["mdspan-suite BM_FleetFirstRunLoaded <= 1.5x BM_WarmHitLoaded (GPU, Redis)"], "n/a")
+
+    def test_fleet_goals_from_the_example_suite(self):
+        suite = {"cold_s": 45.3, "warm_s": 0.7, "ratio": 64.7, "fleet_over_warm": 1.25, "cold_over_fleet": 90.0}
+        status = goal_status({"workloads": {}, "suite": {"gtest-examples": suite}}, "example suite")
+        self.assertEqual(status["example suite: fleet first run (fresh store served by Redis) <= 1.5x local warm "
+                                "run"], "pass")
+        self.assertEqual(status["example suite: fleet first run (fresh store served by Redis) >= 100x faster than "
+                                "cold"], "fail")
+        status = goal_status({"workloads": {}, "suite": {}}, "example suite")
+        self.assertEqual(set(status.values()), {"n/a"})
+        self.assertEqual(len(status), 2)
 
 
 class Command(Workdir):
@@ -177,6 +252,56 @@ class SuiteTiming(Workdir):
         suite = json.loads((self.dir / "out/results.json").read_text())["suite"]["gtest-examples"]
         self.assertAlmostEqual(suite["ratio"], 20.0)
         self.assertEqual(suite["note"], "full suite")
+
+    def test_reads_the_fleet_simulation(self):
+        timing = self.write("t.json", suite_timing_json())
+        bench = self.write("b.json", fleet_bench_json())
+        done = self.report("--suite-timing", timing, "--bench", bench)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        results = json.loads((self.dir / "out/results.json").read_text())
+        suite = results["suite"]["gtest-examples"]
+        self.assertEqual(suite["fleet_s"], 0.5)
+        self.assertEqual(suite["fleet_second_s"], 0.41)
+        self.assertEqual(suite["fleet_over_warm"], 1.25)
+        self.assertEqual(suite["cold_over_fleet"], 90.0)
+        self.assertEqual((suite["fleet_remote_hits"], suite["fleet_runs"]), (24, 5))
+        self.assertAlmostEqual(suite["ratio"], 45.3 / 0.7)
+        goals = {g["goal"]: g for g in results["goals"]}
+        over_warm = goals["example suite: fleet first run (fresh store served by Redis) <= 1.5x local warm run"]
+        self.assertEqual((over_warm["value"], over_warm["status"]), (1.25, "pass"))
+        # The text says the same as results.json.
+        self.assertIn("fleet first run (fresh store served by Redis)", done.stdout)
+        self.assertIn("suite gtest-examples (test_mdspan_transform): 500 ms = 1.25x the local warm run, "
+                      "90.00x faster than cold; second run 410 ms", done.stdout)
+        self.assertIn("mdspan50 BM_FleetFirstRunLoaded: 5 ms = 1.20x the local warm run + loads", done.stdout)
+        self.assertIn("[pass] example suite: fleet first run (fresh store served by Redis) <= 1.5x local warm run "
+                      "(measured 1.25, target 1.5)", done.stdout)
+        self.assertIn("[fail] example suite: fleet first run (fresh store served by Redis) >= 100x faster than cold "
+                      "(measured 90, target 100)", done.stdout)
+        smaller = json.loads((self.dir / "out/github-action-benchmark/smaller.json").read_text())
+        bigger = json.loads((self.dir / "out/github-action-benchmark/bigger.json").read_text())
+        self.assertIn({"suite gtest-examples: fleet first run / local warm": 1.25},
+                      [{i["name"]: i["value"]} for i in smaller])
+        self.assertIn({"suite gtest-examples: cold / fleet first run": 90.0}, [{i["name"]: i["value"]} for i in bigger])
+        self.assertIn({"mdspan50: speedup, fleet first run vs cold": 458.0}, [{i["name"]: i["value"]} for i in bigger])
+
+    def test_skipped_fleet_simulation_is_recorded_and_its_goals_not_measured(self):
+        timing = self.write("t.json", suite_timing_json(fleet=False))
+        done = self.report("--suite-timing", timing)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        results = json.loads((self.dir / "out/results.json").read_text())
+        self.assertNotIn("fleet_s", results["suite"]["gtest-examples"])
+        self.assertIn("no redis-server", results["skipped"]["suite/gtest-examples/fleet"])
+        statuses = {g["status"] for g in results["goals"] if g["goal"].startswith("example suite")}
+        self.assertEqual(statuses, {"n/a"})
+        self.assertNotIn("\nfleet first run (fresh store served by Redis)\n", done.stdout)  # no section
+
+    def test_failed_fleet_checks_are_reported(self):
+        data = suite_timing_json()
+        data["fleet_problems"] = ["fleet_second.2: that store's second run must be 24 disk hits"]
+        done = self.report("--suite-timing", self.write("t.json", data))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("1 check(s) of what served its fleet runs failed", done.stderr)
 
     def test_suite_timing_without_numbers_is_skipped(self):
         timing = self.write("t.json", {"cold_s": {"suite": "slow"}})

@@ -181,6 +181,25 @@ TEST_F(RemoteCacheTest, RedisKilledMidRunFallsBackToCompiling) {
   EXPECT_EQ(stats.compiles, 2u);
 }
 
+TEST_F(RemoteCacheTest, FinishLandsWritesAndBackfillsWhileTheCacheLives) {
+  // What a Cache that lives until exit (the GoogleTest harness's) relies on.
+  Cache a(machine("a"));
+  const CacheResult first = a.compile(request(salt_));
+  a.finish();
+  EXPECT_TRUE(remote_has(first.key));  // the queued write was sent
+  EXPECT_EQ(a.stats().remote_writes, 1u);
+  const Config b_config = machine("b");
+  Cache b(b_config);
+  EXPECT_EQ(b.compile(request(salt_)).tier, Source::remote);
+  b.finish();
+  DiskTier b_disk(b_config.dir);
+  EXPECT_EQ(count_entries(b_disk), 1u);  // backfilled with `b` still alive
+  auto counters = StoreStats(b_config.dir).read();
+  ASSERT_TRUE(counters);
+  EXPECT_EQ(counters->at("hits_remote"), 1);
+  EXPECT_EQ(b.compile(request(salt_)).tier, Source::memory);  // still usable
+}
+
 TEST_F(RemoteCacheTest, FreshStoreConnectsAheadAndWarmStoreNeverConnects) {
   if (!private_server())
     GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cubby/cache.hpp"
 #include "cubby/cubby.h"
 #include "stats_report.hpp"
 #include "test_support.hpp"
@@ -80,6 +81,28 @@ TEST(StatsReport, ACacheReportsItsStatsWhenItIsDestroyed) {
   const auto lines = lines_of(file);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["misses"], 1);
+}
+
+TEST(StatsReport, FinishReportsWhatIsNewSoLinesSumToTheTotals) {
+  TempDir dir("stats-report");
+  const auto file = dir / "stats.jsonl";
+  ScopedEnv env("CUBBY_STATS_FILE", file.string());
+  cubby::Config config;
+  config.dir = dir / "store";
+  {
+    cubby::Cache cache(config);
+    (void)cache.store_blob("test", "one", "payload", 2.0);
+    EXPECT_FALSE(cache.load_blob("test", "absent"));
+    cache.finish();
+    cache.finish();  // nothing new: no line
+    EXPECT_TRUE(cache.load_blob("test", "one"));  // still usable
+  }  // the destructor reports the memory hit only
+  const auto lines = lines_of(file);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["misses"], 1);
+  EXPECT_EQ(lines[0]["hits_memory"], 0);
+  EXPECT_EQ(lines[1]["misses"], 0);
+  EXPECT_EQ(lines[1]["hits_memory"], 1);
 }
 
 }  // namespace

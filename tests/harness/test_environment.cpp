@@ -2,11 +2,14 @@
 // suite that passes with and without a GPU (GPU tests skip with the reason, or run).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "child_runner.hpp"
 #include "cubby/driver.hpp"
+#include "cubby/storage/store_stats.hpp"
 #include "cubby/testing/environment.hpp"
 
 namespace cubby::testing {
@@ -88,6 +91,26 @@ TEST_F(EnvironmentRuns, PrintsTheSummaryColdThenWarm) {
       << warm.output;
   EXPECT_NE(warm.output.find(" ms, 0 compiles, "), std::string::npos) << warm.output;
   EXPECT_NE(warm.output.find("; store " + store()), std::string::npos);
+}
+
+TEST_F(EnvironmentRuns, CountersReachTheStoreAndTheStatsFileAtTheEndOfTheRun) {
+  // The session's Cache is never destroyed; Environment::TearDown finishes it, so even a warm
+  // run's hits (which write nothing) reach the store's counters and CUBBY_STATS_FILE.
+  const std::vector<std::string> filter = {"--gtest_filter=Child.CompilesAlpha"};
+  const std::string stats_file = (scratch_.path() / "stats.jsonl").string();
+  const std::map<std::string, std::string> env = {{"CUBBY_DIR", store()},
+                                                  {"CUBBY_STATS_FILE", stats_file}};
+  const ChildRun cold = run_child(scratch_.path(), filter, env);
+  ASSERT_EQ(cold.exit_code, 0) << cold.output;
+  const ChildRun warm = run_child(scratch_.path(), filter, env);
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  auto counters = StoreStats(store()).read();
+  ASSERT_TRUE(counters) << counters.error().message;
+  EXPECT_EQ(counters->at("compiles"), 1);
+  EXPECT_EQ(counters->at("hits_disk"), 1);
+  const std::string lines = read_text(stats_file);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 2) << lines;  // one per run
+  EXPECT_NE(lines.find("\"hits_disk\":1"), std::string::npos) << lines;
 }
 
 TEST_F(EnvironmentRuns, QuietPrintsNoSummary) {

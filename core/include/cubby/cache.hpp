@@ -68,6 +68,9 @@ struct Stats {
   double remote_ms = 0;                     // time spent in remote lookups
 };
 
+// `after - before`, field by field.
+Stats difference(const Stats& after, const Stats& before);
+
 class Cache {
  public:
   // Opens (lazily: no filesystem or NVRTC work) the store of `config`.
@@ -107,6 +110,12 @@ class Cache {
   std::string default_arch() const;
 
   Stats stats() const;
+  // Finishes the work in flight: waits for the disk back-fills of remote hits, gives queued
+  // remote writes a bounded chance (max(1 s, 4 x CUBBY_REMOTE_TIMEOUT_MS); what is left is
+  // dropped and counted), persists the counters to the store and reports them to
+  // CUBBY_STATS_FILE. The destructor does the same; call it where a Cache lives until the
+  // process exits (the GoogleTest harness does, after the last test). The Cache stays usable.
+  void finish();
   const Config& config() const { return config_; }
   DiskTier& disk() { return disk_; }
   MemoryTier& memory() { return memory_; }
@@ -143,6 +152,8 @@ class Cache {
   StoreStats store_stats_;
   std::mutex flush_mutex_;
   Stats flushed_;                                     // what flush_stats has persisted
+  std::mutex finish_mutex_;
+  Stats reported_;  // what finish() has reported to CUBBY_STATS_FILE
   std::atomic<std::int64_t> last_flush_ns_{0};        // steady clock
   std::atomic<std::int64_t> pending_store_bytes_{0};  // size-estimate deltas not yet persisted
   std::atomic<std::int64_t> pending_store_entries_{0};

@@ -38,8 +38,8 @@ class Environment : public ::testing::Environment {
 // /tmp/s" ("in ..." : time.hit_ms, shown when time.hits is not 0).
 std::string summary_line(const Stats& stats, const LookupTime& time, const std::string& store);
 
-// `after - before`, field by field.
-Stats difference(const Stats& after, const Stats& before);
+// `after - before`, field by field (cubby/cache.hpp).
+using ::cubby::difference;
 
 // Parses the --cubby_ flags (see options.hpp), initialises GoogleTest, and registers an
 // Environment. What cubby::gtest_main's main() calls before RUN_ALL_TESTS().
