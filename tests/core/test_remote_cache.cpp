@@ -207,12 +207,7 @@ TEST_F(RemoteCacheTest, FreshStoreConnectsAheadAndWarmStoreNeverConnects) {
   const std::uint64_t before = server_->connections_received();
   {
     Cache fresh(config);  // no entries yet: connects at once, before any lookup
-    std::uint64_t opened = 0;
-    for (int i = 0; i < 500 && opened == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      opened = server_->connections_received() - before - 1 - static_cast<std::uint64_t>(i);
-    }
-    EXPECT_EQ(opened, 1u);
+    EXPECT_EQ(server_->await_connections_since(before), 1u);
     EXPECT_EQ(fresh.compile(request(salt_)).tier, Source::compiled);
   }
   const std::uint64_t warm_before = server_->connections_received();

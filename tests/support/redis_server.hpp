@@ -160,6 +160,16 @@ class RedisServer {
     if (at == std::string::npos) return 0;
     return std::stoull(reply->value->substr(at + field.size()));
   }
+  // Connections accepted since `before` (a connections_received() value) other than the
+  // questions themselves, once there is at least one (waits up to 5 s; 0 if none came).
+  std::uint64_t await_connections_since(std::uint64_t before) const {
+    std::uint64_t opened = 0;
+    for (std::uint64_t asked = 1; asked <= 500 && opened == 0; ++asked) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      opened = connections_received() - before - asked;
+    }
+    return opened;
+  }
   // Freezes / thaws the server: connections are accepted by the kernel, never answered.
   void pause() { ::kill(pid_, SIGSTOP); }
   void resume() { ::kill(pid_, SIGCONT); }
