@@ -5,7 +5,9 @@
 #    an empty store, then warm (ci/suite-timing.sh): OUT_DIR/suite-timing.txt (the tables),
 #    OUT_DIR/timing/{timing.json,*.log,*.xml}. Goals: warm >= 20x faster than cold, and the warm
 #    run within 10% of the suite with compilation removed (warm - the time inside cubby's lookups,
-#    from the harness's cubby_lookup_ms): "warm / removed" <= 1.10.
+#    from the harness's cubby_lookup_ms): "warm / removed" <= 1.10. With a redis-server
+#    (CUBBY_TEST_REDIS_SERVER, e.g. from ci/gpu/carry.sh), also the fleet simulation: a fresh
+#    store's first run served by Redis within 1.5x of the local warm run, >= 100x faster than cold.
 # 2. the example suite's launch tests with an XML report: OUT_DIR/examples-gpu.xml
 # 3. through ctest, on a fresh store: the harness's own tests (label harness) and the example
 #    suite with its warm-up fixture (label examples): OUT_DIR/ctest-harness.log
@@ -26,6 +28,12 @@ ratio = t.get("warm_over_removed")
 print(f"goals: test_mdspan_transform cold/warm {speedup:.0f}x (goal >= 20x: {'met' if speedup >= 20 else 'NOT met'}); "
       f"whole suite warm/removed {ratio} (goal <= 1.10: {'met' if ratio is not None and ratio <= 1.10 else 'NOT met'}); "
       f"cubby lookups {t['warm_cubby_lookup_ms']['suite']} ms of {t['warm_s']['suite'] * 1000:.1f} ms")
+fleet, faster = t.get("fleet_over_warm"), t.get("cold_over_fleet")
+if fleet is None:
+    print(f"fleet simulation skipped: {t.get('fleet_skipped')}")
+else:
+    print(f"goals: fleet first run / local warm run {fleet:.3f} (goal <= 1.5: {'met' if fleet <= 1.5 else 'NOT met'}); "
+          f"cold / fleet first run {faster:.0f}x (goal >= 100x: {'met' if faster >= 100 else 'NOT met'})")
 PY
 fi
 
