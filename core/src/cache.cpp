@@ -248,6 +248,7 @@ KeyInputs Cache::key_inputs(const CompileRequest& request) const {
     scanned += request.source;
     inputs.headers = scan_headers(scanned, source_dir, include_paths);
   }
+  if (!config_.base_dir.empty()) relativize_paths(inputs, config_.base_dir);
   return inputs;
 }
 

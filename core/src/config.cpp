@@ -124,6 +124,14 @@ Result<Config> Config::from_env() {
   if (const char* value = env("CUBBY_REMOTE")) config.remote_url = value;
   if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
   if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
+  if (const char* value = env("CUBBY_BASE_DIR")) {
+    const std::filesystem::path base(value);
+    if (!base.is_absolute()) {
+      return bad_variable("CUBBY_BASE_DIR", value,
+                          fail(Errc::invalid_argument, "must be an absolute folder"));
+    }
+    config.base_dir = base.lexically_normal();
+  }
   if (const char* value = env("CUBBY_REMOTE_MODE")) {
     const std::string mode = lower(value);
     if (mode == "read" || mode == "read-only" || mode == "readonly" || mode == "ro") {
@@ -141,7 +149,8 @@ Result<Config> Config::from_env() {
       auto ms = parse_size(value);
       if (!ms || *ms == 0 || *ms > 3'600'000) {
         return bad_variable(
-            name, value, Failure{Errc::invalid_argument, "expected milliseconds from 1 to 3600000"});
+            name, value,
+            Failure{Errc::invalid_argument, "expected milliseconds from 1 to 3600000"});
       }
       *field = static_cast<std::uint32_t>(*ms);
     }

@@ -662,6 +662,34 @@ std::vector<KeyField> explain_key(const KeyInputs& inputs) {
   return fields;
 }
 
+namespace {
+
+// `text` with `base` at `at` replaced by the marker when a path under `base` starts there.
+bool replace_base_at(std::string& text, std::size_t at, std::string_view base) {
+  if (text.compare(at, base.size(), base) != 0) return false;
+  const std::size_t end = at + base.size();
+  if (end != text.size() && text[end] != '/') return false;
+  text.replace(at, base.size(), kBaseDirMarker);
+  return true;
+}
+
+}  // namespace
+
+void relativize_paths(KeyInputs& inputs, const std::filesystem::path& base_dir) {
+  std::string base = base_dir.lexically_normal().string();
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (base.empty() || base == "/" || base.front() != '/') return;  // "/" would match everything
+  for (std::string& option : inputs.options) {
+    if (replace_base_at(option, 0, base)) continue;
+    if (option.starts_with("-I") && replace_base_at(option, 2, base)) continue;
+    if (const auto equals = option.find('='); equals != std::string::npos) {
+      replace_base_at(option, equals + 1, base);
+    }
+  }
+  replace_base_at(inputs.program_name, 0, base);
+  for (HeaderDigest& header : inputs.headers) replace_base_at(header.path, 0, base);
+}
+
 std::vector<std::filesystem::path> include_paths_from_options(
     const std::vector<std::string>& options) {
   constexpr std::string_view kShort = "-I";

@@ -89,6 +89,43 @@ TEST(Cache, ColdThenMemoryThenDiskReturnTheSameNames) {
                    static_cast<double>(first.entry->compile_us) / 1000.0);
 }
 
+// A project checked out under `root`: a source that includes a header through -I<root>/include.
+CompileRequest checkout_request(const std::filesystem::path& root) {
+  write_text(root / "include" / "ops.cuh",
+             "#pragma once\ntemplate <class T> __device__ T twice(T v) { return v + v; }\n");
+  CompileRequest r;
+  r.source = "#include <ops.cuh>\ntemplate <class T> __global__ void k(T* p) { *p = twice(*p); }\n";
+  r.program_name = (root / "tests" / "kernel.cu").string();
+  r.source_dir = root / "tests";
+  r.options = {"-I" + (root / "include").string()};
+  r.name_expressions = {"k<float>"};
+  r.arch = "sm_90";
+  return r;
+}
+
+TEST(Cache, CheckoutsInOtherFoldersShareEntriesWithABaseDir) {
+  TempDir dir("cache");
+  const auto store = dir / "store";
+  Config a_config = config_for(store);
+  a_config.base_dir = dir / "runner-a" / "repo";
+  Config b_config = config_for(store);
+  b_config.base_dir = dir / "runner-b" / "repo";
+  const CompileRequest a_request = checkout_request(a_config.base_dir);
+  const CompileRequest b_request = checkout_request(b_config.base_dir);
+  const CacheResult a = Cache(a_config).compile(a_request);
+  EXPECT_EQ(a.tier, Source::compiled);
+  const CacheResult b = Cache(b_config).compile(b_request);
+  EXPECT_EQ(b.tier, Source::disk);  // the other checkout's entry
+  EXPECT_EQ(b.key, a.key);
+  EXPECT_EQ(b.entry->lowered_names, a.entry->lowered_names);
+  // Without a base the paths differ, and so do the keys.
+  EXPECT_NE(Cache(config_for(store)).key_of(b_request), a.key);
+  // A header edited in one checkout is its own key there.
+  write_text(b_config.base_dir / "include" / "ops.cuh",
+             "#pragma once\ntemplate <class T> __device__ T twice(T v) { return 2 * v; }\n");
+  EXPECT_NE(Cache(b_config).key_of(b_request), a.key);
+}
+
 TEST(Cache, NameExpressionOrderAndDuplicatesShareAnEntry) {
   TempDir dir("cache");
   Cache cache(config_for(dir.path()));

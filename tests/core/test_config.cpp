@@ -85,6 +85,20 @@ TEST(Config, DefaultsWhenUnset) {
   EXPECT_TRUE(config->default_arch.empty());
 }
 
+TEST(Config, BaseDirIsAbsoluteAndNormalized) {
+  {
+    ScopedEnv base("CUBBY_BASE_DIR", "/builds/runner-7/project/./src/../");
+    auto config = Config::from_env();
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->base_dir, std::filesystem::path("/builds/runner-7/project/"));
+  }
+  ScopedEnv relative("CUBBY_BASE_DIR", "project");
+  auto config = Config::from_env();
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.error().message.find("CUBBY_BASE_DIR"), std::string::npos);
+  EXPECT_NE(config.error().message.find("absolute"), std::string::npos);
+}
+
 TEST(Config, MalformedVariableNamesItself) {
   ScopedEnv size("CUBBY_MAX_SIZE", "lots");
   auto config = Config::from_env();

@@ -49,7 +49,8 @@ needs_library = pytest.mark.skipif(
     not LIBRARY, reason="no libcubby: build cubby or set CUBBY_LIBRARY to its libcubby.so")
 
 # Settings the tests control; the developer's own must not leak into them.
-_CLEARED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_REQUIRE_WARM",
+_CLEARED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_BASE_DIR",
+            "CUBBY_REQUIRE_WARM",
             "CUBBY_CLEAR", "CUBBY_NO_CUPY", "CUBBY_STATS_FILE", "CUBBY_READ_ONLY",
             "PYTEST_ADDOPTS", "PYTEST_XDIST_AUTO_NUM_WORKERS")
 

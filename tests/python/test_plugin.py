@@ -49,7 +49,8 @@ SHOW_ENV = """
 import os
 def test_env():
     with open(os.environ["ENV_OUT"], "w") as out:
-        for name in ("CUBBY_DIR", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_DISABLE", "CUBBY_STATS_FILE"):
+        for name in ("CUBBY_DIR", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_DISABLE", "CUBBY_STATS_FILE",
+                     "CUBBY_BASE_DIR"):
             out.write(name + "=" + os.environ.get(name, "<unset>") + "\\n")
 """
 
@@ -83,10 +84,12 @@ def test_precedence_is_command_line_then_environment_then_ini(pytester, run, env
 def test_a_relative_ini_dir_is_relative_to_the_ini_file(pytester, run, env):
     env.setenv("ENV_OUT", "")
     pytester.makepyfile(test_env=SHOW_ENV)
-    pytester.makeini("[pytest]\ncubby_dir = rel/store\ncubby_remote = redis://example:6379/0\n")
+    pytester.makeini("[pytest]\ncubby_dir = rel/store\ncubby_remote = redis://example:6379/0\n"
+                     "cubby_base_dir = .\n")
     values = exported(pytester, run)
     assert values["CUBBY_DIR"] == str(pytester.path / "rel" / "store")
     assert values["CUBBY_REMOTE"] == "redis://example:6379/0"
+    assert values["CUBBY_BASE_DIR"] == str(pytester.path)  # the checkout: the ini file's folder
 
 
 def test_settings_are_restored_after_the_session(pytester, env, store):

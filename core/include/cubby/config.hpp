@@ -11,18 +11,23 @@ namespace cubby {
 
 struct Config {
   std::filesystem::path dir;  // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
-  std::uint64_t max_size = 5ull << 30;  // CUBBY_MAX_SIZE ("5G", "500M", bytes)
-  std::string remote_url;               // CUBBY_REMOTE (redis://host:port/db); empty: none
-  std::string remote_secret;            // CUBBY_REMOTE_SECRET: sign and verify remote entries
-  bool remote_read_only = false;        // CUBBY_REMOTE_MODE=read: look up, never write the remote
-  std::uint32_t remote_timeout_ms = 500;    // CUBBY_REMOTE_TIMEOUT_MS: connect and command timeout
-  std::uint32_t remote_backoff_ms = 30000;  // CUBBY_REMOTE_BACKOFF_MS: skip the remote after a failure
-  std::uint64_t remote_max_entry = 64ull << 20;  // CUBBY_REMOTE_MAX_ENTRY: bigger: not sent/accepted
+  std::uint64_t max_size = 5ull << 30;    // CUBBY_MAX_SIZE ("5G", "500M", bytes)
+  std::string remote_url;                 // CUBBY_REMOTE (redis://host:port/db); empty: none
+  std::string remote_secret;              // CUBBY_REMOTE_SECRET: sign and verify remote entries
+  bool remote_read_only = false;          // CUBBY_REMOTE_MODE=read: look up, never write the remote
+  std::uint32_t remote_timeout_ms = 500;  // CUBBY_REMOTE_TIMEOUT_MS: connect and command timeout
+  std::uint32_t remote_backoff_ms =
+      30000;  // CUBBY_REMOTE_BACKOFF_MS: skip the remote after a failure
+  std::uint64_t remote_max_entry = 64ull
+                                   << 20;  // CUBBY_REMOTE_MAX_ENTRY: bigger: not sent/accepted
   std::uint64_t remote_ttl_s = 0;  // CUBBY_REMOTE_TTL ("3600", "30m", "12h", "7d"); 0: no expiry
-  bool read_only = false;               // CUBBY_READ_ONLY=1: never write the store
-  bool disabled = false;                // CUBBY_DISABLE=1: always compile, never read or write
-  std::string default_arch;             // CUBBY_ARCH; empty: GPU 0's, else sm_90
-  std::size_t memory_entries = 1024;    // CUBBY_MEMORY_ENTRIES: memory tier size
+  bool read_only = false;          // CUBBY_READ_ONLY=1: never write the store
+  bool disabled = false;           // CUBBY_DISABLE=1: always compile, never read or write
+  std::string default_arch;        // CUBBY_ARCH; empty: GPU 0's, else sm_90
+  // CUBBY_BASE_DIR (absolute): paths under it enter keys relative to it, so checkouts of one
+  // project in different folders (CI runners) share entries; empty: paths enter keys as they are.
+  std::filesystem::path base_dir;
+  std::size_t memory_entries = 1024;  // CUBBY_MEMORY_ENTRIES: memory tier size
 
   // Reads the environment. invalid_argument, naming the variable, for a malformed value.
   static Result<Config> from_env();

@@ -58,6 +58,17 @@ struct KeyField {
 // The key of `inputs`. Pure: same inputs, same key, on every machine and in every process.
 Key derive_key(const KeyInputs& inputs);
 
+// What stands for the base folder in key inputs after relativize_paths.
+inline constexpr std::string_view kBaseDirMarker = "${CUBBY_BASE_DIR}";
+
+// Rewrites the paths of `inputs` that lie under `base_dir` (absolute, normalized) as
+// "${CUBBY_BASE_DIR}/<relative path>": the resolved paths of headers, the program name, and
+// options where a path starts (the whole option, after "-I", or after the first '='). A path
+// only counts as under the base when the base is followed by '/' or ends it ("/src/repo2" is not
+// under "/src/repo"). Two checkouts of a project in different folders, each with its own base,
+// then give the same key. Nothing outside the key changes: NVRTC still sees the real paths.
+void relativize_paths(KeyInputs& inputs, const std::filesystem::path& base_dir);
+
 // The fields `derive_key` hashes, each with its own hash, in hashing order.
 std::vector<KeyField> explain_key(const KeyInputs& inputs);
 

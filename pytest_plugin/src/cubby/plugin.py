@@ -29,13 +29,17 @@ _SETTINGS = [
     ("max_size", "--cubby-max-size", "str", "CUBBY_MAX_SIZE",
      "size bound of the store (500M, 5G, bytes)"),
     ("remote", "--cubby-remote", "str", "CUBBY_REMOTE", "remote tier URL (redis://host:port/db)"),
+    ("base_dir", "--cubby-base-dir", "path", "CUBBY_BASE_DIR",
+     "paths under this folder enter keys relative to it (checkouts in other folders share "
+     "entries; in an ini file, '.' is the ini file's folder)"),
     ("require_warm", "--cubby-require-warm", "bool", "CUBBY_REQUIRE_WARM",
      "fail every test that compiles a kernel (the store must already hold it)"),
     ("clear", "--cubby-clear", "bool", "CUBBY_CLEAR", "empty the store before the session"),
     ("no_cupy", "--no-cubby-cupy", "bool", "CUBBY_NO_CUPY",
      "do not install the cubby kernel-cache backend into CuPy"),
 ]
-_EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_STATS_FILE")
+_EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_BASE_DIR",
+             "CUBBY_STATS_FILE")
 _COUNTERS = ("hits_memory", "hits_disk", "hits_remote", "misses", "compiles", "compile_failures",
              "corrupt", "failed_writes", "bytes_read", "bytes_written", "compile_ms",
              "compile_ms_saved", "processes", "cupy_hits", "cupy_misses", "cupy_saves",
@@ -153,6 +157,7 @@ class CubbyPlugin:
             "CUBBY_DISABLE": "1" if values["disable"] else None,
             "CUBBY_MAX_SIZE": values["max_size"],
             "CUBBY_REMOTE": values["remote"],
+            "CUBBY_BASE_DIR": values["base_dir"],
             "CUBBY_STATS_FILE": self.stats_file,
         }
         for variable, value in wanted.items():
