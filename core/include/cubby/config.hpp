@@ -21,6 +21,7 @@ struct Config {
   std::uint64_t remote_max_entry = 64ull
                                    << 20;  // CUBBY_REMOTE_MAX_ENTRY: bigger: not sent/accepted
   std::uint64_t remote_ttl_s = 0;  // CUBBY_REMOTE_TTL ("3600", "30m", "12h", "7d"); 0: no expiry
+  bool remote_compress = true;     // CUBBY_REMOTE_COMPRESS=0: send entries uncompressed (LZ4 else)
   bool read_only = false;          // CUBBY_READ_ONLY=1: never write the store
   bool disabled = false;           // CUBBY_DISABLE=1: always compile, never read or write
   std::string default_arch;        // CUBBY_ARCH; empty: GPU 0's, else sm_90

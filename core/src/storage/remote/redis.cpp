@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "sign.hpp"
+#include "storage/remote/compress.hpp"
 
 namespace cubby {
 namespace {
@@ -138,7 +139,8 @@ void RedisTier::connect_ahead() {
                           ? Result<Connection>(fail(Errc::io, "skipped"))
                           : connect();
     std::lock_guard lock(pool_mutex_);
-    if (connection && idle_.size() < kIdleConnections) idle_.push_back(std::move(connection).value());
+    if (connection && idle_.size() < kIdleConnections)
+      idle_.push_back(std::move(connection).value());
     connecting_ = false;
     connected_cv_.notify_all();
   };
@@ -313,6 +315,7 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
 
 Result<std::optional<std::string>> RedisTier::get(const Key& key) {
   const std::string name = redis_key(key);
+  // A compressed value is never bigger than the entry (else it is stored uncompressed).
   const std::uint64_t limit = options_.max_entry + kSignatureMagic.size() + kSignatureBytes;
   auto got = get_value(name, limit);
   if (!got) return std::move(got).error();
@@ -320,20 +323,26 @@ Result<std::optional<std::string>> RedisTier::get(const Key& key) {
   std::string& raw = **got;
   bytes_read_ += raw.size();
   std::string_view value(raw);
+  auto reject = [&](Failure why) -> Failure {
+    ++rejected_;
+    warn_once(warned_rejected_, "rejected remote entry " + key.hex() + " from " +
+                                    options_.location + ": " + why.message +
+                                    " (counted as rejected in `cubby stats`; shown once)");
+    return why;
+  };
   if (!options_.secret.empty()) {
     auto opened = open_signed(options_.secret, key, value);
-    if (!opened) {
-      ++rejected_;
-      warn_once(warned_rejected_, "rejected remote entry " + key.hex() + " from " +
-                                      options_.location + ": " + opened.error().message +
-                                      " (counted as rejected in `cubby stats`; shown once)");
-      return std::move(opened).error();
-    }
+    if (!opened) return reject(std::move(opened).error());
     value = *opened;
   } else if (is_signed(value) && value.size() >= kSignatureMagic.size() + kSignatureBytes) {
     // Signed by a writer with a secret this reader lacks: the entry itself is still verified
     // (checksum, format, symbols) by the orchestrator.
     value.remove_prefix(kSignatureMagic.size() + kSignatureBytes);
+  }
+  if (is_compressed(value)) {
+    auto entry = decompress_value(value, options_.max_entry);
+    if (!entry) return reject(std::move(entry).error());
+    return std::optional<std::string>(std::move(entry).value());
   }
   // `value` is a suffix of `raw`: the envelope (if any) is cut off in place.
   raw.erase(0, raw.size() - value.size());
@@ -350,9 +359,11 @@ Result<void> RedisTier::put(const Key& key, std::string_view bytes) {
     return fail(Errc::invalid_argument, "entry ", key.hex(), " is ", std::to_string(bytes.size()),
                 " bytes, over CUBBY_REMOTE_MAX_ENTRY; not sent to the remote");
   }
+  const std::string compressed = options_.compress ? compress_value(bytes) : std::string();
+  const std::string_view payload = options_.compress ? std::string_view(compressed) : bytes;
   const std::string sealed =
-      options_.secret.empty() ? std::string() : seal_signed(options_.secret, key, bytes);
-  const std::string_view value = options_.secret.empty() ? bytes : std::string_view(sealed);
+      options_.secret.empty() ? std::string() : seal_signed(options_.secret, key, payload);
+  const std::string_view value = options_.secret.empty() ? payload : std::string_view(sealed);
   const std::string name = redis_key(key);
   const std::string ttl = std::to_string(options_.ttl_s);
   auto called =
@@ -467,6 +478,7 @@ std::unique_ptr<RemoteTier> open_remote_tier(const Config& config) {
   options.backoff = std::chrono::milliseconds(config.remote_backoff_ms);
   options.max_entry = config.remote_max_entry;
   options.ttl_s = config.remote_ttl_s;
+  options.compress = config.remote_compress;
   return std::make_unique<RedisTier>(std::move(options));
 }
 

@@ -1,7 +1,7 @@
 // RedisTier: the remote tier over Redis (hiredis, synchronous calls with timeouts).
 //
-// Values live under "cubby:<32 hex digits of the key>"; with a secret they are signed envelopes
-// (sign.hpp), else the encoded entries themselves. Writes use SET (EX ttl when configured).
+// Values live under "cubby:<32 hex digits of the key>": encoded entries, LZ4-compressed
+// (compress.hpp) unless disabled, inside a signed envelope (sign.hpp) with a secret. Writes use SET (EX ttl when configured).
 // Connections are pooled (one per concurrent caller, up to a few kept idle); the background writer
 // uses its own. A write refused by the server's permissions (NOPERM, READONLY) disables writes for
 // the process (warned once): the tier keeps serving reads.
@@ -34,6 +34,7 @@ struct RedisOptions {
   std::chrono::milliseconds backoff{30000};
   std::uint64_t max_entry = 64ull << 20;
   std::uint64_t ttl_s = 0;
+  bool compress = true;  // LZ4-compress written values (compress.hpp); reads accept both forms
   std::size_t queue_entries = 256;           // background write queue bound (entries)
   std::uint64_t queue_bytes = 256ull << 20;  // and bytes
 };
