@@ -303,6 +303,43 @@ void BM_WarmHitRemote(benchmark::State& state, const BenchWorkload* workload) {
   report_vs_local(state, bench, seconds, served_seconds);
 }
 
+// Remote GETs of the workload's entries on a warm connection (no store, no verification),
+// written uncompressed (`raw`, as with CUBBY_REMOTE_COMPRESS=0) or LZ4-compressed (`lz4`, the
+// default) and read back, decompression included: what compression costs or saves per lookup on
+// this link. Counter wire_bytes: the bytes one iteration moved over the network.
+void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool compress) {
+  Bench& bench = bench_for(*workload);
+  auto config = remote_config(state, bench_root() / "unused");
+  if (!config) return;
+  warm_up(bench);
+  config->remote_compress = compress;
+  auto tier = cubby::open_remote_tier(*config);
+  std::vector<cubby::Key> keys;  // keys of their own per form: the forms never overwrite
+  for (std::size_t i = 0; tier && i < bench.entries.size(); ++i) {
+    cubby::Key key;
+    key.bytes = cubby::hash128("BM_RemoteGet/" + workload->name + (compress ? "/lz4/" : "/raw/") +
+                               std::to_string(i));
+    if (!tier->put(key, cubby::encode_entry(*bench.entries[i]))) {
+      state.SkipWithError("remote store unusable (a write failed)");
+      return;
+    }
+    keys.push_back(key);
+  }
+  const std::uint64_t before = tier ? tier->counters().bytes_read : 0;
+  for (auto _ : state) {
+    for (const auto& key : keys) {
+      auto value = tier->get(key);
+      if (!value || !value->has_value()) state.SkipWithError("not served by the remote");
+      benchmark::DoNotOptimize(value);
+    }
+  }
+  add_common_counters(state, bench);
+  if (state.iterations() > 0 && tier) {
+    state.counters["wire_bytes"] = static_cast<double>(tier->counters().bytes_read - before) /
+                                   static_cast<double>(state.iterations());
+  }
+}
+
 // The fleet simulation: runner A has published the workload; runner B (a second store folder)
 // makes its first run, served by Redis, and its second run is local. A run is one fresh Cache
 // (as a new process has) resolving every program of the workload (mdspan-suite: 25 programs).
@@ -494,6 +531,13 @@ void register_all() {
                                                       BM_FleetFirstRun, workload)
                              ->Unit(benchmark::kMicrosecond)
                              ->UseRealTime();
+    for (const bool compress : {false, true}) {
+      auto* get_family = benchmark::RegisterBenchmark(
+          ("BM_RemoteGet/" + name + (compress ? "/lz4" : "/raw")).c_str(), BM_RemoteGet,
+          workload, compress);
+      get_family->Unit(benchmark::kMicrosecond)->UseRealTime();
+      if (!remote) get_family->Iterations(1);
+    }
     if (!remote) {  // skipped at once: no Redis
       remote_family->Iterations(1);
       fleet_family->Iterations(1);
