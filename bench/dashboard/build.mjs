@@ -170,6 +170,29 @@ export function buildModel(records) {
   }
   charts.push({ id: "suite", section: "whole suite", title: "whole suite: 1st run (cold) vs 2nd run (warm), seconds",
                 log: true, datasets: suite });
+
+  // The remote tier: a fresh store's first run, served by Redis, against a local warm run.
+  const fleet = [];
+  for (const machine of machines) {
+    const add = (label, pick, extra = {}) => {
+      const data = series(pick, machine);
+      if (hasData(data)) fleet.push({ label: `${label} @ ${machine}`, data, ...extra });
+    };
+    for (const s of suites) {
+      add(`${s} (whole process)`, (r) => r.suite?.[s]?.fleet_over_warm, { kind: "guarded", limitOf: 1.5 });
+    }
+    for (const name of workloads) {
+      add(`${name} + module loads`, (r) => r.workloads?.[name]?.fleet_loaded_ratio_vs_local_warm,
+          { kind: "guarded", limitOf: 1.5 });
+      add(`${name} lookups only`, (r) => r.workloads?.[name]?.fleet_ratio_vs_local_warm);
+    }
+  }
+  if (fleet.length) {
+    fleet.push({ label: "goal: <= 1.5x a local warm run", data: labels.map(() => 1.5), kind: "threshold" });
+  }
+  charts.push({ id: "fleet", section: "remote tier",
+                title: "fleet first run (fresh store served by Redis) / local warm run (x, log scale)",
+                log: true, datasets: fleet });
   return { labels, points, charts, generated: new Date().toISOString(), regressionFactor: REGRESSION_FACTOR };
 }
 

@@ -85,6 +85,20 @@ test("model: name recovery in percent and whole-suite runs", () => {
   assert.deepEqual(suite.datasets.map((d) => d.data[0]), [60, 3]);
 });
 
+test("model: the remote tier's fleet ratios, guarded by the 1.5x goal", () => {
+  const model = buildModel([record("c1", "gpu", "NVIDIA H200", {
+    mdspan50: { fleet_loaded_ratio_vs_local_warm: 1.26, fleet_ratio_vs_local_warm: 7.4 },
+  }, { suite: { "gtest-examples": { cold_s: 55, warm_s: 0.5, fleet_over_warm: 0.9 } } })]);
+  const fleet = model.charts.find((c) => c.id === "fleet");
+  assert.deepEqual(fleet.datasets.map((d) => [d.label, d.data[0], d.limitOf ?? null]), [
+    ["gtest-examples (whole process) @ gpu (NVIDIA H200)", 0.9, 1.5],
+    ["mdspan50 + module loads @ gpu (NVIDIA H200)", 1.26, 1.5],
+    ["mdspan50 lookups only @ gpu (NVIDIA H200)", 7.4, null],
+    ["goal: <= 1.5x a local warm run", 1.5, null],
+  ]);
+  assert.equal(buildModel([record("c1", "box", "", {})]).charts.find((c) => c.id === "fleet").datasets.length, 0);
+});
+
 test("page: one file with the library inlined, charts without data say so, no script breakout", () => {
   const model = buildModel([record("</script><b>x", "box", "", { tiny: { warm_disk_us: 7 } })]);
   const html = renderPage(model, ["h.jsonl:2: not JSON; skipped"], "window.Chart = function () {};");
