@@ -142,8 +142,9 @@ void BM_ColdCompile(benchmark::State& state, const BenchWorkload* workload) {
   int round = 0;
   const double seconds = timed(state, [&] {
     state.PauseTiming();
-    const fs::path dir = bench_root() / ("cold-" + workload->name + "-" + std::to_string(::getpid()) +
-                                         "-" + std::to_string(round++));
+    const fs::path dir =
+        bench_root() / ("cold-" + workload->name + "-" + std::to_string(::getpid()) + "-" +
+                        std::to_string(round++));
     state.ResumeTiming();
     cubby::Cache cache(config_at(dir));
     for (const auto& request : bench.requests) {
@@ -288,16 +289,12 @@ void BM_WarmHitRemote(benchmark::State& state, const BenchWorkload* workload) {
   auto config = remote_config(state, bench_root() / "unused");
   if (!config || !fill_remote(state, bench, *config)) return;
   double served_seconds = 0;
-  const auto start = Clock::now();
-  for (auto _ : state) {
+  const double seconds = timed(state, [&] {
     state.PauseTiming();
     config->dir = fresh_dir("remote", *workload);
     state.ResumeTiming();
-    if (!fresh_runner(state, bench, *config, served_seconds)) break;
-  }
-  const double total = std::chrono::duration<double>(Clock::now() - start).count();
-  const double seconds =
-      state.iterations() > 0 ? total / static_cast<double>(state.iterations()) : 0;
+    (void)fresh_runner(state, bench, *config, served_seconds);  // a failure skips: the loop ends
+  });
   add_common_counters(state, bench);
   report_speedup(state, bench, seconds);
   report_vs_local(state, bench, seconds, served_seconds);
@@ -474,20 +471,14 @@ void BM_FleetFirstRunLoaded(benchmark::State& state, const BenchWorkload* worklo
   if (!config || !fill_remote(state, bench, *config)) return;
   (void)cubby::ensure_context();
   double served_seconds = 0;
-  const auto start = Clock::now();
-  for (auto _ : state) {
+  const double seconds = timed(state, [&] {
     state.PauseTiming();
     config->dir = fresh_dir("fleet-loaded", *workload);
     state.ResumeTiming();
-    const bool served = fresh_runner(state, bench, *config, served_seconds,
-                                     [](const cubby::CacheResult& result) {
-                                       load_and_resolve(result.entry);
-                                     });
-    if (!served) break;
-  }
-  const double total = std::chrono::duration<double>(Clock::now() - start).count();
-  const double seconds =
-      state.iterations() > 0 ? total / static_cast<double>(state.iterations()) : 0;
+    // A failure skips: the loop ends.
+    (void)fresh_runner(state, bench, *config, served_seconds,
+                       [](const cubby::CacheResult& result) { load_and_resolve(result.entry); });
+  });
   add_common_counters(state, bench);
   report_speedup(state, bench, seconds);
   if (bench.loaded_seconds > 0 && seconds > 0) {
@@ -533,8 +524,8 @@ void register_all() {
                              ->UseRealTime();
     for (const bool compress : {false, true}) {
       auto* get_family = benchmark::RegisterBenchmark(
-          ("BM_RemoteGet/" + name + (compress ? "/lz4" : "/raw")).c_str(), BM_RemoteGet,
-          workload, compress);
+          ("BM_RemoteGet/" + name + (compress ? "/lz4" : "/raw")).c_str(), BM_RemoteGet, workload,
+          compress);
       get_family->Unit(benchmark::kMicrosecond)->UseRealTime();
       if (!remote) get_family->Iterations(1);
     }

@@ -16,6 +16,7 @@
 namespace cubby {
 namespace {
 
+using testing::count_entries;
 using testing::read_text;
 using testing::ScopedEnv;
 using testing::TempDir;
@@ -45,12 +46,6 @@ Config config_for(const std::filesystem::path& dir) {
   Config config;
   config.dir = dir;
   return config;
-}
-
-std::size_t count_entries(DiskTier& disk) {
-  std::size_t n = 0;
-  EXPECT_TRUE(disk.list([&](const DiskEntryInfo&) { ++n; }).ok());
-  return n;
 }
 
 TEST(Cache, ColdThenMemoryThenDiskReturnTheSameNames) {

@@ -19,6 +19,7 @@
 namespace cubby {
 namespace {
 
+using testing::count_entries;
 using testing::RedisServer;
 using testing::TempDir;
 
@@ -34,12 +35,6 @@ CompileRequest request(const std::string& salt, int variant = 0, bool one_name =
   if (one_name) r.name_expressions.pop_back();
   r.arch = "sm_90";
   return r;
-}
-
-std::size_t count_entries(DiskTier& disk) {
-  std::size_t n = 0;
-  EXPECT_TRUE(disk.list([&](const DiskEntryInfo&) { ++n; }).ok());
-  return n;
 }
 
 class RemoteCacheTest : public ::testing::Test {

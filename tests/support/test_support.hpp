@@ -1,6 +1,7 @@
 // Helpers shared by the test suites: temporary folders and environment overrides.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -9,6 +10,8 @@
 #include <optional>
 #include <random>
 #include <string>
+
+#include "cubby/storage/disk.hpp"
 
 namespace cubby::testing {
 
@@ -67,6 +70,13 @@ inline void write_text(const std::filesystem::path& path, const std::string& tex
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// How many entries `disk` lists (a failed listing fails the test).
+inline std::size_t count_entries(const DiskTier& disk) {
+  std::size_t n = 0;
+  EXPECT_TRUE(disk.list([&](const DiskEntryInfo&) { ++n; }).ok());
+  return n;
 }
 
 }  // namespace cubby::testing

@@ -155,16 +155,13 @@ void RedisTier::connect_ahead() {
 Result<RedisTier::Connection> RedisTier::pooled_connection() {
   {
     // A connection being opened ahead is waited for rather than opened twice (its connect and
-    // handshake are bounded by the timeout).
+    // handshake are bounded by the timeout); its failure opens the breaker checked next.
     std::unique_lock lock(pool_mutex_);
     connected_cv_.wait(lock, [&] { return !connecting_; });
-  }
-  if (now_ns() < open_until_ns_.load()) {
-    ++skipped_;
-    return fail(Errc::io, options_.location, " failed recently; skipped for now");
-  }
-  {
-    std::lock_guard lock(pool_mutex_);
+    if (now_ns() < open_until_ns_.load()) {
+      ++skipped_;
+      return fail(Errc::io, options_.location, " failed recently; skipped for now");
+    }
     if (!idle_.empty()) {
       Connection connection = std::move(idle_.back());
       idle_.pop_back();
