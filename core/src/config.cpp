@@ -163,6 +163,13 @@ Result<Config> Config::from_env() {
   if (const char* value = env("CUBBY_REMOTE_TTL")) {
     auto ttl = parse_duration_s(value);
     if (!ttl) return bad_variable("CUBBY_REMOTE_TTL", value, ttl.error());
+    if (*ttl > kMaxRemoteTtlS) {
+      return bad_variable("CUBBY_REMOTE_TTL", value,
+                          Failure{Errc::invalid_argument,
+                                  "Redis refuses expiries this far away (at most " +
+                                      std::to_string(kMaxRemoteTtlS) +
+                                      " seconds); use 0 for remote entries that never expire"});
+    }
     config.remote_ttl_s = *ttl;
   }
   for (auto [name, flag] : {std::pair{"CUBBY_READ_ONLY", &config.read_only},

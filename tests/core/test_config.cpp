@@ -34,6 +34,25 @@ TEST(ParseBool, KnownSpellings) {
   EXPECT_FALSE(parse_bool("maybe").ok());
 }
 
+TEST(Config, RemoteTtlOverWhatRedisAcceptsIsRefusedWithWhatToDo) {
+  ScopedEnv dir("CUBBY_DIR", "/tmp/cubby-config-test");
+  {
+    ScopedEnv ttl("CUBBY_REMOTE_TTL", "104166666666d");  // 8999999999942400 s: Redis takes it
+    auto config = Config::from_env();
+    ASSERT_TRUE(config) << config.error().message;
+    EXPECT_EQ(config->remote_ttl_s, 104166666666ull * 86400);
+    EXPECT_LE(config->remote_ttl_s, kMaxRemoteTtlS);
+  }
+  for (const char* huge : {"104166666667d", "999999999999d"}) {
+    ScopedEnv ttl("CUBBY_REMOTE_TTL", huge);  // Redis would refuse every write
+    auto config = Config::from_env();
+    ASSERT_FALSE(config) << huge;
+    EXPECT_EQ(config.error().code, Errc::invalid_argument);
+    EXPECT_NE(config.error().message.find("CUBBY_REMOTE_TTL"), std::string::npos);
+    EXPECT_NE(config.error().message.find("use 0"), std::string::npos) << config.error().message;
+  }
+}
+
 TEST(Config, StoreDirPrecedence) {
   ScopedEnv home("HOME", "/home/someone");
   {

@@ -55,7 +55,37 @@ TEST(RedisUrl, MalformedUrlsFailWithoutTheirPassword) {
 TEST(RedisUrl, RedactionHidesCredentials) {
   EXPECT_EQ(redact_redis_url("redis://reader:hunter2@host:6379/1"), "redis://***@host:6379/1");
   EXPECT_EQ(redact_redis_url("redis://host:6379"), "redis://host:6379");
+  EXPECT_EQ(redact_redis_url("redis://[::1]:7000/"), "redis://[::1]:7000/");
   EXPECT_EQ(redact_redis_url("https://user:hunter2@host").find("hunter2"), std::string::npos);
+}
+
+TEST(RedisUrl, RedactionHidesEveryQueryValueAndAnythingElseThatMayBeASecret) {
+  // Unsupported forms are printed in warnings: whatever they hold, the secret is not shown.
+  EXPECT_EQ(redact_redis_url("redis://host:6379/0?password=hunter2"),
+            "redis://host:6379/0?password=***");
+  EXPECT_EQ(redact_redis_url("redis://host?user=u&password=hunter2&&hunter2&x="),
+            "redis://host?user=***&password=***&&***&x=***");
+  EXPECT_EQ(redact_redis_url("redis://u:p@host/0?password=hunter2#hunter2"),
+            "redis://***@host/0?password=***#***");
+  EXPECT_EQ(redact_redis_url("redis://host/hunter2"), "redis://host/***");
+  EXPECT_EQ(redact_redis_url("redis://host;password=hunter2/0"), "redis://***/0");
+  for (const char* url :
+       {"redis://host:6379/0?password=hunter2", "redis://host?hunter2", "redis://host#hunter2",
+        "redis://host/0?a=1&password=hunter2", "redis://host/0?pass@word=hunter2",
+        "redis://hunter2:@host", "redis://host:hunter2"}) {
+    EXPECT_EQ(redact_redis_url(url).find("hunter2"), std::string::npos) << url;
+  }
+}
+
+TEST(RedisUrl, QueryIsRefusedWithWhereThePasswordGoes) {
+  for (const char* url :
+       {"redis://host:6379/0?password=hunter2", "redis://host?db=1", "redis://host:6379#x"}) {
+    auto parsed = parse_redis_url(url);
+    ASSERT_FALSE(parsed) << url;
+    EXPECT_NE(parsed.error().message.find("redis://[user]:password@host"), std::string::npos)
+        << parsed.error().message;
+    EXPECT_EQ(parsed.error().message.find("hunter2"), std::string::npos);
+  }
 }
 
 }  // namespace

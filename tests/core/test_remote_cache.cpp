@@ -12,6 +12,7 @@
 #include "cubby/entry.hpp"
 #include "cubby/storage/lock.hpp"
 #include "cubby/storage/store_stats.hpp"
+#include "drip_server.hpp"
 #include "redis_server.hpp"
 #include "stats_report.hpp"
 #include "storage/remote/redis.hpp"
@@ -396,6 +397,57 @@ TEST_F(RemoteCacheTest, CredentialsAreNeverPrinted) {
   right2.remote_url = right.remote_url;
   Cache reader(right2);
   EXPECT_EQ(reader.compile(request(salt_, 1)).tier, Source::remote);
+}
+
+TEST_F(RemoteCacheTest, RejectedEntryMessageSaysWhatIsTrueOfARemoteEntry) {
+  CacheResult good;
+  {
+    Cache a(machine("a"));
+    good = a.compile(request(salt_));
+  }
+  ASSERT_TRUE(command({"SET", RedisTier::redis_key(good.key), "garbage"}));
+  for (const bool read_mode : {true, false}) {
+    SCOPED_TRACE(read_mode);
+    Config config = machine(read_mode ? "reader" : "writer");
+    config.remote_read_only = read_mode;
+    ::testing::internal::CaptureStderr();
+    {
+      Cache b(config);
+      EXPECT_EQ(b.compile(request(salt_)).tier, Source::compiled);
+      EXPECT_EQ(b.stats().remote_rejected, 1u);
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("remote entry " + good.key.hex()), std::string::npos) << err;
+    // `cubby verify --fix` checks only the local store: never the advice for a remote entry.
+    EXPECT_EQ(err.find("verify --fix"), std::string::npos) << err;
+    EXPECT_NE(err.find(read_mode ? "a process that writes the remote replaces it"
+                                 : "the upload of this compile replaces it"),
+              std::string::npos)
+        << err;
+  }
+  Cache c(machine("c"));  // the writer's upload did replace it
+  EXPECT_EQ(c.compile(request(salt_)).tier, Source::remote);
+}
+
+TEST(RemoteCacheDrip, CacheWhoseRemoteWriteIsDrippedIsDestroyedWithinTheDocumentedBound) {
+  // Lookups find nothing at once; the write's reply ("+OOOO...") drips for ever, a byte every
+  // 20 ms, so that no single read waits as long as the timeout.
+  testing::DripServer server({{"GET", {"$-1\r\n", ""}}, {"SET", {"+", "O"}}},
+                             std::chrono::milliseconds(20));
+  TempDir dir("remote-drip");
+  Config config;
+  config.dir = dir.path();
+  config.remote_url = server.url();
+  config.remote_timeout_ms = 300;
+  // The bound Cache::finish and ~Cache document for queued remote writes.
+  const auto bound = std::max<std::chrono::milliseconds>(
+      std::chrono::seconds(1), 4 * std::chrono::milliseconds(config.remote_timeout_ms));
+  auto cache = std::make_unique<Cache>(config);
+  std::random_device random;
+  EXPECT_EQ(cache->compile(request(std::to_string(random()))).tier, Source::compiled);
+  ASSERT_TRUE(server.await("SET", std::chrono::seconds(10)));  // the write is being dripped
+  const auto took = testing::duration_of(server, [&] { cache.reset(); });
+  EXPECT_LT(took, bound);
 }
 
 TEST_F(RemoteCacheTest, DisabledCacheNeverAsksTheRemote) {

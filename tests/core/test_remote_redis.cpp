@@ -1,12 +1,14 @@
 // The Redis tier against a real redis-server (core/src/storage/remote/redis.cpp): round trips,
 // signing, read mode, size limit, TTL, background writes, and failing safe (refused, killed,
-// paused: counted failures, then skipped for the back-off).
+// paused: counted failures, then skipped for the back-off), whole-call deadlines against a fake
+// server that drips its replies, TTL limits.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <random>
 #include <thread>
 
+#include "drip_server.hpp"
 #include "redis_server.hpp"
 #include "sign.hpp"
 #include "storage/remote/compress.hpp"
@@ -15,6 +17,7 @@
 namespace cubby {
 namespace {
 
+using testing::DripServer;
 using testing::RedisServer;
 
 Key key_of(std::uint8_t fill) {
@@ -124,6 +127,32 @@ TEST_F(RedisTierTest, SizeLimitAndTtl) {
   ASSERT_TRUE(server_->command({"SET", RedisTier::redis_key(key_of(7)), std::string(100, 'x')}));
   EXPECT_FALSE(tier.get(key_of(7)));
   EXPECT_EQ(tier.counters().rejected, 1u);
+}
+
+TEST_F(RedisTierTest, TtlOverWhatRedisAcceptsIsClampedWithAWarning) {
+  // Redis refuses an expiry whose milliseconds from now overflow: every write would fail.
+  const std::uint64_t huge = 999999999999ull * 86400;  // CUBBY_REMOTE_TTL=999999999999d
+  const std::string name = RedisTier::redis_key(key_of(60));
+  const auto refused = server_->command({"SET", name, "v", "EX", std::to_string(huge)});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->type, '-');
+  const auto accepted = server_->command({"SET", name, "v", "EX", std::to_string(kMaxRemoteTtlS)});
+  ASSERT_TRUE(accepted);
+  EXPECT_EQ(accepted->value, "OK");
+
+  Config config;
+  config.remote_url = server_->url();
+  config.remote_ttl_s = huge;  // a Config made in code: from_env refuses it
+  ::testing::internal::CaptureStderr();
+  auto tier = open_remote_tier(config);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_NE(tier, nullptr);
+  EXPECT_NE(err.find("never expire"), std::string::npos) << err;
+  auto put = tier->put(key_of(61), "x");
+  ASSERT_TRUE(put) << put.error().message;
+  const auto ttl = server_->command({"TTL", RedisTier::redis_key(key_of(61))});
+  ASSERT_TRUE(ttl && ttl->value);
+  EXPECT_GT(std::stoll(*ttl->value), 0);
 }
 
 TEST_F(RedisTierTest, LargeValuesEmptyValuesAndOddRepliesKeepTheConnectionInStep) {
@@ -372,6 +401,80 @@ TEST(RedisTierRefused, NothingListeningIsAnErrorThenSkipped) {
   const RemoteCounters counters = tier.counters();
   EXPECT_EQ(counters.errors + counters.timeouts, 1u);
   EXPECT_EQ(counters.skipped, 1u);
+}
+
+// A server that drips a reply: a byte every 20 ms, so that no single read ever waits as long as
+// the 250 ms timeout. Every call must still end by its deadline.
+constexpr auto kDripTimeout = std::chrono::milliseconds(250);
+constexpr auto kDripInterval = std::chrono::milliseconds(20);
+
+RedisOptions drip_options(const DripServer& server, const std::string& password = {}) {
+  RedisOptions o;
+  o.url.host = "127.0.0.1";
+  o.url.port = server.port();
+  o.url.password = password;
+  o.location = server.url();
+  o.timeout = kDripTimeout;
+  o.backoff = std::chrono::seconds(60);
+  return o;
+}
+
+TEST(RedisTierDrip, GetWithADrippedValueFailsByTheDeadline) {
+  // A 1 MB value announced, then its bytes one at a time.
+  DripServer server({{"GET", {"$1000000\r\n", "x"}}}, kDripInterval);
+  RedisTier tier(drip_options(server));
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(50)); });
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, 5 * kDripTimeout);  // a bound derived from the timeout, not a speed target
+  EXPECT_EQ(tier.counters().timeouts, 1u);
+  EXPECT_FALSE(tier.get(key_of(50)));  // the breaker is open: not asked again
+  EXPECT_EQ(tier.counters().skipped, 1u);
+}
+
+TEST(RedisTierDrip, GetWithADrippedLengthLineFailsByTheDeadline) {
+  DripServer server({{"GET", {"$", "1"}}}, kDripInterval);  // "$1111111..." never ends its line
+  RedisTier tier(drip_options(server));
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(51)); });
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, 5 * kDripTimeout);
+  EXPECT_EQ(tier.counters().timeouts, 1u);
+}
+
+TEST(RedisTierDrip, SetWithADrippedReplyFailsByTheDeadline) {
+  DripServer server({{"SET", {"+", "O"}}}, kDripInterval);  // "+OOOO..." never ends its line
+  RedisTier tier(drip_options(server));
+  Result<void> put;
+  const auto took = testing::duration_of(server, [&] { put = tier.put(key_of(52), "bytes"); });
+  EXPECT_FALSE(put);
+  EXPECT_LT(took, 5 * kDripTimeout);
+  EXPECT_EQ(tier.counters().timeouts, 1u);
+  EXPECT_EQ(tier.counters().writes_dropped, 1u);
+  EXPECT_NE(put.error().message.find("CUBBY_REMOTE_TIMEOUT_MS"), std::string::npos)
+      << put.error().message;
+}
+
+TEST(RedisTierDrip, DrippedAuthReplyFailsTheLookupByTheDeadline) {
+  // The connect's handshake is part of the lookup's deadline.
+  DripServer server({{"AUTH", {"+", "O"}}, {"GET", {"$-1\r\n", ""}}}, kDripInterval);
+  RedisTier tier(drip_options(server, "secret"));
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(53)); });
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, 5 * kDripTimeout);
+  EXPECT_EQ(tier.counters().timeouts, 1u);
+  EXPECT_EQ(server.received("GET"), 0);
+}
+
+TEST(RedisTierDrip, DestructorEndsADrippedBackgroundWriteWithinItsBound) {
+  DripServer server({{"SET", {"+", "O"}}}, kDripInterval);
+  const auto bound = std::max<std::chrono::milliseconds>(std::chrono::seconds(1), 4 * kDripTimeout);
+  auto tier = std::make_unique<RedisTier>(drip_options(server));
+  tier->put_later(key_of(54), "bytes");
+  ASSERT_TRUE(server.await("SET", std::chrono::seconds(10)));  // the write is being dripped
+  const auto took = testing::duration_of(server, [&] { tier.reset(); });
+  EXPECT_LT(took, bound);
 }
 
 TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {

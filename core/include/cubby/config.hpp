@@ -9,18 +9,24 @@
 
 namespace cubby {
 
+// The largest remote expiry (seconds, about 285 million years): Redis refuses a SET whose EX,
+// in milliseconds from now, overflows a signed 64-bit number (about 9.22e15 s), and would so
+// refuse every write. CUBBY_REMOTE_TTL above it is invalid.
+inline constexpr std::uint64_t kMaxRemoteTtlS = 9'000'000'000'000'000;
+
 struct Config {
   std::filesystem::path dir;  // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
   std::uint64_t max_size = 5ull << 30;    // CUBBY_MAX_SIZE ("5G", "500M", bytes)
   std::string remote_url;                 // CUBBY_REMOTE (redis://host:port/db); empty: none
   std::string remote_secret;              // CUBBY_REMOTE_SECRET: sign and verify remote entries
   bool remote_read_only = false;          // CUBBY_REMOTE_MODE=read: look up, never write the remote
-  std::uint32_t remote_timeout_ms = 500;  // CUBBY_REMOTE_TIMEOUT_MS: connect and command timeout
+  std::uint32_t remote_timeout_ms = 500;  // CUBBY_REMOTE_TIMEOUT_MS: bound of each whole call
   std::uint32_t remote_backoff_ms =
       30000;  // CUBBY_REMOTE_BACKOFF_MS: skip the remote after a failure
   std::uint64_t remote_max_entry = 64ull
                                    << 20;  // CUBBY_REMOTE_MAX_ENTRY: bigger: not sent/accepted
   std::uint64_t remote_ttl_s = 0;  // CUBBY_REMOTE_TTL ("3600", "30m", "12h", "7d"); 0: no expiry
+                                   // (at most kMaxRemoteTtlS)
   bool remote_compress = true;     // CUBBY_REMOTE_COMPRESS=0: send entries uncompressed (LZ4 else)
   bool read_only = false;          // CUBBY_READ_ONLY=1: never write the store
   bool disabled = false;           // CUBBY_DISABLE=1: always compile, never read or write

@@ -1,7 +1,8 @@
 // The remote tier: entries shared by a fleet of machines (Redis, see README "Remote tier").
 //
-// Contract: a remote never makes a lookup fail or wait long. Every call is bounded by the
-// configured timeout; a call that fails (refused, reset, timed out, error reply) returns a
+// Contract: a remote never makes a lookup fail or wait long. Every call ends within the configured
+// timeout, all of it included (connect, handshake, request, the whole reply, however slowly the
+// server sends it); a call that fails (refused, reset, timed out, error reply) returns a
 // failure that the orchestrator treats as a miss, and after an I/O failure or a timeout the tier
 // answers at once ("skipped") for the configured back-off before trying again (circuit breaker).
 // Values that are unsigned or badly signed (with a secret), or bigger than the size limit, are
@@ -37,7 +38,9 @@ class RemoteTier : public Tier {
   // Queues `bytes` to be `put` by a background thread and returns at once. The queue is bounded;
   // a write that does not fit (or any write in read mode) is dropped (counted unless read mode).
   virtual void put_later(const Key& key, std::string bytes) = 0;
-  // Waits until queued writes are done, at most `bound`; what is still queued then is dropped.
+  // Waits until queued writes are done, at most `bound`; what is still queued then is dropped. The
+  // writes started meanwhile end (or fail) by then too, and one already in flight within the
+  // timeout of its start: with `bound` >= the timeout, no write outlives the drain.
   virtual void drain(std::chrono::milliseconds bound) = 0;
   // Opens a connection in the background, so that the first lookup need not wait for one (the
   // orchestrator calls it for a fresh store folder, whose lookups all go to the remote). Returns

@@ -1,6 +1,7 @@
 #include "storage/remote/redis.hpp"
 
 #include <hiredis/hiredis.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -22,11 +23,33 @@ using Clock = std::chrono::steady_clock;
 
 std::int64_t now_ns() { return Clock::now().time_since_epoch().count(); }
 
-timeval to_timeval(std::chrono::milliseconds ms) {
+timeval to_timeval(std::chrono::microseconds us) {
   timeval tv{};
-  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  tv.tv_sec = static_cast<time_t>(us.count() / 1000000);
+  tv.tv_usec = static_cast<suseconds_t>(us.count() % 1000000);
   return tv;
+}
+
+// A remote call's deadline covers all of it: connect, handshake, request and the whole reply.
+// Every socket wait of the call (connect, each read, each write) is bounded by the time left, so a
+// server that drips its reply a byte at a time cannot stretch the call past its deadline.
+using Deadline = Clock::time_point;
+
+bool passed(Deadline deadline) { return Clock::now() >= deadline; }
+
+// The time left before `deadline`, rounded up to a microsecond; zero once it passed.
+std::chrono::microseconds time_left(Deadline deadline) {
+  const auto left = std::chrono::ceil<std::chrono::microseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::microseconds(0));
+}
+
+// Sets `fd`'s `option` (SO_RCVTIMEO before a read, SO_SNDTIMEO before a write) to the time left
+// before `deadline`. False once it passed (a zero socket timeout would mean "wait for ever").
+bool arm(int fd, int option, Deadline deadline) {
+  const std::chrono::microseconds left = time_left(deadline);
+  if (left.count() <= 0) return false;
+  const timeval tv = to_timeval(left);
+  return ::setsockopt(fd, SOL_SOCKET, option, &tv, sizeof tv) == 0;
 }
 
 // hiredis reports a timed-out connect as ETIMEDOUT and a timed-out read as EAGAIN, both through
@@ -40,16 +63,35 @@ bool is_timeout(const redisContext& context) {
 
 redisReply* as_reply(void* reply) { return static_cast<redisReply*>(reply); }
 
-// Sends one command (binary-safe arguments) on `context` and reads its reply: the reply to free,
-// or nullptr when the connection failed (the reason in context->errstr).
-void* command(redisContext* context, std::initializer_list<std::string_view> args) {
+// Sends one command (binary-safe arguments) on `context` and reads its reply, all before
+// `deadline`: the reply to free, or nullptr when the connection failed (the reason in
+// context->errstr) or the deadline passed (then `passed(deadline)`). After nullptr the
+// connection is out of step: close it.
+void* command(redisContext* context, std::initializer_list<std::string_view> args,
+              Deadline deadline) {
   std::vector<const char*> argv;
   std::vector<std::size_t> lengths;
   for (std::string_view arg : args) {
     argv.push_back(arg.data());
     lengths.push_back(arg.size());
   }
-  return redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data());
+  if (redisAppendCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data()) !=
+      REDIS_OK) {
+    return nullptr;
+  }
+  for (int done = 0; !done;) {
+    if (!arm(context->fd, SO_SNDTIMEO, deadline) || redisBufferWrite(context, &done) != REDIS_OK) {
+      return nullptr;
+    }
+  }
+  void* reply = nullptr;
+  for (;;) {
+    if (redisGetReplyFromReader(context, &reply) != REDIS_OK) return nullptr;
+    if (reply != nullptr) return reply;
+    if (!arm(context->fd, SO_RCVTIMEO, deadline) || redisBufferRead(context) != REDIS_OK) {
+      return nullptr;
+    }
+  }
 }
 
 // How many idle connections the pool keeps.
@@ -79,6 +121,11 @@ void RedisTier::warn_once(std::atomic<bool>& flag, const std::string& message) {
   if (!flag.exchange(true)) std::fprintf(stderr, "cubby: %s\n", message.c_str());
 }
 
+std::string RedisTier::timed_out() const {
+  return "timed out after " + std::to_string(options_.timeout.count()) +
+         " ms (CUBBY_REMOTE_TIMEOUT_MS, the bound of each whole call: connect and reply included)";
+}
+
 void RedisTier::note_failure(bool timeout, const std::string& what) {
   ++(timeout ? timeouts_ : errors_);
   open_until_ns_.store(now_ns() + std::chrono::nanoseconds(options_.backoff).count());
@@ -90,21 +137,27 @@ void RedisTier::note_failure(bool timeout, const std::string& what) {
                 "`cubby stats` counts remote errors and timeouts");
 }
 
-Result<RedisTier::Connection> RedisTier::connect() {
-  const timeval tv = to_timeval(options_.timeout);
-  Connection connection(redisConnectWithTimeout(options_.url.host.c_str(), options_.url.port, tv));
+Result<RedisTier::Connection> RedisTier::connect(Clock::time_point deadline) {
+  if (passed(deadline)) {
+    note_failure(true, timed_out());
+    return fail(Errc::io, "cannot connect to ", options_.location, ": ", timed_out());
+  }
+  Connection connection(redisConnectWithTimeout(options_.url.host.c_str(), options_.url.port,
+                                                to_timeval(time_left(deadline))));
   if (!connection) return fail(Errc::io, "out of memory connecting to ", options_.location);
   if (connection->err != 0) {
-    const bool timeout = is_timeout(*connection);
-    note_failure(timeout, std::string("cannot connect: ") + connection->errstr);
-    return fail(Errc::io, "cannot connect to ", options_.location, ": ", connection->errstr);
+    const bool timeout = is_timeout(*connection) || passed(deadline);
+    const std::string what = timeout ? timed_out() : connection->errstr;
+    note_failure(timeout, "cannot connect: " + what);
+    return fail(Errc::io, "cannot connect to ", options_.location, ": ", what);
   }
-  redisSetTimeout(connection.get(), tv);
   auto handshake = [&](std::initializer_list<std::string_view> args) -> Result<void> {
-    Reply reply(command(connection.get(), args));
+    Reply reply(command(connection.get(), args, deadline));
     if (!reply) {
-      note_failure(is_timeout(*connection), connection->errstr);
-      return fail(Errc::io, options_.location, ": ", connection->errstr);
+      const bool timeout = is_timeout(*connection) || passed(deadline);
+      const std::string what = timeout ? timed_out() : connection->errstr;
+      note_failure(timeout, what);
+      return fail(Errc::io, options_.location, ": ", what);
     }
     if (as_reply(reply.get())->type == REDIS_REPLY_ERROR) {
       // The server's words (WRONGPASS, NOAUTH, ...) never contain the password.
@@ -137,7 +190,7 @@ void RedisTier::connect_ahead() {
     // Under the breaker like any call (a failure counts and opens it, as a lookup's would).
     auto connection = now_ns() < open_until_ns_.load()
                           ? Result<Connection>(fail(Errc::io, "skipped"))
-                          : connect();
+                          : connect(Clock::now() + options_.timeout);
     std::lock_guard lock(pool_mutex_);
     if (connection && idle_.size() < kIdleConnections)
       idle_.push_back(std::move(connection).value());
@@ -152,12 +205,16 @@ void RedisTier::connect_ahead() {
   }
 }
 
-Result<RedisTier::Connection> RedisTier::pooled_connection() {
+Result<RedisTier::Connection> RedisTier::pooled_connection(Clock::time_point deadline) {
   {
     // A connection being opened ahead is waited for rather than opened twice (its connect and
-    // handshake are bounded by the timeout); its failure opens the breaker checked next.
+    // handshake have a deadline of their own, before this call's); its failure opens the breaker
+    // checked next.
     std::unique_lock lock(pool_mutex_);
-    connected_cv_.wait(lock, [&] { return !connecting_; });
+    if (!connected_cv_.wait_until(lock, deadline, [&] { return !connecting_; })) {
+      ++timeouts_;
+      return fail(Errc::io, options_.location, ": ", timed_out());
+    }
     if (now_ns() < open_until_ns_.load()) {
       ++skipped_;
       return fail(Errc::io, options_.location, " failed recently; skipped for now");
@@ -168,7 +225,7 @@ Result<RedisTier::Connection> RedisTier::pooled_connection() {
       return connection;
     }
   }
-  return connect();
+  return connect(deadline);
 }
 
 void RedisTier::pool(Connection connection) {
@@ -177,17 +234,17 @@ void RedisTier::pool(Connection connection) {
   if (idle_.size() < kIdleConnections) idle_.push_back(std::move(connection));
 }
 
-Result<RedisTier::Reply> RedisTier::call(std::initializer_list<std::string_view> args) {
-  auto pooled = pooled_connection();
+Result<RedisTier::Reply> RedisTier::call(std::initializer_list<std::string_view> args,
+                                         Clock::time_point cap) {
+  const Clock::time_point deadline = std::min(Clock::now() + options_.timeout, cap);
+  auto pooled = pooled_connection(deadline);
   if (!pooled) return std::move(pooled).error();
   Connection connection = std::move(pooled).value();
-  Reply reply(command(connection.get(), args));
+  Reply reply(command(connection.get(), args, deadline));
   if (!reply) {  // the connection is unusable now (its read buffer is undefined): drop it
-    const bool timeout = is_timeout(*connection);
-    const std::string what = connection->errstr;
-    note_failure(timeout, timeout ? "timed out after " + std::to_string(options_.timeout.count()) +
-                                        " ms (CUBBY_REMOTE_TIMEOUT_MS)"
-                                  : what);
+    const bool timeout = is_timeout(*connection) || passed(deadline);
+    const std::string what = timeout ? timed_out() : connection->errstr;
+    note_failure(timeout, what);
     return fail(Errc::io, options_.location, ": ", what);
   }
   pool(std::move(connection));
@@ -196,7 +253,8 @@ Result<RedisTier::Reply> RedisTier::call(std::initializer_list<std::string_view>
 
 Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
                                                         std::uint64_t limit) {
-  auto pooled = pooled_connection();
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  auto pooled = pooled_connection(deadline);
   if (!pooled) return std::move(pooled).error();
   Connection connection = std::move(pooled).value();
   redisContext& context = *connection;
@@ -207,12 +265,10 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
   }
   // Any failure below leaves the connection out of step: it is dropped (closed), never pooled.
   auto io_failure = [&](int error) -> Failure {
-    const bool timeout = error == EAGAIN || error == EWOULDBLOCK;
-    const std::string what = timeout
-                                 ? "timed out after " + std::to_string(options_.timeout.count()) +
-                                       " ms (CUBBY_REMOTE_TIMEOUT_MS)"
-                                 : (error == 0 ? std::string("connection closed by the server")
-                                               : std::string(std::strerror(error)));
+    const bool timeout = error == EAGAIN || error == EWOULDBLOCK || passed(deadline);
+    const std::string what = timeout      ? timed_out()
+                             : error == 0 ? std::string("connection closed by the server")
+                                          : std::string(std::strerror(error));
     note_failure(timeout, what);
     return fail(Errc::io, options_.location, ": GET ", name, ": ", what);
   };
@@ -222,16 +278,18 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
     return fail(Errc::io, options_.location, ": out of memory");
   }
   for (int done = 0; !done;) {
-    if (redisBufferWrite(&context, &done) != REDIS_OK) {
-      const bool timeout = is_timeout(context);
-      note_failure(timeout, context.errstr);
-      return fail(Errc::io, options_.location, ": ", context.errstr);
+    if (!arm(context.fd, SO_SNDTIMEO, deadline) || redisBufferWrite(&context, &done) != REDIS_OK) {
+      const bool timeout = is_timeout(context) || passed(deadline);
+      const std::string what = timeout ? timed_out() : context.errstr;
+      note_failure(timeout, what);
+      return fail(Errc::io, options_.location, ": ", what);
     }
   }
-  // Reads into `buffer`: -1 once at least one byte came (`got` of them), else 0 for the end of
-  // the stream or an errno (EAGAIN: the timeout passed).
+  // Reads into `buffer` before the deadline: -1 once at least one byte came (`got` of them), else
+  // 0 for the end of the stream or an errno (EAGAIN: the deadline passed).
   auto read_some = [&](char* buffer, std::size_t room, std::size_t& got) -> int {
     for (;;) {
+      if (!arm(context.fd, SO_RCVTIMEO, deadline)) return EAGAIN;
       const ssize_t n = ::read(context.fd, buffer, room);
       if (n > 0) {
         got = static_cast<std::size_t>(n);
@@ -347,6 +405,10 @@ Result<std::optional<std::string>> RedisTier::get(const Key& key) {
 }
 
 Result<void> RedisTier::put(const Key& key, std::string_view bytes) {
+  return write(key, bytes, Clock::time_point::max());
+}
+
+Result<void> RedisTier::write(const Key& key, std::string_view bytes, Clock::time_point cap) {
   if (options_.read_only || writes_refused_.load()) {
     return fail(Errc::invalid_argument, options_.location,
                 " is read-only for this process (CUBBY_REMOTE_MODE=read or refused writes)");
@@ -363,8 +425,8 @@ Result<void> RedisTier::put(const Key& key, std::string_view bytes) {
   const std::string_view value = options_.secret.empty() ? payload : std::string_view(sealed);
   const std::string name = redis_key(key);
   const std::string ttl = std::to_string(options_.ttl_s);
-  auto called =
-      options_.ttl_s > 0 ? call({"SET", name, value, "EX", ttl}) : call({"SET", name, value});
+  auto called = options_.ttl_s > 0 ? call({"SET", name, value, "EX", ttl}, cap)
+                                   : call({"SET", name, value}, cap);
   if (!called) {
     ++writes_dropped_;
     return std::move(called).error();
@@ -394,7 +456,7 @@ Result<void> RedisTier::remove(const Key& key) {
     return fail(Errc::invalid_argument, options_.location, " is read-only (CUBBY_REMOTE_MODE)");
   }
   const std::string name = redis_key(key);
-  auto called = call({"DEL", name});
+  auto called = call({"DEL", name}, Clock::time_point::max());
   if (!called) return std::move(called).error();
   if (as_reply(called->get())->type == REDIS_REPLY_ERROR) {
     ++errors_;
@@ -427,8 +489,9 @@ void RedisTier::writer_loop() {
     queue_.pop_front();
     queued_bytes_ -= bytes.size();
     writing_ = true;
+    const Clock::time_point cap = drain_until_;
     lock.unlock();
-    (void)put(key, bytes);  // counted inside; a failure is only a missed share
+    (void)write(key, bytes, cap);  // counted inside; a failure is only a missed share
     lock.lock();
     writing_ = false;
     idle_cv_.notify_all();
@@ -437,10 +500,15 @@ void RedisTier::writer_loop() {
 
 void RedisTier::drain(std::chrono::milliseconds bound) {
   std::unique_lock lock(queue_mutex_);
-  idle_cv_.wait_for(lock, bound, [&] { return queue_.empty() && !writing_; });
+  const Clock::time_point until = Clock::now() + bound;
+  // Writes started from now on end by `until` too, so that the write in flight when the bound
+  // passes ends with it (the destructor's join waits for no more than that).
+  drain_until_ = std::min(drain_until_, until);
+  idle_cv_.wait_until(lock, until, [&] { return queue_.empty() && !writing_; });
   writes_dropped_ += queue_.size();
   queue_.clear();
   queued_bytes_ = 0;
+  drain_until_ = Clock::time_point::max();
 }
 
 RemoteCounters RedisTier::counters() const {
@@ -474,7 +542,14 @@ std::unique_ptr<RemoteTier> open_remote_tier(const Config& config) {
   options.timeout = std::chrono::milliseconds(config.remote_timeout_ms);
   options.backoff = std::chrono::milliseconds(config.remote_backoff_ms);
   options.max_entry = config.remote_max_entry;
-  options.ttl_s = config.remote_ttl_s;
+  options.ttl_s = std::min(config.remote_ttl_s, kMaxRemoteTtlS);
+  if (config.remote_ttl_s > kMaxRemoteTtlS) {  // a Config made in code (from_env refuses it)
+    std::fprintf(stderr,
+                 "cubby: remote_ttl_s %llu is over what Redis accepts; using %llu s (set 0 for "
+                 "remote entries that never expire)\n",
+                 static_cast<unsigned long long>(config.remote_ttl_s),
+                 static_cast<unsigned long long>(kMaxRemoteTtlS));
+  }
   options.compress = config.remote_compress;
   return std::make_unique<RedisTier>(std::move(options));
 }

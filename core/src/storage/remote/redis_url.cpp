@@ -39,6 +39,60 @@ std::string percent_decode(std::string_view text) {
 
 constexpr std::string_view kScheme = "redis://";
 
+// The parts of what follows "redis://[credentials@]": host[:port], then /db, ?query, #fragment.
+struct Tail {
+  std::string_view authority, path, query, fragment;  // path, query, fragment with their / ? #
+};
+
+Tail split_tail(std::string_view rest) {
+  Tail out;
+  const auto fragment = rest.find('#');
+  if (fragment != std::string_view::npos) {
+    out.fragment = rest.substr(fragment);
+    rest = rest.substr(0, fragment);
+  }
+  const auto query = rest.find('?');
+  if (query != std::string_view::npos) {
+    out.query = rest.substr(query);
+    rest = rest.substr(0, query);
+  }
+  const auto slash = rest.find('/');
+  out.authority = rest.substr(0, slash);
+  if (slash != std::string_view::npos) out.path = rest.substr(slash);
+  return out;
+}
+
+bool all_of(std::string_view text, std::string_view allowed) {
+  return text.find_first_not_of(allowed) == std::string_view::npos;
+}
+
+constexpr std::string_view kDigits = "0123456789";
+constexpr std::string_view kNameChars =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_";
+constexpr std::string_view kAddressChars =  // of a bracketed IPv6 address, with a zone
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_:%";
+
+// Whether `authority` is host[:port] made only of what a host name, an address and a port hold
+// (so it can hold no secret).
+bool plain_authority(std::string_view authority) {
+  std::string_view host = authority;
+  std::string_view port;
+  std::string_view host_chars = kNameChars;
+  if (authority.starts_with('[')) {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) return false;
+    host = authority.substr(1, close - 1);
+    host_chars = kAddressChars;
+    const std::string_view after = authority.substr(close + 1);
+    if (!after.empty() && after[0] != ':') return false;
+    port = after.substr(after.empty() ? 0 : 1);
+  } else if (const auto colon = authority.find(':'); colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  return all_of(host, host_chars) && all_of(port, kDigits);
+}
+
 }  // namespace
 
 Result<RedisUrl> parse_redis_url(std::string_view url) {
@@ -59,10 +113,16 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
       out.password = percent_decode(credentials);  // redis://password@host, as redis-cli -u
     }
   }
-  std::string_view authority = rest;
-  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
-    authority = rest.substr(0, slash);
-    std::string_view db = rest.substr(slash + 1);
+  const Tail tail = split_tail(rest);
+  if (!tail.query.empty() || !tail.fragment.empty()) {
+    return fail(Errc::invalid_argument,
+                "CUBBY_REMOTE has a query or fragment (?... or #...), which cubby does not read; "
+                "give the password in the URL itself: redis://[user]:password@host:port/db "
+                "(percent-encode @ : / ? # in it)");
+  }
+  const std::string_view authority = tail.authority;
+  if (!tail.path.empty()) {
+    const std::string_view db = tail.path.substr(1);
     if (!db.empty()) {
       auto parsed = parse_int(db, 0, 1 << 20, "the database (after the last /)");
       if (!parsed) return std::move(parsed).error();
@@ -102,9 +162,35 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
 std::string redact_redis_url(std::string_view url) {
   if (!url.starts_with(kScheme)) return "(a CUBBY_REMOTE URL that is not redis://)";
   std::string_view rest = url.substr(kScheme.size());
-  const auto at = rest.rfind('@');
-  if (at == std::string_view::npos) return std::string(url);
-  return std::string(kScheme) + "***@" + std::string(rest.substr(at + 1));
+  std::string out(kScheme);
+  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+    out += "***@";
+    rest = rest.substr(at + 1);
+  }
+  const Tail tail = split_tail(rest);
+  // Only what cannot be a secret is shown as it is: a host name or address, a database number,
+  // the names of query parameters.
+  out += plain_authority(tail.authority) ? tail.authority : "***";
+  if (!tail.path.empty()) out += all_of(tail.path.substr(1), kDigits) ? tail.path : "/***";
+  if (!tail.query.empty()) {
+    std::string_view query = tail.query.substr(1);
+    for (char separator = '?';; separator = '&') {
+      const auto amp = query.find('&');
+      const std::string_view parameter = query.substr(0, amp);
+      out += separator;
+      if (const auto equals = parameter.find('='); equals != std::string_view::npos) {
+        const std::string_view name = parameter.substr(0, equals);
+        out += all_of(name, kNameChars) ? name : "***";
+        out += "=***";
+      } else if (!parameter.empty()) {
+        out += "***";  // a bare parameter may be a secret
+      }
+      if (amp == std::string_view::npos) break;
+      query = query.substr(amp + 1);
+    }
+  }
+  if (!tail.fragment.empty()) out += "#***";
+  return out;
 }
 
 }  // namespace cubby

@@ -17,11 +17,14 @@ struct RedisUrl {
 };
 
 // Parses `url`; invalid_argument (naming what is wrong, never the password) otherwise.
-// User and password may be percent-encoded.
+// User and password may be percent-encoded. A query or fragment (`?password=...`) is refused with
+// a message that says where the password goes.
 Result<RedisUrl> parse_redis_url(std::string_view url);
 
-// `url` with the password (and user) replaced by "***": safe for logs and stats. An unparseable
-// URL is reduced to its scheme.
+// `url` with everything that may be a secret replaced by "***": safe for logs and stats, for any
+// input. User and password, every query value (and bare parameter), any fragment, a path that is
+// not a database number and a host part with characters no host name has are redacted; a URL of
+// another scheme is reduced to a phrase.
 std::string redact_redis_url(std::string_view url);
 
 }  // namespace cubby
