@@ -42,8 +42,9 @@ int run_verify(const Common& common, bool fix) {
               << config.dir.string() << ": " << report->bad << " bad";
     if (report->newer > 0) std::cout << ", " << report->newer << " of a newer format (kept)";
     if (report->older > 0) {
-      std::cout << ", " << report->older
-                << " of an older format (kept for older cubby releases; gc evicts them once unused)";
+      std::cout
+          << ", " << report->older
+          << " of an older format (kept for older cubby releases; gc evicts them once unused)";
     }
     if (fix) std::cout << ", " << report->removed << " removed";
     std::cout << '\n';

@@ -351,7 +351,7 @@ std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& i
   const std::uint64_t size = (*bytes)->size();
   count([&](Stats& s) { s.bytes_read += size; });
   auto entry = checked_entry(**bytes, key, distinct(inputs.name_expressions));
-  if (!entry && entry.error().code == Errc::not_found) return nullptr;  // another release's
+  if (!entry && entry.error().code == Errc::not_found) return nullptr;  // another release's: a miss
   if (!entry) {
     std::fprintf(stderr, "cubby: entry %s in %s is corrupt (%s); removing it and recompiling\n",
                  key.hex().c_str(), disk_.root().c_str(), entry.error().message.c_str());

@@ -251,7 +251,8 @@ Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
     const bool older = format == EntryFormat::older;
     return fail(Errc::not_found, "entry of format version ", std::to_string(version), ", ",
                 older ? "older" : "newer", " than this cubby's version ",
-                std::to_string(kEntryFormatVersion), ": written by ", older ? "an older" : "a newer",
+                std::to_string(kEntryFormatVersion), ": written by ",
+                older ? "an older" : "a newer",
                 " cubby release, which derives other keys; a miss for this one",
                 older ? " (gc evicts it once unused)" : " (use that release to read it)");
   }

@@ -128,8 +128,8 @@ class StoreCliTest : public ::testing::Test {
       const rlimit limit{bytes, bytes};
       if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(125);
 #endif
-      const Outcome run = finish(start(store_, root_.path(), "limited", args), root_.path(),
-                                 "limited");
+      const Outcome run =
+          finish(start(store_, root_.path(), "limited", args), root_.path(), "limited");
       ::_exit(run.exit_code < 0 ? 126 : run.exit_code);
     }
     int status = 0;
@@ -431,8 +431,8 @@ TEST_F(StoreCliTest, ImportOfAMemberDeclaringMoreThanTheArchiveHoldsAllocatesNot
   const pid_t writer = ::fork();
   if (writer == 0) {  // feeds the pipe once the tool opens it, then closes it
     const int fd = ::open(fifo.c_str(), O_WRONLY);
-    const bool written =
-        fd >= 0 && ::write(fd, archive.data(), archive.size()) == static_cast<ssize_t>(archive.size());
+    const bool written = fd >= 0 && ::write(fd, archive.data(), archive.size()) ==
+                                        static_cast<ssize_t>(archive.size());
     ::_exit(written ? 0 : 1);
   }
   const Outcome pipe = cubby_limited({"import", fifo.string()}, 1ull << 30);

@@ -247,7 +247,8 @@ TEST(Entry, LayoutFollowsTheGrammar) {
   EXPECT_EQ(load_le(bytes, 12, 1), 1u);
   EXPECT_EQ(bytes.substr(13, 3), std::string(3, '\0'));
   EXPECT_EQ(load_le(bytes, 32, 8), bytes.size() - kEntryHeaderSize);
-  EXPECT_EQ(bytes.substr(40, 16), std::string(reinterpret_cast<const char*>(kKey.bytes.data()), 16));
+  EXPECT_EQ(bytes.substr(40, 16),
+            std::string(reinterpret_cast<const char*>(kKey.bytes.data()), 16));
   EXPECT_EQ(kEntryHeaderSize, 56u);
   std::string zeroed = bytes;
   std::memset(zeroed.data() + 16, 0, 16);

@@ -72,9 +72,8 @@ std::uint64_t u64_at(const std::string& b, std::size_t at) {
 std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> regions_of(
     const std::string& b) {
   std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> regions = {
-      {"magic", {0, 8}},      {"version", {8, 12}},   {"kind", {12, 13}},
-      {"reserved", {13, 16}}, {"checksum", {16, 32}}, {"body_size", {32, 40}},
-      {"key", {40, 56}}};
+      {"magic", {0, 8}},      {"version", {8, 12}},    {"kind", {12, 13}}, {"reserved", {13, 16}},
+      {"checksum", {16, 32}}, {"body_size", {32, 40}}, {"key", {40, 56}}};
   std::size_t at = 56;
   auto str = [&] { at += 4 + u32_at(b, at); };
   const std::size_t names = at;
