@@ -27,10 +27,9 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
                                " cannot be shown by this cubby: " + entry.error().message);
   }
   if (!entry) {
+    // The decoder's message says what to do (delete it or `cubby verify --fix`).
     fail_with(kExitFailed, "entry " + key->hex() + " in " + config.dir.string() + " is corrupt (" +
-                               entry.error().message +
-                               "); remove it with `cubby verify --fix`; it will be recompiled on "
-                               "next use");
+                               entry.error().message + "); it will be recompiled on next use");
   }
   if (!cubin_out.empty()) write_output(cubin_out, entry->payload);
 
