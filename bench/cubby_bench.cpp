@@ -219,7 +219,7 @@ bool fill_remote(benchmark::State& state, Bench& bench, const cubby::Config& con
   cubby::Cache warm(config_at(bench.warm_dir));
   for (const auto& request : bench.requests) {
     auto result = warm.compile(request);
-    auto put = tier ? tier->put(result.key, cubby::encode_entry(*result.entry))
+    auto put = tier ? tier->put(result.key, cubby::encode_entry(result.key, *result.entry))
                     : cubby::Result<void>(cubby::fail(cubby::Errc::invalid_argument, "no tier"));
     if (!put) {
       const std::string message = "remote store unusable (" + put.error().message + ")";
@@ -316,7 +316,7 @@ void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool c
     cubby::Key key;
     key.bytes = cubby::hash128("BM_RemoteGet/" + workload->name + (compress ? "/lz4/" : "/raw/") +
                                std::to_string(i));
-    if (!tier->put(key, cubby::encode_entry(*bench.entries[i]))) {
+    if (!tier->put(key, cubby::encode_entry(key, *bench.entries[i]))) {
       state.SkipWithError("remote store unusable (a write failed)");
       return;
     }

@@ -1,14 +1,18 @@
 // ustar writing and reading for `cubby export` / `cubby import`; format in archive.hpp.
 #include "archive.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 namespace cubby::cli {
 namespace {
 
 constexpr std::size_t kBlock = 512;
+// The most bytes read_tar allocates ahead of the bytes it has read.
+constexpr std::size_t kChunk = std::size_t{1} << 20;
 using Block = std::array<char, kBlock>;
 
 void put_octal(Block& block, std::size_t offset, std::size_t width, std::uint64_t value) {
@@ -48,6 +52,46 @@ bool get_octal(const Block& block, std::size_t offset, std::size_t width, std::u
   return digits;
 }
 
+// The bytes left in `in` from its position, or nullopt when it cannot tell (a pipe).
+std::optional<std::uint64_t> bytes_left(std::istream& in) {
+  const std::istream::pos_type here = in.tellg();
+  if (here == std::istream::pos_type(-1)) return std::nullopt;
+  in.seekg(0, std::ios::end);
+  const std::istream::pos_type end = in.tellg();
+  in.seekg(here);
+  if (end == std::istream::pos_type(-1) || !in || end < here) {
+    in.clear();
+    in.seekg(here);
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(end - here);
+}
+
+// Appends `size` bytes of `in` to `out`, allocating at most kChunk ahead of what was read; false
+// if the stream ends first.
+bool read_chunked(std::istream& in, std::uint64_t size, std::string& out) {
+  while (size > 0) {
+    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(size, kChunk));
+    const std::size_t before = out.size();
+    out.resize(before + chunk);
+    in.read(out.data() + before, static_cast<std::streamsize>(chunk));
+    if (in.gcount() != static_cast<std::streamsize>(chunk)) return false;
+    size -= chunk;
+  }
+  return true;
+}
+
+// Skips `size` bytes of `in`; false if the stream ends first.
+bool skip(std::istream& in, std::uint64_t size) {
+  while (size > 0) {
+    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(size, kChunk));
+    in.ignore(static_cast<std::streamsize>(chunk));
+    if (in.gcount() != static_cast<std::streamsize>(chunk)) return false;
+    size -= chunk;
+  }
+  return true;
+}
+
 bool write_padding(std::ostream& out, std::size_t size) {
   static const Block zeros{};
   const std::size_t pad = (kBlock - size % kBlock) % kBlock;
@@ -85,11 +129,13 @@ bool write_tar_end(std::ostream& out) {
 }
 
 std::string read_tar(std::istream& in, std::uint64_t max_member,
-                     const std::function<void(const std::string&, std::string&&)>& visit) {
+                     const std::function<void(TarMember&&)>& visit) {
   for (std::uint64_t index = 0;; ++index) {
     Block header{};
     in.read(header.data(), kBlock);
-    if (in.gcount() == 0 && index > 0) return "the archive ends without its end marker";
+    if (in.gcount() == 0) {
+      return index == 0 ? "the archive is empty" : "the archive ends without its end marker";
+    }
     if (in.gcount() != static_cast<std::streamsize>(kBlock)) {
       return "the archive is truncated (in a member header)";
     }
@@ -105,24 +151,27 @@ std::string read_tar(std::istream& in, std::uint64_t max_member,
     if (!get_octal(header, 124, 12, size)) {
       return "member " + std::to_string(index + 1) + " has a bad size field";
     }
+    TarMember member;
+    member.name.assign(header.data(), ::strnlen(header.data(), 100));
+    member.type = header[156];
+    const std::string which = "member " + std::to_string(index + 1) + " (" + member.name + ")";
     if (size > max_member) {
-      return "member " + std::to_string(index + 1) + " is " + std::to_string(size) +
-             " bytes, over the limit of " + std::to_string(max_member);
+      return which + " declares " + std::to_string(size) + " bytes, over the limit of " +
+             std::to_string(max_member);
     }
-    const std::size_t name_length = ::strnlen(header.data(), 100);
-    std::string name(header.data(), name_length);
-    const char type = header[156];
-    std::string bytes(static_cast<std::size_t>(size), '\0');
-    in.read(bytes.data(), static_cast<std::streamsize>(size));
-    if (in.gcount() != static_cast<std::streamsize>(size)) {
-      return "the archive is truncated (in member " + name + ")";
+    const std::uint64_t pad = (kBlock - size % kBlock) % kBlock;
+    const auto left = bytes_left(in);
+    if (left && size + pad > *left) {
+      return which + " declares " + std::to_string(size) + " bytes but the archive has only " +
+             std::to_string(*left) + " left: it is truncated";
     }
-    const std::size_t pad = (kBlock - size % kBlock) % kBlock;
-    in.ignore(static_cast<std::streamsize>(pad));
-    if (in.gcount() != static_cast<std::streamsize>(pad)) {
-      return "the archive is truncated (after member " + name + ")";
-    }
-    if (type == '0' || type == '\0') visit(name, std::move(bytes));
+    // The bytes are there: one allocation. Otherwise read_chunked grows with what arrives.
+    if (left && member.regular()) member.bytes.reserve(static_cast<std::size_t>(size));
+    // Links, folders and other special members carry no entry: their content is skipped unread.
+    const bool read = member.regular() ? read_chunked(in, size, member.bytes) : skip(in, size);
+    if (!read) return "the archive is truncated (in " + which + ")";
+    if (!skip(in, pad)) return "the archive is truncated (after " + which + ")";
+    visit(std::move(member));
   }
 }
 

@@ -29,8 +29,8 @@ int run_export(const Common& common, const std::string& file) {
     auto read = disk.peek(info.key);
     if (!read || !read->has_value()) continue;  // removed meanwhile
     const std::string& entry = **read;
-    if (!is_newer_format(entry)) {
-      if (auto checked = verify_entry(entry); !checked) {
+    if (entry_format(entry) == EntryFormat::current) {  // another release's: carried as it is
+      if (auto checked = verify_entry(entry, info.key); !checked) {
         std::cerr << "cubby: skipping bad entry " << info.key.hex() << ": "
                   << checked.error().message << " (run `cubby verify --fix`)\n";
         ++skipped;

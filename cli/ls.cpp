@@ -22,8 +22,8 @@ int run_ls(const Common& common) {
       row["status"] = "unreadable";
       row["error"] =
           bytes ? std::string("the entry vanished while listing") : bytes.error().message;
-    } else if (auto entry = decode_entry(**bytes); !entry) {
-      row["status"] = "corrupt";
+    } else if (auto entry = decode_entry(**bytes, info.key); !entry) {
+      row["status"] = entry.error().code == Errc::not_found ? "other_format" : "corrupt";
       row["error"] = entry.error().message;
     } else {
       row["status"] = "ok";

@@ -21,12 +21,15 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
     fail_with(kExitFailed,
               "no entry " + key->hex() + " in " + config.dir.string() + " (see `cubby ls`)");
   }
-  auto entry = decode_entry(**bytes);
+  auto entry = decode_entry(**bytes, *key);
+  if (!entry && entry.error().code == Errc::not_found) {
+    fail_with(kExitFailed, "entry " + key->hex() + " in " + config.dir.string() +
+                               " cannot be shown by this cubby: " + entry.error().message);
+  }
   if (!entry) {
+    // The decoder's message says what to do (delete it or `cubby verify --fix`).
     fail_with(kExitFailed, "entry " + key->hex() + " in " + config.dir.string() + " is corrupt (" +
-                               entry.error().message +
-                               "); remove it with `cubby clear` (or `cubby verify --fix` once "
-                               "available); it will be recompiled on next use");
+                               entry.error().message + "); it will be recompiled on next use");
   }
   if (!cubin_out.empty()) write_output(cubin_out, entry->payload);
 

@@ -31,15 +31,21 @@ int run_verify(const Common& common, bool fix) {
   if (common.json) {
     print_json({{"dir", config.dir.string()},
                 {"entries", report->entries},
-                {"ok", report->entries - report->bad - report->newer},
+                {"ok", report->entries - report->bad - report->newer - report->older},
                 {"bad", report->bad},
                 {"newer_format", report->newer},
+                {"older_format", report->older},
                 {"removed", report->removed},
                 {"problems", bad}});
   } else {
     std::cout << report->entries << (report->entries == 1 ? " entry" : " entries") << " checked in "
               << config.dir.string() << ": " << report->bad << " bad";
     if (report->newer > 0) std::cout << ", " << report->newer << " of a newer format (kept)";
+    if (report->older > 0) {
+      std::cout
+          << ", " << report->older
+          << " of an older format (kept for older cubby releases; gc evicts them once unused)";
+    }
     if (fix) std::cout << ", " << report->removed << " removed";
     std::cout << '\n';
     if (!clean) std::cout << "run `cubby verify --fix` to remove the bad entries\n";

@@ -103,6 +103,17 @@ Result<void> validate(const Entry& entry, const std::vector<std::string>& names)
   return verify_entry_symbols(entry);
 }
 
+// The entry a tier holds for `key` (a request for `names`): decode_entry(bytes, key), then
+// validate. Errc::not_found (an entry of another format version) is a miss, anything else a
+// defect.
+Result<Entry> checked_entry(std::string_view bytes, const Key& key,
+                            const std::vector<std::string>& names) {
+  auto entry = decode_entry(bytes, key);
+  if (!entry) return entry;
+  if (auto valid = validate(*entry, names); !valid) return valid.error();
+  return entry;
+}
+
 }  // namespace
 
 const char* source_name(Source source) noexcept {
@@ -339,12 +350,11 @@ std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& i
   if (!bytes || !bytes->has_value()) return nullptr;  // a tier that fails is a miss
   const std::uint64_t size = (*bytes)->size();
   count([&](Stats& s) { s.bytes_read += size; });
-  auto entry = decode_entry(**bytes);
-  Result<void> valid =
-      entry ? validate(*entry, distinct(inputs.name_expressions)) : Result<void>(entry.error());
-  if (!valid) {
+  auto entry = checked_entry(**bytes, key, distinct(inputs.name_expressions));
+  if (!entry && entry.error().code == Errc::not_found) return nullptr;  // another release's: a miss
+  if (!entry) {
     std::fprintf(stderr, "cubby: entry %s in %s is corrupt (%s); removing it and recompiling\n",
-                 key.hex().c_str(), disk_.root().c_str(), valid.error().message.c_str());
+                 key.hex().c_str(), disk_.root().c_str(), entry.error().message.c_str());
     count([](Stats& s) { ++s.corrupt; });
     if (!config_.read_only && disk_.remove(key)) {
       pending_store_bytes_ -= static_cast<std::int64_t>(size);
@@ -364,19 +374,17 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
   bool rejected = false;
   if (bytes && bytes->has_value()) {
     size = (*bytes)->size();
-    auto entry = decode_entry(**bytes);
-    Result<void> valid =
-        entry ? validate(*entry, distinct(inputs.name_expressions)) : Result<void>(entry.error());
-    if (valid) {
+    auto entry = checked_entry(**bytes, key, distinct(inputs.name_expressions));
+    if (entry) {
       found = std::make_shared<const Entry>(std::move(entry).value());
       bytes_out = std::move(**bytes);
-    } else {
+    } else if (entry.error().code != Errc::not_found) {  // another release's entry is a miss
       // Never used, never removed: the compile that follows overwrites it (unless read mode).
       rejected = true;
       if (!warned_remote_entry_.exchange(true)) {
         // decode_entry's advice (`cubby verify --fix`) is for local entries: cut, and replaced
         // with what is true of a remote one.
-        std::string why = valid.error().message;
+        std::string why = entry.error().message;
         constexpr std::string_view local_advice = "; delete the entry or run `cubby verify --fix`";
         if (why.ends_with(local_advice)) why.resize(why.size() - local_advice.size());
         const char* fix = config_.remote_read_only || config_.read_only
@@ -403,7 +411,7 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
 
 void Cache::store(const Key& key, const Entry& entry, bool share) {
   if (config_.read_only) return;
-  const std::string bytes = encode_entry(entry);
+  const std::string bytes = encode_entry(key, entry);
   if (share && remote_) remote_->put_later(key, bytes);
   auto written = disk_.put(key, bytes);
   if (written) {
@@ -482,17 +490,20 @@ std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_vie
   if (bytes && bytes->has_value()) {
     const std::uint64_t size = (*bytes)->size();
     count([&](Stats& s) { s.bytes_read += size; });
-    auto entry = decode_entry(**bytes);
+    auto entry = decode_entry(**bytes, result.key);
     if (entry && is_blob_of(*entry, ns, name)) {
       auto shared = std::make_shared<const Entry>(std::move(entry).value());
       memory_.put(result.key, shared);
       return hit(std::move(shared), Source::disk);
     }
-    std::fprintf(stderr, "cubby: blob entry %s in %s is corrupt (%s); removing it\n",
-                 result.key.hex().c_str(), disk_.root().c_str(),
-                 entry ? "it is not the blob it is stored as" : entry.error().message.c_str());
-    count([](Stats& s) { ++s.corrupt; });
-    if (!config_.read_only) (void)disk_.remove(result.key);
+    // An entry of another format version is a plain miss (the next store_blob replaces it).
+    if (entry || entry.error().code != Errc::not_found) {
+      std::fprintf(stderr, "cubby: blob entry %s in %s is corrupt (%s); removing it\n",
+                   result.key.hex().c_str(), disk_.root().c_str(),
+                   entry ? "it is not the blob it is stored as" : entry.error().message.c_str());
+      count([](Stats& s) { ++s.corrupt; });
+      if (!config_.read_only) (void)disk_.remove(result.key);
+    }
   }
   count([](Stats& s) { ++s.misses; });
   return std::nullopt;

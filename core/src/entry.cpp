@@ -20,7 +20,10 @@ constexpr std::size_t kKindOffset = 12;
 constexpr std::size_t kChecksumOffset = 16;
 constexpr std::size_t kChecksumSize = 16;
 constexpr std::size_t kBodySizeOffset = 32;
-static_assert(kBodySizeOffset + 8 == kEntryHeaderSize);
+constexpr std::size_t kKeyOffset = 40;
+constexpr std::size_t kKeySize = 16;
+static_assert(kKeyOffset + kKeySize == kEntryHeaderSize);
+static_assert(sizeof(Key::bytes) == kKeySize);
 
 constexpr const char* kWhatToDo = "; delete the entry or run `cubby verify --fix`";
 
@@ -188,7 +191,16 @@ const char* payload_kind_name(PayloadKind kind) noexcept {
   return "unknown";
 }
 
-std::string encode_entry(const Entry& entry) {
+EntryFormat entry_format(std::string_view bytes) noexcept {
+  if (bytes.size() < kVersionOffset + 4 || bytes.substr(0, kMagic.size()) != kMagic) {
+    return EntryFormat::current;
+  }
+  const auto version = static_cast<std::uint32_t>(load_le(bytes, kVersionOffset, 4));
+  if (version == kEntryFormatVersion) return EntryFormat::current;
+  return version < kEntryFormatVersion ? EntryFormat::older : EntryFormat::newer;
+}
+
+std::string encode_entry(const Key& key, const Entry& entry) {
   std::size_t body_estimate = 64 + entry.log.size() + entry.payload.size();
   for (const auto& [expression, lowered] : entry.lowered_names) {
     body_estimate += 8 + expression.size() + lowered.size();
@@ -203,6 +215,7 @@ std::string encode_entry(const Entry& entry) {
   out.append(3, '\0');              // reserved
   out.append(kChecksumSize, '\0');  // checksum, filled in below
   put_u64(out, 0);                  // body_size, filled in below
+  out.append(reinterpret_cast<const char*>(key.bytes.data()), key.bytes.size());
 
   put_u32(out, static_cast<std::uint32_t>(entry.lowered_names.size()));
   for (const auto& [expression, lowered] : entry.lowered_names) {
@@ -228,20 +241,25 @@ std::string encode_entry(const Entry& entry) {
   return out;
 }
 
-Result<Entry> decode_entry(std::string_view bytes) {
+Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
   const std::size_t magic_bytes = std::min(bytes.size(), kMagic.size());
   if (bytes.substr(0, magic_bytes) != kMagic.substr(0, magic_bytes)) {
     return fail(Errc::corrupt, "corrupt entry: bad magic (not a cubby entry)", kWhatToDo);
+  }
+  if (const EntryFormat format = entry_format(bytes); format != EntryFormat::current) {
+    const auto version = static_cast<std::uint32_t>(load_le(bytes, kVersionOffset, 4));
+    const bool older = format == EntryFormat::older;
+    return fail(Errc::not_found, "entry of format version ", std::to_string(version), ", ",
+                older ? "older" : "newer", " than this cubby's version ",
+                std::to_string(kEntryFormatVersion), ": written by ",
+                older ? "an older" : "a newer",
+                " cubby release, which derives other keys; a miss for this one",
+                older ? " (gc evicts it once unused)" : " (use that release to read it)");
   }
   if (bytes.size() < kEntryHeaderSize) {
     return fail(Errc::corrupt, "corrupt entry: truncated at byte ", std::to_string(bytes.size()),
                 " (the header alone takes ", std::to_string(kEntryHeaderSize), " bytes)",
                 kWhatToDo);
-  }
-  const auto version = static_cast<std::uint32_t>(load_le(bytes, kVersionOffset, 4));
-  if (version != kEntryFormatVersion) {
-    return fail(Errc::corrupt, "corrupt entry: unsupported version ", std::to_string(version),
-                " (this cubby reads version ", std::to_string(kEntryFormatVersion), ")", kWhatToDo);
   }
   const auto kind_byte = static_cast<std::uint8_t>(bytes[kKindOffset]);
   if (kind_byte < 1 || kind_byte > 4) {
@@ -274,6 +292,12 @@ Result<Entry> decode_entry(std::string_view bytes) {
     return fail(Errc::corrupt, "corrupt entry: checksum mismatch (stored ",
                 to_hex(stored, kChecksumSize), ", computed ",
                 to_hex(computed.data(), computed.size()), ")", kWhatToDo);
+  }
+  const auto* stored_key = reinterpret_cast<const std::uint8_t*>(bytes.data() + kKeyOffset);
+  if (std::memcmp(stored_key, key.bytes.data(), kKeySize) != 0) {
+    return fail(Errc::corrupt, "corrupt entry: it belongs to key ", to_hex(stored_key, kKeySize),
+                ", not to key ", key.hex(), " it was found under (copied or linked there)",
+                kWhatToDo);
   }
   return decode_body(body, static_cast<PayloadKind>(kind_byte));
 }

@@ -264,7 +264,8 @@ TEST_F(CliTest, CorruptEntryIsReportedNotACrash) {
   const Outcome show = cubby({"show", key});
   EXPECT_EQ(show.exit_code, 1);
   EXPECT_NE(show.err.find("corrupt"), std::string::npos) << show.err;
-  EXPECT_NE(show.err.find("cubby clear"), std::string::npos) << show.err;
+  EXPECT_NE(show.err.find("cubby verify --fix"), std::string::npos) << show.err;
+  EXPECT_EQ(show.err.find("once available"), std::string::npos) << show.err;
   expect_clean_message(show.err);
 
   const Outcome ls = cubby({"ls", "--json"});

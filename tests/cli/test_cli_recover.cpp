@@ -101,13 +101,13 @@ TEST_F(RecoverCli, VerifyReportsAndFixesANameMapPointingAtAnotherKernel) {
   std::vector<DiskEntryInfo> entries;
   ASSERT_TRUE(disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); }).ok());
   ASSERT_EQ(entries.size(), 1u);
-  auto entry = decode_entry(testing::read_text(entries[0].path));
+  auto entry = decode_entry(testing::read_text(entries[0].path), entries[0].key);
   ASSERT_TRUE(entry.ok()) << entry.error().message;
   std::string& f = entry->lowered_names.at("ns::scale<float, 256>");
   const std::string d = entry->lowered_names.at("ns::scale<double, 64>");
   ASSERT_NE(f, d);
   f = d;  // now points at scale<double, 64>, a kernel of the same CUBIN
-  testing::write_text(entries[0].path, encode_entry(*entry));
+  testing::write_text(entries[0].path, encode_entry(entries[0].key, *entry));
 
   const Outcome found = cubby({"verify", "--json"});
   EXPECT_EQ(found.exit_code, 1) << found.out << found.err;

@@ -1,16 +1,24 @@
 // The store admin commands of the `cubby` tool (cli/verify.cpp, gc.cpp, stats.cpp, export.cpp,
 // import.cpp): run as child processes of the built binary, several at once for single flight.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cli_process.hpp"
+#include "cubby/entry.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -37,6 +45,43 @@ pid_t start(const fs::path& store, const fs::path& scratch, const std::string& t
 
 Outcome finish(pid_t pid, const fs::path& scratch, const std::string& tag) {
   return cubby::testing::finish_cli(pid, output_files(scratch, tag));
+}
+
+// One ustar member (header, content, padding), built here independently of cli/archive.cpp.
+// `declared` replaces the size in the header (a header that lies about its content).
+std::string tar_member(const std::string& name, const std::string& content, char type = '0',
+                       std::optional<std::uint64_t> declared = std::nullopt) {
+  std::string header(512, '\0');
+  name.copy(header.data(), 99);
+  auto octal = [&](std::size_t offset, std::size_t width, std::uint64_t value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%0*llo", static_cast<int>(width - 1),
+                  static_cast<unsigned long long>(value));
+    std::memcpy(header.data() + offset, text, width - 1);
+  };
+  octal(100, 8, 0644);
+  octal(108, 8, 0);
+  octal(116, 8, 0);
+  octal(124, 12, declared.value_or(content.size()));
+  octal(136, 12, 0);
+  header[156] = type;
+  std::memcpy(header.data() + 257, "ustar", 6);
+  std::memcpy(header.data() + 263, "00", 2);
+  std::memset(header.data() + 148, ' ', 8);
+  std::uint64_t sum = 0;
+  for (const char c : header) sum += static_cast<unsigned char>(c);
+  octal(148, 7, sum);
+  header[154] = '\0';
+  std::string out = header + content;
+  out.append((512 - content.size() % 512) % 512, '\0');
+  return out;
+}
+
+const std::string kTarEnd(1024, '\0');
+
+// The archive member name of `key` (32 hex digits), as `cubby export` writes it.
+std::string member_name(const std::string& key) {
+  return "entries/" + key.substr(0, 2) + "/" + key + ".entry";
 }
 
 class StoreCliTest : public ::testing::Test {
@@ -72,6 +117,29 @@ class StoreCliTest : public ::testing::Test {
       ADD_FAILURE() << "not JSON: " << run.out;
       return json::object();
     }
+  }
+  // `cubby args...` with its address space limited to `bytes` (RLIMIT_AS, set in a forked child
+  // and inherited by the tool): an allocation over the limit fails there. Not under ASan, which
+  // reserves terabytes of address space: the run is then unlimited.
+  Outcome cubby_limited(const std::vector<std::string>& args, std::uint64_t bytes) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+#ifndef __SANITIZE_ADDRESS__
+      const rlimit limit{bytes, bytes};
+      if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(125);
+#endif
+      const Outcome run =
+          finish(start(store_, root_.path(), "limited", args), root_.path(), "limited");
+      ::_exit(run.exit_code < 0 ? 126 : run.exit_code);
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0) {
+    }
+    Outcome run;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = read_text(root_ / "limited.out");
+    run.err = read_text(root_ / "limited.err");
+    return run;
   }
   fs::path only_entry() {
     for (const auto& item : fs::recursive_directory_iterator(store_ / "entries")) {
@@ -246,6 +314,136 @@ TEST_F(StoreCliTest, ExplainPrintsEveryKeyFieldWithItsHash) {
     EXPECT_EQ(field["hash"].get<std::string>().size(), 32u);
   }
   EXPECT_GE(labels.size(), 5u);
+}
+
+// An entry copied over another key's file passes its own checksum and symbol checks: verify, show
+// and ls must see that it is not the entry of the key it is stored under.
+TEST_F(StoreCliTest, VerifyShowAndLsRefuseAnEntryCopiedToAnotherKeysFile) {
+  const std::string one = parse(cubby(compile_args(1)))["key"];
+  const std::string two = parse(cubby(compile_args(2)))["key"];
+  const fs::path two_path = store_ / member_name(two);
+  fs::copy_file(store_ / member_name(one), two_path, fs::copy_options::overwrite_existing);
+  const Outcome found = cubby({"verify", "--json"});
+  EXPECT_EQ(found.exit_code, 1) << found.out << found.err;
+  const json report = json::parse(found.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << found.out;
+  EXPECT_EQ(report["bad"], 1);
+  ASSERT_EQ(report["problems"].size(), 1u);
+  EXPECT_EQ(report["problems"][0]["key"], two);
+  EXPECT_NE(report["problems"][0]["problem"].get<std::string>().find("belongs to key " + one),
+            std::string::npos)
+      << report["problems"][0]["problem"];
+  const Outcome show = cubby({"show", two});
+  EXPECT_EQ(show.exit_code, 1);
+  EXPECT_NE(show.err.find("belongs to key " + one), std::string::npos) << show.err;
+  EXPECT_NE(show.err.find("cubby verify --fix"), std::string::npos) << show.err;
+  EXPECT_EQ(show.err.find("once available"), std::string::npos) << show.err;
+  const json rows = parse(cubby({"ls", "--json"}));
+  for (const auto& row : rows) EXPECT_EQ(row["status"], row["key"] == two ? "corrupt" : "ok");
+  EXPECT_EQ(parse(cubby({"verify", "--fix", "--json"}))["removed"], 1);
+  EXPECT_FALSE(fs::exists(two_path));
+  EXPECT_EQ(parse(cubby(compile_args(2)))["tier"], "compiled");
+}
+
+TEST_F(StoreCliTest, ImportRefusesAMemberNamedAfterAnotherKey) {
+  const std::string one = parse(cubby(compile_args(1)))["key"];
+  const std::string entry = read_text(store_ / member_name(one));
+  const std::string other(32, 'e');
+  write_text(root_ / "renamed.tar",
+             tar_member(member_name(other), entry) + tar_member(member_name(one), entry) + kTarEnd);
+  const fs::path fresh = root_ / "fresh";
+  const Outcome run = cubby({"import", (root_ / "renamed.tar").string(), "--json"}, {}, fresh);
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const json report = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.out;
+  EXPECT_EQ(report["imported"], 1);  // the member under its own name
+  EXPECT_EQ(report["rejected"], 1);
+  ASSERT_EQ(report["problems"].size(), 1u);
+  EXPECT_EQ(report["problems"][0]["key"], other);
+  EXPECT_NE(report["problems"][0]["problem"].get<std::string>().find("belongs to key " + one),
+            std::string::npos)
+      << report["problems"][0]["problem"];
+  EXPECT_FALSE(fs::exists(fresh / member_name(other)));
+  EXPECT_TRUE(fs::exists(fresh / member_name(one)));
+}
+
+// Members of a newer format cannot be verified by this cubby: never imported unverified.
+TEST_F(StoreCliTest, ImportLeavesOutEntriesOfAnotherFormatVersion) {
+  const std::string one = parse(cubby(compile_args(1)))["key"];
+  std::string newer = read_text(store_ / member_name(one));
+  newer[8] = static_cast<char>(cubby::kEntryFormatVersion + 1);
+  write_text(root_ / "newer.tar", tar_member(member_name(one), newer) + kTarEnd);
+  const fs::path fresh = root_ / "fresh";
+  const json report = parse(cubby({"import", (root_ / "newer.tar").string(), "--json"}, {}, fresh));
+  EXPECT_EQ(report["imported"], 0);
+  EXPECT_EQ(report["other_format"], 1);
+  EXPECT_FALSE(fs::exists(fresh / member_name(one)));
+  const Outcome text = cubby({"import", (root_ / "newer.tar").string()}, {}, fresh);
+  EXPECT_NE(text.out.find("1 of another cubby release's format left out"), std::string::npos)
+      << text.out;
+}
+
+TEST_F(StoreCliTest, ImportCountsLinkAndFolderMembersAsForeign) {
+  const std::string one = parse(cubby(compile_args(1)))["key"];
+  const std::string entry = read_text(store_ / member_name(one));
+  const std::string other(32, 'd');
+  write_text(root_ / "mixed.tar", tar_member("entries/", "", '5') +
+                                      tar_member(member_name(other), "", '2') +  // a symlink
+                                      tar_member(member_name(one), "", '1') +    // a hard link
+                                      tar_member(member_name(one), entry) + kTarEnd);
+  const fs::path fresh = root_ / "fresh";
+  const json report = parse(cubby({"import", (root_ / "mixed.tar").string(), "--json"}, {}, fresh));
+  EXPECT_EQ(report["imported"], 1);
+  EXPECT_EQ(report["foreign"], 3);
+  const Outcome text = cubby({"import", (root_ / "mixed.tar").string()}, {}, root_ / "fresh2");
+  EXPECT_NE(text.out.find("3 foreign members skipped"), std::string::npos) << text.out;
+}
+
+TEST_F(StoreCliTest, ImportOfAFolderOrAnEmptyFileSaysWhatIsWrong) {
+  const Outcome folder = cubby({"import", root_.path().string()});
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_NE(folder.err.find("is a folder"), std::string::npos) << folder.err;
+  EXPECT_EQ(folder.err.find("truncated"), std::string::npos) << folder.err;
+  write_text(root_ / "empty.tar", "");
+  const Outcome empty = cubby({"import", (root_ / "empty.tar").string()});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.err.find("the archive is empty"), std::string::npos) << empty.err;
+}
+
+// A 1.5 KB archive whose header declares a 4 GiB member: refused before anything is allocated
+// for it (the tool runs with 1 GiB of address space), from a file and from a pipe.
+TEST_F(StoreCliTest, ImportOfAMemberDeclaringMoreThanTheArchiveHoldsAllocatesNothing) {
+  constexpr std::uint64_t kDeclared = 4ull << 30;
+  const std::string archive =
+      tar_member(member_name(std::string(32, 'c')), std::string(1024, 'x'), '0', kDeclared);
+  ASSERT_EQ(archive.size(), 1536u);
+  write_text(root_ / "huge.tar", archive);
+  const Outcome file = cubby_limited({"import", (root_ / "huge.tar").string()}, 1ull << 30);
+  EXPECT_EQ(file.exit_code, 1) << file.err;
+  EXPECT_NE(file.err.find("declares " + std::to_string(kDeclared) +
+                          " bytes but the archive has only 1024 left"),
+            std::string::npos)
+      << file.err;
+  EXPECT_NE(file.err.find("cubby export"), std::string::npos) << file.err;
+
+  const fs::path fifo = root_ / "huge.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const pid_t writer = ::fork();
+  if (writer == 0) {  // feeds the pipe once the tool opens it, then closes it
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    const bool written = fd >= 0 && ::write(fd, archive.data(), archive.size()) ==
+                                        static_cast<ssize_t>(archive.size());
+    ::_exit(written ? 0 : 1);
+  }
+  const Outcome pipe = cubby_limited({"import", fifo.string()}, 1ull << 30);
+  int status = 0;
+  if (::waitpid(writer, &status, WNOHANG) == 0) {  // the tool never opened the pipe
+    ::kill(writer, SIGKILL);
+    ::waitpid(writer, &status, 0);
+  }
+  EXPECT_EQ(pipe.exit_code, 1) << pipe.err;
+  EXPECT_NE(pipe.err.find("truncated"), std::string::npos) << pipe.err;
+  EXPECT_EQ(pipe.err.find("out of memory"), std::string::npos) << pipe.err;
 }
 
 }  // namespace

@@ -230,9 +230,11 @@ TEST(Blob, EntriesRecordTheirNamespaceAndName) {
   EXPECT_TRUE(cubby::is_blob_of(entry, "cupy", "n"));
   EXPECT_FALSE(cubby::is_blob_of(entry, "cupy", "m"));
   EXPECT_FALSE(cubby::is_blob_of(entry, "other", "n"));
-  auto decoded = cubby::decode_entry(cubby::encode_entry(entry));
+  const std::string bytes = cubby::encode_entry(cubby::blob_key("cupy", "n"), entry);
+  auto decoded = cubby::decode_entry(bytes, cubby::blob_key("cupy", "n"));
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   EXPECT_EQ(*decoded, entry);
+  EXPECT_FALSE(cubby::decode_entry(bytes, cubby::blob_key("cupy", "m")).ok());
 }
 
 }  // namespace

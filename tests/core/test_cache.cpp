@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "cubby/blob.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/entry.hpp"
@@ -176,7 +177,7 @@ TEST(Cache, CorruptEntryIsCountedRemovedAndRecompiled) {
   EXPECT_EQ(cache.stats().corrupt, 1u);
   EXPECT_EQ(cache.stats().compiles, 1u);
   // Repaired: the stored entry decodes again and the next fresh cache hits it.
-  ASSERT_TRUE(decode_entry(read_text(path)).ok());
+  ASSERT_TRUE(decode_entry(read_text(path), key).ok());
   Cache after(config_for(dir.path()));
   EXPECT_EQ(after.compile(request()).tier, Source::disk);
 }
@@ -196,6 +197,91 @@ TEST(Cache, TruncatedEntryIsAMiss) {
   EXPECT_EQ(cache.stats().corrupt, 1u);
 }
 
+// Another program with the same name expressions (so its entry passes every name check for
+// request()): a different kernel, a different key.
+CompileRequest other_request() {
+  CompileRequest r = request();
+  const std::string body = "out[threadIdx.x] = T(N);";
+  r.source.replace(r.source.find(body), body.size(), "out[threadIdx.x] = T(N + 1);");
+  return r;
+}
+
+TEST(Cache, AnEntryCopiedOrLinkedToAnotherKeysFileIsNeverServedForIt) {
+  namespace fs = std::filesystem;
+  TempDir dir("cache");
+  Key key;
+  Key other_key;
+  std::string other_payload;
+  {
+    Cache cache(config_for(dir.path()));
+    key = cache.compile(request()).key;
+    const CacheResult other = cache.compile(other_request());
+    other_key = other.key;
+    other_payload = other.entry->payload;
+  }
+  ASSERT_NE(key, other_key);
+  DiskTier disk(dir.path());
+  const std::string other_bytes = read_text(disk.path_of(other_key));
+  for (const std::string how : {"copy", "hard link", "symbolic link"}) {
+    SCOPED_TRACE(how);
+    fs::remove(disk.path_of(key));
+    if (how == "copy") fs::copy_file(disk.path_of(other_key), disk.path_of(key));
+    if (how == "hard link") fs::create_hard_link(disk.path_of(other_key), disk.path_of(key));
+    if (how == "symbolic link") fs::create_symlink(disk.path_of(other_key), disk.path_of(key));
+    Cache cache(config_for(dir.path()));
+    const CacheResult result = cache.compile(request());
+    EXPECT_EQ(result.tier, Source::compiled);
+    EXPECT_NE(result.entry->payload, other_payload);
+    // A copy or hard link reads as the other key's bytes: a counted corrupt entry, replaced.
+    if (how != "symbolic link") {
+      EXPECT_EQ(cache.stats().corrupt, 1u);
+    }
+    EXPECT_EQ(read_text(disk.path_of(other_key)), other_bytes);  // the other key's entry is intact
+    Cache after(config_for(dir.path()));
+    EXPECT_EQ(after.compile(request()).tier, Source::disk);
+    EXPECT_NE(after.compile(request()).entry->payload, other_payload);
+  }
+}
+
+// What a store upgraded from format version 1 holds: an entry without a key.
+std::string version_1_entry() {
+  return read_text(std::filesystem::path(CUBBY_TEST_DATA_DIR) / "golden/entry_v1_basic.bin");
+}
+
+TEST(Cache, AnEntryOfAnOlderFormatIsAQuietMissThatIsReplaced) {
+  TempDir dir("cache");
+  const Key key = Cache(config_for(dir.path())).key_of(request());
+  ASSERT_FALSE(version_1_entry().empty());
+  write_text(DiskTier(dir.path()).path_of(key), version_1_entry());
+  Cache cache(config_for(dir.path()));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(cache.compile(request()).tier, Source::compiled);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // a miss, not an error
+  EXPECT_EQ(cache.stats().corrupt, 0u);
+  EXPECT_EQ(cache.stats().misses, 1u);
+  EXPECT_EQ(Cache(config_for(dir.path())).compile(request()).tier, Source::disk);
+}
+
+TEST(Cache, ABlobOfAnOlderFormatIsAQuietMissAndAnotherBlobsEntryIsCorrupt) {
+  TempDir dir("cache");
+  DiskTier disk(dir.path());
+  // Blob keys do not depend on the format version: an upgraded store holds version 1 blobs.
+  write_text(disk.path_of(blob_key("ns", "old")), version_1_entry());
+  Cache cache(config_for(dir.path()));
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache.load_blob("ns", "old"));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(cache.stats().corrupt, 0u);
+  (void)cache.store_blob("ns", "old", "new payload", 0);
+  EXPECT_EQ(Cache(config_for(dir.path())).load_blob("ns", "old")->entry->payload, "new payload");
+  // Blob "a"'s file copied to blob "b"'s place is not served as "b".
+  (void)cache.store_blob("ns", "a", "payload of a", 0);
+  write_text(disk.path_of(blob_key("ns", "b")), read_text(disk.path_of(blob_key("ns", "a"))));
+  Cache fresh(config_for(dir.path()));
+  EXPECT_FALSE(fresh.load_blob("ns", "b"));
+  EXPECT_EQ(fresh.stats().corrupt, 1u);
+}
+
 TEST(Cache, EntryWhoseNamesAreNotInItsCubinIsNeverServed) {
   TempDir dir("cache");
   Key key;
@@ -209,7 +295,7 @@ TEST(Cache, EntryWhoseNamesAreNotInItsCubinIsNeverServed) {
   // A well-formed entry (valid checksum) whose map points at a symbol the CUBIN lacks.
   doctored.lowered_names["ns::fill<float, 3>"] = "_Z9not_there";
   DiskTier disk(dir.path());
-  ASSERT_TRUE(disk.put(key, encode_entry(doctored)).ok());
+  ASSERT_TRUE(disk.put(key, encode_entry(key, doctored)).ok());
 
   Cache cache(config_for(dir.path()));
   const CacheResult result = cache.compile(request());

@@ -175,13 +175,13 @@ TEST(DiskTier, ClearRemovesEntriesAndTempFilesOnly) {
 
 // An entry whose payload is `size` copies of one byte derived from `size`, so a reader can tell
 // a whole entry from a mix of two.
-std::string patterned_entry(std::size_t size) {
+std::string patterned_entry(const Key& key, std::size_t size) {
   Entry entry;
   entry.lowered_names = {
       {"k<" + std::to_string(size) + ">", "_Z1kIL" + std::to_string(size) + "EEvv"}};
   entry.payload.assign(size, static_cast<char>('A' + size % 26));
   entry.created_ms = static_cast<std::int64_t>(size);
-  return encode_entry(entry);
+  return encode_entry(key, entry);
 }
 
 bool consistent(const Entry& entry) {
@@ -208,12 +208,12 @@ int hammer(const fs::path& root, int child) {
   for (int i = 0; i < 300; ++i) {
     const Key& key = keys[static_cast<std::size_t>(i + child) % keys.size()];
     const std::size_t size = 1 + static_cast<std::size_t>((child * 7919 + i * 104729) % 150000);
-    if (!tier.put(key, patterned_entry(size)).ok()) return kPutFailed;
+    if (!tier.put(key, patterned_entry(key, size)).ok()) return kPutFailed;
     for (const Key& read_key : keys) {
       auto got = tier.get(read_key);
       if (!got.ok()) return kGetFailed;
       if (!got->has_value()) continue;  // not written yet by anyone
-      auto decoded = decode_entry(**got);
+      auto decoded = decode_entry(**got, read_key);
       if (!decoded.ok()) return kTorn;
       if (!consistent(*decoded)) return kInconsistent;
     }

@@ -3,6 +3,7 @@
 // Golden files: tests/golden/entry_v<version>_*.bin hold encode_entry of the fixed entries built
 // below. After an intended format change (which must also bump kEntryFormatVersion), regenerate
 // them with:   CUBBY_UPDATE_GOLDEN=1 ./test_entry
+// The files of older versions stay: they show that entries of an older cubby are a miss.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -20,6 +21,9 @@
 
 namespace cubby {
 namespace {
+
+// The key the golden entries (and most tests') are stored under.
+const Key kKey = Key::parse("00112233445566778899aabbccddeeff").value();
 
 std::string bytes_of(std::initializer_list<int> values) {
   std::string out;
@@ -94,13 +98,13 @@ std::string reseal(std::string bytes) {
   return bytes;
 }
 
-// A header (magic, version, cubin) followed by `body`, sealed.
+// A header (magic, version, cubin, the zero key Key{}) followed by `body`, sealed.
 std::string sealed(const std::string& body) {
   std::string bytes = "CUBBYENT";
   bytes.append(4, '\0');
   store_le(bytes, 8, 4, kEntryFormatVersion);
   bytes.push_back(1);
-  bytes.append(3 + 16 + 8, '\0');
+  bytes.append(3 + 16 + 8 + 16, '\0');
   bytes += body;
   return reseal(bytes);
 }
@@ -127,16 +131,18 @@ struct Region {
   std::size_t begin;
   std::size_t end;
   std::string expected_message;  // a phrase the decode failure must contain
+  Errc expected_code = Errc::corrupt;
 };
 
 // Splits an encoded entry into its grammar regions by walking the grammar (not the decoder).
 std::vector<Region> regions_of(const std::string& bytes) {
   std::vector<Region> regions = {{"magic", 0, 8, "bad magic"},
-                                 {"version", 8, 12, "unsupported version"},
+                                 {"version", 8, 12, "format version", Errc::not_found},
                                  {"kind", 12, 13, "unknown payload kind"},
                                  {"reserved", 13, 16, "reserved header byte"},
                                  {"checksum", 16, 32, "checksum mismatch"},
-                                 {"body_size", 32, 40, ""}};
+                                 {"body_size", 32, 40, ""},
+                                 {"key", 40, 56, "checksum mismatch"}};
   std::size_t pos = kEntryHeaderSize;
   auto skip_str = [&] { pos += 4 + load_le(bytes, pos, 4); };
   const std::size_t names_begin = pos;
@@ -171,7 +177,7 @@ std::string read_binary(const std::filesystem::path& path) {
 }
 
 void check_golden(const std::string& variant, const Entry& entry) {
-  const std::string encoded = encode_entry(entry);
+  const std::string encoded = encode_entry(kKey, entry);
   const auto path = golden_path(variant);
   const char* update = std::getenv("CUBBY_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
@@ -186,7 +192,7 @@ void check_golden(const std::string& variant, const Entry& entry) {
       << "encode_entry no longer produces " << path
       << ". A format change must bump kEntryFormatVersion and regenerate the golden files "
          "(CUBBY_UPDATE_GOLDEN=1).";
-  auto decoded = decode_entry(golden);
+  auto decoded = decode_entry(golden, kKey);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   EXPECT_EQ(*decoded, entry);
 }
@@ -199,7 +205,7 @@ TEST(Entry, PayloadKindNames) {
 
 TEST(Entry, RoundTripsRichEntry) {
   const Entry entry = rich_entry();
-  auto decoded = decode_entry(encode_entry(entry));
+  auto decoded = decode_entry(encode_entry(kKey, entry), kKey);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   EXPECT_EQ(*decoded, entry);
   EXPECT_EQ(decoded->lowered_names.at(std::string("with\0nul", 8)), std::string("low\0er", 6));
@@ -211,7 +217,7 @@ TEST(Entry, RoundTripsEveryKindAndEdgeValues) {
     entry.kind = kind;
     entry.compile_us = UINT64_MAX;
     entry.created_ms = INT64_MIN;
-    auto decoded = decode_entry(encode_entry(entry));
+    auto decoded = decode_entry(encode_entry(kKey, entry), kKey);
     ASSERT_TRUE(decoded.ok()) << decoded.error().message;
     EXPECT_EQ(*decoded, entry);
     EXPECT_TRUE(decoded->payload.empty());
@@ -224,8 +230,8 @@ TEST(Entry, RoundTripsBigBinaryPayload) {
   entry.payload.resize(3u << 20);
   for (char& c : entry.payload) c = static_cast<char>(random() & 0xff);
   entry.payload[0] = '\0';
-  const std::string encoded = encode_entry(entry);
-  auto decoded = decode_entry(encoded);
+  const std::string encoded = encode_entry(kKey, entry);
+  auto decoded = decode_entry(encoded, kKey);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   EXPECT_EQ(decoded->payload, entry.payload);
   EXPECT_EQ(*decoded, entry);
@@ -234,13 +240,16 @@ TEST(Entry, RoundTripsBigBinaryPayload) {
 // Checks the encoded layout against the grammar field by field, without the decoder.
 TEST(Entry, LayoutFollowsTheGrammar) {
   const Entry entry = golden_basic_entry();
-  const std::string bytes = encode_entry(entry);
+  const std::string bytes = encode_entry(kKey, entry);
   ASSERT_GE(bytes.size(), kEntryHeaderSize);
   EXPECT_EQ(bytes.substr(0, 8), "CUBBYENT");
   EXPECT_EQ(load_le(bytes, 8, 4), kEntryFormatVersion);
   EXPECT_EQ(load_le(bytes, 12, 1), 1u);
   EXPECT_EQ(bytes.substr(13, 3), std::string(3, '\0'));
   EXPECT_EQ(load_le(bytes, 32, 8), bytes.size() - kEntryHeaderSize);
+  EXPECT_EQ(bytes.substr(40, 16),
+            std::string(reinterpret_cast<const char*>(kKey.bytes.data()), 16));
+  EXPECT_EQ(kEntryHeaderSize, 56u);
   std::string zeroed = bytes;
   std::memset(zeroed.data() + 16, 0, 16);
   const auto checksum = hash128(zeroed);
@@ -271,10 +280,59 @@ TEST(Entry, GoldenVersionMatchesFormatVersion) {
   EXPECT_EQ(load_le(golden, 8, 4), kEntryFormatVersion);
 }
 
+// The golden files of version 1 (no key in the header) stay: an entry of an older cubby is a miss
+// (Errc::not_found) under any key, never damage; one of a newer cubby too.
+TEST(Entry, AnEntryOfAnotherFormatVersionIsAMissThatSaysWhy) {
+  for (const char* variant : {"basic", "ptx_empty"}) {
+    const auto path = std::filesystem::path(CUBBY_TEST_DATA_DIR) / "golden" /
+                      (std::string("entry_v1_") + variant + ".bin");
+    const std::string old = read_binary(path);
+    ASSERT_EQ(load_le(old, 8, 4), 1u) << path;
+    EXPECT_EQ(entry_format(old), EntryFormat::older);
+    auto decoded = decode_entry(old, kKey);
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_EQ(decoded.error().code, Errc::not_found);
+    EXPECT_NE(decoded.error().message.find("format version 1, older"), std::string::npos)
+        << decoded.error().message;
+  }
+  std::string newer = encode_entry(kKey, rich_entry());
+  store_le(newer, 8, 4, kEntryFormatVersion + 1);
+  EXPECT_EQ(entry_format(newer), EntryFormat::newer);
+  auto decoded = decode_entry(newer, kKey);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.error().code, Errc::not_found);
+  EXPECT_NE(decoded.error().message.find("format version " +
+                                         std::to_string(kEntryFormatVersion + 1) + ", newer"),
+            std::string::npos)
+      << decoded.error().message;
+  EXPECT_EQ(entry_format(encode_entry(kKey, rich_entry())), EntryFormat::current);
+  EXPECT_EQ(entry_format("CUBBYENT"), EntryFormat::current);  // too short to declare a version
+  EXPECT_EQ(entry_format("garbage garbage garbage"), EntryFormat::current);
+}
+
+// The key is inside the checksummed header: an entry decodes only under the key it was encoded
+// for, so bytes copied or linked to another key's place are refused.
+TEST(Entry, DecodesOnlyUnderItsOwnKey) {
+  const std::string bytes = encode_entry(kKey, rich_entry());
+  ASSERT_TRUE(decode_entry(bytes, kKey).ok());
+  for (std::size_t i = 0; i < kKey.bytes.size(); ++i) {
+    Key other = kKey;
+    other.bytes[i] ^= 0x10;
+    auto decoded = decode_entry(bytes, other);
+    ASSERT_FALSE(decoded.ok()) << "byte " << i;
+    EXPECT_EQ(decoded.error().code, Errc::corrupt);
+    EXPECT_NE(decoded.error().message.find("belongs to key " + kKey.hex() + ", not to key " +
+                                           other.hex()),
+              std::string::npos)
+        << decoded.error().message;
+  }
+  EXPECT_NE(encode_entry(Key{}, rich_entry()), bytes);
+}
+
 TEST(Entry, RejectsEveryTruncation) {
-  const std::string bytes = encode_entry(rich_entry());
+  const std::string bytes = encode_entry(kKey, rich_entry());
   for (std::size_t size = 0; size < bytes.size(); ++size) {
-    auto decoded = decode_entry(std::string_view(bytes).substr(0, size));
+    auto decoded = decode_entry(std::string_view(bytes).substr(0, size), kKey);
     ASSERT_FALSE(decoded.ok()) << "prefix of " << size << " bytes decoded";
     EXPECT_EQ(decoded.error().code, Errc::corrupt);
     if (size >= 8) {
@@ -286,7 +344,7 @@ TEST(Entry, RejectsEveryTruncation) {
 }
 
 TEST(Entry, RejectsAFlippedByteInEachRegion) {
-  const std::string bytes = encode_entry(rich_entry());
+  const std::string bytes = encode_entry(kKey, rich_entry());
   const auto regions = regions_of(bytes);
   ASSERT_EQ(regions.back().end, bytes.size());
   for (const Region& region : regions) {
@@ -295,9 +353,9 @@ TEST(Entry, RejectsAFlippedByteInEachRegion) {
       for (const int mask : {0x01, 0x80, 0xff}) {
         std::string damaged = bytes;
         damaged[i] = static_cast<char>(damaged[i] ^ mask);
-        auto decoded = decode_entry(damaged);
+        auto decoded = decode_entry(damaged, kKey);
         ASSERT_FALSE(decoded.ok()) << region.name << " byte " << i << " mask " << mask;
-        EXPECT_EQ(decoded.error().code, Errc::corrupt);
+        EXPECT_EQ(decoded.error().code, region.expected_code) << region.name;
         const std::string& message = decoded.error().message;
         if (region.name == "body_size") {
           EXPECT_TRUE(message.find("truncated") != std::string::npos ||
@@ -312,21 +370,10 @@ TEST(Entry, RejectsAFlippedByteInEachRegion) {
   }
 }
 
-TEST(Entry, UnsupportedVersionSaysWhatToDo) {
-  std::string bytes = encode_entry(rich_entry());
-  store_le(bytes, 8, 4, kEntryFormatVersion + 1);
-  auto decoded = decode_entry(bytes);
-  ASSERT_FALSE(decoded.ok());
-  EXPECT_NE(decoded.error().message.find("unsupported version " +
-                                         std::to_string(kEntryFormatVersion + 1)),
-            std::string::npos);
-  EXPECT_NE(decoded.error().message.find("cubby verify --fix"), std::string::npos);
-}
-
 TEST(Entry, RejectsTrailingBytes) {
-  const std::string bytes = encode_entry(rich_entry());
+  const std::string bytes = encode_entry(kKey, rich_entry());
   for (const std::string& extra : {std::string(1, '\0'), std::string("x"), std::string(100, 'z')}) {
-    auto decoded = decode_entry(bytes + extra);
+    auto decoded = decode_entry(bytes + extra, kKey);
     ASSERT_FALSE(decoded.ok());
     EXPECT_EQ(decoded.error().code, Errc::corrupt);
     EXPECT_NE(decoded.error().message.find("trailing"), std::string::npos)
@@ -365,14 +412,14 @@ TEST(Entry, RejectsSealedBodiesWithBadStructure) {
       {"body cut inside compile_us", u32le(0) + str_field("") + "abc", "truncated"},
   };
   for (const Case& c : cases) {
-    auto decoded = decode_entry(sealed(c.body));
+    auto decoded = decode_entry(sealed(c.body), Key{});
     ASSERT_FALSE(decoded.ok()) << c.name;
     EXPECT_EQ(decoded.error().code, Errc::corrupt) << c.name;
     EXPECT_NE(decoded.error().message.find(c.expected), std::string::npos)
         << c.name << ": " << decoded.error().message;
   }
   // The same helpers produce a valid entry when the structure is right.
-  auto valid = decode_entry(sealed(u32le(0) + tail));
+  auto valid = decode_entry(sealed(u32le(0) + tail), Key{});
   ASSERT_TRUE(valid.ok()) << valid.error().message;
   EXPECT_EQ(*valid, Entry{});
 }
@@ -385,7 +432,7 @@ TEST(Entry, RejectsNonZeroReservedBytesEvenWhenSealed) {
     std::string bytes = sealed(u32le(0) + tail);
     bytes[offset] = '\x01';
     bytes = reseal(bytes);
-    auto decoded = decode_entry(bytes);
+    auto decoded = decode_entry(bytes, Key{});
     ASSERT_FALSE(decoded.ok()) << "reserved byte " << offset;
     EXPECT_NE(decoded.error().message.find("reserved"), std::string::npos)
         << decoded.error().message;
@@ -398,7 +445,7 @@ TEST(Entry, RandomGarbageNeverDecodes) {
     const std::size_t size = round < 2100 ? static_cast<std::size_t>(round) : random() % 70000;
     std::string garbage(size, '\0');
     for (char& c : garbage) c = static_cast<char>(random() & 0xff);
-    auto decoded = decode_entry(garbage);
+    auto decoded = decode_entry(garbage, kKey);
     ASSERT_FALSE(decoded.ok()) << "garbage of " << size << " bytes decoded";
     EXPECT_EQ(decoded.error().code, Errc::corrupt);
   }
@@ -413,10 +460,10 @@ TEST(Entry, RandomSealedBodiesNeverCrash) {
     std::string body(random() % 200, '\0');
     for (char& c : body) c = static_cast<char>(random() % 4 == 0 ? random() & 0xff : random() % 3);
     const std::string bytes = sealed(body);
-    auto decoded = decode_entry(bytes);
+    auto decoded = decode_entry(bytes, Key{});
     if (decoded.ok()) {
       ++decoded_count;
-      EXPECT_EQ(encode_entry(*decoded), bytes);
+      EXPECT_EQ(encode_entry(Key{}, *decoded), bytes);
     } else {
       EXPECT_EQ(decoded.error().code, Errc::corrupt);
     }

@@ -275,6 +275,28 @@ TEST_F(RemoteCacheTest, GarbageTruncatedAndWrongEntriesAreRejectedThenRepaired) 
   }
 }
 
+// An unsigned value is whatever anyone who can write the Redis stored: another program's entry
+// with the same name expressions (so it passes every name check) copied to this key is refused.
+TEST_F(RemoteCacheTest, AnEntryCopiedToAnotherKeyIsRejected) {
+  CacheResult zero;
+  CacheResult one;
+  {
+    Cache a(machine("a"));
+    zero = a.compile(request(salt_, 0));
+    one = a.compile(request(salt_, 1));
+  }
+  ASSERT_NE(zero.entry->payload, one.entry->payload);
+  const auto copied = command({"GET", RedisTier::redis_key(one.key)});
+  ASSERT_TRUE(copied && copied->value);
+  ASSERT_TRUE(command({"SET", RedisTier::redis_key(zero.key), *copied->value}));
+  Cache b(machine("b"));
+  const CacheResult result = b.compile(request(salt_, 0));
+  EXPECT_EQ(result.tier, Source::compiled);
+  EXPECT_NE(result.entry->payload, one.entry->payload);
+  EXPECT_EQ(b.stats().remote_rejected, 1u);
+  EXPECT_EQ(b.stats().hits_remote, 0u);
+}
+
 TEST_F(RemoteCacheTest, WronglySignedAndUnsignedEntriesAreRejected) {
   Config alpha = machine("alpha");
   alpha.remote_secret = "alpha-secret";

@@ -4,7 +4,7 @@
 //
 //   entry     := header body
 //   header    := magic:"CUBBYENT" (8 bytes) version:u32 kind:u8 reserved:u8[3]
-//                checksum:u8[16] body_size:u64
+//                checksum:u8[16] body_size:u64 key:u8[16]
 //   body      := names log compile_us:u64 options created_ms:i64 payload
 //   names     := count:u32 (expression:str lowered:str){count}   -- sorted by expression
 //   log       := str
@@ -16,10 +16,15 @@
 //   kind      := 1 (cubin) | 2 (ptx) | 3 (ltoir) | 4 (blob: an opaque payload, see blob.hpp)
 //   checksum  := XXH3-128 over the header with the checksum field zeroed, then the body
 //   body_size := the number of bytes after the header; the entry ends exactly there
+//   key       := Key::bytes of the key the entry is stored under. It binds the entry to its key:
+//                bytes copied or linked to another key's file, archive member or remote value
+//                are refused, never served for that key.
 //
-// Decoding rejects (Errc::corrupt) bad magic, an unknown version or kind, a checksum mismatch,
-// any truncation and trailing bytes. A changed layout must bump kEntryFormatVersion and the
-// golden files in tests/golden/.
+// Decoding rejects (Errc::corrupt) bad magic, an unknown kind, a checksum mismatch, any
+// truncation, trailing bytes and a key other than the one asked for. An entry of another format
+// version (written by an older or newer cubby, which derives other keys) is Errc::not_found: a
+// miss for this build, not damage. A changed layout must bump kEntryFormatVersion and the golden
+// files in tests/golden/ (version 1 had no key; its golden files stay, to show it is a miss).
 #pragma once
 
 #include <cstdint>
@@ -29,11 +34,12 @@
 #include <vector>
 
 #include "cubby/error.hpp"
+#include "cubby/key.hpp"
 
 namespace cubby {
 
-inline constexpr std::uint32_t kEntryFormatVersion = 1;
-inline constexpr std::size_t kEntryHeaderSize = 8 + 4 + 4 + 16 + 8;
+inline constexpr std::uint32_t kEntryFormatVersion = 2;
+inline constexpr std::size_t kEntryHeaderSize = 8 + 4 + 4 + 16 + 8 + 16;
 
 enum class PayloadKind : std::uint8_t { cubin = 1, ptx = 2, ltoir = 3, blob = 4 };
 
@@ -52,10 +58,19 @@ struct Entry {
   friend bool operator==(const Entry&, const Entry&) = default;
 };
 
-// The entry's bytes, per the grammar above. Pure.
-std::string encode_entry(const Entry& entry);
+// The bytes of `entry` stored under `key`, per the grammar above. Pure.
+std::string encode_entry(const Key& key, const Entry& entry);
 
-// Decodes and checks an entry; Errc::corrupt with a message naming the defect otherwise. Pure.
-Result<Entry> decode_entry(std::string_view bytes);
+// Decodes and checks the entry stored under `key`: the one check every reader (disk, remote,
+// blob, import, verify, show) relies on. Errc::corrupt with a message naming the defect (a key
+// other than `key` included); Errc::not_found for an entry of another format version. Pure.
+Result<Entry> decode_entry(std::string_view bytes, const Key& key);
+
+// How the format version `bytes` declare compares with kEntryFormatVersion: `older` or `newer`
+// when they start with the magic and another version (what decode_entry reports as
+// Errc::not_found); `current` otherwise, also for bytes that are no entry at all (decode_entry
+// says what is wrong with them). Pure.
+enum class EntryFormat : std::uint8_t { current, older, newer };
+EntryFormat entry_format(std::string_view bytes) noexcept;
 
 }  // namespace cubby

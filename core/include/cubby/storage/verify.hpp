@@ -1,7 +1,8 @@
 // Entry verification, offline (no driver, no NVRTC): what `cubby verify` and `cubby import` check.
 //
-// An entry verifies when it decodes (magic, version, kind, checksum, exact length; see entry.hpp)
-// and every lowered name it stores is a symbol of its own payload (the CUBIN's ELF symbol table,
+// An entry verifies when it decodes as the entry of the key it is stored under (magic, version,
+// kind, checksum, exact length, key; see entry.hpp) and every lowered name it stores is a symbol
+// of its own payload (the CUBIN's ELF symbol table,
 // or the PTX / LTO-IR text). It is checked against itself only: anonymous-namespace names differ
 // between compiles, so two compiles of one key never compare equal.
 #pragma once
@@ -21,12 +22,10 @@ namespace cubby {
 // not (or why the CUBIN does not parse).
 Result<void> verify_entry_symbols(const Entry& entry);
 
-// True if `bytes` start like an entry of a format version newer than this build's: valid for a
-// newer cubby (which derives other keys), so it is left alone, never counted bad or removed.
-bool is_newer_format(std::string_view bytes);
-
-// decode_entry + verify_entry_symbols. Pure.
-Result<Entry> verify_entry(std::string_view bytes);
+// decode_entry(bytes, key) + verify_entry_symbols. Pure. An entry of another format version
+// (entry_format, entry.hpp) fails with decode_entry's Errc::not_found: valid for another cubby
+// release, so callers leave it alone, never count it bad or remove it.
+Result<Entry> verify_entry(std::string_view bytes, const Key& key);
 
 // verify_entry_symbols, then the name cross-check (check_entry_names, recover.hpp): no stored
 // name may be one that cubby's matcher resolves the expression to a different symbol of the
@@ -44,6 +43,7 @@ struct VerifyReport {
   std::uint64_t entries = 0;  // entry files checked
   std::uint64_t bad = 0;      // failed verification (or could not be read)
   std::uint64_t newer = 0;    // of a newer format version: skipped, kept
+  std::uint64_t older = 0;    // of an older format version: skipped, kept (gc evicts them)
   std::uint64_t removed = 0;  // bad entries removed (with fix)
 };
 

@@ -42,17 +42,8 @@ Result<void> verify_entry_names(const Entry& entry) {
   return {};
 }
 
-bool is_newer_format(std::string_view bytes) {
-  if (bytes.size() < 12 || bytes.substr(0, 8) != "CUBBYENT") return false;
-  std::uint32_t version = 0;
-  for (int i = 3; i >= 0; --i) {
-    version = (version << 8) | static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(i)]);
-  }
-  return version > kEntryFormatVersion;
-}
-
-Result<Entry> verify_entry(std::string_view bytes) {
-  auto entry = decode_entry(bytes);
+Result<Entry> verify_entry(std::string_view bytes, const Key& key) {
+  auto entry = decode_entry(bytes, key);
   if (!entry) return entry;
   auto symbols = verify_entry_symbols(*entry);
   if (!symbols) return symbols.error();
@@ -71,14 +62,15 @@ Result<VerifyReport> verify_store(
     auto bytes = io::read_file(info.path);
     if (!bytes && bytes.error().code == Errc::not_found) continue;  // removed meanwhile
     ++report.entries;
-    if (bytes && is_newer_format(*bytes)) {
-      ++report.newer;
+    if (const auto format = bytes ? entry_format(*bytes) : EntryFormat::current;
+        format != EntryFormat::current) {
+      ++(format == EntryFormat::newer ? report.newer : report.older);
       continue;
     }
     std::string why;
     if (!bytes) {
       why = bytes.error().message;
-    } else if (auto entry = verify_entry(*bytes); !entry) {
+    } else if (auto entry = verify_entry(*bytes, info.key); !entry) {
       why = entry.error().message;
     } else if (depth == VerifyDepth::names) {
       if (auto names = verify_entry_names(*entry); !names) why = names.error().message;
