@@ -32,7 +32,10 @@ Config load_config(const Common& common) {
   return std::move(config).value();
 }
 
-void print_json(const json& document) { std::cout << document.dump(2) << '\n'; }
+// error_handler_t::replace: invalid UTF-8 becomes U+FFFD instead of an exception (see cli.hpp).
+void print_json(const json& document) {
+  std::cout << document.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+}
 
 // "2024-05-01T12:34:56Z" for Unix milliseconds.
 std::string format_unix_ms(std::int64_t unix_ms) {

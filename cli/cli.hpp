@@ -50,6 +50,10 @@ void add_common(CLI::App& command, Common& common);
 // The settings from CUBBY_* variables, with --dir applied; usage failure on a bad variable.
 Config load_config(const Common& common);
 
+// Prints `document` (indented) and a newline to stdout. Never fails on content: strings holding
+// bytes that are not UTF-8 (paths, program names, options, logs) are printed with each invalid
+// byte replaced by U+FFFD (lossy, but valid JSON for every parser; the human output prints the
+// bytes as they are, and keys name entries losslessly).
 void print_json(const json& document);
 
 // "2024-05-01T12:34:56Z" for Unix milliseconds.

@@ -1,13 +1,23 @@
 // The C API (cubby.h): opaque handles over cubby::Cache and cubby::CacheResult. Every entry point
 // catches every exception and records it as this thread's last error; nothing is thrown across
 // the C boundary.
+//
+// A cubby_cache* is not a pointer to memory: its value is the id of an open cache in a registry,
+// and ids are never reused. Every call on a handle is a Call, registered in the open cache while
+// it runs; cubby_close removes the cache from the registry (later calls fail with
+// CUBBY_ERROR_INVALID_ARGUMENT: "closed"), waits until its calls in flight have ended, then
+// destroys it. So a close racing with calls on other threads is never a use-after-free.
+#include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -17,13 +27,6 @@
 #include "cubby/error.hpp"
 #include "cubby/version.hpp"
 #include "stats_report.hpp"
-
-struct cubby_cache {
-  std::unique_ptr<cubby::Cache> cache;
-  std::string stats_json;    // storage for cubby_stats_json's answer
-  std::string explain_json;  // storage for cubby_explain_json's answer
-  std::string dir;           // the store folder, for cubby_store_dir
-};
 
 struct cubby_result {
   cubby::CacheResult result;
@@ -36,6 +39,32 @@ namespace {
 
 thread_local std::string last_error;
 thread_local std::string last_compile_log;
+thread_local std::string stats_json;    // storage for cubby_stats_json's answer
+thread_local std::string explain_json;  // storage for cubby_explain_json's answer
+
+// An open cache: what a cubby_cache handle names while it is open.
+struct OpenCache {
+  std::unique_ptr<cubby::Cache> cache;
+  std::string dir;        // the store folder, for cubby_store_dir
+  std::size_t calls = 0;  // calls in flight (guarded by Registry::mutex)
+  bool closing = false;   // cubby_close is waiting for `calls` to reach 0 (guarded likewise)
+};
+
+// The open caches by handle id. Never destroyed, so handles may be closed from static destructors
+// and atexit handlers of other libraries.
+struct Registry {
+  std::mutex mutex;
+  std::condition_variable calls_ended;  // a closing cache's last call has ended
+  std::unordered_map<std::uintptr_t, std::unique_ptr<OpenCache>> open;
+  std::uintptr_t next_id = 1;  // never reused: a closed handle is never mistaken for a later one
+};
+
+Registry& registry() {
+  static Registry* const instance = new Registry;
+  return *instance;
+}
+
+std::uintptr_t id_of(const cubby_cache* handle) { return reinterpret_cast<std::uintptr_t>(handle); }
 
 constexpr std::string_view kCompileFailedPrefix = "NVRTC could not compile ";
 
@@ -111,6 +140,61 @@ int record_current_exception() noexcept {
 
 int invalid(const char* message) noexcept { return record(CUBBY_ERROR_INVALID_ARGUMENT, message); }
 
+// One call of `function` on a handle. While a Call on an open cache exists, cubby_close of that
+// cache waits; the cache is valid until the Call ends. A NULL or closed handle gives a Call without
+// a cache, with CUBBY_ERROR_INVALID_ARGUMENT recorded as the last error.
+class Call {
+ public:
+  Call(cubby_cache* handle, const char* function) noexcept {
+    if (handle == nullptr) {
+      status_ = refuse(function, ": cache is NULL; open one with cubby_open");
+      return;
+    }
+    try {
+      const std::lock_guard lock(registry().mutex);
+      const auto found = registry().open.find(id_of(handle));
+      if (found != registry().open.end()) {
+        open_ = found->second.get();
+        ++open_->calls;
+        return;
+      }
+    } catch (...) {
+      status_ = record_current_exception();
+      return;
+    }
+    status_ = refuse(function,
+                     ": cache is closed (or was never returned by cubby_open); do not use a "
+                     "handle after cubby_close, open a new one with cubby_open");
+  }
+
+  ~Call() {
+    if (open_ == nullptr) return;
+    const std::lock_guard lock(registry().mutex);
+    if (--open_->calls == 0 && open_->closing) registry().calls_ended.notify_all();
+  }
+
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  explicit operator bool() const { return open_ != nullptr; }
+  // The failure recorded when there is no cache.
+  int status() const { return status_; }
+  OpenCache& open() const { return *open_; }
+  cubby::Cache& cache() const { return *open_->cache; }
+
+ private:
+  static int refuse(const char* function, const char* problem) noexcept {
+    try {
+      return invalid((std::string(function) + problem).c_str());
+    } catch (...) {
+      return invalid(problem);
+    }
+  }
+
+  OpenCache* open_ = nullptr;
+  int status_ = CUBBY_OK;
+};
+
 // Builds a CompileRequest from C arguments; throws cubby::Error(invalid_argument) on bad ones.
 cubby::CompileRequest make_request(const char* source, const char* program_name,
                                    const char* const* name_expressions,
@@ -182,17 +266,34 @@ int cubby_open(const char* dir, cubby_cache** out) {
         return invalid("cubby_open: dir is empty; pass a folder or NULL for the default");
       config.dir = dir;
     }
-    auto handle = std::make_unique<cubby_cache>();
-    handle->dir = config.dir.string();
-    handle->cache = std::make_unique<cubby::Cache>(std::move(config));
-    *out = handle.release();
+    auto open = std::make_unique<OpenCache>();
+    open->dir = config.dir.string();
+    open->cache = std::make_unique<cubby::Cache>(std::move(config));
+    const std::lock_guard lock(registry().mutex);
+    const std::uintptr_t id = registry().next_id++;
+    registry().open.emplace(id, std::move(open));
+    *out = reinterpret_cast<cubby_cache*>(id);
     return CUBBY_OK;
   } catch (...) {
     return record_current_exception();
   }
 }
 
-void cubby_close(cubby_cache* cache) { delete cache; }
+void cubby_close(cubby_cache* cache) {
+  if (cache == nullptr) return;
+  std::unique_ptr<OpenCache> open;
+  {
+    std::unique_lock lock(registry().mutex);
+    const auto found = registry().open.find(id_of(cache));
+    if (found == registry().open.end()) return;  // closed already
+    open = std::move(found->second);
+    registry().open.erase(found);
+    open->closing = true;
+    registry().calls_ended.wait(lock, [&] { return open->calls == 0; });
+  }
+  // Destroyed outside the lock: ~Cache drains background work and reports stats.
+  open.reset();
+}
 
 int cubby_compile(cubby_cache* cache, const char* source, const char* program_name,
                   const char* const* name_expressions, size_t name_expression_count,
@@ -201,12 +302,12 @@ int cubby_compile(cubby_cache* cache, const char* source, const char* program_na
   if (out == nullptr)
     return invalid("cubby_compile: out is NULL; pass the address of a cubby_result*");
   *out = nullptr;
-  if (cache == nullptr) return invalid("cubby_compile: cache is NULL; open one with cubby_open");
+  const Call call(cache, "cubby_compile");
+  if (!call) return call.status();
   try {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
-    auto handle = std::make_unique<cubby_result>();
-    *out = make_result(cache->cache->compile(request)).release();
+    *out = make_result(call.cache().compile(request)).release();
     return CUBBY_OK;
   } catch (...) {
     return record_current_exception();
@@ -218,11 +319,12 @@ int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
               const char* const* options, size_t option_count, const char* arch, char key_out[33]) {
   if (key_out == nullptr) return invalid("cubby_key: key_out is NULL; pass a buffer of 33 chars");
   key_out[0] = '\0';
-  if (cache == nullptr) return invalid("cubby_key: cache is NULL; open one with cubby_open");
+  const Call call(cache, "cubby_key");
+  if (!call) return call.status();
   try {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
-    const std::string hex = cache->cache->key_of(request).hex();
+    const std::string hex = call.cache().key_of(request).hex();
     if (hex.size() != 32) {
       return record(CUBBY_ERROR_INTERNAL,
                     "internal error in cubby: a key is not 32 hex digits (please report this)");
@@ -301,14 +403,11 @@ double cubby_result_elapsed_ms(const cubby_result* result) {
 }
 
 const char* cubby_stats_json(cubby_cache* cache) {
-  if (cache == nullptr) {
-    invalid("cubby_stats_json: cache is NULL; open one with cubby_open");
-    return nullptr;
-  }
+  const Call call(cache, "cubby_stats_json");
+  if (!call) return nullptr;
   try {
-    const nlohmann::json json = cubby::stats_to_json(cache->cache->stats());
-    cache->stats_json = json.dump();
-    return cache->stats_json.c_str();
+    stats_json = cubby::json_text(cubby::stats_to_json(call.cache().stats()));
+    return stats_json.c_str();
   } catch (...) {
     record_current_exception();
     return nullptr;
@@ -316,22 +415,19 @@ const char* cubby_stats_json(cubby_cache* cache) {
 }
 
 const char* cubby_store_dir(cubby_cache* cache) {
-  if (cache == nullptr) {
-    invalid("cubby_store_dir: cache is NULL; open one with cubby_open");
-    return nullptr;
-  }
-  return cache->dir.c_str();
+  const Call call(cache, "cubby_store_dir");
+  return call ? call.open().dir.c_str() : nullptr;
 }
 
 int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
   if (entries != nullptr) *entries = 0;
   if (bytes != nullptr) *bytes = 0;
-  if (cache == nullptr)
-    return invalid("cubby_store_usage: cache is NULL; open one with cubby_open");
+  const Call call(cache, "cubby_store_usage");
+  if (!call) return call.status();
   try {
     uint64_t count = 0;
     uint64_t total = 0;
-    auto listed = cache->cache->disk().list([&](const cubby::DiskEntryInfo& info) {
+    auto listed = call.cache().disk().list([&](const cubby::DiskEntryInfo& info) {
       ++count;
       total += info.bytes;
     });
@@ -346,9 +442,10 @@ int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
 
 int cubby_clear(cubby_cache* cache, uint64_t* removed) {
   if (removed != nullptr) *removed = 0;
-  if (cache == nullptr) return invalid("cubby_clear: cache is NULL; open one with cubby_open");
+  const Call call(cache, "cubby_clear");
+  if (!call) return call.status();
   try {
-    const uint64_t count = cache->cache->disk().clear().value_or_throw();
+    const uint64_t count = call.cache().disk().clear().value_or_throw();
     if (removed != nullptr) *removed = count;
     return CUBBY_OK;
   } catch (...) {
@@ -359,19 +456,17 @@ int cubby_clear(cubby_cache* cache, uint64_t* removed) {
 const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
                                const char* const* name_expressions, size_t name_expression_count,
                                const char* const* options, size_t option_count, const char* arch) {
-  if (cache == nullptr) {
-    invalid("cubby_explain_json: cache is NULL; open one with cubby_open");
-    return nullptr;
-  }
+  const Call call(cache, "cubby_explain_json");
+  if (!call) return nullptr;
   try {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
     nlohmann::json fields = nlohmann::json::array();
-    for (const cubby::KeyField& field : cubby::explain_key(cache->cache->key_inputs(request))) {
+    for (const cubby::KeyField& field : cubby::explain_key(call.cache().key_inputs(request))) {
       fields.push_back({{"label", field.label}, {"summary", field.summary}, {"hash", field.hash}});
     }
-    cache->explain_json = fields.dump();
-    return cache->explain_json.c_str();
+    explain_json = cubby::json_text(fields);
+    return explain_json.c_str();
   } catch (...) {
     record_current_exception();
     return nullptr;
@@ -382,11 +477,12 @@ int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_r
   if (out == nullptr)
     return invalid("cubby_blob_get: out is NULL; pass the address of a cubby_result*");
   *out = nullptr;
-  if (cache == nullptr) return invalid("cubby_blob_get: cache is NULL; open one with cubby_open");
+  const Call call(cache, "cubby_blob_get");
+  if (!call) return call.status();
   if (ns == nullptr || name == nullptr)
     return invalid("cubby_blob_get: ns or name is NULL; pass a namespace and a name");
   try {
-    auto result = cache->cache->load_blob(ns, name);
+    auto result = call.cache().load_blob(ns, name);
     if (result) *out = make_result(std::move(*result)).release();
     return CUBBY_OK;
   } catch (...) {
@@ -396,7 +492,8 @@ int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_r
 
 int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
                    size_t size, double compile_ms) {
-  if (cache == nullptr) return invalid("cubby_blob_put: cache is NULL; open one with cubby_open");
+  const Call call(cache, "cubby_blob_put");
+  if (!call) return call.status();
   if (ns == nullptr || name == nullptr)
     return invalid("cubby_blob_put: ns or name is NULL; pass a namespace and a name");
   if (data == nullptr && size != 0)
@@ -404,7 +501,7 @@ int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const v
   try {
     const std::string_view payload =
         size == 0 ? std::string_view() : std::string_view(static_cast<const char*>(data), size);
-    (void)cache->cache->store_blob(ns, name, payload, compile_ms);
+    (void)call.cache().store_blob(ns, name, payload, compile_ms);
     return CUBBY_OK;
   } catch (...) {
     return record_current_exception();

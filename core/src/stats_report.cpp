@@ -8,6 +8,10 @@
 
 namespace cubby {
 
+std::string json_text(const nlohmann::json& document) {
+  return document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json stats_to_json(const Stats& stats) {
   return {
       {"hits_memory", stats.hits_memory}, {"hits_disk", stats.hits_disk},
@@ -40,7 +44,7 @@ void report_stats_to_file(const Stats& stats) noexcept {
   try {
     nlohmann::json line = stats_to_json(stats);
     line["pid"] = static_cast<long long>(::getpid());
-    const std::string text = line.dump() + "\n";
+    const std::string text = json_text(line) + "\n";
     const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0664);
     if (fd < 0) return;
     (void)!::write(fd, text.data(), text.size());

@@ -1,12 +1,19 @@
 // Per-process statistics as JSON, and their report to the file named by CUBBY_STATS_FILE (how a
-// pytest session collects the stats of the C++ processes its tests start).
+// pytest session collects the stats of the C++ processes its tests start); json_text, the one way
+// the library turns JSON into text.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cubby/cache.hpp"
 
 namespace cubby {
+
+// `document` as compact JSON text. Never fails on content: bytes that are not UTF-8 in its strings
+// (program names, options, paths are bytes) become U+FFFD, so the text is valid JSON for every
+// parser. Throws only std::bad_alloc.
+std::string json_text(const nlohmann::json& document);
 
 // `stats` as a JSON object: hits_memory, hits_disk, hits_remote, misses, compiles,
 // compile_failures, corrupt, failed_writes, bytes_read, bytes_written, compile_ms,

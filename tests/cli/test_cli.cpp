@@ -338,4 +338,70 @@ TEST_F(CliTest, DirOptionOverridesCubbyDir) {
   EXPECT_EQ(parse(cubby({"ls", "--json", "--dir", other.string()})).size(), 1u);
 }
 
+// Bytes that are not UTF-8 in the store's path, the file and program name, an option and NVRTC's
+// log (which quotes the program name): every --json output is still one valid JSON document, with
+// U+FFFD in place of each such byte, and the command's work is reported as done.
+TEST_F(CliTest, JsonOutputReplacesBytesThatAreNotUtf8) {
+  const std::string replaced = "\xEF\xBF\xBD";  // U+FFFD
+  const fs::path store = root_ / "store\xfe";
+  const fs::path file = root_ / "\xff.cu";
+  write_text(file, std::string(kKernel) + "__global__ void warn() { int unused; }\n");
+  const auto run = [&](std::vector<std::string> args) {
+    for (const char* arg : {"--json", "--dir"}) args.emplace_back(arg);
+    args.push_back(store.string());
+    return cubby(args);
+  };
+  const auto contains = [](const json& value, const std::string& part) {
+    return value.is_string() && value.get<std::string>().find(part) != std::string::npos;
+  };
+
+  const Outcome compiled =
+      run({"compile", file.string(), "--arch", "sm_90", "--option", "-DTAG=\xff"});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  const json result = parse(compiled);
+  EXPECT_EQ(result["program_name"], replaced + ".cu");
+  EXPECT_EQ(result["dir"], (root_ / "store").string() + replaced);
+  EXPECT_TRUE(contains(result["log"], replaced + ".cu")) << result["log"];
+  const std::string key = result["key"];
+  ASSERT_EQ(key.size(), 32u);
+
+  const Outcome shown = run({"show", key});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const json entry = parse(shown);
+  EXPECT_TRUE(contains(entry["path"], "store" + replaced)) << entry["path"];
+  const json& options = entry["options"];
+  EXPECT_NE(std::find(options.begin(), options.end(), json("-DTAG=" + replaced)), options.end())
+      << options;
+  EXPECT_TRUE(contains(entry["log"], replaced + ".cu")) << entry["log"];
+
+  for (const char* command : {"stats", "gc"}) {
+    const Outcome listed = run({command});
+    EXPECT_EQ(listed.exit_code, 0) << command << ": " << listed.err;
+    EXPECT_EQ(parse(listed)["dir"], (root_ / "store").string() + replaced) << command;
+  }
+  const Outcome ls = run({"ls"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(parse(ls).size(), 1u);
+
+  // A corrupt entry: verify names its path in "problems".
+  fs::path entry_path;
+  for (const auto& item : fs::recursive_directory_iterator(store)) {
+    if (item.path().filename().string().rfind(key, 0) == 0) entry_path = item.path();
+  }
+  ASSERT_FALSE(entry_path.empty());
+  std::string bytes = read_text(entry_path);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+  write_text(entry_path, bytes);
+  const Outcome verified = run({"verify"});
+  EXPECT_EQ(verified.exit_code, 1) << verified.err;
+  const json report = parse(verified);
+  ASSERT_EQ(report["problems"].size(), 1u) << verified.out;
+  EXPECT_TRUE(contains(report["problems"][0]["path"], "store" + replaced)) << verified.out;
+  EXPECT_EQ(verified.err.find("internal error"), std::string::npos) << verified.err;
+
+  const Outcome cleared = run({"clear"});
+  EXPECT_EQ(cleared.exit_code, 0) << cleared.err;
+  EXPECT_EQ(parse(cleared)["removed"], 1);
+}
+
 }  // namespace

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cubby/cubby.h"
 
@@ -348,3 +350,142 @@ TEST(CApi, OpenWithNullDirUsesCubbyDir) {
 }
 
 }  // namespace
+
+// Threads call the C API on one handle while another thread closes it: calls in flight finish with
+// usable results, cubby_close returns after them, and every call begun after it fails with a
+// clear "closed" error. (Under ASan, the old `delete` in cubby_close was a heap-use-after-free.)
+TEST(CApi, CloseWaitsForCallsInFlightAndLaterCallsFailClearly) {
+  const fs::path dir = unique_temp_dir();
+  cubby_cache* cache = nullptr;
+  ASSERT_EQ(cubby_open(dir.c_str(), &cache), CUBBY_OK) << cubby_last_error();
+
+  constexpr int kThreads = 4;  // even: compile, odd: key (a tight loop of cheap calls)
+  std::atomic<int> first_calls_done{0};
+  std::atomic<bool> close_returned{false};
+  struct Tally {
+    int ok = 0;
+    int closed = 0;
+    std::vector<std::string> problems;
+  };
+  std::vector<Tally> tallies(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Tally& tally = tallies[static_cast<size_t>(t)];
+      for (int i = 0;; ++i) {
+        const bool after_close = close_returned.load();
+        int status = CUBBY_OK;
+        if (t % 2 == 0) {
+          // A new program each time: a real NVRTC compile, in flight when the close comes.
+          const std::string source =
+              std::string(kSource) + "// " + std::to_string(t) + "." + std::to_string(i) + "\n";
+          cubby_result* result = nullptr;
+          status = cubby_compile(cache, source.c_str(), "scale.cu", kNames, kNameCount, kOptions,
+                                 kOptionCount, kArch, &result);
+          if (status == CUBBY_OK) {
+            size_t size = 0;
+            const void* payload = cubby_result_payload(result, &size);
+            if (payload == nullptr || size < 4 ||
+                std::memcmp(payload,
+                            "\x7f"
+                            "ELF",
+                            4) != 0 ||
+                cubby_result_name_count(result) != kNameCount) {
+              tally.problems.push_back("a compile result is not a CUBIN with its names");
+            }
+            cubby_result_free(result);
+          }
+        } else {
+          char key[33];
+          status = cubby_key(cache, kSource, "scale.cu", kNames, kNameCount, kOptions, kOptionCount,
+                             kArch, key);
+          if (status == CUBBY_OK && std::strlen(key) != 32) tally.problems.push_back("bad key");
+        }
+        if (i == 0) ++first_calls_done;
+        if (status == CUBBY_OK) {
+          ++tally.ok;
+          if (after_close) tally.problems.push_back("a call begun after cubby_close succeeded");
+        } else if (status == CUBBY_ERROR_INVALID_ARGUMENT &&
+                   std::strstr(cubby_last_error(), "closed") != nullptr) {
+          ++tally.closed;
+        } else {
+          tally.problems.push_back(cubby_last_error());
+        }
+        // Stop at the first "closed", and after one call begun after the close in any case.
+        if (status != CUBBY_OK || after_close) break;
+      }
+    });
+  }
+  while (first_calls_done.load() < kThreads) std::this_thread::yield();
+  cubby_close(cache);
+  close_returned = true;
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    const Tally& tally = tallies[static_cast<size_t>(t)];
+    EXPECT_GE(tally.ok, 1) << "thread " << t;
+    EXPECT_EQ(tally.closed, 1) << "thread " << t;
+    for (const std::string& problem : tally.problems)
+      ADD_FAILURE() << "thread " << t << ": " << problem;
+  }
+
+  // Every call on the closed handle fails with a message that says so; closing again is harmless.
+  const auto expect_closed = [](const char* function) {
+    EXPECT_NE(std::strstr(cubby_last_error(), "closed"), nullptr)
+        << function << ": " << cubby_last_error();
+    EXPECT_NE(std::strstr(cubby_last_error(), function), nullptr) << cubby_last_error();
+  };
+  cubby_result* result = nullptr;
+  EXPECT_EQ(cubby_compile(cache, kSource, "scale.cu", kNames, kNameCount, kOptions, kOptionCount,
+                          kArch, &result),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  expect_closed("cubby_compile");
+  EXPECT_EQ(result, nullptr);
+  char key[33];
+  EXPECT_EQ(cubby_key(cache, kSource, nullptr, nullptr, 0, nullptr, 0, kArch, key),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  expect_closed("cubby_key");
+  EXPECT_EQ(cubby_stats_json(cache), nullptr);
+  expect_closed("cubby_stats_json");
+  EXPECT_EQ(cubby_store_dir(cache), nullptr);
+  expect_closed("cubby_store_dir");
+  EXPECT_EQ(cubby_explain_json(cache, kSource, nullptr, nullptr, 0, nullptr, 0, kArch), nullptr);
+  expect_closed("cubby_explain_json");
+  uint64_t entries = 1;
+  uint64_t bytes = 1;
+  EXPECT_EQ(cubby_store_usage(cache, &entries, &bytes), CUBBY_ERROR_INVALID_ARGUMENT);
+  expect_closed("cubby_store_usage");
+  EXPECT_EQ(entries + bytes, 0u);
+  EXPECT_EQ(cubby_clear(cache, nullptr), CUBBY_ERROR_INVALID_ARGUMENT);
+  expect_closed("cubby_clear");
+  EXPECT_EQ(cubby_blob_get(cache, "test", "name", &result), CUBBY_ERROR_INVALID_ARGUMENT);
+  expect_closed("cubby_blob_get");
+  EXPECT_EQ(cubby_blob_put(cache, "test", "name", "x", 1, 0.0), CUBBY_ERROR_INVALID_ARGUMENT);
+  expect_closed("cubby_blob_put");
+  cubby_close(cache);
+
+  // A handle opened later is another handle: the closed one stays closed.
+  cubby_cache* other = nullptr;
+  ASSERT_EQ(cubby_open(dir.c_str(), &other), CUBBY_OK) << cubby_last_error();
+  EXPECT_NE(other, cache);
+  EXPECT_EQ(cubby_stats_json(cache), nullptr);
+  EXPECT_NE(cubby_stats_json(other), nullptr) << cubby_last_error();
+  cubby_close(other);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+// JSON answers stay valid (UTF-8) whatever bytes the request holds, and the string of each
+// thread is its own.
+TEST_F(CApiTest, ExplainJsonIsValidForAnyBytesAndPerThread) {
+  const char* const options[] = {"-DNAME=\xff\xfe"};
+  const char* text = cubby_explain_json(cache_, kSource, "\xff.cu", nullptr, 0, options, 1, kArch);
+  ASSERT_NE(text, nullptr) << cubby_last_error();
+  const std::string mine = text;
+  const nlohmann::json fields = nlohmann::json::parse(mine);
+  ASSERT_TRUE(fields.is_array());
+  EXPECT_GT(fields.size(), 3u);
+  std::thread([&] {
+    ASSERT_NE(cubby_explain_json(cache_, "other", nullptr, nullptr, 0, nullptr, 0, kArch), nullptr);
+  }).join();
+  EXPECT_EQ(std::string(text), mine);  // another thread's call did not overwrite this thread's
+}

@@ -24,6 +24,18 @@ std::vector<nlohmann::json> lines_of(const std::filesystem::path& path) {
   return lines;
 }
 
+// The library's JSON text never fails: bytes that are not UTF-8 (in values and in keys) become
+// U+FFFD, the rest is kept, and the text parses back.
+TEST(StatsReport, JsonTextReplacesBytesThatAreNotUtf8) {
+  const nlohmann::json document = {{"path", "/tmp/store\xfe/\xff.cu"},
+                                   {"names", {{"k\xc3", "ok \xc3\xa9"}}}};
+  const std::string text = cubby::json_text(document);
+  EXPECT_EQ(text,
+            "{\"names\":{\"k\xEF\xBF\xBD\":\"ok \xc3\xa9\"},"
+            "\"path\":\"/tmp/store\xEF\xBF\xBD/\xEF\xBF\xBD.cu\"}");
+  EXPECT_EQ(nlohmann::json::parse(text)["path"], "/tmp/store\xEF\xBF\xBD/\xEF\xBF\xBD.cu");
+}
+
 TEST(StatsReport, AppendsOneLinePerReportWithThePid) {
   TempDir dir("stats-report");
   const auto file = dir / "stats.jsonl";

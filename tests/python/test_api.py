@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 import pytest
 
 import cubby
@@ -60,6 +63,91 @@ def test_arguments_are_checked(cache):
         cache.compile(KERNEL, "ns::scale<float, 256>")
     with pytest.raises(TypeError, match="source must be a str"):
         cache.compile(b"bytes")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda c: c.compile(123), "source must be a str, not int"),
+    (lambda c: c.compile(KERNEL, [1]), r"name_expressions\[0\] must be a str, not int"),
+    (lambda c: c.compile(KERNEL, options="-O3"), "options must be a sequence of strings, not a"),
+    (lambda c: c.compile(KERNEL, options=b"-O3"), "options must be a sequence of strings, not a"),
+    (lambda c: c.compile(KERNEL, options=3), "options must be a sequence of strings, not int"),
+    (lambda c: c.compile(KERNEL, arch=90), "arch must be a str, not int"),
+    (lambda c: c.compile(KERNEL, program_name=Path("k.cu")), "program_name must be a str"),
+    (lambda c: c.key(KERNEL, [None]), r"name_expressions\[0\] must be a str, not NoneType"),
+    (lambda c: c.explain(KERNEL, options=[b"-O3"]), r"options\[0\] must be a str, not bytes"),
+    (lambda c: c.blob_get(b"tool", "name"), "namespace must be a str, not bytes"),
+    (lambda c: c.blob_put("tool", 7, b"x"), "name must be a str, not int"),
+    (lambda c: c.blob_put("tool", "name", "text"), "payload must be bytes, not str"),
+])
+def test_wrong_argument_types_raise_type_error_saying_what_is_expected(cache, call, message):
+    with pytest.raises(TypeError, match=message):
+        call(cache)
+    assert cache.stats()["compiles"] == 0
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda c: c.compile(KERNEL + "\0garbage"), "source"),
+    (lambda c: c.compile(KERNEL, ["ns::scale<float, 256>\0x"]), r"name_expressions\[0\]"),
+    (lambda c: c.compile(KERNEL, options=["-std=c++17", "-O3\0-G"]), r"options\[1\]"),
+    (lambda c: c.compile(KERNEL, arch="sm_90\0x"), "arch"),
+    (lambda c: c.compile(KERNEL, program_name="k.cu\0x"), "program_name"),
+    (lambda c: c.key(KERNEL + "\0x"), "source"),
+    (lambda c: c.explain(KERNEL + "\0x"), "source"),
+    (lambda c: c.blob_get("tool", "na\0me"), "name"),
+    (lambda c: c.blob_put("to\0ol", "name", b"x"), "namespace"),
+    (lambda c: cubby.Cache(c.dir + "\0other"), "dir"),
+])
+def test_a_nul_inside_a_string_is_rejected_not_truncated(cache, call, what):
+    with pytest.raises(ValueError, match=what + " contains a NUL"):
+        call(cache)
+    assert cache.stats()["compiles"] == 0 and cache.usage() == (0, 0)
+
+
+def test_close_while_other_threads_compile(tmp_path, env):
+    """close() waits for the calls in flight on other threads (their results are whole), and every
+    call begun after it raises cubby.Error saying the cache is closed (the C API's handle was a
+    use-after-free before)."""
+    cache = cubby.Cache(tmp_path / "store")
+    threads_count = 4
+    first_calls = threading.Semaphore(0)
+    closed = threading.Event()
+    outcomes = [[] for _ in range(threads_count)]
+
+    def work(index: int) -> None:
+        for round_ in range(10_000):
+            after_close = closed.is_set()
+            try:
+                if index % 2 == 0:  # a new program each time: a real compile in flight
+                    source = KERNEL + f"// {index}.{round_}\n"
+                    result = cache.compile(source, NAMES, arch="sm_90")
+                    assert result.cubin[:4] == b"\x7fELF"
+                    assert set(result.lowered_names) == set(NAMES)
+                else:
+                    assert len(cache.key(KERNEL, NAMES, arch="sm_90")) == 32
+                outcomes[index].append("after close" if after_close else "ok")
+            except cubby.Error as error:
+                outcomes[index].append("closed" if "closed" in str(error) else str(error))
+                return
+            finally:
+                if round_ == 0:
+                    first_calls.release()
+            if after_close:
+                return
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(threads_count)]
+    for thread in threads:
+        thread.start()
+    for _ in threads:
+        first_calls.acquire()
+    cache.close()
+    closed.set()
+    for thread in threads:
+        thread.join()
+    for outcome in outcomes:  # calls that succeeded, then one that said "closed"
+        assert outcome and outcome[-1] == "closed" and set(outcome[:-1]) == {"ok"}, outcome
+    with pytest.raises(cubby.Error, match="closed"):
+        cache.compile(KERNEL, NAMES, arch="sm_90")
+    assert cache.dir == str(tmp_path / "store") and "closed" in repr(cache)
 
 
 def test_a_closed_cache_says_so(tmp_path, env):

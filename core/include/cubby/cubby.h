@@ -3,7 +3,12 @@
  * Conventions: functions that can fail return 0 on success or a nonzero cubby_status; the
  * message of the last failure on this thread is cubby_last_error(). Strings returned by a
  * handle's accessors live as long as the handle. Every pointer argument may be NULL only where
- * documented.
+ * documented. Strings are NUL-terminated: a string argument ends at its first NUL byte (bindings
+ * must reject strings that contain one rather than pass them truncated).
+ *
+ * Threads: a cubby_cache may be used by any number of threads at once, and closed by one of them
+ * while others are in calls on it (see cubby_close). JSON answers are UTF-8: bytes of program
+ * names, options or paths that are not UTF-8 are replaced by U+FFFD.
  */
 #ifndef CUBBY_H_
 #define CUBBY_H_
@@ -44,6 +49,13 @@ const char* cubby_last_compile_log(void);
 /* Opens the store in `dir` (NULL: CUBBY_DIR / XDG default) with the other settings from CUBBY_*
  * variables. *out receives a handle to close with cubby_close. */
 int cubby_open(const char* dir, cubby_cache** out);
+
+/* Closes a handle: later calls with it fail with CUBBY_ERROR_INVALID_ARGUMENT (the handle is
+ * closed; handles are never reused, so a closed one is never taken for another), calls already in
+ * flight on other threads finish normally, and cubby_close returns once they have (the cache's
+ * stats then go to CUBBY_STATS_FILE when set). Results (cubby_result) stay valid until freed.
+ * Strings returned by cubby_store_dir die with the handle. NULL, or a handle closed already, is
+ * ignored. */
 void cubby_close(cubby_cache* cache);
 
 /* Compiles through the cache. `program_name` and `arch` may be NULL (defaults); `name_expressions`
@@ -78,7 +90,8 @@ double cubby_result_compile_ms(const cubby_result* result);
 double cubby_result_elapsed_ms(const cubby_result* result);
 
 /* This handle's statistics as a JSON object (keys as in `cubby stats --json`'s "process" part).
- * The string lives until the next call on this handle. */
+ * The string lives until this thread's next call of cubby_stats_json (other threads have their
+ * own), whatever happens to the handle. */
 const char* cubby_stats_json(cubby_cache* cache);
 
 /* The store folder of this handle (absolute or as given). Lives as long as the handle. */
@@ -91,7 +104,8 @@ int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes);
 int cubby_clear(cubby_cache* cache, uint64_t* removed);
 
 /* Every field the key of a request hashes, as a JSON array of {"label", "summary", "hash"}
- * (what `cubby compile --explain` prints). The string lives until the next call on this handle. */
+ * (what `cubby compile --explain` prints). The string lives until this thread's next call of
+ * cubby_explain_json (other threads have their own), whatever happens to the handle. */
 const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
                                const char* const* name_expressions, size_t name_expression_count,
                                const char* const* options, size_t option_count, const char* arch);

@@ -7,8 +7,9 @@ import json
 import os
 import threading
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from . import _library
 from ._errors import CompileError, Error
@@ -53,14 +54,37 @@ def _text(value: Optional[bytes]) -> str:
     return "" if value is None else value.decode("utf-8", "replace")
 
 
+def _no_nul(value: bytes, what: str) -> bytes:
+    if b"\0" in value:
+        raise ValueError(f"{what} contains a NUL character, which the C API would take as its end; "
+                         "remove it")
+    return value
+
+
+def _c_string(value: str, what: str) -> bytes:
+    """``value`` as UTF-8 for a C string argument: TypeError unless a str, ValueError on a NUL."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    return _no_nul(value.encode(), what)
+
+
+def _optional_c_string(value: Optional[str], what: str) -> Optional[bytes]:
+    return None if value is None else _c_string(value, what)
+
+
 def _strings(values: Iterable[str], what: str):
-    items = list(values)
+    """(items, C array, count) of a sequence of strings; TypeError for a bare str or bytes (a
+    classic slip for a one-item list) or a non-str item, ValueError for a NUL inside one."""
     if isinstance(values, (str, bytes)):
-        raise TypeError(f"{what} must be a sequence of strings, not a single string")
-    for item in items:
-        if not isinstance(item, str):
-            raise TypeError(f"{what} must hold strings, got {type(item).__name__}")
-    array = (ctypes.c_char_p * max(len(items), 1))(*[item.encode() for item in items])
+        raise TypeError(f"{what} must be a sequence of strings, not a single string; "
+                        f"wrap it in a list: [{values!r}]")
+    try:
+        items = list(values)
+    except TypeError:
+        raise TypeError(f"{what} must be a sequence of strings, not {type(values).__name__}"
+                        ) from None
+    encoded = [_c_string(item, f"{what}[{index}]") for index, item in enumerate(items)]
+    array = (ctypes.c_char_p * max(len(items), 1))(*encoded)
     return items, array, len(items)
 
 
@@ -77,26 +101,34 @@ class Cache:
     """A handle on a cubby store.
 
     ``dir`` is the store folder (None: ``CUBBY_DIR``, else ``$XDG_CACHE_HOME/cubby``, else
-    ``~/.cache/cubby``); every other setting comes from the ``CUBBY_*`` variables. Thread-safe.
+    ``~/.cache/cubby``); every other setting comes from the ``CUBBY_*`` variables. Thread-safe:
+    any number of threads may call it at once, and ``close()`` from one of them waits for the
+    calls in flight on the others; calls after ``close()`` raise ``cubby.Error`` ("closed").
     """
 
     def __init__(self, dir: Optional["os.PathLike[str] | str"] = None) -> None:
         self._lib = _library.lib()
-        self._lock = threading.Lock()
+        self._state = threading.Condition()  # guards _handle and _calls
+        self._handle: Optional[int] = None
+        self._calls = 0  # calls into libcubby in flight on this handle
         handle = ctypes.c_void_p()
-        path = None if dir is None else os.fsencode(os.fspath(dir))
+        path = None if dir is None else _no_nul(os.fsencode(os.fspath(dir)), "dir")
         _check(self._lib.cubby_open(path, ctypes.byref(handle)))
-        self._handle: Optional[int] = handle.value
+        self._dir = os.fsdecode(self._lib.cubby_store_dir(handle.value) or b"")
+        self._handle = handle.value
         _live.add(self)
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
-        """Closes the handle (its stats go to CUBBY_STATS_FILE when that is set)."""
-        with self._lock:
+        """Closes the handle (its stats go to CUBBY_STATS_FILE when that is set). Calls in flight
+        on other threads finish first; later calls raise cubby.Error. Closing twice is fine."""
+        with self._state:
             handle, self._handle = self._handle, None
-        if handle is not None:
-            _live.discard(self)
-            self._lib.cubby_close(handle)
+            if handle is None:
+                return
+            self._state.wait_for(lambda: self._calls == 0)
+        _live.discard(self)
+        self._lib.cubby_close(handle)
 
     def __enter__(self) -> "Cache":
         return self
@@ -110,27 +142,36 @@ class Cache:
         except Exception:  # interpreter shutdown: nothing useful to do
             pass
 
-    def _h(self) -> int:
-        handle = self._handle
-        if handle is None:
-            raise Error("this cubby.Cache is closed; open a new one")
-        return handle
+    @contextmanager
+    def _call(self) -> Iterator[int]:
+        """The open handle, for one call into libcubby; close() waits until the call has ended."""
+        with self._state:
+            handle = self._handle
+            if handle is None:
+                raise Error("this cubby.Cache is closed; open a new one")
+            self._calls += 1
+        try:
+            yield handle
+        finally:
+            with self._state:
+                self._calls -= 1
+                if self._calls == 0:
+                    self._state.notify_all()
 
     # -- compiling --------------------------------------------------------------------------
     def _request_args(self, source, name_expressions, options, arch, program_name):
-        if not isinstance(source, str):
-            raise TypeError(f"source must be a str, not {type(source).__name__}")
+        encoded_source = _c_string(source, "source")
         names, names_array, name_count = _strings(name_expressions, "name_expressions")
         opts, options_array, option_count = _strings(options, "options")
         request = Request(source, tuple(names), tuple(opts), arch, program_name)
         args = (
-            source.encode(),
-            None if program_name is None else program_name.encode(),
+            encoded_source,
+            _optional_c_string(program_name, "program_name"),
             names_array,
             name_count,
             options_array,
             option_count,
-            None if arch is None else arch.encode(),
+            _optional_c_string(arch, "arch"),
         )
         return request, args
 
@@ -148,7 +189,8 @@ class Cache:
         """
         request, args = self._request_args(source, name_expressions, options, arch, program_name)
         out = ctypes.c_void_p()
-        _check(self._lib.cubby_compile(self._h(), *args, ctypes.byref(out)))
+        with self._call() as handle:
+            _check(self._lib.cubby_compile(handle, *args, ctypes.byref(out)))
         result = self._result(out.value)
         for observer in list(_compile_observers):
             observer(self, result, request)
@@ -159,7 +201,8 @@ class Cache:
         """The key of a request (32 hex digits), without compiling."""
         _, args = self._request_args(source, name_expressions, options, arch, program_name)
         buffer = (ctypes.c_char * 33)()
-        _check(self._lib.cubby_key(self._h(), *args, buffer))
+        with self._call() as handle:
+            _check(self._lib.cubby_key(handle, *args, buffer))
         return buffer.value.decode()
 
     def explain(self, source: str, name_expressions: Sequence[str] = (),
@@ -167,7 +210,8 @@ class Cache:
                 program_name: Optional[str] = None) -> List[dict]:
         """Every field the key hashes: [{"label", "summary", "hash"}] (as `cubby compile --explain`)."""
         _, args = self._request_args(source, name_expressions, options, arch, program_name)
-        text = self._lib.cubby_explain_json(self._h(), *args)
+        with self._call() as handle:
+            text = self._lib.cubby_explain_json(handle, *args)
         if text is None:
             raise Error(_text(self._lib.cubby_last_error()))
         return json.loads(text)
@@ -199,9 +243,10 @@ class Cache:
     # -- blobs (opaque payloads of other tools, e.g. CuPy) ----------------------------------
     def blob_get(self, namespace: str, name: str) -> Optional[bytes]:
         """The payload stored as ``name`` in ``namespace``, byte for byte, or None."""
+        ns, key = _c_string(namespace, "namespace"), _c_string(name, "name")
         out = ctypes.c_void_p()
-        _check(self._lib.cubby_blob_get(self._h(), namespace.encode(), name.encode(),
-                                        ctypes.byref(out)))
+        with self._call() as handle:
+            _check(self._lib.cubby_blob_get(handle, ns, key, ctypes.byref(out)))
         if out.value is None:
             return None
         size = ctypes.c_size_t()
@@ -213,21 +258,25 @@ class Cache:
 
     def blob_put(self, namespace: str, name: str, payload: bytes, compile_ms: float = 0.0) -> None:
         """Stores ``payload`` byte for byte as ``name`` in ``namespace``."""
+        ns, key = _c_string(namespace, "namespace"), _c_string(name, "name")
+        if isinstance(payload, str) or not isinstance(payload, (bytes, bytearray, memoryview)):
+            raise TypeError(f"payload must be bytes, not {type(payload).__name__}")
         data = bytes(payload)
-        _check(self._lib.cubby_blob_put(self._h(), namespace.encode(), name.encode(), data,
-                                        len(data), float(compile_ms)))
+        with self._call() as handle:
+            _check(self._lib.cubby_blob_put(handle, ns, key, data, len(data), float(compile_ms)))
 
     # -- the store --------------------------------------------------------------------------
     @property
     def dir(self) -> str:
         """The store folder."""
-        return _text(self._lib.cubby_store_dir(self._h()))
+        return self._dir
 
     def stats(self) -> Dict[str, float]:
         """This handle's counters: hits_memory, hits_disk, hits_remote, misses, compiles,
         compile_failures, corrupt, failed_writes, bytes_read, bytes_written, compile_ms,
         compile_ms_saved."""
-        text = self._lib.cubby_stats_json(self._h())
+        with self._call() as handle:
+            text = self._lib.cubby_stats_json(handle)
         if text is None:
             raise Error(_text(self._lib.cubby_last_error()))
         return json.loads(text)
@@ -235,13 +284,15 @@ class Cache:
     def usage(self) -> Tuple[int, int]:
         """(entries, bytes) in the store."""
         entries, size = ctypes.c_uint64(), ctypes.c_uint64()
-        _check(self._lib.cubby_store_usage(self._h(), ctypes.byref(entries), ctypes.byref(size)))
+        with self._call() as handle:
+            _check(self._lib.cubby_store_usage(handle, ctypes.byref(entries), ctypes.byref(size)))
         return entries.value, size.value
 
     def clear(self) -> int:
         """Removes every entry of the store; returns how many."""
         removed = ctypes.c_uint64()
-        _check(self._lib.cubby_clear(self._h(), ctypes.byref(removed)))
+        with self._call() as handle:
+            _check(self._lib.cubby_clear(handle, ctypes.byref(removed)))
         return removed.value
 
     def __repr__(self) -> str:
