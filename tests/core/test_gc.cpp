@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <set>
+#include <vector>
 
 #include "cubby/storage/gc.hpp"
 #include "cubby/storage/lock.hpp"
@@ -121,6 +122,120 @@ TEST(CollectGarbage, RemovesDeadLeftoversAndKeepsLiveOnesAndForeignFiles) {
   EXPECT_TRUE(fs::exists(dir / "notes.txt"));
   EXPECT_TRUE(fs::exists(disk.path_of(key)));
   ::close(live_fd);
+}
+
+// gc removes only the names cubby generates: anything else under locks/ and stats/ (foreign
+// *.lock files, sub-folders, files that merely start like cubby's) stays, however old; cubby's
+// own stale leftovers beside them still go.
+TEST(CollectGarbage, LeavesForeignFilesInLocksAndStatsAlone) {
+  TempDir dir("gc");
+  DiskTier disk(dir.path());
+  const Key key = key_with(0xab, 1);
+  ASSERT_TRUE(disk.put(key, "entry").ok());
+  const std::string hex = key.hex();
+  const std::vector<fs::path> foreign = {
+      dir / "locks/build.lock",
+      dir / "locks/ab/build.lock",
+      dir / "locks/ab" / (hex + ".lock.bak"),
+      dir / "locks/cd" / (hex + ".lock"),  // key-shaped, but not in its own shard
+      dir / "locks/ab/sub" / (hex + ".lock"),
+      dir / "locks/deep/er/x.lock",
+      dir / "stats/notes.txt",
+      dir / "stats/counters.tmp.backup",
+      dir / "stats/counters.tmp.1.0123456789abcdef.keep",
+      dir / "stats/sub/counters.tmp.1.0123456789abcdef",
+      dir / "entries/ab" / (hex + ".entry.tmp.mine"),
+  };
+  for (const fs::path& path : foreign) {
+    write_text(path, "not cubby's");
+    age(path, 3 * 86400);
+  }
+  const fs::path own_lock = disk.lock_path_of(key);
+  const fs::path own_stats_temp = dir / "stats/counters.tmp.42.0123456789abcdef";
+  const fs::path own_entry_temp = fs::path(disk.path_of(key).string() + ".tmp.42.0123456789abcdef");
+  for (const fs::path& path : {own_lock, own_stats_temp, own_entry_temp}) {
+    write_text(path, "left by a dead cubby");
+    age(path, 3600);
+  }
+
+  GcOptions options;
+  options.max_size = 1 << 20;
+  auto report = collect_garbage(disk, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  for (const fs::path& path : foreign) EXPECT_TRUE(fs::exists(path)) << path;
+  EXPECT_FALSE(fs::exists(own_lock));
+  EXPECT_FALSE(fs::exists(own_stats_temp));
+  EXPECT_FALSE(fs::exists(own_entry_temp));
+  EXPECT_EQ(report->locks_removed, 1u);
+  EXPECT_EQ(report->temp_removed, 2u);
+  EXPECT_TRUE(fs::exists(disk.path_of(key)));
+}
+
+// A locks/ (or stats/, or shard folder) that is a link to someone's folder is never walked:
+// key-shaped lock names and cubby-shaped temp names there stay, however old.
+TEST(CollectGarbage, NeverFollowsLinkedFolders) {
+  TempDir dir("gc");
+  TempDir other("gc-victim");
+  DiskTier disk(dir.path());
+  const Key key = key_with(0xab, 1);
+  ASSERT_TRUE(disk.put(key, "entry").ok());
+  const std::string hex = key.hex();
+  const std::vector<fs::path> victims = {
+      other / "locks/x.lock",
+      other / "locks/ab" / (hex + ".lock"),
+      other / "shard" / (hex + ".lock"),
+      other / "stats/counters.tmp.1.0123456789abcdef",
+      other / "entries" / (key_with(0xcd, 1).hex() + ".entry.tmp.1.0123456789abcdef"),
+  };
+  for (const fs::path& path : victims) {
+    write_text(path, "someone else's");
+    age(path, 86400);
+  }
+  fs::create_symlink(other / "locks", dir / "locks");
+  fs::create_symlink(other / "stats", dir / "stats");
+  fs::create_symlink(other / "entries", dir / "entries/cd");
+
+  GcOptions options;
+  options.max_size = 1 << 20;
+  options.clean_leftovers = true;
+  // gc's own lock goes into the linked locks/ (as every cubby lock would): the walk must not.
+  auto report = collect_garbage(disk, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  for (const fs::path& path : victims) EXPECT_TRUE(fs::exists(path)) << path;
+  EXPECT_EQ(report->locks_removed, 0u);
+  EXPECT_EQ(report->temp_removed, 0u);
+
+  // Linked shard folders under a real locks/ are not walked either.
+  fs::remove(dir / "locks");
+  fs::create_directories(dir / "locks");
+  fs::create_symlink(other / "shard", dir / "locks/ab");
+  report = collect_garbage(disk, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(fs::exists(other / "shard" / (hex + ".lock")));
+}
+
+// Links, FIFOs and the like at entry paths are removed (never their targets); a folder stays.
+TEST(CollectGarbage, RemovesNonRegularFilesAtEntryPaths) {
+  TempDir dir("gc");
+  DiskTier disk(dir.path());
+  const Key real = key_with(0x10, 1);
+  ASSERT_TRUE(disk.put(real, "entry").ok());
+  const Key fifo = key_with(0x10, 2);
+  const Key link = key_with(0x10, 3);
+  const Key folder = key_with(0x10, 4);
+  ASSERT_EQ(::mkfifo(disk.path_of(fifo).c_str(), 0664), 0);
+  fs::create_symlink(disk.path_of(real), disk.path_of(link));
+  fs::create_directories(disk.path_of(folder));
+  GcOptions options;
+  options.max_size = 1 << 20;
+  auto report = collect_garbage(disk, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->non_regular_removed, 2u);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(disk.path_of(fifo))));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(disk.path_of(link))));
+  EXPECT_TRUE(fs::is_directory(disk.path_of(folder)));
+  EXPECT_TRUE(fs::exists(disk.path_of(real)));
+  EXPECT_EQ(report->entries, 1u);
 }
 
 TEST(CollectGarbage, FreshTempFilesAreLeftForTheirWriter) {
