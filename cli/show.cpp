@@ -30,8 +30,8 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
   if (!entry) {
     fail_with(kExitFailed, "entry " + key->hex() + " in " + config.dir.string() + " is corrupt (" +
                                entry.error().message +
-                               "); remove it with `cubby verify --fix` (it is recompiled on "
-                               "next use)");
+                               "); remove it with `cubby verify --fix` (or every entry with "
+                               "`cubby clear`); it is recompiled on next use");
   }
   if (!cubin_out.empty()) write_output(cubin_out, entry->payload);
 
