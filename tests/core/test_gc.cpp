@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <vector>
@@ -19,6 +20,7 @@ namespace cubby {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
 
@@ -171,8 +173,18 @@ TEST(CollectGarbage, LeavesForeignFilesInLocksAndStatsAlone) {
   EXPECT_TRUE(fs::exists(disk.path_of(key)));
 }
 
-// A locks/ (or stats/, or shard folder) that is a link to someone's folder is never walked:
-// key-shaped lock names and cubby-shaped temp names there stay, however old.
+std::vector<std::string> files_under(const fs::path& folder) {
+  std::vector<std::string> names;
+  for (const auto& item : fs::recursive_directory_iterator(folder)) {
+    names.push_back(fs::relative(item.path(), folder).string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A locks/ or stats/ that is a link to someone's folder: gc refuses the store before it writes
+// or removes anything there (its own lock, the counters, key-shaped lock names, cubby-shaped
+// temp names). A linked shard folder is skipped: what it points at stays, however old.
 TEST(CollectGarbage, NeverFollowsLinkedFolders) {
   TempDir dir("gc");
   TempDir other("gc-victim");
@@ -182,8 +194,10 @@ TEST(CollectGarbage, NeverFollowsLinkedFolders) {
   const std::string hex = key.hex();
   const std::vector<fs::path> victims = {
       other / "locks/x.lock",
+      other / "locks/gc.lock",
       other / "locks/ab" / (hex + ".lock"),
       other / "shard" / (hex + ".lock"),
+      other / "stats/counters",
       other / "stats/counters.tmp.1.0123456789abcdef",
       other / "entries" / (key_with(0xcd, 1).hex() + ".entry.tmp.1.0123456789abcdef"),
   };
@@ -191,27 +205,30 @@ TEST(CollectGarbage, NeverFollowsLinkedFolders) {
     write_text(path, "someone else's");
     age(path, 86400);
   }
-  fs::create_symlink(other / "locks", dir / "locks");
-  fs::create_symlink(other / "stats", dir / "stats");
-  fs::create_symlink(other / "entries", dir / "entries/cd");
-
+  const auto before = files_under(other.path());
   GcOptions options;
   options.max_size = 1 << 20;
-  options.clean_leftovers = true;
-  // gc's own lock goes into the linked locks/ (as every cubby lock would): the walk must not.
-  auto report = collect_garbage(disk, options);
-  ASSERT_TRUE(report.ok()) << report.error().message;
-  for (const fs::path& path : victims) EXPECT_TRUE(fs::exists(path)) << path;
-  EXPECT_EQ(report->locks_removed, 0u);
-  EXPECT_EQ(report->temp_removed, 0u);
+  for (const char* linked : {"locks", "stats"}) {
+    fs::create_symlink(other / linked, dir / linked);
+    auto report = collect_garbage(disk, options);
+    ASSERT_FALSE(report.ok()) << linked;
+    EXPECT_NE(report.error().message.find((dir / linked).string() + " is a symbolic link"),
+              std::string::npos)
+        << report.error().message;
+    EXPECT_FALSE(trim_group(disk, 0xa, options).ok()) << linked;
+    fs::remove(dir / linked);
+  }
 
-  // Linked shard folders under a real locks/ are not walked either.
-  fs::remove(dir / "locks");
+  // Linked shard folders under real locks/ and entries/ are not walked.
   fs::create_directories(dir / "locks");
   fs::create_symlink(other / "shard", dir / "locks/ab");
-  report = collect_garbage(disk, options);
+  fs::create_symlink(other / "entries", dir / "entries/cd");
+  auto report = collect_garbage(disk, options);
   ASSERT_TRUE(report.ok()) << report.error().message;
-  EXPECT_TRUE(fs::exists(other / "shard" / (hex + ".lock")));
+  EXPECT_EQ(report->locks_removed, 0u);
+  EXPECT_EQ(report->temp_removed, 0u);
+  EXPECT_EQ(files_under(other.path()), before);
+  for (const fs::path& path : victims) EXPECT_EQ(read_text(path), "someone else's") << path;
 }
 
 // Links, FIFOs and the like at entry paths are removed (never their targets); a folder stays.

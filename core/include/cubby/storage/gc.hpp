@@ -6,7 +6,9 @@
 // `<32 hex>.entry.tmp.<pid>.<16 hex>`) in entries/<2 hex>/, `<32 hex>.lock` in locks/<2 hex>/ and
 // `counters.tmp.<pid>.<16 hex>` in stats/. It never follows a link (folders are opened with
 // O_NOFOLLOW, files with openat/unlinkat) and never enters a folder it did not make: foreign
-// files, foreign sub-folders and a linked locks/ or stats/ are left untouched.
+// files, foreign sub-folders and linked shard folders are left untouched, and an entries/,
+// locks/ or stats/ that is a link (or not a folder) makes gc fail with Errc::io naming it,
+// before anything is written or removed.
 //
 // Recency is each entry file's mtime (see disk.hpp). Everything runs under the store's gc lock
 // (<root>/locks/gc.lock), so two collectors never race, and never under any lock a reader or a

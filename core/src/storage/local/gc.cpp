@@ -24,7 +24,23 @@ constexpr auto kGcLockWait = std::chrono::minutes(5);
 
 const char* const kHexDigits = "0123456789abcdef";
 
+// The store folders gc writes in (its lock, the counters) or removes from must be real folders:
+// through a link there, gc would create, rewrite and unlink files in someone else's folder.
+Result<void> check_store_folders(const DiskTier& disk) {
+  for (const char* name : {"entries", "locks", "stats"}) {
+    const fs::path folder = disk.root() / name;
+    struct stat info {};
+    if (::lstat(folder.c_str(), &info) == 0 && !S_ISDIR(info.st_mode)) {
+      return fail(Errc::io, folder.string(), " is ", io::file_type_name(info.st_mode),
+                  ", not a folder: cubby never makes one and gc does not follow links; remove "
+                  "it (cubby makes the folder again) and run gc again");
+    }
+  }
+  return {};
+}
+
 Result<std::optional<FileLock>> take_gc_lock(const DiskTier& disk, bool wait) {
+  if (auto checked = check_store_folders(disk); !checked) return checked.error();
   const fs::path path = disk.root() / "locks" / "gc.lock";
   return wait ? FileLock::acquire(path, kGcLockWait) : FileLock::try_acquire(path);
 }
