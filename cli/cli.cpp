@@ -115,9 +115,10 @@ json names_json(const Entry& entry) {
   return names;
 }
 
-std::vector<DiskEntryInfo> list_entries(const DiskTier& disk) {
+std::vector<DiskEntryInfo> list_entries(const DiskTier& disk, NonRegular non_regular) {
   std::vector<DiskEntryInfo> entries;
-  auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); });
+  auto listed =
+      disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); }, {}, non_regular);
   if (!listed) fail_with(kExitFailed, listed.error().message);
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.key < b.key; });

@@ -73,8 +73,10 @@ void write_output(const std::string& path, const std::string& bytes);
 // {expression: lowered name} of an entry.
 json names_json(const Entry& entry);
 
-// Every entry file of the store, sorted by key; operation failure if the store cannot be listed.
-std::vector<DiskEntryInfo> list_entries(const DiskTier& disk);
+// Every entry file of the store (with NonRegular::include, non-regular files at entry paths too),
+// sorted by key; operation failure if the store cannot be listed.
+std::vector<DiskEntryInfo> list_entries(const DiskTier& disk,
+                                        NonRegular non_regular = NonRegular::skip);
 
 // A registered subcommand: its parsed CLI11 app and what runs it (returns the exit code).
 struct Command {

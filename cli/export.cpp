@@ -1,33 +1,55 @@
 // `cubby export FILE`: every good entry of the store in one archive (ustar; see archive.hpp), to
 // carry a warm store to a fresh machine (`cubby import FILE` there).
-#include <unistd.h>
-
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "archive.hpp"
 #include "cli.hpp"
 #include "cubby/storage/verify.hpp"
+#include "io.hpp"
 
 namespace cubby::cli {
 namespace {
 
+// Appends what `write` puts in a stream (one tar member, the end marker) to `out`; false if it
+// did not fit or could not be written (`why` says why).
+template <class Write>
+bool append_to(io::AtomicFile& out, Write&& write, std::string& why) {
+  std::ostringstream part;
+  if (!write(part)) {
+    why = "a member does not fit the archive format";
+    return false;
+  }
+  auto written = out.write(part.view());
+  if (!written) why = written.error().message;
+  return written.ok();
+}
+
 int run_export(const Common& common, const std::string& file) {
   const Config config = load_config(common);
   DiskTier disk(config.dir);
-  // Written beside FILE and renamed over it: an interrupted export leaves no partial archive.
-  const std::string temp = file + ".tmp." + std::to_string(::getpid());
-  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+  // Written to a new temp file beside FILE (unpredictable name, O_CREAT|O_EXCL|O_NOFOLLOW: a
+  // planted file or link is never opened) and renamed over it: an interrupted export leaves no
+  // partial archive, and no one else's file is ever written through a link.
+  auto out = io::AtomicFile::create(file, io::FileMode::umask, false);
   if (!out) {
-    fail_with(kExitFailed, "cannot create " + temp + ": " + std::strerror(errno) +
-                               "; check that the folder of " + file + " exists and is writable");
+    fail_with(kExitFailed, out.error().message + "; check that the folder of " + file +
+                               " exists and is writable");
   }
   std::uint64_t exported = 0;
   std::uint64_t bytes = 0;
   std::uint64_t skipped = 0;
-  for (const auto& info : list_entries(disk)) {
-    auto read = disk.peek(info.key);
-    if (!read || !read->has_value()) continue;  // removed meanwhile
+  std::string why;
+  bool written = true;
+  for (const auto& info : list_entries(disk, NonRegular::include)) {
+    auto read = disk.peek(info.key);           // refuses a link, FIFO, device or huge file unread
+    if (read && !read->has_value()) continue;  // removed meanwhile
+    if (!read) {
+      std::cerr << "cubby: skipping entry " << info.key.hex() << ": " << read.error().message
+                << " (`cubby verify --fix` removes it)\n";
+      ++skipped;
+      continue;
+    }
     const std::string& entry = **read;
     if (entry_format(entry) == EntryFormat::current) {  // another release's: carried as it is
       if (auto checked = verify_entry(entry, info.key); !checked) {
@@ -39,17 +61,25 @@ int run_export(const Common& common, const std::string& file) {
     }
     const std::string hex = info.key.hex();
     const std::string name = "entries/" + hex.substr(0, 2) + "/" + hex + ".entry";
-    if (!write_tar_member(out, name, entry, unix_ms_of(info.modified) / 1000)) break;
+    const std::int64_t mtime = unix_ms_of(info.modified) / 1000;
+    written = append_to(
+        *out, [&](std::ostream& part) { return write_tar_member(part, name, entry, mtime); }, why);
+    if (!written) break;
     ++exported;
     bytes += entry.size();
   }
-  write_tar_end(out);
-  out.close();
-  if (!out || std::rename(temp.c_str(), file.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temp.c_str());
-    fail_with(kExitFailed,
-              "cannot write " + file + ": " + why + "; free space or choose another path");
+  if (written) {
+    written = append_to(
+        *out, [](std::ostream& part) { return write_tar_end(part); }, why);
+  }
+  if (written) {
+    auto committed = out->commit();
+    if (!committed) why = committed.error().message;
+    written = committed.ok();
+  }
+  if (!written) {
+    fail_with(kExitFailed, "cannot write " + file + ": " + why +
+                               "; free space or choose another path (nothing was written there)");
   }
   if (common.json) {
     print_json({{"dir", config.dir.string()},
@@ -60,7 +90,7 @@ int run_export(const Common& common, const std::string& file) {
   } else {
     std::cout << "exported " << exported << (exported == 1 ? " entry" : " entries") << " ("
               << format_bytes(bytes) << ") to " << file << '\n';
-    if (skipped > 0) std::cout << "skipped " << skipped << " bad entries\n";
+    if (skipped > 0) std::cout << "skipped " << skipped << " bad or unreadable entries\n";
   }
   return kExitOk;
 }

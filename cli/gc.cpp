@@ -39,6 +39,7 @@ int run_gc(const Common& common, const GcArgs& args) {
                 {"bytes", report->bytes},
                 {"temp_removed", report->temp_removed},
                 {"locks_removed", report->locks_removed},
+                {"non_regular_removed", report->non_regular_removed},
                 {"elapsed_ms", report->elapsed_ms}});
     return kExitOk;
   }
@@ -49,7 +50,11 @@ int run_gc(const Common& common, const GcArgs& args) {
   std::cout << "left      " << report->entries << " entries, " << format_bytes(report->bytes)
             << '\n';
   std::cout << "cleaned   " << report->temp_removed << " temp files, " << report->locks_removed
-            << " lock files of finished processes\n";
+            << " lock files of finished processes";
+  if (report->non_regular_removed > 0) {
+    std::cout << ", " << report->non_regular_removed << " non-regular files at entry paths";
+  }
+  std::cout << '\n';
   std::cout << "elapsed   " << format_ms(report->elapsed_ms) << '\n';
   return kExitOk;
 }

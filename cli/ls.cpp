@@ -11,14 +11,19 @@ int run_ls(const Common& common) {
   const Config config = load_config(common);
   DiskTier disk(config.dir);
   json rows = json::array();
-  for (const auto& info : list_entries(disk)) {
+  // Non-regular files at entry paths are listed as such and never opened for reading.
+  for (const auto& info : list_entries(disk, NonRegular::include)) {
     const std::int64_t modified_ms = unix_ms_of(info.modified);
     json row = {{"key", info.key.hex()},
                 {"bytes", info.bytes},
                 {"modified", format_unix_ms(modified_ms)},
                 {"modified_ms", modified_ms}};
     auto bytes = disk.peek(info.key);
-    if (!bytes || !bytes->has_value()) {
+    if (!info.regular) {  // peek refused it without reading (or it was replaced meanwhile)
+      row["status"] = "not_regular";
+      row["error"] = (bytes ? std::string("not a regular file") : bytes.error().message) +
+                     "; skipped (`cubby verify --fix` or `cubby gc` removes it)";
+    } else if (!bytes || !bytes->has_value()) {
       row["status"] = "unreadable";
       row["error"] =
           bytes ? std::string("the entry vanished while listing") : bytes.error().message;

@@ -15,8 +15,13 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
   }
   const Config config = load_config(common);
   DiskTier disk(config.dir);
-  auto bytes = disk.peek(*key);
-  if (!bytes) fail_with(kExitFailed, bytes.error().message);
+  auto bytes = disk.peek(*key);  // refuses a link, FIFO, device or huge file at once (no hang)
+  if (!bytes) {
+    fail_with(kExitFailed,
+              bytes.error().code == Errc::corrupt
+                  ? bytes.error().message + "; `cubby verify --fix` (or `cubby gc`) removes it"
+                  : bytes.error().message);
+  }
   if (!bytes->has_value()) {
     fail_with(kExitFailed,
               "no entry " + key->hex() + " in " + config.dir.string() + " (see `cubby ls`)");
@@ -27,9 +32,10 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
                                " cannot be shown by this cubby: " + entry.error().message);
   }
   if (!entry) {
-    // The decoder's message says what to do (delete it or `cubby verify --fix`).
     fail_with(kExitFailed, "entry " + key->hex() + " in " + config.dir.string() + " is corrupt (" +
-                               entry.error().message + "); it will be recompiled on next use");
+                               entry.error().message +
+                               "); remove it with `cubby verify --fix` (or every entry with "
+                               "`cubby clear`); it is recompiled on next use");
   }
   if (!cubin_out.empty()) write_output(cubin_out, entry->payload);
 

@@ -1,6 +1,8 @@
 #include "cubby/config.hpp"
 
+#include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -22,6 +24,33 @@ std::string lower(std::string_view text) {
 
 Failure bad_variable(const char* name, const char* value, const Failure& why) {
   return fail(Errc::invalid_argument, name, "=\"", value, "\" is not valid: ", why.message);
+}
+
+// A CUBBY_MAX_SIZE below this evicts (nearly) every entry right after it is written: a typo
+// ("1" for "1G") rather than a bound anyone wants, so it is warned about once per process.
+constexpr std::uint64_t kMaxSizeFloor = 1ull << 20;
+
+void warn_small_max_size_once(const char* value) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::fprintf(stderr,
+               "cubby: warning: CUBBY_MAX_SIZE=\"%s\" is below 1 MiB: nearly every entry is "
+               "evicted right after it is written, so almost nothing is cached (a size is in "
+               "bytes unless suffixed: 500M, 5G)\n",
+               value);
+}
+
+// A count of things ("1024"): decimal digits only, no size suffixes.
+Result<std::uint64_t> parse_count(std::string_view text) {
+  constexpr std::size_t kMaxDigits = 18;  // no overflow of std::uint64_t
+  if (text.empty() || text.size() > kMaxDigits ||
+      text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return fail(Errc::invalid_argument,
+                "expected a number of entries such as 1024 (a count, not a size)");
+  }
+  std::uint64_t value = 0;
+  for (const char c : text) value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  return value;
 }
 
 }  // namespace
@@ -120,6 +149,7 @@ Result<Config> Config::from_env() {
     auto size = parse_size(value);
     if (!size) return bad_variable("CUBBY_MAX_SIZE", value, size.error());
     config.max_size = *size;
+    if (*size < kMaxSizeFloor) warn_small_max_size_once(value);
   }
   if (const char* value = env("CUBBY_REMOTE")) config.remote_url = value;
   if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
@@ -182,7 +212,7 @@ Result<Config> Config::from_env() {
     }
   }
   if (const char* value = env("CUBBY_MEMORY_ENTRIES")) {
-    auto count = parse_size(value);
+    auto count = parse_count(value);
     if (!count) return bad_variable("CUBBY_MEMORY_ENTRIES", value, count.error());
     config.memory_entries = static_cast<std::size_t>(*count);
   }

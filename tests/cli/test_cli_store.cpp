@@ -196,6 +196,70 @@ TEST_F(StoreCliTest, VerifyReportsThenFixesACorruptEntry) {
   EXPECT_EQ(parse(cubby({"verify", "--json"}))["entries"], 1);
 }
 
+// A FIFO (reading it would wait for a writer for ever) or a link to /dev/zero (read until memory
+// runs out) at an entry path: every command that reads entries refuses it at once and says so;
+// verify reports it, verify --fix and gc remove it, a compile replaces it.
+TEST_F(StoreCliTest, NonRegularFilesAtEntryPathsNeverHangAnyCommand) {
+  const std::string fifo_key = parse(cubby(compile_args(1)))["key"];
+  const std::string zero_key = parse(cubby(compile_args(2)))["key"];
+  auto entry_path = [&](const std::string& key) {
+    return store_ / "entries" / key.substr(0, 2) / (key + ".entry");
+  };
+  auto plant = [&] {
+    fs::remove(entry_path(fifo_key));
+    fs::remove(entry_path(zero_key));
+    ASSERT_EQ(::mkfifo(entry_path(fifo_key).c_str(), 0664), 0);
+    fs::create_symlink("/dev/zero", entry_path(zero_key));
+  };
+  plant();
+
+  const Outcome fifo_show = cubby({"show", fifo_key});
+  EXPECT_EQ(fifo_show.exit_code, 1);
+  EXPECT_NE(fifo_show.err.find("a FIFO, not a regular file"), std::string::npos) << fifo_show.err;
+  EXPECT_NE(fifo_show.err.find("cubby verify --fix"), std::string::npos) << fifo_show.err;
+  const Outcome zero_show = cubby({"show", zero_key});
+  EXPECT_EQ(zero_show.exit_code, 1);
+  EXPECT_NE(zero_show.err.find("symbolic link"), std::string::npos) << zero_show.err;
+
+  const json listed = parse(cubby({"ls", "--json"}));
+  ASSERT_EQ(listed.size(), 2u);
+  for (const auto& row : listed) EXPECT_EQ(row["status"], "not_regular") << row.dump();
+
+  const Outcome exported = cubby({"export", (root_ / "out.tar").string(), "--json"});
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(json::parse(exported.out)["skipped_bad"], 2);
+  EXPECT_NE(exported.err.find("skipping entry " + fifo_key), std::string::npos) << exported.err;
+
+  const Outcome verified = cubby({"verify", "--json"});
+  EXPECT_EQ(verified.exit_code, 1);
+  EXPECT_EQ(json::parse(verified.out)["bad"], 2);
+  EXPECT_EQ(parse(cubby({"verify", "--fix", "--json"}))["removed"], 2);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(entry_path(fifo_key))));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(entry_path(zero_key))));
+
+  plant();
+  EXPECT_EQ(parse(cubby({"gc", "--json"}))["non_regular_removed"], 2);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(entry_path(fifo_key))));
+
+  plant();
+  const json compiled = parse(cubby(compile_args(1)));  // a miss: compiled, written over it
+  EXPECT_EQ(compiled["tier"], "compiled");
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(entry_path(fifo_key))));
+  EXPECT_EQ(parse(cubby(compile_args(1)))["tier"], "disk");
+}
+
+TEST_F(StoreCliTest, ShowOfACorruptEntryAdvisesAFixThatExists) {
+  const std::string key = parse(cubby(compile_args(1)))["key"];
+  const fs::path entry = only_entry();
+  std::string bytes = read_text(entry);
+  bytes[bytes.size() / 2] ^= 0x40;
+  write_text(entry, bytes);
+  const Outcome shown = cubby({"show", key});
+  EXPECT_EQ(shown.exit_code, 1);
+  EXPECT_NE(shown.err.find("cubby verify --fix"), std::string::npos) << shown.err;
+  EXPECT_EQ(shown.err.find("once available"), std::string::npos) << shown.err;
+}
+
 TEST_F(StoreCliTest, GcEvictsToMaxSizeAndCleansLeftovers) {
   for (int n = 1; n <= 4; ++n) parse(cubby(compile_args(n)));
   const fs::path entry = only_entry();
@@ -233,6 +297,46 @@ TEST_F(StoreCliTest, ExportThenImportIntoAFreshStoreServesHits) {
   const json hit = parse(cubby(compile_args(2), {}, fresh));
   EXPECT_EQ(hit["tier"], "disk");
   EXPECT_EQ(parse(cubby({"stats", "--json"}, {}, fresh))["entries"], 2);
+}
+
+// An older cubby exported through "<FILE>.tmp.<its pid>": a link planted there by another user
+// (in a shared, sticky folder) made it overwrite the link's target. The export runs in a child
+// that plants the link at that name for its own pid, then execs cubby (same pid).
+TEST_F(StoreCliTest, ExportNeverWritesThroughALinkPlantedAtItsTempName) {
+  parse(cubby(compile_args(1)));
+  const fs::path victim = root_ / "victim";
+  write_text(victim, "precious");
+  const fs::path archive = root_ / "warm.tar";
+  const fs::path out = root_ / "export.out";
+  const fs::path err = root_ / "export.err";
+  const std::string cli = CUBBY_CLI_PATH;
+  const std::string store_env = "CUBBY_DIR=" + store_.string();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string planted = archive.string() + ".tmp." + std::to_string(::getpid());
+    if (::symlink(victim.c_str(), planted.c_str()) != 0) ::_exit(90);
+    const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out_fd < 0 || err_fd < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) ::_exit(91);
+    ::putenv(const_cast<char*>(store_env.c_str()));
+    const std::string archive_arg = archive.string();
+    char* const argv[] = {const_cast<char*>(cli.c_str()), const_cast<char*>("export"),
+                          const_cast<char*>(archive_arg.c_str()), nullptr};
+    ::execv(argv[0], argv);
+    ::_exit(92);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << read_text(err);
+  EXPECT_EQ(read_text(victim), "precious");
+  const fs::path planted = archive.string() + ".tmp." + std::to_string(child);
+  EXPECT_TRUE(fs::is_symlink(planted));  // left alone
+  EXPECT_EQ(fs::read_symlink(planted), victim);
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(archive)));
+  const json imported = parse(cubby({"import", archive.string(), "--json"}, {}, root_ / "fresh"));
+  EXPECT_EQ(imported["imported"], 1);
 }
 
 TEST_F(StoreCliTest, ImportRejectsBadEntriesAndDamagedArchives) {

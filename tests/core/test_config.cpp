@@ -134,5 +134,42 @@ TEST(Config, MalformedFlagNamesItself) {
   EXPECT_NE(config.error().message.find("CUBBY_READ_ONLY"), std::string::npos);
 }
 
+// CUBBY_MEMORY_ENTRIES is a count: a size such as "500M" is refused, and the message says so.
+TEST(Config, MemoryEntriesIsACountNotASize) {
+  for (const char* value : {"500M", "lots", "-1", "1.5"}) {
+    ScopedEnv entries("CUBBY_MEMORY_ENTRIES", value);
+    auto config = Config::from_env();
+    ASSERT_FALSE(config.ok()) << value;
+    const std::string& message = config.error().message;
+    EXPECT_NE(message.find("CUBBY_MEMORY_ENTRIES"), std::string::npos) << message;
+    EXPECT_NE(message.find("number of entries"), std::string::npos) << message;
+    EXPECT_EQ(message.find("500M, 5G"), std::string::npos) << message;
+  }
+  ScopedEnv entries("CUBBY_MEMORY_ENTRIES", "2048");
+  auto config = Config::from_env();
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->memory_entries, 2048u);
+}
+
+// A bound below 1 MiB evicts nearly everything written: said once per process, not silently.
+TEST(Config, MaxSizeBelowOneMebibyteWarnsOnce) {
+  ::testing::internal::CaptureStderr();
+  {
+    ScopedEnv size("CUBBY_MAX_SIZE", "1");
+    ASSERT_TRUE(Config::from_env().ok());
+    ASSERT_TRUE(Config::from_env().ok());
+  }
+  {
+    ScopedEnv size("CUBBY_MAX_SIZE", "1M");  // the floor itself is fine
+    ASSERT_TRUE(Config::from_env().ok());
+  }
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  const std::string said = "CUBBY_MAX_SIZE=\"1\" is below 1 MiB";
+  const std::size_t first = warnings.find(said);
+  ASSERT_NE(first, std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find(said, first + 1), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("1M"), std::string::npos) << warnings;
+}
+
 }  // namespace
 }  // namespace cubby

@@ -1,6 +1,7 @@
 // Tests for core/src/storage/local/disk.cpp: the disk tier's layout, listing, clearing and
 // atomic publication across processes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,8 +104,68 @@ TEST(DiskTier, ReadErrorIsAFailureNotAMiss) {
   fs::create_directories(tier.path_of(key));  // a folder where the entry file should be
   auto got = tier.get(key);
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.error().code, Errc::io);
+  EXPECT_EQ(got.error().code, Errc::corrupt);
   EXPECT_NE(got.error().message.find(tier.path_of(key).string()), std::string::npos);
+}
+
+// A FIFO (a get would wait for a writer for ever), a link to /dev/zero (read until memory runs
+// out) or a link to another key's entry (served for the wrong key) at an entry path: refused at
+// once by get and peek, removed by remove (never its target), replaced by the next put.
+TEST(DiskTier, NonRegularFilesAtEntryPathsAreRefusedAtOnce) {
+  TempDir dir;
+  DiskTier tier(dir.path() / "store");
+  const Key real = make_key(0x01, 0x01);
+  ASSERT_TRUE(tier.put(real, "the real entry").ok());
+  const Key fifo = make_key(0x02, 0x02);
+  const Key zero = make_key(0x03, 0x03);
+  const Key linked = make_key(0x04, 0x04);
+  fs::create_directories(tier.path_of(fifo).parent_path());
+  ASSERT_EQ(::mkfifo(tier.path_of(fifo).c_str(), 0664), 0);
+  fs::create_directories(tier.path_of(zero).parent_path());
+  fs::create_symlink("/dev/zero", tier.path_of(zero));
+  fs::create_directories(tier.path_of(linked).parent_path());
+  fs::create_symlink(tier.path_of(real), tier.path_of(linked));
+  for (const Key& key : {fifo, zero, linked}) {
+    auto got = tier.get(key);
+    ASSERT_FALSE(got.ok()) << key.hex();
+    EXPECT_EQ(got.error().code, Errc::corrupt);
+    EXPECT_NE(got.error().message.find("not a regular file"), std::string::npos)
+        << got.error().message;
+    EXPECT_FALSE(tier.peek(key).ok()) << key.hex();
+  }
+  ASSERT_TRUE(tier.remove(linked).ok());
+  EXPECT_FALSE(fs::is_symlink(tier.path_of(linked)));
+  EXPECT_EQ(testing::read_text(tier.path_of(real)), "the real entry");  // the target stays
+  ASSERT_TRUE(tier.put(fifo, "written over the FIFO").ok());
+  auto got = tier.get(fifo);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ(**got, "written over the FIFO");
+}
+
+TEST(DiskTier, ListShowsNonRegularEntryFilesOnlyWhenAskedAndNeverWalksLinks) {
+  TempDir dir;
+  DiskTier tier(dir.path() / "store");
+  const Key real = make_key(0x01, 0x01);
+  ASSERT_TRUE(tier.put(real, "entry").ok());
+  const Key fifo = make_key(0x01, 0x02);
+  ASSERT_EQ(::mkfifo(tier.path_of(fifo).c_str(), 0664), 0);
+  // A shard folder that is a link to a folder of well-named entries elsewhere: not walked.
+  const fs::path elsewhere = dir.path() / "elsewhere";
+  const Key outside = make_key(0xcd, 0x01);
+  touch(elsewhere / (outside.hex() + ".entry"), "not in the store");
+  fs::create_symlink(elsewhere, tier.root() / "entries" / "cd");
+
+  EXPECT_EQ(listed(tier).size(), 1u);
+  std::map<std::string, bool> all;
+  ASSERT_TRUE(tier.list([&](const DiskEntryInfo& info) { all[info.key.hex()] = info.regular; }, {},
+                        NonRegular::include)
+                  .ok());
+  EXPECT_EQ(all, (std::map<std::string, bool>{{real.hex(), true}, {fifo.hex(), false}}));
+  // clear removes the FIFO but not what the linked shard points at.
+  auto removed = tier.clear();
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 2u);
+  EXPECT_TRUE(fs::exists(elsewhere / (outside.hex() + ".entry")));
 }
 
 TEST(DiskTier, ListOfMissingStoreIsEmpty) {

@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
+#include <vector>
 
 #include "cubby/storage/gc.hpp"
 #include "cubby/storage/lock.hpp"
@@ -18,6 +20,7 @@ namespace cubby {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
 
@@ -121,6 +124,135 @@ TEST(CollectGarbage, RemovesDeadLeftoversAndKeepsLiveOnesAndForeignFiles) {
   EXPECT_TRUE(fs::exists(dir / "notes.txt"));
   EXPECT_TRUE(fs::exists(disk.path_of(key)));
   ::close(live_fd);
+}
+
+// gc removes only the names cubby generates: anything else under locks/ and stats/ (foreign
+// *.lock files, sub-folders, files that merely start like cubby's) stays, however old; cubby's
+// own stale leftovers beside them still go.
+TEST(CollectGarbage, LeavesForeignFilesInLocksAndStatsAlone) {
+  TempDir dir("gc");
+  DiskTier disk(dir.path());
+  const Key key = key_with(0xab, 1);
+  ASSERT_TRUE(disk.put(key, "entry").ok());
+  const std::string hex = key.hex();
+  const std::vector<fs::path> foreign = {
+      dir / "locks/build.lock",
+      dir / "locks/ab/build.lock",
+      dir / "locks/ab" / (hex + ".lock.bak"),
+      dir / "locks/cd" / (hex + ".lock"),  // key-shaped, but not in its own shard
+      dir / "locks/ab/sub" / (hex + ".lock"),
+      dir / "locks/deep/er/x.lock",
+      dir / "stats/notes.txt",
+      dir / "stats/counters.tmp.backup",
+      dir / "stats/counters.tmp.1.0123456789abcdef.keep",
+      dir / "stats/sub/counters.tmp.1.0123456789abcdef",
+      dir / "entries/ab" / (hex + ".entry.tmp.mine"),
+  };
+  for (const fs::path& path : foreign) {
+    write_text(path, "not cubby's");
+    age(path, 3 * 86400);
+  }
+  const fs::path own_lock = disk.lock_path_of(key);
+  const fs::path own_stats_temp = dir / "stats/counters.tmp.42.0123456789abcdef";
+  const fs::path own_entry_temp = fs::path(disk.path_of(key).string() + ".tmp.42.0123456789abcdef");
+  for (const fs::path& path : {own_lock, own_stats_temp, own_entry_temp}) {
+    write_text(path, "left by a dead cubby");
+    age(path, 3600);
+  }
+
+  GcOptions options;
+  options.max_size = 1 << 20;
+  auto report = collect_garbage(disk, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  for (const fs::path& path : foreign) EXPECT_TRUE(fs::exists(path)) << path;
+  EXPECT_FALSE(fs::exists(own_lock));
+  EXPECT_FALSE(fs::exists(own_stats_temp));
+  EXPECT_FALSE(fs::exists(own_entry_temp));
+  EXPECT_EQ(report->locks_removed, 1u);
+  EXPECT_EQ(report->temp_removed, 2u);
+  EXPECT_TRUE(fs::exists(disk.path_of(key)));
+}
+
+std::vector<std::string> files_under(const fs::path& folder) {
+  std::vector<std::string> names;
+  for (const auto& item : fs::recursive_directory_iterator(folder)) {
+    names.push_back(fs::relative(item.path(), folder).string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A locks/ or stats/ that is a link to someone's folder: gc refuses the store before it writes
+// or removes anything there (its own lock, the counters, key-shaped lock names, cubby-shaped
+// temp names). A linked shard folder is skipped: what it points at stays, however old.
+TEST(CollectGarbage, NeverFollowsLinkedFolders) {
+  TempDir dir("gc");
+  TempDir other("gc-victim");
+  DiskTier disk(dir.path());
+  const Key key = key_with(0xab, 1);
+  ASSERT_TRUE(disk.put(key, "entry").ok());
+  const std::string hex = key.hex();
+  const std::vector<fs::path> victims = {
+      other / "locks/x.lock",
+      other / "locks/gc.lock",
+      other / "locks/ab" / (hex + ".lock"),
+      other / "shard" / (hex + ".lock"),
+      other / "stats/counters",
+      other / "stats/counters.tmp.1.0123456789abcdef",
+      other / "entries" / (key_with(0xcd, 1).hex() + ".entry.tmp.1.0123456789abcdef"),
+  };
+  for (const fs::path& path : victims) {
+    write_text(path, "someone else's");
+    age(path, 86400);
+  }
+  const auto before = files_under(other.path());
+  GcOptions options;
+  options.max_size = 1 << 20;
+  for (const char* linked : {"locks", "stats"}) {
+    fs::create_symlink(other / linked, dir / linked);
+    auto report = collect_garbage(disk, options);
+    ASSERT_FALSE(report.ok()) << linked;
+    EXPECT_NE(report.error().message.find((dir / linked).string() + " is a symbolic link"),
+              std::string::npos)
+        << report.error().message;
+    EXPECT_FALSE(trim_group(disk, 0xa, options).ok()) << linked;
+    fs::remove(dir / linked);
+  }
+
+  // Linked shard folders under real locks/ and entries/ are not walked.
+  fs::create_directories(dir / "locks");
+  fs::create_symlink(other / "shard", dir / "locks/ab");
+  fs::create_symlink(other / "entries", dir / "entries/cd");
+  auto report = collect_garbage(disk, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->locks_removed, 0u);
+  EXPECT_EQ(report->temp_removed, 0u);
+  EXPECT_EQ(files_under(other.path()), before);
+  for (const fs::path& path : victims) EXPECT_EQ(read_text(path), "someone else's") << path;
+}
+
+// Links, FIFOs and the like at entry paths are removed (never their targets); a folder stays.
+TEST(CollectGarbage, RemovesNonRegularFilesAtEntryPaths) {
+  TempDir dir("gc");
+  DiskTier disk(dir.path());
+  const Key real = key_with(0x10, 1);
+  ASSERT_TRUE(disk.put(real, "entry").ok());
+  const Key fifo = key_with(0x10, 2);
+  const Key link = key_with(0x10, 3);
+  const Key folder = key_with(0x10, 4);
+  ASSERT_EQ(::mkfifo(disk.path_of(fifo).c_str(), 0664), 0);
+  fs::create_symlink(disk.path_of(real), disk.path_of(link));
+  fs::create_directories(disk.path_of(folder));
+  GcOptions options;
+  options.max_size = 1 << 20;
+  auto report = collect_garbage(disk, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->non_regular_removed, 2u);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(disk.path_of(fifo))));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(disk.path_of(link))));
+  EXPECT_TRUE(fs::is_directory(disk.path_of(folder)));
+  EXPECT_TRUE(fs::exists(disk.path_of(real)));
+  EXPECT_EQ(report->entries, 1u);
 }
 
 TEST(CollectGarbage, FreshTempFilesAreLeftForTheirWriter) {

@@ -21,7 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using testing::read_text;
 using testing::TempDir;
+using testing::write_text;
 
 // Sets the umask for the scope.
 class ScopedUmask {
@@ -82,12 +84,61 @@ TEST(Io, MissingFileIsNotFound) {
   EXPECT_TRUE(contains(read.error().message, file.string())) << read.error().message;
 }
 
-TEST(Io, ReadingAFolderIsAnIoError) {
+TEST(Io, ReadingAFolderIsRefused) {
   TempDir dir;
   auto read = io::read_file(dir.path());
   ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.error().code, Errc::io);
+  EXPECT_EQ(read.error().code, Errc::corrupt);
   EXPECT_TRUE(contains(read.error().message, dir.path().string())) << read.error().message;
+  EXPECT_TRUE(contains(read.error().message, "a folder")) << read.error().message;
+}
+
+// Without O_NONBLOCK and the fstat check, opening a FIFO waits for a writer for ever.
+TEST(Io, ReadRefusesAFifoAtOnce) {
+  TempDir dir;
+  const fs::path fifo = dir.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0664), 0);
+  auto read = io::read_file(fifo);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, Errc::corrupt);
+  EXPECT_TRUE(contains(read.error().message, "a FIFO, not a regular file")) << read.error().message;
+  read = io::read_file_refresh(fifo, std::chrono::seconds(0));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, Errc::corrupt);
+}
+
+TEST(Io, ReadNeverFollowsALink) {
+  TempDir dir;
+  const fs::path target = dir.path() / "target";
+  const fs::path link = dir.path() / "link";
+  write_text(target, "another file's bytes");
+  fs::create_symlink(target, link);
+  auto read = io::read_file(link);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, Errc::corrupt);
+  EXPECT_TRUE(contains(read.error().message, "symbolic link")) << read.error().message;
+  // A link to /dev/zero would otherwise be read until memory runs out.
+  const fs::path zero = dir.path() / "zero";
+  fs::create_symlink("/dev/zero", zero);
+  read = io::read_file(zero);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, Errc::corrupt);
+}
+
+TEST(Io, ReadRefusesDevicesAndFilesOverTheBound) {
+  auto read = io::read_file("/dev/zero");  // never read: it has no end
+  ASSERT_FALSE(read.ok());
+  EXPECT_TRUE(contains(read.error().message, "a character device")) << read.error().message;
+  TempDir dir;
+  const fs::path file = dir.path() / "eleven";
+  write_text(file, "0123456789a");
+  read = io::read_file(file, 10);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, Errc::corrupt);
+  EXPECT_TRUE(contains(read.error().message, "over 10 bytes")) << read.error().message;
+  read = io::read_file(file, 11);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, "0123456789a");
 }
 
 TEST(Io, CreatesGroupSharedFoldersAndFilesWhateverTheUmask) {
@@ -168,6 +219,78 @@ TEST(Io, LeavesNoTempFileAfterFailure) {
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"data"});
 }
 
+// The exclusive open every temp file goes through: whatever is planted at the name, a link to
+// another file (dangling or not) or a file, is refused and left as it was.
+TEST(Io, NewFileOpenRefusesAPlantedLinkAndLeavesItsTargetAlone) {
+  TempDir dir;
+  const fs::path victim = dir.path() / "victim";
+  write_text(victim, "precious");
+  const fs::path link = dir.path() / "planted";
+  fs::create_symlink(victim, link);
+  const fs::path dangling = dir.path() / "dangling";
+  fs::create_symlink(dir.path() / "would-be-created", dangling);
+  for (const fs::path& planted : {link, dangling, victim}) {
+    for (const io::FileMode mode : {io::FileMode::group_shared, io::FileMode::umask}) {
+      errno = 0;
+      const int fd = io::open_new_file(planted, mode);
+      if (fd >= 0) ::close(fd);
+      EXPECT_LT(fd, 0) << planted;
+      EXPECT_EQ(errno, EEXIST) << planted;
+    }
+  }
+  EXPECT_EQ(read_text(victim), "precious");
+  EXPECT_FALSE(fs::exists(dir.path() / "would-be-created"));
+  EXPECT_TRUE(fs::is_symlink(link));
+}
+
+// A link planted at the temp name an older cubby used ("<file>.tmp.<pid>") is never written
+// through; the file itself is replaced (rename replaces a link at `path`, never its target).
+TEST(Io, AtomicWriteNeverWritesThroughAPlantedLink) {
+  TempDir dir;
+  const fs::path victim = dir.path() / "victim";
+  write_text(victim, "precious");
+  const fs::path file = dir.path() / "data";
+  fs::create_symlink(victim, dir.path() / ("data.tmp." + std::to_string(::getpid())));
+  ASSERT_TRUE(io::write_file_atomic(file, "new").ok());
+  EXPECT_EQ(read_text(file), "new");
+  EXPECT_EQ(read_text(victim), "precious");
+  const fs::path linked = dir.path() / "linked";  // a link at the destination itself
+  fs::create_symlink(victim, linked);
+  ASSERT_TRUE(io::write_file_atomic(linked, "replaced").ok());
+  EXPECT_FALSE(fs::is_symlink(linked));
+  EXPECT_EQ(read_text(victim), "precious");
+}
+
+TEST(Io, AtomicFileStreamsAndRemovesItsTempFileUnlessCommitted) {
+  TempDir dir;
+  const fs::path file = dir.path() / "archive.tar";
+  {
+    auto out = io::AtomicFile::create(file, io::FileMode::umask, false);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    ASSERT_TRUE(out->write("abandoned").ok());
+    EXPECT_TRUE(fs::exists(out->temp_path()));
+  }
+  EXPECT_TRUE(names_in(dir.path()).empty());
+  auto out = io::AtomicFile::create(file, io::FileMode::umask, false);
+  ASSERT_TRUE(out.ok());
+  ASSERT_TRUE(out->write("part one, ").ok());
+  ASSERT_TRUE(out->write("part two").ok());
+  EXPECT_FALSE(fs::exists(file));
+  ASSERT_TRUE(out->commit().ok());
+  EXPECT_EQ(read_text(file), "part one, part two");
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"archive.tar"});
+}
+
+TEST(Io, AppendNeverFollowsALink) {
+  TempDir dir;
+  const fs::path victim = dir.path() / "victim";
+  write_text(victim, "precious");
+  const fs::path journal = dir.path() / "journal";
+  fs::create_symlink(victim, journal);
+  EXPECT_FALSE(io::append_file(journal, "x=1\n").ok());
+  EXPECT_EQ(read_text(victim), "precious");
+}
+
 TEST(Io, TempPathsAreUniqueAndWellFormed) {
   const fs::path base = "/some/folder/file.entry";
   const std::string prefix = base.string() + ".tmp." + std::to_string(::getpid()) + ".";
@@ -178,9 +301,18 @@ TEST(Io, TempPathsAreUniqueAndWellFormed) {
     const std::string random = temp.substr(prefix.size());
     EXPECT_EQ(random.size(), 16u) << temp;
     EXPECT_EQ(random.find_first_not_of("0123456789abcdef"), std::string::npos) << temp;
+    EXPECT_TRUE(io::is_temp_name_of("file.entry", fs::path(temp).filename().string())) << temp;
     seen.insert(temp);
   }
   EXPECT_EQ(seen.size(), 1000u);
+  // What gc may take for cubby's own temp file: exactly that shape, nothing else.
+  for (const char* foreign :
+       {"file.entry.tmp.", "file.entry.tmp.backup", "file.entry.tmp.12.0123456789abcde",
+        "file.entry.tmp.12.0123456789ABCDEF", "file.entry.tmp.x2.0123456789abcdef",
+        "file.entry.tmp..0123456789abcdef", "file.entry.tmp.12.0123456789abcdef.old",
+        "other.entry.tmp.12.0123456789abcdef"}) {
+    EXPECT_FALSE(io::is_temp_name_of("file.entry", foreign)) << foreign;
+  }
 }
 
 TEST(Io, ConcurrentWritersLeaveOneWholeFile) {

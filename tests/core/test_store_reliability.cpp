@@ -325,6 +325,28 @@ TEST(ReadOnlyStore, ARealReadOnlyMountServesHitsAndCountsFailedWrites) {
   ::umount2(mount_point.c_str(), MNT_DETACH);
 }
 
+// gc must write (its lock, the removals), and refuses CUBBY_READ_ONLY=1: on a read-only file
+// system its message must not send the user there.
+TEST(ReadOnlyStore, GcOnAReadOnlyMountGivesAdviceThatWorks) {
+  if (!is_root()) GTEST_SKIP() << "mounting a read-only tmpfs needs root";
+  TempDir dir("erofs-gc");
+  const fs::path mount_point = dir / "fs";
+  fs::create_directories(mount_point);
+  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << ")";
+  }
+  DiskTier disk(mount_point);
+  ASSERT_TRUE(disk.put(Key{}, "entry").ok());
+  ASSERT_EQ(::mount("tmpfs", mount_point.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, "size=1m"), 0);
+  auto report = collect_garbage(disk, GcOptions{});
+  ::umount2(mount_point.c_str(), MNT_DETACH);
+  ASSERT_FALSE(report.ok());
+  const std::string& message = report.error().message;
+  EXPECT_EQ(message.find("CUBBY_READ_ONLY"), std::string::npos) << message;
+  EXPECT_NE(message.find("read-only"), std::string::npos) << message;
+  EXPECT_NE(message.find("remount it read-write"), std::string::npos) << message;
+}
+
 TEST(PermissionDenied, AnotherUsersStoreServesHitsAndCompilesWithoutWriting) {
   TempDir dir("eacces");
   { Cache(config_for(dir.path())).compile(kernel(8)); }

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "cubby/storage/store_stats.hpp"
@@ -79,6 +80,35 @@ TEST(StoreStats, TornAndForeignJournalLinesAreSkipped) {
   auto read = stats.read();
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(*read, (Counters{{"compiles", 2}, {"hits_disk", 1}}));  // "misses=7" is torn
+}
+
+// Negative deltas of counters that only count up are skipped, sums saturate instead of
+// overflowing, and no counter reads below 0 (only the store_* size estimate takes negative
+// deltas, and it stops at 0).
+TEST(StoreStats, NegativeAndOverflowingValuesNeverReadAsNegativeCounters) {
+  TempDir dir("stats");
+  StoreStats stats(dir.path());
+  write_text(stats.file(), "compiles 3\nstore_bytes 50\nmisses -4\n");
+  write_text(dir / "stats/journal",
+             "compiles=-5 hits_disk=9223372036854775807\n"
+             "hits_disk=10\n"
+             "hits_memory=99999999999999999999\n"
+             "store_bytes=-100 store_entries=-1 evictions=-9223372036854775808\n");
+  const Counters expected = {{"compiles", 3},
+                             {"store_bytes", 0},
+                             {"misses", 0},
+                             {"hits_disk", INT64_MAX},
+                             {"store_entries", 0}};
+  auto read = stats.read();
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(*read, expected);
+  // The same once folded into the counters file by an update, and adds saturate too.
+  auto folded = stats.add({{"hits_disk", 1}, {"compiles", 1}});
+  ASSERT_TRUE(folded.ok()) << folded.error().message;
+  Counters after = expected;
+  after["compiles"] = 4;
+  EXPECT_EQ(*folded, after);
+  for (const auto& [name, value] : *folded) EXPECT_GE(value, 0) << name;
 }
 
 TEST(StoreStats, ConcurrentProcessesLoseNoLockedUpdate) {

@@ -16,7 +16,8 @@ inline constexpr std::uint64_t kMaxRemoteTtlS = 9'000'000'000'000'000;
 
 struct Config {
   std::filesystem::path dir;  // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
-  std::uint64_t max_size = 5ull << 30;    // CUBBY_MAX_SIZE ("5G", "500M", bytes)
+  // CUBBY_MAX_SIZE ("5G", "500M", bytes); below 1 MiB from_env warns once (nearly all evicted).
+  std::uint64_t max_size = 5ull << 30;
   std::string remote_url;                 // CUBBY_REMOTE (redis://host:port/db); empty: none
   std::string remote_secret;              // CUBBY_REMOTE_SECRET: sign and verify remote entries
   bool remote_read_only = false;          // CUBBY_REMOTE_MODE=read: look up, never write the remote
@@ -34,7 +35,7 @@ struct Config {
   // CUBBY_BASE_DIR (absolute): paths under it enter keys relative to it, so checkouts of one
   // project in different folders (CI runners) share entries; empty: paths enter keys as they are.
   std::filesystem::path base_dir;
-  std::size_t memory_entries = 1024;  // CUBBY_MEMORY_ENTRIES: memory tier size
+  std::size_t memory_entries = 1024;  // CUBBY_MEMORY_ENTRIES: memory tier size (a count: "1024")
 
   // Reads the environment. invalid_argument, naming the variable, for a malformed value.
   static Result<Config> from_env();

@@ -1,5 +1,14 @@
 // Store maintenance: least-recently-used eviction down to a size bound, and removal of what dead
-// processes left behind (temp files of interrupted writes, lock files no one holds).
+// processes left behind (temp files of interrupted writes, lock files no one holds) and of
+// non-regular files at entry paths.
+//
+// gc removes only names cubby generates: `<32 hex>.entry` (and their temp files
+// `<32 hex>.entry.tmp.<pid>.<16 hex>`) in entries/<2 hex>/, `<32 hex>.lock` in locks/<2 hex>/ and
+// `counters.tmp.<pid>.<16 hex>` in stats/. It never follows a link (folders are opened with
+// O_NOFOLLOW, files with openat/unlinkat) and never enters a folder it did not make: foreign
+// files, foreign sub-folders and linked shard folders are left untouched, and an entries/,
+// locks/ or stats/ that is a link (or not a folder) makes gc fail with Errc::io naming it,
+// before anything is written or removed.
 //
 // Recency is each entry file's mtime (see disk.hpp). Everything runs under the store's gc lock
 // (<root>/locks/gc.lock), so two collectors never race, and never under any lock a reader or a
@@ -30,8 +39,9 @@ struct GcOptions {
   // Temp and lock files are removed when no one holds their flock and, for temp files, they are
   // at least this old (a writer takes its flock right after creating the file).
   std::chrono::seconds temp_min_age{2};
-  bool clean_leftovers = true;  // remove dead temp files and unheld lock files
-  bool wait_for_lock = true;    // false: return `skipped` at once if another gc runs
+  // Remove dead temp files, unheld lock files and non-regular files at entry paths.
+  bool clean_leftovers = true;
+  bool wait_for_lock = true;  // false: return `skipped` at once if another gc runs
 };
 
 struct GcReport {
@@ -44,12 +54,14 @@ struct GcReport {
   std::uint64_t evicted_bytes = 0;
   std::uint64_t temp_removed = 0;
   std::uint64_t locks_removed = 0;
+  std::uint64_t non_regular_removed = 0;  // links, FIFOs, ... at entry paths (collect_garbage)
   double elapsed_ms = 0;
 };
 
-// The whole store: removes dead leftovers, then evicts least recently used entries until the store
-// holds at most target_ratio * max_size bytes (nothing if it is within max_size). Updates the
-// persisted size estimate and the `evictions` counter. Errc::io if the store cannot be listed.
+// The whole store: removes dead leftovers and non-regular files at entry paths, then evicts least
+// recently used entries until the store holds at most target_ratio * max_size bytes (nothing if it
+// is within max_size). Updates the persisted size estimate and the `evictions` counter. Errc::io if
+// the store cannot be listed.
 Result<GcReport> collect_garbage(const DiskTier& disk, const GcOptions& options);
 
 // One group (`group` in 0..15: keys whose first hex digit it is): evicts its least recently used

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include "cubby/error.hpp"
 
@@ -48,9 +49,17 @@ class FileLock {
   int fd_ = -1;
 };
 
-// Removes the file at `path` if no one holds a flock on it (its owner finished or died); false
-// if it is held or already gone. Used by `gc` for lock files and the temp files of writers, which
-// hold a flock on their temp file while they write it.
-bool remove_if_unlocked(const std::filesystem::path& path);
+// Removes the file at `path` if it is a regular file last modified at least `min_age` ago and no
+// one holds a flock on it (its owner finished or died); false if it is held, younger, gone, or
+// not a regular file (a link is never followed nor removed, a FIFO never blocks). Used by `gc`
+// for lock files and the temp files of writers, which hold a flock on their temp file while
+// they write it.
+bool remove_if_unlocked(const std::filesystem::path& path,
+                        std::chrono::seconds min_age = std::chrono::seconds(0));
+
+// remove_if_unlocked for the file `name` in the open folder `folder_fd` (openat / fstatat /
+// unlinkat: a link or rename among the parents cannot redirect it elsewhere).
+bool remove_if_unlocked_at(int folder_fd, std::string_view name,
+                           std::chrono::seconds min_age = std::chrono::seconds(0));
 
 }  // namespace cubby

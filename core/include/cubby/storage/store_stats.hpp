@@ -7,6 +7,9 @@
 //    lock (three syscalls), so processes can persist their counters cheaply and often (at exit,
 //    and every few seconds of hits). `update` folds the journal into `counters` once it is big.
 // The persisted value of a counter is its value in `counters` plus its deltas in `journal`.
+// Every counter is at least 0 and sums saturate at INT64_MAX: a negative or overflowing value in
+// either file never shows as a negative counter. Only the size estimate (store_*) takes negative
+// deltas; a negative journal delta of any other counter is skipped.
 // Unparseable text is skipped (a line of the journal) or reset (the counters file): counters are
 // statistics, never needed for correctness, and a few counts may be lost to a crash or to an
 // append that races a fold. Unknown names are kept, so versions can share a store.
@@ -30,6 +33,13 @@ namespace cubby {
 
 using Counters = std::map<std::string, std::int64_t, std::less<>>;
 
+// True for the counters of the store's size estimate (store_bytes, store_entries): the only ones
+// that go down (by negative deltas).
+bool is_size_estimate(std::string_view name);
+
+// counters[name] += delta, saturating: never above INT64_MAX, never below 0.
+void add_counter(Counters& counters, std::string_view name, std::int64_t delta);
+
 // The counters file's text for `counters`, and back. parse_counters: Errc::corrupt on a line that
 // is not "name value" (name: [a-z0-9_]+, value: a signed 64-bit decimal).
 std::string format_counters(const Counters& counters);
@@ -37,6 +47,9 @@ Result<Counters> parse_counters(std::string_view text);
 
 class StoreStats {
  public:
+  // The counters file's name in <root>/stats/ (its temp files: io::temp_path_for's names).
+  static constexpr std::string_view kCountersName = "counters";
+
   explicit StoreStats(std::filesystem::path root);
 
   // The persisted counters (counters file + journal); empty if there are none yet. Errc::corrupt

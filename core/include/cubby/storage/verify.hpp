@@ -41,14 +41,15 @@ enum class VerifyDepth : std::uint8_t {
 
 struct VerifyReport {
   std::uint64_t entries = 0;  // entry files checked
-  std::uint64_t bad = 0;      // failed verification (or could not be read)
+  std::uint64_t bad = 0;      // failed verification, could not be read, or not a regular file
   std::uint64_t newer = 0;    // of a newer format version: skipped, kept
   std::uint64_t older = 0;    // of an older format version: skipped, kept (gc evicts them)
   std::uint64_t removed = 0;  // bad entries removed (with fix)
 };
 
 // Verifies every entry of the store; calls `on_bad(info, why)` for each bad one and, with `fix`,
-// removes it. Errc::io if the store cannot be listed.
+// removes it. A non-regular file at an entry path (a link, never followed; a FIFO, never read)
+// is a bad entry. Errc::io if the store cannot be listed.
 Result<VerifyReport> verify_store(
     DiskTier& disk, bool fix,
     const std::function<void(const DiskEntryInfo&, const std::string&)>& on_bad,

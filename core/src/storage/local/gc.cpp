@@ -11,6 +11,7 @@
 
 #include "cubby/storage/lock.hpp"
 #include "cubby/storage/store_stats.hpp"
+#include "io.hpp"
 
 namespace cubby {
 namespace {
@@ -23,42 +24,60 @@ constexpr auto kGcLockWait = std::chrono::minutes(5);
 
 const char* const kHexDigits = "0123456789abcdef";
 
-// True if `path` was last modified at least `age` ago (false if it cannot be inspected).
-bool older_than(const fs::path& path, std::chrono::seconds age) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return false;
-  return std::time(nullptr) - info.st_mtim.tv_sec >= age.count();
+// The store folders gc writes in (its lock, the counters) or removes from must be real folders:
+// through a link there, gc would create, rewrite and unlink files in someone else's folder.
+Result<void> check_store_folders(const DiskTier& disk) {
+  for (const char* name : {"entries", "locks", "stats"}) {
+    const fs::path folder = disk.root() / name;
+    struct stat info {};
+    if (::lstat(folder.c_str(), &info) == 0 && !S_ISDIR(info.st_mode)) {
+      return fail(Errc::io, folder.string(), " is ", io::file_type_name(info.st_mode),
+                  ", not a folder: cubby never makes one and gc does not follow links; remove "
+                  "it (cubby makes the folder again) and run gc again");
+    }
+  }
+  return {};
 }
 
 Result<std::optional<FileLock>> take_gc_lock(const DiskTier& disk, bool wait) {
+  if (auto checked = check_store_folders(disk); !checked) return checked.error();
   const fs::path path = disk.root() / "locks" / "gc.lock";
   return wait ? FileLock::acquire(path, kGcLockWait) : FileLock::try_acquire(path);
 }
 
-// Removes temp files whose writer is gone and lock files no one holds.
+// Removes what cubby's own dead processes left, by the names cubby generates and nothing else:
+// entry temp files ("<32 hex>.entry.tmp.<pid>.<16 hex>") and counters temp files
+// ("stats/counters.tmp.<pid>.<16 hex>") whose writer is gone, and per-key lock files
+// ("locks/<2 hex>/<32 hex>.lock") no one holds. Only regular files are removed; links are
+// never followed (the store walk and io::for_each_name open folders with O_NOFOLLOW, files are
+// opened and removed with openat/unlinkat and O_NOFOLLOW) and foreign sub-folders never entered.
 Result<void> clean_leftovers(const DiskTier& disk, const GcOptions& options, GcReport& report) {
   auto temps = disk.list_temp([&](const fs::path& path) {
-    if (older_than(path, options.temp_min_age) && remove_if_unlocked(path)) ++report.temp_removed;
+    if (remove_if_unlocked(path, options.temp_min_age)) ++report.temp_removed;
   });
   if (!temps) return temps;
   // Temp files of the counters file, from a process killed while updating it.
-  std::error_code error;
-  for (fs::directory_iterator it(disk.root() / "stats", error), end; !error && it != end;
-       it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (name.starts_with("counters.tmp.") && older_than(it->path(), options.temp_min_age) &&
-        remove_if_unlocked(it->path())) {
+  auto stats = io::for_each_name(disk.root() / "stats", [&](int folder, std::string_view name) {
+    if (io::is_temp_name_of(StoreStats::kCountersName, name) &&
+        remove_if_unlocked_at(folder, name, options.temp_min_age)) {
       ++report.temp_removed;
     }
-  }
-  error.clear();
-  for (fs::recursive_directory_iterator it(disk.root() / "locks", error), end; !error && it != end;
-       it.increment(error)) {
-    const fs::path& path = it->path();
-    if (path.extension() != ".lock" || path.filename() == "gc.lock") continue;
-    if (it->is_regular_file(error) && remove_if_unlocked(path)) ++report.locks_removed;
-  }
-  return {};
+  });
+  if (!stats) return stats;
+  return disk.list_locks([&](int folder, std::string_view name) {
+    if (remove_if_unlocked_at(folder, name)) ++report.locks_removed;
+  });
+}
+
+// Removes what is not a regular file at an entry path (a link, a FIFO, a device, a socket; a
+// folder is left): readers refuse it and cubby never makes one. unlink(2) never follows a link.
+// Without `remove` they are only dropped from `entries`.
+void drop_non_regular(std::vector<DiskEntryInfo>& entries, bool remove, GcReport& report) {
+  std::erase_if(entries, [&](const DiskEntryInfo& info) {
+    if (info.regular) return false;
+    if (remove && ::unlink(info.path.c_str()) == 0) ++report.non_regular_removed;
+    return true;
+  });
 }
 
 // Unlinks the oldest of `entries` until their total is at most `target`; fills the report.
@@ -112,8 +131,10 @@ Result<GcReport> collect_garbage(const DiskTier& disk, const GcOptions& options)
     if (!cleaned) return cleaned.error();
   }
   std::vector<DiskEntryInfo> entries;
-  auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); });
+  auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); }, {},
+                          NonRegular::include);
   if (!listed) return listed.error();
+  drop_non_regular(entries, options.clean_leftovers, report);
   // Within the bound nothing goes; above it, down to the target (hysteresis).
   std::uint64_t total = 0;
   for (const auto& entry : entries) total += entry.bytes;
@@ -122,7 +143,7 @@ Result<GcReport> collect_garbage(const DiskTier& disk, const GcOptions& options)
   (void)StoreStats(disk.root()).update([&](Counters& counters) {
     counters["store_bytes"] = static_cast<std::int64_t>(report.bytes);
     counters["store_entries"] = static_cast<std::int64_t>(report.entries);
-    counters["evictions"] += static_cast<std::int64_t>(report.evicted);
+    add_counter(counters, "evictions", static_cast<std::int64_t>(report.evicted));
   });
   report.elapsed_ms = ms_since(start);
   return report;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <string>
 #include <thread>
 
 #include "io.hpp"
@@ -20,20 +21,36 @@ namespace {
 
 constexpr mode_t kLockMode = 0664;
 
-// Opens (creating if needed) the lock file; -1 with errno set on failure.
+// Opens (creating if needed) the lock file; -1 with errno set on failure. Never through a link
+// (ELOOP) and never anything but a regular file (EINVAL): a planted link's target is not
+// truncated by describe_owner, a FIFO does not block.
 int open_lock_file(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kLockMode);
+  constexpr int kFlags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+  int fd = ::open(path.c_str(), kFlags, kLockMode);
   if (fd < 0 && errno == ENOENT) {
     if (!io::make_folders(path.parent_path())) return -1;
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kLockMode);
+    fd = ::open(path.c_str(), kFlags, kLockMode);
+  }
+  struct stat info {};
+  if (fd >= 0 && (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
   }
   return fd;
 }
 
+// What to do is said for the callers that take locks (compile, stats, `gc`, `verify --fix`):
+// all of them need a writable store, so CUBBY_READ_ONLY (which `gc` refuses) is not advised.
 Failure lock_failure(const std::filesystem::path& path, int error) {
+  const char* advice =
+      error == EROFS
+          ? " (the store's file system is read-only: remount it read-write, or run this where "
+            "the store is writable)"
+          : " (the store needs to be writable: fix its permissions, mode 02775, or run this as "
+            "a user of the store's group)";
   return fail(Errc::io, "cannot create the lock file ", path.string(), ": ", std::strerror(error),
-              " (the store needs to be writable: fix its permissions, mode 02775, or set "
-              "CUBBY_READ_ONLY=1)");
+              advice);
 }
 
 // True if `fd` (locked) is still the file at `path`: not unlinked by a previous owner.
@@ -126,15 +143,27 @@ Result<std::optional<FileLock>> FileLock::acquire(const std::filesystem::path& p
   }
 }
 
-bool remove_if_unlocked(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+bool remove_if_unlocked_at(int folder_fd, std::string_view name, std::chrono::seconds min_age) {
+  const std::string file(name);
+  const int fd =
+      ::openat(folder_fd, file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return false;
   bool removed = false;
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(fd, path)) {
-    removed = ::unlink(path.c_str()) == 0;
+  struct stat held {};
+  struct stat named {};
+  if (::fstat(fd, &held) == 0 && S_ISREG(held.st_mode) &&
+      std::time(nullptr) - held.st_mtim.tv_sec >= min_age.count() &&
+      ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+      ::fstatat(folder_fd, file.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+      held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+    removed = ::unlinkat(folder_fd, file.c_str(), 0) == 0;
   }
   ::close(fd);
   return removed;
+}
+
+bool remove_if_unlocked(const std::filesystem::path& path, std::chrono::seconds min_age) {
+  return remove_if_unlocked_at(AT_FDCWD, path.string(), min_age);
 }
 
 }  // namespace cubby

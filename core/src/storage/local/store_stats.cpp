@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <limits>
 
 #include "cubby/storage/lock.hpp"
 #include "io.hpp"
@@ -22,7 +24,9 @@ bool is_counter_name(std::string_view name) {
   return true;
 }
 
-// Adds the deltas of every well-formed "name=value" token of `journal` to `counters`.
+// Adds the deltas of every well-formed "name=value" token of `journal` to `counters` (with
+// add_counter). A token that does not parse as a signed 64-bit value, or a negative delta of a
+// counter that only counts up (any but the store_* size estimate), is skipped.
 void add_journal(std::string_view journal, Counters& counters) {
   while (!journal.empty()) {
     std::size_t end = journal.find('\n');
@@ -40,15 +44,32 @@ void add_journal(std::string_view journal, Counters& counters) {
       std::int64_t value = 0;
       const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), value);
       if (!is_counter_name(name) || parsed.ec != std::errc() ||
-          parsed.ptr != digits.data() + digits.size()) {
+          parsed.ptr != digits.data() + digits.size() || (value < 0 && !is_size_estimate(name))) {
         continue;
       }
-      counters[std::string(name)] += value;
+      add_counter(counters, name, value);
     }
   }
 }
 
+// Every counter is a count or a size: one below 0 (a hand-edited or foreign file) reads as 0.
+void clamp_negative(Counters& counters) {
+  for (auto& [name, value] : counters) value = std::max<std::int64_t>(value, 0);
+}
+
 }  // namespace
+
+bool is_size_estimate(std::string_view name) { return name.starts_with("store_"); }
+
+void add_counter(Counters& counters, std::string_view name, std::int64_t delta) {
+  auto found = counters.find(name);
+  if (found == counters.end()) found = counters.emplace(std::string(name), 0).first;
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(found->second, delta, &sum)) {
+    sum = delta > 0 ? std::numeric_limits<std::int64_t>::max() : 0;
+  }
+  found->second = std::max<std::int64_t>(sum, 0);
+}
 
 std::string format_counters(const Counters& counters) {
   std::string text;
@@ -91,7 +112,7 @@ Result<Counters> parse_counters(std::string_view text) {
 
 StoreStats::StoreStats(std::filesystem::path root)
     : root_(std::move(root)),
-      file_(root_ / "stats" / "counters"),
+      file_(root_ / "stats" / kCountersName),
       journal_(root_ / "stats" / "journal") {}
 
 Result<Counters> StoreStats::read() const {
@@ -106,6 +127,7 @@ Result<Counters> StoreStats::read() const {
     }
     counters = std::move(parsed).value();
   }
+  clamp_negative(counters);
   if (auto journal = io::read_file(journal_)) add_journal(*journal, counters);
   return counters;
 }
@@ -135,6 +157,7 @@ Result<Counters> StoreStats::update(const std::function<void(Counters&)>& change
   if (auto text = io::read_file(file_)) {
     if (auto parsed = parse_counters(*text)) counters = std::move(parsed).value();
   }
+  clamp_negative(counters);
   // The journal is folded in: renamed away first, so an append racing the fold lands either in
   // the folded file (lost if after our read: counters are advisory) or in a fresh journal.
   std::filesystem::path folding = journal_;
@@ -144,6 +167,7 @@ Result<Counters> StoreStats::update(const std::function<void(Counters&)>& change
     if (auto journal = io::read_file(folding)) add_journal(*journal, counters);
   }
   change(counters);
+  clamp_negative(counters);
   auto written = io::write_file_atomic(file_, format_counters(counters));
   if (!written) {
     if (folded) (void)::rename(folding.c_str(), journal_.c_str());  // keep its deltas
@@ -155,7 +179,7 @@ Result<Counters> StoreStats::update(const std::function<void(Counters&)>& change
 
 Result<Counters> StoreStats::add(const Counters& delta) {
   return update([&](Counters& counters) {
-    for (const auto& [name, value] : delta) counters[name] += value;
+    for (const auto& [name, value] : delta) add_counter(counters, name, value);
   });
 }
 

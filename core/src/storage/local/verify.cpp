@@ -56,10 +56,13 @@ Result<VerifyReport> verify_store(
     VerifyDepth depth) {
   VerifyReport report;
   std::vector<DiskEntryInfo> entries;
-  auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); });
+  // Non-regular files at entry paths too: read_file refuses them (never following or blocking),
+  // so they are reported bad and, with `fix`, unlinked.
+  auto listed = disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); }, {},
+                          NonRegular::include);
   if (!listed) return listed.error();
   for (const DiskEntryInfo& info : entries) {
-    auto bytes = io::read_file(info.path);
+    auto bytes = io::read_file(info.path, kMaxEntryBytes);
     if (!bytes && bytes.error().code == Errc::not_found) continue;  // removed meanwhile
     ++report.entries;
     if (const auto format = bytes ? entry_format(*bytes) : EntryFormat::current;
