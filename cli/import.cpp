@@ -8,13 +8,12 @@
 
 #include "archive.hpp"
 #include "cli.hpp"
+#include "cubby/storage/disk.hpp"
 #include "cubby/storage/store_stats.hpp"
 #include "cubby/storage/verify.hpp"
 
 namespace cubby::cli {
 namespace {
-
-constexpr std::uint64_t kMaxMember = 4ull << 30;
 
 int run_import(const Common& common, const std::string& file) {
   const Config config = load_config(common);
@@ -37,7 +36,7 @@ int run_import(const Common& common, const std::string& file) {
   std::uint64_t bytes = 0;
   json problems = json::array();
   std::string write_error;
-  const std::string defect = read_tar(in, kMaxMember, [&](TarMember&& member) {
+  const std::string defect = read_tar(in, kMaxEntryBytes, [&](TarMember&& member) {
     // The key is the member's file name: <32 hex>.entry.
     const std::size_t slash = member.name.rfind('/');
     const std::string base =

@@ -382,20 +382,15 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
       // Never used, never removed: the compile that follows overwrites it (unless read mode).
       rejected = true;
       if (!warned_remote_entry_.exchange(true)) {
-        // decode_entry's advice (`cubby verify --fix`) is for local entries: cut, and replaced
-        // with what is true of a remote one.
-        std::string why = entry.error().message;
-        constexpr std::string_view local_advice = "; delete the entry or run `cubby verify --fix`";
-        if (why.ends_with(local_advice)) why.resize(why.size() - local_advice.size());
         const char* fix = config_.remote_read_only || config_.read_only
                               ? "a process that writes the remote replaces it when it compiles "
                                 "this kernel"
                               : "the upload of this compile replaces it";
         std::fprintf(stderr,
                      "cubby: remote entry %s from %s is not valid (%s); it is not used: the kernel "
-                     "is compiled here and %s (`cubby verify` checks only the local store; "
-                     "counted as rejected; shown once)\n",
-                     key.hex().c_str(), remote_->location().c_str(), why.c_str(), fix);
+                     "is compiled here and %s (counted as rejected; shown once)\n",
+                     key.hex().c_str(), remote_->location().c_str(),
+                     entry.error().message.c_str(), fix);
       }
     }
   }

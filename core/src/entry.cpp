@@ -25,8 +25,6 @@ constexpr std::size_t kKeySize = 16;
 static_assert(kKeyOffset + kKeySize == kEntryHeaderSize);
 static_assert(sizeof(Key::bytes) == kKeySize);
 
-constexpr const char* kWhatToDo = "; delete the entry or run `cubby verify --fix`";
-
 void put_u8(std::string& out, std::uint8_t value) { out.push_back(static_cast<char>(value)); }
 
 void put_u32(std::string& out, std::uint32_t value) {
@@ -87,7 +85,7 @@ class Reader {
       return fail(Errc::corrupt, "corrupt entry: ", what, " length ", std::to_string(*size),
                   " at byte ", std::to_string(offset() - 4), " exceeds the ",
                   std::to_string(remaining()), " bytes left (truncated at byte ",
-                  std::to_string(base_ + bytes_.size()), ")", kWhatToDo);
+                  std::to_string(base_ + bytes_.size()), ")");
     }
     std::string value(bytes_.substr(pos_, static_cast<std::size_t>(*size)));
     pos_ += static_cast<std::size_t>(*size);
@@ -101,7 +99,7 @@ class Reader {
     if (*value > remaining() / min_item_bytes) {
       return fail(Errc::corrupt, "corrupt entry: ", what, " ", std::to_string(*value), " at byte ",
                   std::to_string(offset() - 4), " cannot fit in the ", std::to_string(remaining()),
-                  " bytes left", kWhatToDo);
+                  " bytes left");
     }
     return value;
   }
@@ -111,7 +109,7 @@ class Reader {
     if (remaining() < width) {
       return fail(Errc::corrupt, "corrupt entry: truncated at byte ",
                   std::to_string(base_ + bytes_.size()), " while reading ", what, " at byte ",
-                  std::to_string(offset()), kWhatToDo);
+                  std::to_string(offset()));
     }
     const std::uint64_t value = load_le(bytes_, pos_, width);
     pos_ += width;
@@ -137,7 +135,7 @@ Result<Entry> decode_body(std::string_view body, PayloadKind kind) {
     if (!lowered) return lowered.error();
     if (!entry.lowered_names.empty() && !(entry.lowered_names.rbegin()->first < *expression)) {
       return fail(Errc::corrupt, "corrupt entry: name expressions are not sorted and unique ",
-                  "(at \"", *expression, "\")", kWhatToDo);
+                  "(at \"", *expression, "\")");
     }
     entry.lowered_names.emplace_hint(entry.lowered_names.end(), std::move(*expression),
                                      std::move(*lowered));
@@ -168,8 +166,7 @@ Result<Entry> decode_body(std::string_view body, PayloadKind kind) {
   if (!payload_size) return payload_size.error();
   if (*payload_size != in.remaining()) {
     return fail(Errc::corrupt, "corrupt entry: payload size ", std::to_string(*payload_size),
-                " does not match the ", std::to_string(in.remaining()), " bytes left in the body",
-                kWhatToDo);
+                " does not match the ", std::to_string(in.remaining()), " bytes left in the body");
   }
   entry.payload.assign(body.substr(body.size() - in.remaining()));
   return entry;
@@ -244,7 +241,7 @@ std::string encode_entry(const Key& key, const Entry& entry) {
 Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
   const std::size_t magic_bytes = std::min(bytes.size(), kMagic.size());
   if (bytes.substr(0, magic_bytes) != kMagic.substr(0, magic_bytes)) {
-    return fail(Errc::corrupt, "corrupt entry: bad magic (not a cubby entry)", kWhatToDo);
+    return fail(Errc::corrupt, "corrupt entry: bad magic (not a cubby entry)");
   }
   if (const EntryFormat format = entry_format(bytes); format != EntryFormat::current) {
     const auto version = static_cast<std::uint32_t>(load_le(bytes, kVersionOffset, 4));
@@ -258,18 +255,16 @@ Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
   }
   if (bytes.size() < kEntryHeaderSize) {
     return fail(Errc::corrupt, "corrupt entry: truncated at byte ", std::to_string(bytes.size()),
-                " (the header alone takes ", std::to_string(kEntryHeaderSize), " bytes)",
-                kWhatToDo);
+                " (the header alone takes ", std::to_string(kEntryHeaderSize), " bytes)");
   }
   const auto kind_byte = static_cast<std::uint8_t>(bytes[kKindOffset]);
   if (kind_byte < 1 || kind_byte > 4) {
-    return fail(Errc::corrupt, "corrupt entry: unknown payload kind ", std::to_string(kind_byte),
-                kWhatToDo);
+    return fail(Errc::corrupt, "corrupt entry: unknown payload kind ", std::to_string(kind_byte));
   }
   for (std::size_t i = kKindOffset + 1; i < kKindOffset + 4; ++i) {
     if (bytes[i] != '\0') {
       return fail(Errc::corrupt, "corrupt entry: reserved header byte ", std::to_string(i),
-                  " is not zero", kWhatToDo);
+                  " is not zero");
     }
   }
   const std::uint64_t body_size = load_le(bytes, kBodySizeOffset, 8);
@@ -277,12 +272,12 @@ Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
   if (body_size > available) {
     return fail(Errc::corrupt, "corrupt entry: truncated at byte ", std::to_string(bytes.size()),
                 " (the header announces ", std::to_string(body_size), " body bytes, ",
-                std::to_string(available), " are present)", kWhatToDo);
+                std::to_string(available), " are present)");
   }
   if (body_size < available) {
     return fail(Errc::corrupt, "corrupt entry: ", std::to_string(available - body_size),
                 " trailing bytes after the announced end at byte ",
-                std::to_string(kEntryHeaderSize + body_size), kWhatToDo);
+                std::to_string(kEntryHeaderSize + body_size));
   }
   const std::string_view header = bytes.substr(0, kEntryHeaderSize);
   const std::string_view body = bytes.substr(kEntryHeaderSize);
@@ -291,13 +286,12 @@ Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
     const auto* stored = reinterpret_cast<const std::uint8_t*>(bytes.data() + kChecksumOffset);
     return fail(Errc::corrupt, "corrupt entry: checksum mismatch (stored ",
                 to_hex(stored, kChecksumSize), ", computed ",
-                to_hex(computed.data(), computed.size()), ")", kWhatToDo);
+                to_hex(computed.data(), computed.size()), ")");
   }
   const auto* stored_key = reinterpret_cast<const std::uint8_t*>(bytes.data() + kKeyOffset);
   if (std::memcmp(stored_key, key.bytes.data(), kKeySize) != 0) {
     return fail(Errc::corrupt, "corrupt entry: it belongs to key ", to_hex(stored_key, kKeySize),
-                ", not to key ", key.hex(), " it was found under (copied or linked there)",
-                kWhatToDo);
+                ", not to key ", key.hex(), " it was found under (copied or linked there)");
   }
   return decode_body(body, static_cast<PayloadKind>(kind_byte));
 }

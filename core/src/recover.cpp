@@ -270,8 +270,7 @@ Result<EntryNameReport> check_entry_names(const Entry& entry) {
   if (entry.kind != PayloadKind::cubin) return report;
   auto symbols = read_cubin_symbols(entry.payload);
   if (!symbols.ok()) {
-    return fail(Errc::corrupt, "the entry's CUBIN cannot be read (", symbols.error().message,
-                "); remove the entry (cubby verify --fix) so it is recompiled");
+    return fail(Errc::corrupt, "the entry's CUBIN cannot be read (", symbols.error().message, ")");
   }
   report.kernels = symbols->kernels.size();
   report.variables = symbols->variables.size();

@@ -36,8 +36,7 @@ Result<void> verify_entry_names(const Entry& entry) {
   auto names = check_entry_names(entry);
   if (!names) return names.error();
   if (!names->ok()) {
-    return fail(Errc::corrupt, "its name map disagrees with its CUBIN: ", names->problems(),
-                " Remove the entry (cubby verify --fix) so it is recompiled.");
+    return fail(Errc::corrupt, "its name map disagrees with its CUBIN: ", names->problems());
   }
   return {};
 }
