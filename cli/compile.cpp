@@ -24,7 +24,11 @@ int run_compile(const Common& common, const CompileArgs& args) {
   CompileRequest request;
   request.source = read_input(args.file);
   const fs::path file(args.file);
-  request.program_name = args.program_name.empty() ? file.filename().string() : args.program_name;
+  // NVRTC looks up the source's quoted includes first in the program name's folder (from the
+  // working folder): the file's path as given makes that the file's own folder, so a header of
+  // the same name in the working folder cannot shadow the one beside the source.
+  request.program_name =
+      args.program_name.empty() ? file.lexically_normal().string() : args.program_name;
   std::error_code ec;
   const fs::path absolute = fs::absolute(file, ec);
   request.source_dir = ec ? file.parent_path() : absolute.parent_path();
@@ -127,7 +131,8 @@ Command add_compile(CLI::App& app, Common& common) {
       ->type_name("sm_XX");
   command
       ->add_option("--program-name", args->program_name,
-                   "NVRTC program name (default: the file's name)")
+                   "NVRTC program name (default: the file's path as given); NVRTC looks up quoted "
+                   "includes in its folder first")
       ->type_name("N");
   command->add_option("--cubin-out", args->cubin_out, "Write the payload to FILE")
       ->type_name("FILE");
