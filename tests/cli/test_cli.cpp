@@ -338,3 +338,40 @@ TEST_F(CliTest, DirOptionOverridesCubbyDir) {
 }
 
 }  // namespace
+
+// NVRTC looks up the source's quoted includes in the program name's folder first (taken from the
+// working folder): a header of the same name in the working folder must neither shadow the one
+// beside the source nor be served stale, whichever of the two is edited.
+TEST_F(CliTest, HeaderInTheWorkingFolderNeitherShadowsNorGoesStale) {
+  write_text(root_ / "src" / "k.cu",
+             "#include \"v.cuh\"\nextern \"C\" __global__ void k(int* p) { *p = V; }\n");
+  write_text(root_ / "src" / "v.cuh", "constexpr int V = 1001;\n");
+  write_text(root_ / "work" / "v.cuh", "constexpr int V = 2002;\n");
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(root_ / "work");
+  // The PTX `cubby compile` gives, through the store or (disabled) straight from NVRTC.
+  auto ptx = [&](bool disabled) {
+    const fs::path out = root_ / (disabled ? "direct.ptx" : "cached.ptx");
+    std::vector<std::string> args{"compile",   "../src/k.cu", "--arch",
+                                  "compute_90", "--cubin-out", out.string()};
+    const Outcome run =
+        disabled ? cubby::testing::finish_cli(
+                       cubby::testing::start_cli(args, store_,
+                                                 {root_ / "stdout.txt", root_ / "stderr.txt"},
+                                                 {"CUBBY_DISABLE=1"}),
+                       {root_ / "stdout.txt", root_ / "stderr.txt"})
+                 : cubby(args);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return read_text(out);
+  };
+  const std::string first = ptx(false);
+  EXPECT_NE(first.find("1001"), std::string::npos) << "the header beside the source:\n" << first;
+  EXPECT_EQ(first, ptx(true));
+  write_text(root_ / "work" / "v.cuh", "constexpr int V = 3003; // edited\n");
+  EXPECT_EQ(ptx(false), ptx(true));
+  write_text(root_ / "src" / "v.cuh", "constexpr int V = 4004; // edited\n");
+  const std::string edited = ptx(false);
+  EXPECT_NE(edited.find("4004"), std::string::npos) << edited;
+  EXPECT_EQ(edited, ptx(true));
+  fs::current_path(old_cwd);
+}
