@@ -7,9 +7,9 @@
 //   - a comment put before the text, or a line splice (backslash-newline) inserted anywhere
 //     a splice cannot join with what is around it, changes nothing.
 // Input: two selector bytes (the probe spelling, the splice position), then the source text.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <string_view>

@@ -220,7 +220,8 @@ KeyInputs Cache::key_inputs(const CompileRequest& request) const {
   inputs.program_name = request.program_name;
   inputs.name_expressions = request.name_expressions;
   // The same plan compile_nvrtc follows: one reading of the options, NVRTC's search order.
-  HeaderScan scan = scan_includes(request.source, plan_includes(request, nvrtc->include_dir).search);
+  HeaderScan scan =
+      scan_includes(request.source, plan_includes(request, nvrtc->include_dir).search);
   inputs.headers = std::move(scan.headers);
   inputs.unresolvable = std::move(scan.unresolvable);
   if (!config_.base_dir.empty()) relativize_paths(inputs, config_.base_dir);

@@ -421,8 +421,8 @@ class IncludeLexer {
       skip_quoted(c);
     } else if (is_ident_start(c)) {
       const std::string_view word = identifier();
-      if (at(i_) == '"' && (word == "R" || word == "u8R" || word == "uR" || word == "UR" ||
-                            word == "LR")) {
+      if (at(i_) == '"' &&
+          (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
         skip_raw_string();
       } else if (word == "__has_include" || word == "__has_include_next") {
         has_include(word);
@@ -909,27 +909,57 @@ namespace {
 // accepts "FLAG VALUE" for each); options that only take "=value" (-std, --time, -pch-dir, ...)
 // are not listed. Adding a form is a one-line change.
 constexpr std::string_view kSeparateValueOptions[] = {
-    "-D",          "--define-macro",
-    "-U",          "--undefine-macro",
-    "-maxrregcount", "--maxrregcount",
-    "-Xptxas",     "--ptxas-options",
-    "-Ofc",        "--Ofast-compile",
-    "-ftz",        "--ftz",
-    "-dopt",       "--dopt",
-    "-rdc",        "--relocatable-device-code",
-    "-jtd",        "--jump-table-density",
-    "-fmad",       "--fmad",
-    "-prec-div",   "--prec-div",
-    "-prec-sqrt",  "--prec-sqrt",
-    "-modify-stack-limit", "--modify-stack-limit",
-    "-device-stack-protector", "--device-stack-protector",
-    "-builtin-move-forward", "--builtin-move-forward",
-    "-builtin-initializer-list", "--builtin-initializer-list",
-    "-pch-verbose", "--pch-verbose",
-    "-pch-messages", "--pch-messages",
-    "-instantiate-templates-in-pch", "--instantiate-templates-in-pch",
-    "-split-compile", "--split-compile",
-    "-arch",       "--gpu-architecture",
+    "-D",
+    "--define-macro",
+    "-U",
+    "--undefine-macro",
+    "-maxrregcount",
+    "--maxrregcount",
+    "-Xptxas",
+    "--ptxas-options",
+    "-Ofc",
+    "--Ofast-compile",
+    "-ftz",
+    "--ftz",
+    "-dopt",
+    "--dopt",
+    "-rdc",
+    "--relocatable-device-code",
+    "-jtd",
+    "--jump-table-density",
+    "-fmad",
+    "--fmad",
+    "-prec-div",
+    "--prec-div",
+    "-prec-sqrt",
+    "--prec-sqrt",
+    "-modify-stack-limit",
+    "--modify-stack-limit",
+    "-device-stack-protector",
+    "--device-stack-protector",
+    "-builtin-move-forward",
+    "--builtin-move-forward",
+    "-builtin-initializer-list",
+    "--builtin-initializer-list",
+    "-pch-verbose",
+    "--pch-verbose",
+    "-pch-messages",
+    "--pch-messages",
+    "-instantiate-templates-in-pch",
+    "--instantiate-templates-in-pch",
+    "-split-compile",
+    "--split-compile",
+    "-arch",
+    "--gpu-architecture",
+    "-diag-error",
+    "--diag-error",
+    "-diag-suppress",
+    "--diag-suppress",
+    "-diag-warn",
+    "--diag-warn",
+    "-brief-diag",
+    "--brief-diagnostics",
+    "-Xnvvm",
 };
 
 // The include options, each with its spellings (NVRTC 13.0, verified by compiling):
@@ -948,8 +978,7 @@ constexpr IncludeOptionForm kPreIncludeForm{"-include", "--pre-include", false};
 // The value of `form` in options[i] (and options[i + 1] for the separate forms), advancing i
 // past what it used; nullopt if options[i] is not `form`.
 std::optional<std::string> option_value(const IncludeOptionForm& form,
-                                        const std::vector<std::string>& options,
-                                        std::size_t& i) {
+                                        const std::vector<std::string>& options, std::size_t& i) {
   const std::string_view option = options[i];
   for (const std::string_view name : {form.short_name, form.long_name}) {
     if (option == name) {
@@ -960,8 +989,7 @@ std::optional<std::string> option_value(const IncludeOptionForm& form,
       return std::string(option.substr(name.size() + 1));
     }
   }
-  if (form.glued && option.starts_with(form.short_name) &&
-      option.size() > form.short_name.size()) {
+  if (form.glued && option.starts_with(form.short_name) && option.size() > form.short_name.size()) {
     return std::string(option.substr(form.short_name.size()));
   }
   return std::nullopt;

@@ -453,8 +453,7 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
     plan.options.push_back("--include-path=" + request.source_dir.string());
     plan.search.include_paths.push_back(request.source_dir);
   }
-  plan.options.insert(plan.options.end(), parsed.nvrtc_options.begin(),
-                      parsed.nvrtc_options.end());
+  plan.options.insert(plan.options.end(), parsed.nvrtc_options.begin(), parsed.nvrtc_options.end());
   // The toolkit's own headers (CCCL's <cuda/std/...>, then the rest), after the user's folders.
   if (!toolkit_include_dir.empty()) {
     std::error_code ec;

@@ -9,6 +9,7 @@
 // starts from another seed. It prints the number of cases, edits and compiles it ran.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -88,7 +89,8 @@ TEST(IncludeStaleness, EverySpellingRecompilesAfterAHeaderEdit) {
     const fs::path headers = dir / "headers";
     write_text(headers / "v.cuh", "constexpr int V = 1001;\n");
     CompileRequest request;
-    request.source = spelling.source_prefix + "extern \"C\" __global__ void k(int* p) { *p = V; }\n";
+    request.source =
+        spelling.source_prefix + "extern \"C\" __global__ void k(int* p) { *p = V; }\n";
     request.arch = kArch;
     bool through_options = false;  // the header's folder is reached through the options only
     for (std::string option : spelling.options) {
@@ -141,6 +143,7 @@ class Case {
         shadow.value = pick(100, 999);
         shadow.shadow = true;
         headers_.push_back(shadow);
+        ++used_extra_[1];
       }
     }
     // A header only included inside #if 0: dead.
@@ -152,6 +155,7 @@ class Case {
       dead.value = pick(100, 999);
       dead.dead = true;
       headers_.push_back(dead);
+      ++used_extra_[2];
     }
     // Who includes whom: every live header is reached from the source or an earlier header.
     for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) {
@@ -170,6 +174,7 @@ class Case {
     for (Edge& edge : edges_) {
       if (edge.from == kSource && headers_[edge.to].folder != 0 && pick(0, 3) == 0) {
         edge.pre_include = true;
+        ++used_extra_[0];
         break;
       }
     }
@@ -217,7 +222,8 @@ class Case {
   void edit() {
     const std::size_t i = static_cast<std::size_t>(pick(0, static_cast<int>(headers_.size()) - 1));
     headers_[i].value = pick(100, 999);
-    ++headers_[i].edits;  // the size grows too: see ScanHeaders.MemoNoticesEdits for same-size edits
+    ++headers_[i]
+          .edits;  // the size grows too: see ScanHeaders.MemoNoticesEdits for same-size edits
     write_header(i);
   }
 
@@ -246,9 +252,7 @@ class Case {
     return root_ / (index == 0 ? "prog" : index == 1 ? "inc1" : "inc2");
   }
 
-  static std::string constant(const Header& h) {
-    return "C_" + h.name.substr(0, h.name.find('.'));
-  }
+  static std::string constant(const Header& h) { return "C_" + h.name.substr(0, h.name.find('.')); }
 
   // An include of `h` in a random spelling, from a file in `from_folder`.
   std::string directive(const Header& h, const fs::path& from_folder) {
@@ -256,7 +260,9 @@ class Case {
     const bool angled_ok = h.folder != 0 && !own_folder && pick(0, 2) == 0;
     const std::string name = angled_ok ? "<" + h.name + ">" : "\"" + h.name + "\"";
     const std::string macro = "HDR_" + std::to_string(macros_++);
-    switch (pick(0, 10)) {
+    const int kind = pick(0, 10);
+    ++used_[static_cast<std::size_t>(kind)];
+    switch (kind) {
       case 0:
         return "/**/#include " + name + "\n";
       case 1:
@@ -281,6 +287,17 @@ class Case {
     }
   }
 
+ public:
+  // How often each directive spelling was generated (indexed like the cases of `directive`).
+  static constexpr const char* kSpellingNames[] = {
+      "comment-prefixed",   "spliced keyword", "digraph",  "comment inside",
+      "multi-line comment", "macro",           "trigraph", "comment spanning lines inside",
+      "spliced name",       "plain",           "plain"};
+  static std::array<int, 11>& used() { return used_; }
+  // Pre-included headers, shadowed headers, headers included only inside #if 0.
+  static std::array<int, 3>& used_extra() { return used_extra_; }
+
+ private:
   void add_include_path(std::vector<std::string>& options, const fs::path& dir) {
     switch (pick(0, 4)) {
       case 0:
@@ -344,6 +361,8 @@ class Case {
   fs::path root_;
   std::vector<Header> headers_;
   std::vector<Edge> edges_;
+  static inline std::array<int, 11> used_{};
+  static inline std::array<int, 3> used_extra_{};
   std::string dead_text_;
   int macros_ = 0;
   bool trigraphs_ = false;
@@ -391,9 +410,16 @@ TEST(IncludeProperty, GeneratedTreesAfterRandomEdits) {
           << request.source;
     }
   }
-  std::cout << "include property: " << cases << " generated cases, " << edits
-            << " header edits, " << compiles << " NVRTC compiles, " << hits
-            << " cache hits compared (seed " << seed << ")\n";
+  std::cout << "include property: " << cases << " generated cases, " << edits << " header edits, "
+            << compiles << " NVRTC compiles, " << hits << " cache hits compared (seed " << seed
+            << ")\n";
+  std::cout << "directive spellings generated:";
+  for (std::size_t k = 0; k + 1 < Case::used().size(); ++k) {
+    const int count = Case::used()[k] + (k == 9 ? Case::used()[10] : 0);
+    std::cout << (k == 0 ? " " : ", ") << Case::kSpellingNames[k] << " " << count;
+  }
+  std::cout << "; pre-included " << Case::used_extra()[0] << ", shadowed " << Case::used_extra()[1]
+            << ", in #if 0 " << Case::used_extra()[2] << "\n";
   RecordProperty("cases", cases);
   RecordProperty("edits", edits);
   EXPECT_GT(hits, 0);  // the cache served something, or nothing was compared against it

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <ostream>
 #include <set>
 #include <string>
@@ -495,9 +495,17 @@ TEST(RelativizePaths, OnlyPathsUnderTheBaseChange) {
 }
 
 TEST(IncludePaths, AllFormsInOrder) {
-  const std::vector<std::string> options = {
-      "-std=c++17",     "-I",    "/a",      "-I/b",           "--include-path=/c", "-DX=1",
-      "--include-path", "rel/d", "-Irel/e", "--use_fast_math", "-I=/f"};
+  const std::vector<std::string> options = {"-std=c++17",
+                                            "-I",
+                                            "/a",
+                                            "-I/b",
+                                            "--include-path=/c",
+                                            "-DX=1",
+                                            "--include-path",
+                                            "rel/d",
+                                            "-Irel/e",
+                                            "--use_fast_math",
+                                            "-I=/f"};
   // "-I=/f" is the folder "/f" for NVRTC (checked by compiling with a folder named "=/f" too).
   const std::vector<fs::path> expected = {"/a", "/b", "/c", "rel/d", "rel/e", "/f"};
   EXPECT_EQ(include_paths_from_options(options), expected);
@@ -520,9 +528,9 @@ TEST(IncludePaths, IgnoresOtherOptionsAndAMissingValue) {
 
 TEST(IncludeOptions, EverySpellingParsedAndPassedOnInOneSpelling) {
   const IncludeOptions parsed = parse_include_options(
-      {"-include=a.cuh", "-include", "b.cuh", "--pre-include=c.cuh", "--pre-include", "d.cuh",
-       "-I", "/i1", "-I/i2", "-I=/i3", "--include-path=/i4", "--include-path", "/i5", "-DX=1",
-       "-D", "-include=no.cuh", "-no-source-include", "-std=c++17"});
+      {"-include=a.cuh", "-include", "b.cuh", "--pre-include=c.cuh", "--pre-include", "d.cuh", "-I",
+       "/i1", "-I/i2", "-I=/i3", "--include-path=/i4", "--include-path", "/i5", "-DX=1", "-D",
+       "-include=no.cuh", "-no-source-include", "-std=c++17"});
   EXPECT_EQ(parsed.pre_includes, (std::vector<std::string>{"a.cuh", "b.cuh", "c.cuh", "d.cuh"}));
   EXPECT_EQ(parsed.include_paths, (std::vector<std::string>{"/i1", "/i2", "/i3", "/i4", "/i5"}));
   EXPECT_TRUE(parsed.no_source_include);
@@ -559,9 +567,8 @@ TEST(ListIncludes, MacroOperandsAreUnresolvable) {
       "#define H \"v.cuh\"\n#include H\n# include MAKE(v) // why\n"
       "#if __has_include(HDR)\n#endif\n#include <ok.cuh>\n#include\n");
   EXPECT_EQ(list.names, std::vector<std::string>{"ok.cuh"});
-  EXPECT_EQ(list.unresolvable,
-            (std::vector<std::string>{"#include H", "#include MAKE(v) // why",
-                                      "__has_include(HDR)"}));
+  EXPECT_EQ(list.unresolvable, (std::vector<std::string>{"#include H", "#include MAKE(v) // why",
+                                                         "__has_include(HDR)"}));
 }
 
 // ---------------------------------------------------------------------------------------------

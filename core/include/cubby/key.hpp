@@ -1,5 +1,6 @@
 // Key derivation: a pure function of labelled, length-prefixed fields (XXH3-128).
-// No NVRTC call and no file access happen in `derive_key`; `scan_headers` reads headers.
+// No NVRTC call and no file access happen in `derive_key` or `list_includes`; `scan_includes`
+// (and `scan_headers`) read headers.
 #pragma once
 
 #include <array>
