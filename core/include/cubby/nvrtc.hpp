@@ -41,7 +41,9 @@ struct CompileRequest {
   std::vector<std::string> name_expressions;
   std::vector<std::string> options;  // NVRTC options, without the architecture
   std::string arch;                  // empty: the cache picks (CUBBY_ARCH, GPU 0, else sm_90)
-  std::filesystem::path source_dir;  // folder of the source file for quoted includes; may be empty
+  std::filesystem::path source_dir;  // the source file's folder, searched as the first include
+                                     // path (after the program name's folder for quoted
+                                     // includes: see IncludeSearch); may be empty
 };
 
 // The payload kind `arch` and `options` produce (cubin for sm_*, ptx for compute_*, ltoir with
