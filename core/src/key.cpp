@@ -468,12 +468,12 @@ class IncludeLexer {
     ++i_;
     while (i_ < t_.size()) {
       const char c = t_[i_];
-      if ((c == '+' || c == '-') &&
-          (t_[i_ - 1] == 'e' || t_[i_ - 1] == 'E' || t_[i_ - 1] == 'p' || t_[i_ - 1] == 'P')) {
-        ++i_;
-      } else if (c == '\'' && is_ident_char(at(i_ + 1))) {
+      const char before = t_[i_ - 1];
+      const bool exponent_sign = (c == '+' || c == '-') &&
+                                 (before == 'e' || before == 'E' || before == 'p' || before == 'P');
+      if (c == '\'' && is_ident_char(at(i_ + 1))) {
         i_ += 2;
-      } else if (is_ident_char(c) || c == '.') {
+      } else if (exponent_sign || is_ident_char(c) || c == '.') {
         ++i_;
       } else {
         break;
