@@ -135,10 +135,12 @@ class Case {
     // A header in a later folder with the name of an earlier one: shadowed (read instead of it
     // only through a quoted include from its own folder). Both get the same #ifndef guard.
     if (pick(0, 2) == 0) {
-      Header& original = headers_[static_cast<std::size_t>(pick(0, count - 1))];
+      const auto index = static_cast<std::size_t>(pick(0, count - 1));
+      Header& original = headers_[index];
       if (original.folder < 2) {
         original.guard = Guard::ifndef;
         Header shadow = original;
+        shadow.original = index;  // includes what the original includes
         shadow.folder = original.folder + 1;
         shadow.value = pick(100, 999);
         shadow.shadow = true;
@@ -236,6 +238,7 @@ class Case {
     int value = 0;
     int edits = 0;
     bool shadow = false;
+    std::size_t original = 0;  // for a shadow: the header it shadows
     bool dead = false;
   };
   struct Edge {
@@ -348,8 +351,9 @@ class Case {
     } else {
       text += "#ifndef " + guard + "\n#define " + guard + "\n";
     }
+    const std::size_t includer = h.shadow ? h.original : index;
     for (const Edge& edge : edges_) {
-      if (edge.from == index) text += edge.text;
+      if (edge.from == includer) text += edge.text;
     }
     text += "constexpr int " + constant(h) + " = " + std::to_string(h.value) + ";\n";
     text += "// edit " + std::string(static_cast<std::size_t>(h.edits), '.') + "\n";
