@@ -24,6 +24,11 @@ int run_compile(const Common& common, const CompileArgs& args) {
   CompileRequest request;
   request.source = read_input(args.file);
   const fs::path file(args.file);
+  // The base name keeps keys independent of where the file lies (a test that compiles the same
+  // text as "k.cu" through the library shares the entry). NVRTC then looks up the source's quoted
+  // includes in the working folder (the program name's folder) before the file's folder
+  // (`source_dir`, passed as the first -I); the key's scan models exactly that order
+  // (plan_includes), so a header in either folder is part of the key.
   request.program_name = args.program_name.empty() ? file.filename().string() : args.program_name;
   std::error_code ec;
   const fs::path absolute = fs::absolute(file, ec);
@@ -127,7 +132,9 @@ Command add_compile(CLI::App& app, Common& common) {
       ->type_name("sm_XX");
   command
       ->add_option("--program-name", args->program_name,
-                   "NVRTC program name (default: the file's name)")
+                   "NVRTC program name (default: the file's name); NVRTC looks up the source's "
+                   "quoted includes in its folder (from the working folder) first, then in the "
+                   "file's folder")
       ->type_name("N");
   command->add_option("--cubin-out", args->cubin_out, "Write the payload to FILE")
       ->type_name("FILE");

@@ -1,6 +1,7 @@
 #include "cubby/cache.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -73,19 +74,16 @@ std::vector<std::string> distinct(std::vector<std::string> names) {
   return names;
 }
 
-// Files named by NVRTC's pre-include options (`--pre-include=F`, `--pre-include F`,
-// `-include F`), which the compile reads as if `#include`d first.
-std::vector<std::string> pre_includes(const std::vector<std::string>& options) {
-  std::vector<std::string> files;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    const std::string& option = options[i];
-    if (option.starts_with("--pre-include=")) {
-      files.push_back(option.substr(14));
-    } else if ((option == "--pre-include" || option == "-include") && i + 1 < options.size()) {
-      files.push_back(options[++i]);
-    }
-  }
-  return files;
+// Says once per process that a program is compiled without the store because of `directives`.
+void warn_unresolvable(const std::string& program, const std::vector<std::string>& directives) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::fprintf(stderr,
+               "cubby: %s includes a header through a macro (%s); the cache cannot know which "
+               "file that reads, so this program is compiled without the cache. Spell the "
+               "include with a literal name (#include \"file.cuh\") to cache it (this warning "
+               "is shown once)\n",
+               program.c_str(), directives.front().c_str());
 }
 
 // Checks that an entry stored under a key derived from `names` is the entry for them: it holds a
@@ -232,33 +230,11 @@ KeyInputs Cache::key_inputs(const CompileRequest& request) const {
   inputs.source = request.source;
   inputs.program_name = request.program_name;
   inputs.name_expressions = request.name_expressions;
-  // NVRTC resolves a quoted include of the top source in the folder of the program name,
-  // relative to the working folder, when the request names no source folder.
-  std::filesystem::path source_dir = request.source_dir;
-  if (source_dir.empty()) {
-    std::error_code ec;
-    source_dir = (std::filesystem::current_path(ec) / request.program_name).parent_path();
-  }
-  // Toolkit headers are covered by the NVRTC identity: never scan the toolkit's include folder.
-  auto include_paths = include_paths_from_options(request.options);
-  if (!nvrtc->include_dir.empty()) {
-    std::erase_if(include_paths, [&](const std::filesystem::path& path) {
-      std::error_code ec;
-      const auto canonical = std::filesystem::weakly_canonical(path, ec);
-      const auto relative = canonical.lexically_relative(nvrtc->include_dir);
-      return !ec && !relative.empty() && *relative.begin() != "..";
-    });
-  }
-  const auto forced = pre_includes(request.options);
-  if (forced.empty()) {
-    inputs.headers = scan_headers(request.source, source_dir, include_paths);
-  } else {
-    // Pre-included files are scanned as if the source began with an #include of each.
-    std::string scanned;
-    for (const auto& file : forced) scanned += "#include \"" + file + "\"\n";
-    scanned += request.source;
-    inputs.headers = scan_headers(scanned, source_dir, include_paths);
-  }
+  // The same plan compile_nvrtc follows: one reading of the options, NVRTC's search order.
+  HeaderScan scan =
+      scan_includes(request.source, plan_includes(request, nvrtc->include_dir).search);
+  inputs.headers = std::move(scan.headers);
+  inputs.unresolvable = std::move(scan.unresolvable);
   if (!config_.base_dir.empty()) relativize_paths(inputs, config_.base_dir);
   return inputs;
 }
@@ -548,7 +524,11 @@ CacheResult Cache::compile(const CompileRequest& request) {
     return finish(std::move(entry), tier);
   };
 
-  if (!config_.disabled) {
+  // A program with an include the scan cannot name has no trustworthy key (key.hpp, HeaderScan):
+  // it is compiled without the store, never looked up or stored under a partial key.
+  const bool use_store = !config_.disabled && inputs.unresolvable.empty();
+  if (!config_.disabled && !use_store) warn_unresolvable(request.program_name, inputs.unresolvable);
+  if (use_store) {
     if (auto entry = memory_.get(result.key)) return hit(std::move(entry), Source::memory);
   }
   // One compile per key at a time in this process: later callers wait and then hit memory.
@@ -557,7 +537,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
   // entry its owner stored; a dead owner's lock is released by the kernel; a wait that expires
   // (a hung owner) compiles anyway. A store whose locks cannot be created compiles unlocked.
   std::optional<FileLock> key_lock;
-  if (!config_.disabled) {
+  if (use_store) {
     if (auto entry = memory_.get(result.key)) return hit(std::move(entry), Source::memory);
     if (auto entry = from_disk(result.key, inputs)) {
       memory_.put(result.key, entry);
@@ -610,7 +590,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
     ++s.compiles;
     s.compile_ms += compile_ms;
   });
-  if (!config_.disabled) {
+  if (use_store) {
     store(result.key, *entry);
     memory_.put(result.key, entry);
   }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -257,66 +258,256 @@ int hex_value(char c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Header scanning.
+// Header scanning: translation phases 1-3, then directives.
 // ---------------------------------------------------------------------------------------------
 
-// Calls `found(spelled)` for every `#include "x"`, `#include <x>` (and `#include_next`) line of
-// `text`: optional blanks, '#', optional blanks, the keyword, optional blanks, then a quoted or
-// angled name closed on the same line; anything after it (comments) is ignored. Directives
-// inside `#if 0` blocks or block comments are found too (over-approximation, harmless).
-// `#include MACRO` cannot be resolved without a preprocessor and is skipped: a header reached only
-// that way does not enter the key.
-template <class Found>
-void parse_includes(std::string_view text, Found&& found) {
-  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; };
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) {
-      end = text.size();
+// Phase 1 (trigraphs, only when `trigraphs`) and phase 2 (line splicing) over `text`. NVRTC 13
+// splices a backslash followed directly by LF or CR LF (not by blanks), and replaces trigraphs
+// in C++03/11/14 modes only; a lone CR is a blank, not a line end.
+std::string splice_lines(std::string_view text, bool trigraphs) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    std::size_t width = 1;
+    if (trigraphs && c == '?' && i + 2 < text.size() && text[i + 1] == '?') {
+      static constexpr std::string_view kFrom = "=/'()!<>-";
+      static constexpr std::string_view kTo = "#\\^[]|{}~";
+      const std::size_t at = kFrom.find(text[i + 2]);
+      if (at != std::string_view::npos) {
+        c = kTo[at];
+        width = 3;
+      }
     }
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-
-    std::size_t i = 0;
-    while (i < line.size() && blank(line[i])) {
-      ++i;
+    if (c == '\\') {
+      const std::size_t next = i + width;
+      if (next < text.size() && text[next] == '\n') {
+        i = next;
+        continue;
+      }
+      if (next + 1 < text.size() && text[next] == '\r' && text[next + 1] == '\n') {
+        i = next + 1;
+        continue;
+      }
     }
-    if (i >= line.size() || line[i] != '#') {
-      continue;
-    }
-    ++i;
-    while (i < line.size() && blank(line[i])) {
-      ++i;
-    }
-    constexpr std::string_view kInclude = "include";
-    if (line.substr(i, kInclude.size()) != kInclude) {
-      continue;
-    }
-    i += kInclude.size();
-    constexpr std::string_view kNext = "_next";
-    if (line.substr(i, kNext.size()) == kNext) {
-      i += kNext.size();
-    }
-    while (i < line.size() && blank(line[i])) {
-      ++i;
-    }
-    if (i >= line.size()) {
-      continue;
-    }
-    const char open = line[i];
-    const char close = open == '"' ? '"' : open == '<' ? '>' : '\0';
-    if (close == '\0') {
-      continue;  // `#include MACRO` or malformed: see above.
-    }
-    const std::size_t start = i + 1;
-    const std::size_t stop = line.find(close, start);
-    if (stop == std::string_view::npos || stop == start) {
-      continue;
-    }
-    found(line.substr(start, stop - start));
+    out += c;
+    i += width - 1;
   }
+  return out;
 }
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r'; }
+
+bool is_ident_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
+bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+
+// Phase 3 and directive recognition over spliced text (see `list_includes`).
+class IncludeLexer {
+ public:
+  IncludeLexer(std::string_view text, IncludeList& out) : t_(text), out_(out) {}
+
+  void run() {
+    bool line_start = true;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '\n') {
+        line_start = true;
+        ++i_;
+      } else if (is_blank(c)) {
+        ++i_;
+      } else if (skip_comment()) {
+        // a comment is one blank: a directive may follow it on its last line
+      } else if (line_start && (c == '#' || (c == '%' && at(i_ + 1) == ':'))) {
+        i_ += c == '#' ? 1 : 2;
+        line_start = false;
+        directive();
+      } else {
+        line_start = false;
+        token();
+      }
+    }
+  }
+
+ private:
+  char at(std::size_t i) const { return i < t_.size() ? t_[i] : '\0'; }
+
+  // Skips a comment at i_ (a block comment may span lines: it is one blank); false if none.
+  bool skip_comment() {
+    if (at(i_) != '/') return false;
+    if (at(i_ + 1) == '/') {
+      const std::size_t end = t_.find('\n', i_);
+      i_ = end == std::string_view::npos ? t_.size() : end;
+      return true;
+    }
+    if (at(i_ + 1) == '*') {
+      const std::size_t end = t_.find("*/", i_ + 2);
+      i_ = end == std::string_view::npos ? t_.size() : end + 2;
+      return true;
+    }
+    return false;
+  }
+
+  // Skips blanks and comments without leaving the line (comments may span lines).
+  void skip_blanks() {
+    while (i_ < t_.size()) {
+      if (is_blank(t_[i_])) {
+        ++i_;
+      } else if (!skip_comment()) {
+        return;
+      }
+    }
+  }
+
+  std::string_view identifier() {
+    const std::size_t start = i_;
+    while (i_ < t_.size() && is_ident_char(t_[i_])) ++i_;
+    return t_.substr(start, i_ - start);
+  }
+
+  // A header name "x" or <x> closed on its line at i_: appended to names, true. Otherwise false
+  // and i_ unchanged.
+  bool header_name() {
+    const char open = at(i_);
+    const char close = open == '"' ? '"' : open == '<' ? '>' : '\0';
+    if (close == '\0') return false;
+    std::size_t stop = i_ + 1;
+    while (stop < t_.size() && t_[stop] != close && t_[stop] != '\n') ++stop;
+    if (stop >= t_.size() || t_[stop] != close) return false;
+    if (stop > i_ + 1) out_.names.emplace_back(t_.substr(i_ + 1, stop - i_ - 1));
+    i_ = stop + 1;
+    return true;
+  }
+
+  // The rest of the line from i_ (for messages), trimmed and shortened.
+  std::string rest_of_line() const {
+    std::size_t end = t_.find('\n', i_);
+    if (end == std::string_view::npos) end = t_.size();
+    std::string_view rest = t_.substr(i_, std::min<std::size_t>(end - i_, 120));
+    while (!rest.empty() && is_blank(rest.back())) rest.remove_suffix(1);
+    return std::string(rest);
+  }
+
+  // After '#' (or "%:"): an include directive's header name, or an unresolvable operand.
+  void directive() {
+    if (at(i_) == '#' || (at(i_) == '%' && at(i_ + 1) == ':')) return;  // "##": not a directive
+    skip_blanks();
+    const std::string_view keyword = identifier();
+    if (keyword != "include" && keyword != "include_next") return;
+    skip_blanks();
+    if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
+    out_.unresolvable.push_back("#" + std::string(keyword) + " " + rest_of_line());
+  }
+
+  // `__has_include ( "x" )`: the name counts as an include (its existence changes the program).
+  void has_include(std::string_view keyword) {
+    skip_blanks();
+    if (at(i_) != '(') return;
+    ++i_;
+    skip_blanks();
+    if (header_name()) return;
+    if (at(i_) == ')' || at(i_) == '\n' || i_ >= t_.size()) return;
+    out_.unresolvable.push_back(std::string(keyword) + "(" + rest_of_line());
+  }
+
+  // One token at i_ that is not a directive start: literals are skipped whole, so that "/*" or
+  // "//" inside them starts no comment.
+  void token() {
+    const char c = t_[i_];
+    if (c == '"' || c == '\'') {
+      skip_quoted(c);
+    } else if (is_ident_start(c)) {
+      const std::string_view word = identifier();
+      if (at(i_) == '"' &&
+          (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
+        skip_raw_string();
+      } else if (word == "__has_include" || word == "__has_include_next") {
+        has_include(word);
+      }
+    } else if ((c >= '0' && c <= '9') || (c == '.' && at(i_ + 1) >= '0' && at(i_ + 1) <= '9')) {
+      skip_number();
+    } else {
+      ++i_;
+    }
+  }
+
+  // A string or character literal; an unterminated one ends at the end of the line.
+  void skip_quoted(char quote) {
+    ++i_;
+    while (i_ < t_.size() && t_[i_] != '\n') {
+      if (t_[i_] == '\\') {
+        i_ += 2;
+        continue;
+      }
+      if (t_[i_++] == quote) return;
+    }
+    i_ = std::min(i_, t_.size());
+  }
+
+  // R"delim( ... )delim" at the opening quote; an unterminated one runs to the end.
+  void skip_raw_string() {
+    const std::size_t open = t_.find('(', i_ + 1);
+    const std::size_t line_end = t_.find('\n', i_ + 1);
+    if (open == std::string_view::npos || open > line_end || open - i_ - 1 > 16) {
+      ++i_;  // not a raw string after all: the quote starts an ordinary string
+      skip_quoted('"');
+      return;
+    }
+    std::string end = ")";
+    end += t_.substr(i_ + 1, open - i_ - 1);
+    end += '"';
+    const std::size_t close = t_.find(end, open + 1);
+    i_ = close == std::string_view::npos ? t_.size() : close + end.size();
+  }
+
+  // A pp-number (digit separators and exponent signs included).
+  void skip_number() {
+    ++i_;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      const char before = t_[i_ - 1];
+      const bool exponent_sign = (c == '+' || c == '-') &&
+                                 (before == 'e' || before == 'E' || before == 'p' || before == 'P');
+      if (c == '\'' && is_ident_char(at(i_ + 1))) {
+        i_ += 2;
+      } else if (exponent_sign || is_ident_char(c) || c == '.') {
+        ++i_;
+      } else {
+        break;
+      }
+    }
+  }
+
+  std::string_view t_;
+  std::size_t i_ = 0;
+  IncludeList& out_;
+};
+
+void lex_includes(std::string_view text, bool trigraphs, IncludeList& out) {
+  const std::string spliced = splice_lines(text, trigraphs);
+  IncludeLexer(spliced, out).run();
+}
+
+}  // namespace
+
+IncludeList list_includes(std::string_view text) {
+  IncludeList out;
+  lex_includes(text, false, out);
+  // Trigraphs are replaced in C++03/11/14 modes only: both readings count (a union is safe).
+  if (text.find("??") != std::string_view::npos) lex_includes(text, true, out);
+  const auto tidy = [](std::vector<std::string>& list) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  };
+  tidy(out.names);
+  tidy(out.unresolvable);
+  return out;
+}
+
+namespace {
 
 // What one header file contributes: its content hash and its includes as spelled, valid while the
 // file's identity (device, inode), size, mtime and ctime (nanoseconds) are unchanged.
@@ -329,7 +520,8 @@ struct FileScan {
   std::int64_t mtime_ns = 0;
   std::int64_t ctime_ns = 0;
   std::array<std::uint8_t, 16> content_hash{};
-  std::vector<std::string> includes;
+  std::vector<std::string> includes;      // list_includes(content).names
+  std::vector<std::string> unresolvable;  // list_includes(content).unresolvable
 
   bool matches(const struct stat& st) const {
     return dev == static_cast<std::uint64_t>(st.st_dev) &&
@@ -423,7 +615,9 @@ std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& st
   scan->mtime_ns = FileScan::mtime_of(before);
   scan->ctime_ns = FileScan::ctime_of(before);
   scan->content_hash = hash128(text);
-  parse_includes(text, [&](std::string_view spelled) { scan->includes.emplace_back(spelled); });
+  IncludeList list = list_includes(text);
+  scan->includes = std::move(list.names);
+  scan->unresolvable = std::move(list.unresolvable);
   stable = after_ok && same_file_state(before, after) &&
            used == static_cast<std::uint64_t>(before.st_size);
   return scan;
@@ -509,7 +703,17 @@ class Scanner {
     }
   }
 
-  std::vector<HeaderDigest> take() && {
+  // Resolves the pre-included files: opened from the working folder first, then searched.
+  void scan_pre_includes(const std::vector<std::string>& files, const std::string& cwd) {
+    scan(files, std::vector<std::string>{cwd});
+  }
+
+  // Records directives that name no literal header, prefixed with where they are.
+  void add_unresolvable(const std::string& where, const std::vector<std::string>& directives) {
+    for (const std::string& directive : directives) unresolvable_.push_back(where + directive);
+  }
+
+  HeaderScan take() && {
     std::sort(out_.begin(), out_.end(), [](const HeaderDigest& a, const HeaderDigest& b) {
       if (a.include != b.include) {
         return a.include < b.include;
@@ -523,7 +727,13 @@ class Scanner {
       return a.content_hash < b.content_hash;
     });
     out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
-    return std::move(out_);
+    std::sort(unresolvable_.begin(), unresolvable_.end());
+    unresolvable_.erase(std::unique(unresolvable_.begin(), unresolvable_.end()),
+                        unresolvable_.end());
+    HeaderScan result;
+    result.headers = std::move(out_);
+    result.unresolvable = std::move(unresolvable_);
+    return result;
   }
 
  private:
@@ -588,7 +798,7 @@ class Scanner {
     // folder it was reached through and the folder it really lives in. A file reached again
     // through another symlinked folder is not rescanned from that folder.
     const bool first_visit =
-        !file.scan->includes.empty() &&
+        (!file.scan->includes.empty() || !file.scan->unresolvable.empty()) &&
         visited_
             .insert({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
             .second;
@@ -600,6 +810,7 @@ class Scanner {
         own_dirs.push_back(std::move(real_parent));
       }
     }
+    if (first_visit) add_unresolvable(file.canonical + ": ", file.scan->unresolvable);
     digest.path = std::move(file.canonical);
     out_.push_back(std::move(digest));
     if (first_visit) {
@@ -611,6 +822,7 @@ class Scanner {
   std::vector<std::string> search_dirs_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
   std::vector<HeaderDigest> out_;
+  std::vector<std::string> unresolvable_;
 };
 
 }  // namespace
@@ -690,52 +902,160 @@ void relativize_paths(KeyInputs& inputs, const std::filesystem::path& base_dir) 
   for (HeaderDigest& header : inputs.headers) replace_base_at(header.path, 0, base);
 }
 
-std::vector<std::filesystem::path> include_paths_from_options(
-    const std::vector<std::string>& options) {
-  constexpr std::string_view kShort = "-I";
-  constexpr std::string_view kLong = "--include-path";
-  std::vector<std::filesystem::path> paths;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    const std::string_view option = options[i];
-    const bool has_next = i + 1 < options.size();
-    if (option == kShort || option == kLong) {
-      if (has_next) {
-        paths.emplace_back(options[++i]);
-      }
-    } else if (option.substr(0, kLong.size() + 1) == "--include-path=") {
-      paths.emplace_back(std::string(option.substr(kLong.size() + 1)));
-    } else if (option.size() > kShort.size() && option.substr(0, kShort.size()) == kShort) {
-      paths.emplace_back(std::string(option.substr(kShort.size())));
+namespace {
+
+// NVRTC options whose value may be the next option (`-D X`), besides the include options: their
+// value is skipped, never read as an option. Verified against NVRTC 13.0 (nvrtcCompileProgram
+// accepts "FLAG VALUE" for each); options that only take "=value" (-std, --time, -pch-dir, ...)
+// are not listed. Adding a form is a one-line change.
+constexpr std::string_view kSeparateValueOptions[] = {
+    "-D",
+    "--define-macro",
+    "-U",
+    "--undefine-macro",
+    "-maxrregcount",
+    "--maxrregcount",
+    "-Xptxas",
+    "--ptxas-options",
+    "-Ofc",
+    "--Ofast-compile",
+    "-ftz",
+    "--ftz",
+    "-dopt",
+    "--dopt",
+    "-rdc",
+    "--relocatable-device-code",
+    "-jtd",
+    "--jump-table-density",
+    "-fmad",
+    "--fmad",
+    "-prec-div",
+    "--prec-div",
+    "-prec-sqrt",
+    "--prec-sqrt",
+    "-modify-stack-limit",
+    "--modify-stack-limit",
+    "-device-stack-protector",
+    "--device-stack-protector",
+    "-builtin-move-forward",
+    "--builtin-move-forward",
+    "-builtin-initializer-list",
+    "--builtin-initializer-list",
+    "-pch-verbose",
+    "--pch-verbose",
+    "-pch-messages",
+    "--pch-messages",
+    "-instantiate-templates-in-pch",
+    "--instantiate-templates-in-pch",
+    "-split-compile",
+    "--split-compile",
+    "-arch",
+    "--gpu-architecture",
+    "-diag-error",
+    "--diag-error",
+    "-diag-suppress",
+    "--diag-suppress",
+    "-diag-warn",
+    "--diag-warn",
+    "-brief-diag",
+    "--brief-diagnostics",
+    "-Xnvvm",
+};
+
+// The include options, each with its spellings (NVRTC 13.0, verified by compiling):
+//   include path   -I DIR, -IDIR, -I=DIR, --include-path DIR, --include-path=DIR
+//   pre-include    -include F, -include=F, --pre-include F, --pre-include=F
+//   flag           -no-source-include, --no-source-include
+// ("-includeF", "-include-path=D", "--include=F" are rejected by NVRTC.)
+struct IncludeOptionForm {
+  std::string_view short_name;
+  std::string_view long_name;
+  bool glued;  // the short form also takes its value glued on: -IDIR
+};
+constexpr IncludeOptionForm kIncludePathForm{"-I", "--include-path", true};
+constexpr IncludeOptionForm kPreIncludeForm{"-include", "--pre-include", false};
+
+// The value of `form` in options[i] (and options[i + 1] for the separate forms), advancing i
+// past what it used; nullopt if options[i] is not `form`.
+std::optional<std::string> option_value(const IncludeOptionForm& form,
+                                        const std::vector<std::string>& options, std::size_t& i) {
+  const std::string_view option = options[i];
+  for (const std::string_view name : {form.short_name, form.long_name}) {
+    if (option == name) {
+      if (i + 1 >= options.size()) return std::nullopt;  // NVRTC rejects it: passed unchanged
+      return options[++i];
+    }
+    if (option.starts_with(name) && option.size() > name.size() && option[name.size()] == '=') {
+      return std::string(option.substr(name.size() + 1));
     }
   }
-  return paths;
+  if (form.glued && option.starts_with(form.short_name) && option.size() > form.short_name.size()) {
+    return std::string(option.substr(form.short_name.size()));
+  }
+  return std::nullopt;
 }
 
-// Candidate folders, for quoted and angled includes alike: the including file's folder (for the
-// source itself, `source_dir`), then `source_dir`, then `include_paths` in order. Every existing
-// regular file among them is recorded and scanned, so a header that would shadow another (or be
-// shadowed) changes the result. NVRTC searches the folder of the program name for the source's
-// quoted includes; callers pass that folder as `source_dir`.
+}  // namespace
+
+IncludeOptions parse_include_options(const std::vector<std::string>& options) {
+  IncludeOptions out;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string& option = options[i];
+    if (auto dir = option_value(kIncludePathForm, options, i)) {
+      out.nvrtc_options.push_back(std::string(kIncludePathForm.long_name) + "=" + *dir);
+      out.include_paths.push_back(std::move(*dir));
+    } else if (auto file = option_value(kPreIncludeForm, options, i)) {
+      out.nvrtc_options.push_back(std::string(kPreIncludeForm.long_name) + "=" + *file);
+      out.pre_includes.push_back(std::move(*file));
+    } else if (option == "-no-source-include" || option == "--no-source-include") {
+      out.no_source_include = true;
+      out.nvrtc_options.push_back(option);
+    } else {
+      out.nvrtc_options.push_back(option);
+      const bool takes_next =
+          std::find(std::begin(kSeparateValueOptions), std::end(kSeparateValueOptions),
+                    std::string_view(option)) != std::end(kSeparateValueOptions);
+      if (takes_next && i + 1 < options.size()) out.nvrtc_options.push_back(options[++i]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::filesystem::path> include_paths_from_options(
+    const std::vector<std::string>& options) {
+  const IncludeOptions parsed = parse_include_options(options);
+  return {parsed.include_paths.begin(), parsed.include_paths.end()};
+}
+
+// Candidate folders, for quoted and angled includes alike: the including file's folder, then
+// the program's folder, then the include paths in order (a superset of NVRTC's search, which
+// uses the program's folder for the source's quoted includes only). Every existing regular file
+// among them is recorded and scanned, so a header that would shadow another (or be shadowed)
+// changes the result. Pre-included files are looked up in the working folder first.
+HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
+  std::string cwd;
+  std::vector<std::string> search_dirs;
+  search_dirs.reserve(search.include_paths.size() + 1);
+  if (!search.program_dir.empty()) search_dirs.push_back(absolute_dir(search.program_dir, cwd));
+  for (const auto& dir : search.include_paths) search_dirs.push_back(absolute_dir(dir, cwd));
+
+  Scanner scanner(std::move(search_dirs));
+  if (!search.pre_includes.empty()) {
+    scanner.scan_pre_includes(search.pre_includes, absolute_dir(std::filesystem::path(), cwd));
+  }
+  IncludeList list = list_includes(source);
+  scanner.add_unresolvable("", list.unresolvable);
+  scanner.scan(list.names, std::vector<std::string>{});
+  return std::move(scanner).take();
+}
+
 std::vector<HeaderDigest> scan_headers(std::string_view source,
                                        const std::filesystem::path& source_dir,
                                        const std::vector<std::filesystem::path>& include_paths) {
-  std::string cwd;
-  std::vector<std::string> search_dirs;
-  search_dirs.reserve(include_paths.size() + 1);
-  std::vector<std::string> own_dirs;
-  if (!source_dir.empty()) {
-    search_dirs.push_back(absolute_dir(source_dir, cwd));
-    own_dirs.push_back(search_dirs.back());
-  }
-  for (const auto& dir : include_paths) {
-    search_dirs.push_back(absolute_dir(dir, cwd));
-  }
-
-  std::vector<std::string_view> includes;
-  parse_includes(source, [&](std::string_view spelled) { includes.push_back(spelled); });
-  Scanner scanner(std::move(search_dirs));
-  scanner.scan(includes, own_dirs);
-  return std::move(scanner).take();
+  IncludeSearch search;
+  search.program_dir = source_dir;
+  search.include_paths = include_paths;
+  return scan_includes(source, search).headers;
 }
 
 std::array<std::uint8_t, 16> hash128(std::string_view bytes) {

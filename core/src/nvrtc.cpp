@@ -446,6 +446,41 @@ Result<std::string> loaded_nvrtc_version() {
   return api->version;
 }
 
+IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit_include_dir) {
+  IncludeOptions parsed = parse_include_options(request.options);
+  IncludePlan plan;
+  if (!request.source_dir.empty()) {
+    plan.options.push_back("--include-path=" + request.source_dir.string());
+    plan.search.include_paths.push_back(request.source_dir);
+  }
+  plan.options.insert(plan.options.end(), parsed.nvrtc_options.begin(), parsed.nvrtc_options.end());
+  // The toolkit's own headers (CCCL's <cuda/std/...>, then the rest), after the user's folders.
+  if (!toolkit_include_dir.empty()) {
+    std::error_code ec;
+    if (fs::is_directory(toolkit_include_dir / "cccl", ec)) {
+      plan.options.push_back("--include-path=" + (toolkit_include_dir / "cccl").string());
+    }
+    plan.options.push_back("--include-path=" + toolkit_include_dir.string());
+  }
+  if (!parsed.no_source_include) {
+    std::error_code ec;
+    plan.search.program_dir =
+        (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
+  }
+  for (std::string& dir : parsed.include_paths) {
+    // Toolkit headers are covered by the NVRTC identity: the key never scans its folder.
+    if (!toolkit_include_dir.empty()) {
+      std::error_code ec;
+      const fs::path canonical = fs::weakly_canonical(dir, ec);
+      const fs::path relative = canonical.lexically_relative(toolkit_include_dir);
+      if (!ec && !relative.empty() && *relative.begin() != "..") continue;
+    }
+    plan.search.include_paths.emplace_back(std::move(dir));
+  }
+  plan.search.pre_includes = std::move(parsed.pre_includes);
+  return plan;
+}
+
 Result<Entry> compile_nvrtc(const CompileRequest& request) {
   if (request.arch.empty()) {
     return fail(Errc::invalid_argument, "no target architecture for ", request.program_name,
@@ -491,17 +526,9 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
 
   const PayloadKind kind = payload_kind_for(request.arch, request.options);
   const std::string arch_option = "--gpu-architecture=" + request.arch;
-  std::vector<std::string> nvrtc_options;
-  if (!request.source_dir.empty()) nvrtc_options.push_back("-I" + request.source_dir.string());
-  nvrtc_options.insert(nvrtc_options.end(), request.options.begin(), request.options.end());
-  // The toolkit's own headers (CCCL's <cuda/std/...>, then the rest), after the user's folders.
-  if (auto library = locate_nvrtc(); library.ok() && !library->include_dir.empty()) {
-    std::error_code ec;
-    if (fs::is_directory(library->include_dir / "cccl", ec)) {
-      nvrtc_options.push_back("-I" + (library->include_dir / "cccl").string());
-    }
-    nvrtc_options.push_back("-I" + library->include_dir.string());
-  }
+  const auto library = locate_nvrtc();
+  std::vector<std::string> nvrtc_options =
+      plan_includes(request, library.ok() ? library->include_dir : fs::path()).options;
   nvrtc_options.push_back(arch_option);
   std::vector<const char*> option_pointers;
   option_pointers.reserve(nvrtc_options.size());

@@ -405,3 +405,45 @@ TEST_F(CliTest, JsonOutputReplacesBytesThatAreNotUtf8) {
 }
 
 }  // namespace
+
+// NVRTC looks up the source's quoted includes in the program name's folder first (the working
+// folder, for the default program name: the file's name), then in the file's folder: the key
+// must cover the header in both, so that editing either is never served stale.
+TEST_F(CliTest, HeaderInTheWorkingFolderAndBesideTheSourceAreBothInTheKey) {
+  write_text(root_ / "src" / "k.cu",
+             "#include \"v.cuh\"\nextern \"C\" __global__ void k(int* p) { *p = V; }\n");
+  write_text(root_ / "src" / "v.cuh", "constexpr int V = 1001;\n");
+  write_text(root_ / "work" / "v.cuh", "constexpr int V = 2002;\n");
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(root_ / "work");
+  // The PTX `cubby compile` gives, through the store or (CUBBY_DISABLE=1) straight from NVRTC.
+  auto ptx = [&](bool disabled) {
+    const fs::path out = root_ / (disabled ? "direct.ptx" : "cached.ptx");
+    const std::vector<std::string> args{"compile",    "../src/k.cu", "--arch",
+                                        "compute_90", "--cubin-out", out.string()};
+    const cubby::testing::CliOutputFiles files{root_ / "stdout.txt", root_ / "stderr.txt"};
+    const Outcome run = cubby::testing::finish_cli(
+        cubby::testing::start_cli(args, store_, files,
+                                  {disabled ? "CUBBY_DISABLE=1" : "CUBBY_DISABLE=0"}),
+        files);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return read_text(out);
+  };
+  const std::string first = ptx(false);
+  EXPECT_NE(first.find("2002"), std::string::npos) << "NVRTC reads the working folder's:\n"
+                                                   << first;
+  EXPECT_EQ(first, ptx(true));
+  write_text(root_ / "work" / "v.cuh", "constexpr int V = 3003; // edited\n");
+  const std::string edited_work = ptx(false);
+  EXPECT_NE(edited_work.find("3003"), std::string::npos) << edited_work;
+  EXPECT_EQ(edited_work, ptx(true));
+  fs::remove(root_ / "work" / "v.cuh");  // now the one beside the source is read
+  const std::string beside = ptx(false);
+  EXPECT_NE(beside.find("1001"), std::string::npos) << beside;
+  EXPECT_EQ(beside, ptx(true));
+  write_text(root_ / "src" / "v.cuh", "constexpr int V = 4004; // edited\n");
+  const std::string edited_src = ptx(false);
+  EXPECT_NE(edited_src.find("4004"), std::string::npos) << edited_src;
+  EXPECT_EQ(edited_src, ptx(true));
+  fs::current_path(old_cwd);
+}

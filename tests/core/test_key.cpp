@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <ostream>
 #include <set>
 #include <string>
@@ -494,11 +495,26 @@ TEST(RelativizePaths, OnlyPathsUnderTheBaseChange) {
 }
 
 TEST(IncludePaths, AllFormsInOrder) {
-  const std::vector<std::string> options = {
-      "-std=c++17",     "-I",    "/a",      "-I/b",           "--include-path=/c", "-DX=1",
-      "--include-path", "rel/d", "-Irel/e", "--use_fast_math"};
-  const std::vector<fs::path> expected = {"/a", "/b", "/c", "rel/d", "rel/e"};
+  const std::vector<std::string> options = {"-std=c++17",
+                                            "-I",
+                                            "/a",
+                                            "-I/b",
+                                            "--include-path=/c",
+                                            "-DX=1",
+                                            "--include-path",
+                                            "rel/d",
+                                            "-Irel/e",
+                                            "--use_fast_math",
+                                            "-I=/f"};
+  // "-I=/f" is the folder "/f" for NVRTC (checked by compiling with a folder named "=/f" too).
+  const std::vector<fs::path> expected = {"/a", "/b", "/c", "rel/d", "rel/e", "/f"};
   EXPECT_EQ(include_paths_from_options(options), expected);
+}
+
+TEST(IncludePaths, ValueOfAnOptionWithASeparateValueIsNoIncludePath) {
+  // NVRTC reads "-D -I/x" as the macro "-I/x" and "-Xptxas -I/y" as a ptxas option.
+  EXPECT_TRUE(include_paths_from_options({"-D", "-I/x", "-Xptxas", "-I/y"}).empty());
+  EXPECT_EQ(include_paths_from_options({"-D", "X", "-I/z"}), std::vector<fs::path>{"/z"});
 }
 
 TEST(IncludePaths, IgnoresOtherOptionsAndAMissingValue) {
@@ -508,6 +524,51 @@ TEST(IncludePaths, IgnoresOtherOptionsAndAMissingValue) {
   EXPECT_EQ(include_paths_from_options({"-Ix", "--include-path"}), std::vector<fs::path>{"x"});
   // The value after "-I" is taken even if it looks like an option.
   EXPECT_EQ(include_paths_from_options({"-I", "-weird"}), std::vector<fs::path>{"-weird"});
+}
+
+TEST(IncludeOptions, EverySpellingParsedAndPassedOnInOneSpelling) {
+  const IncludeOptions parsed = parse_include_options(
+      {"-include=a.cuh", "-include", "b.cuh", "--pre-include=c.cuh", "--pre-include", "d.cuh", "-I",
+       "/i1", "-I/i2", "-I=/i3", "--include-path=/i4", "--include-path", "/i5", "-DX=1", "-D",
+       "-include=no.cuh", "-no-source-include", "-std=c++17"});
+  EXPECT_EQ(parsed.pre_includes, (std::vector<std::string>{"a.cuh", "b.cuh", "c.cuh", "d.cuh"}));
+  EXPECT_EQ(parsed.include_paths, (std::vector<std::string>{"/i1", "/i2", "/i3", "/i4", "/i5"}));
+  EXPECT_TRUE(parsed.no_source_include);
+  EXPECT_EQ(parsed.nvrtc_options,
+            (std::vector<std::string>{
+                "--pre-include=a.cuh", "--pre-include=b.cuh", "--pre-include=c.cuh",
+                "--pre-include=d.cuh", "--include-path=/i1", "--include-path=/i2",
+                "--include-path=/i3", "--include-path=/i4", "--include-path=/i5", "-DX=1", "-D",
+                "-include=no.cuh", "-no-source-include", "-std=c++17"}));
+  // A trailing option without its value is passed on for NVRTC to reject.
+  const IncludeOptions dangling = parse_include_options({"-include"});
+  EXPECT_TRUE(dangling.pre_includes.empty());
+  EXPECT_EQ(dangling.nvrtc_options, std::vector<std::string>{"-include"});
+  EXPECT_FALSE(parse_include_options({"--no-source-include-x"}).no_source_include);
+}
+
+TEST(ListIncludes, LiteralsOpenNoCommentAndNonDirectivesAreNotIncludes) {
+  const IncludeList list = list_includes(
+      "const char* s = \"/*\";\n#include \"after_string.cuh\"\n"
+      "const char* r = R\"x(a\"b/*c)x\";\n#include \"after_raw.cuh\"\n"
+      "char c = '\"'; int n = 1'000; /* x */\n#include \"after_char.cuh\"\n"
+      "int q; /* a\n b */ #include \"not_first_on_line.cuh\"\n"
+      "// comment \\ \n#include \"after_backslash_blank.cuh\"\n"
+      "const char* t = R\"(\n#include \"in_raw.cuh\"\n)\";\n"
+      "%:%: include \"paste.cuh\"\n"
+      "#define X # include \"in_define.cuh\"\n");
+  EXPECT_EQ(list.names, (std::vector<std::string>{"after_backslash_blank.cuh", "after_char.cuh",
+                                                  "after_raw.cuh", "after_string.cuh"}));
+  EXPECT_TRUE(list.unresolvable.empty());
+}
+
+TEST(ListIncludes, MacroOperandsAreUnresolvable) {
+  const IncludeList list = list_includes(
+      "#define H \"v.cuh\"\n#include H\n# include MAKE(v) // why\n"
+      "#if __has_include(HDR)\n#endif\n#include <ok.cuh>\n#include\n");
+  EXPECT_EQ(list.names, std::vector<std::string>{"ok.cuh"});
+  EXPECT_EQ(list.unresolvable, (std::vector<std::string>{"#include H", "#include MAKE(v) // why",
+                                                         "__has_include(HDR)"}));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -601,6 +662,66 @@ TEST_F(ScanHeaders, DirectiveSpellingsAndIgnoredForms) {
   }
   EXPECT_EQ(includes,
             (std::vector<std::string>{"a.cuh", "b.cuh", "c.cuh", "d.cuh", "detail (unresolved)"}));
+}
+
+// Each spelling NVRTC reads as an include of v.cuh after translation phases 1-3 (each checked by
+// compiling with NVRTC 13.0).
+TEST_F(ScanHeaders, EverySpellingAfterTranslationPhasesOneToThreeIsFound) {
+  write_text(src() / "v.cuh", "constexpr int V = 1;\n");
+  const std::vector<std::string> spellings = {
+      "#include \"v.cuh\"\n",
+      "/**/#include \"v.cuh\"\n",
+      "#inc\\\nlude \"v.cuh\"\n",
+      "#\\\ninclude \"v.cuh\"\n",
+      "#include \"v\\\n.cuh\"\n",
+      "#inc\\\r\nlude \"v.cuh\"\r\n",
+      "%:include \"v.cuh\"\n",
+      "%: include <v.cuh>\n",
+      "# /*x*/ include \"v.cuh\"\n",
+      "#include/**/\"v.cuh\"\n",
+      "/* a multi-line\n comment */ #include \"v.cuh\"\n",
+      "int a;\n  /* one\n two */  /* three */# include \"v.cuh\"\n",
+      "# /* spans\n lines */ include \"v.cuh\"\n",
+      "?\?=include \"v.cuh\"\n",  // the trigraph ??= (C++03/11/14)
+      "#if __has_include(\"v.cuh\")\n#endif\n",
+      "#if 0\n#include \"v.cuh\"\n#endif\n",
+  };
+  for (const std::string& spelling : spellings) {
+    SCOPED_TRACE(spelling);
+    const std::vector<HeaderDigest> headers = scan_headers(spelling, src(), {});
+    EXPECT_EQ(headers, std::vector<HeaderDigest>{digest_of("v.cuh", src() / "v.cuh")});
+  }
+}
+
+TEST_F(ScanHeaders, MacroIncludeInAHeaderMakesTheScanIncomplete) {
+  write_text(inc() / "outer.cuh", "#define H \"inner.cuh\"\n#include H\n");
+  IncludeSearch search;
+  search.program_dir = src();
+  search.include_paths = include_paths();
+  const HeaderScan plain = scan_includes("#include \"local.cuh\"\n", search);
+  EXPECT_TRUE(plain.unresolvable.empty());
+  const HeaderScan scan = scan_includes("#include <outer.cuh>\n", search);
+  ASSERT_EQ(scan.unresolvable.size(), 1u);
+  EXPECT_EQ(scan.unresolvable[0], fs::canonical(inc() / "outer.cuh").string() + ": #include H");
+  EXPECT_EQ(scan_includes("#include H\n", search).unresolvable,
+            std::vector<std::string>{"#include H"});
+}
+
+TEST_F(ScanHeaders, PreIncludedFilesAndTheirIncludesAreScannedFromTheWorkingFolderThenPaths) {
+  write_text(inc() / "pre.cuh", "#include \"detail/helper.cuh\"\n");
+  write_text(dir_.path() / "cwd_pre.cuh", "");
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(dir_.path());
+  IncludeSearch search;
+  search.include_paths = include_paths();
+  search.pre_includes = {"pre.cuh", "cwd_pre.cuh"};
+  const HeaderScan scan = scan_includes("", search);
+  fs::current_path(old_cwd);
+  EXPECT_EQ(scan.headers, (std::vector<HeaderDigest>{
+                              digest_of("cwd_pre.cuh", dir_.path() / "cwd_pre.cuh"),
+                              digest_of("detail/helper.cuh", inc() / "detail" / "helper.cuh"),
+                              digest_of("pre.cuh", inc() / "pre.cuh"),
+                          }));
 }
 
 TEST_F(ScanHeaders, SortedAndDeduplicated) {

@@ -10,6 +10,7 @@
 
 #include "cubby/entry.hpp"
 #include "cubby/error.hpp"
+#include "cubby/key.hpp"
 
 namespace cubby {
 
@@ -40,20 +41,38 @@ struct CompileRequest {
   std::vector<std::string> name_expressions;
   std::vector<std::string> options;  // NVRTC options, without the architecture
   std::string arch;                  // empty: the cache picks (CUBBY_ARCH, GPU 0, else sm_90)
-  std::filesystem::path source_dir;  // folder of the source file for quoted includes; may be empty
+  std::filesystem::path source_dir;  // the source file's folder, searched as the first include
+                                     // path (after the program name's folder for quoted
+                                     // includes: see IncludeSearch); may be empty
 };
 
 // The payload kind `arch` and `options` produce (cubin for sm_*, ptx for compute_*, ltoir with
 // -dlto).
 PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options);
 
+// How one request's headers are found, shared by key derivation and compile so that both read
+// the options the same way (parse_include_options) and agree on NVRTC's search order.
+struct IncludePlan {
+  IncludeSearch search;              // what the key's header scan models
+  std::vector<std::string> options;  // what compile passes to NVRTC, before the architecture:
+                                     // --include-path=<source_dir> (if set), the request's options
+                                     // (include options in one spelling), then the toolkit's
+                                     // include/cccl and include folders
+};
+
+// The include plan of `request` with the toolkit include folder `toolkit_include_dir` (may be
+// empty). `search.program_dir` is the folder of the program name (relative names from the
+// working folder; empty with -no-source-include); `search.include_paths` are `source_dir` then
+// the -I folders, leaving out those inside the toolkit folder (covered by the NVRTC identity).
+IncludePlan plan_includes(const CompileRequest& request,
+                          const std::filesystem::path& toolkit_include_dir);
+
 // Compiles `request` for `request.arch` (which must be set) and returns an Entry whose
 // lowered_names map has one element per distinct name expression, exactly as
 // nvrtcGetLoweredName returned it. Errc::compile_failed carries NVRTC's log in its message;
 // invalid_argument for an arch option inside `options` or an empty arch; nvrtc_unavailable if
-// the library cannot be loaded. NVRTC also searches, after the request's own folders,
-// `-I<source_dir>` first and the toolkit's `include/cccl` and `include` folders last, so
-// <cuda/std/mdspan> works without options. Thread-safe.
+// the library cannot be loaded. The options NVRTC gets are `plan_includes(...).options` plus the
+// architecture, so <cuda/std/mdspan> works without options. Thread-safe.
 Result<Entry> compile_nvrtc(const CompileRequest& request);
 
 // nvrtcVersion() of the loaded library as "major.minor" (loads NVRTC). For tests and diagnostics.

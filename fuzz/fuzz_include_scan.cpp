@@ -1,0 +1,83 @@
+// libFuzzer target: the key's include lexer (`list_includes`, translation phases 1-3 then
+// directives) never crashes, hangs or reads out of bounds, and gives the same answer for
+// rewrites that phases 1-3 make equivalent:
+//   - a complete line put before the text (a plain include of a probe header, in any of the
+//     spellings NVRTC accepts: comment-prefixed, digraph, comment inside the directive, a
+//     multi-line comment ending on the directive's line) adds exactly the probe header;
+//   - a comment put before the text, or a line splice (backslash-newline) inserted anywhere
+//     a splice cannot join with what is around it, changes nothing.
+// Input: two selector bytes (the probe spelling, the splice position), then the source text.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "cubby/key.hpp"
+
+namespace {
+
+void require(bool condition) {
+  if (!condition) std::abort();  // libFuzzer reports the input
+}
+
+bool same(const cubby::IncludeList& a, const cubby::IncludeList& b) {
+  return a.names == b.names && a.unresolvable == b.unresolvable;
+}
+
+// `list` with `name` added (sorted, de-duplicated like list_includes).
+cubby::IncludeList with_name(cubby::IncludeList list, const std::string& name) {
+  list.names.push_back(name);
+  std::sort(list.names.begin(), list.names.end());
+  list.names.erase(std::unique(list.names.begin(), list.names.end()), list.names.end());
+  return list;
+}
+
+// A splice at `at` is transparent unless it could join with a backslash or CR before it (an
+// existing splice), or sit inside a trigraph (`??x`, whose `??/` is a backslash too).
+bool splice_is_transparent_at(std::string_view text, std::size_t at) {
+  if (at > 0 && (text[at - 1] == '\\' || text[at - 1] == '?' || text[at - 1] == '\r')) {
+    return false;
+  }
+  if (at >= 3 && text.substr(at - 3, 3) == "?\?/") return false;
+  if (at < text.size() && text[at] == '?') return false;
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data + 2), size - 2);
+  const cubby::IncludeList base = cubby::list_includes(text);
+  require(same(cubby::list_includes(text), base));  // deterministic
+
+  // A probe header included on a line of its own before the text.
+  static constexpr const char* kProbes[] = {
+      "#include \"probe.cuh\"\n",
+      "/**/#include \"probe.cuh\"\n",
+      "%:include \"probe.cuh\"\n",
+      "# /*x*/ include <probe.cuh>\n",
+      "/* a\n b */ #include \"probe.cuh\" // trailing\n",
+      "#inc\\\nlude \"probe.cuh\"\n",
+      "  #  include_next <probe.cuh>\n",
+  };
+  const std::string probe = kProbes[data[0] % (sizeof kProbes / sizeof kProbes[0])];
+  require(same(cubby::list_includes(probe + std::string(text)), with_name(base, "probe.cuh")));
+
+  // A comment before the text is a blank.
+  require(same(cubby::list_includes("/* c\n */" + std::string(text)), base));
+
+  // A splice inserted where it cannot join with its neighbours.
+  if (!text.empty()) {
+    const std::size_t at = data[1] % (text.size() + 1);
+    if (splice_is_transparent_at(text, at)) {
+      std::string spliced(text.substr(0, at));
+      spliced += "\\\n";
+      spliced += text.substr(at);
+      require(same(cubby::list_includes(spliced), base));
+    }
+  }
+  return 0;
+}
