@@ -323,19 +323,18 @@ void Cache::evict_if_over(const Key& key, const Counters& totals) {
 
 std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& inputs) {
   auto bytes = disk_.get(key);
-  if (!bytes || !bytes->has_value()) return nullptr;  // a tier that fails is a miss
+  if (!bytes) {
+    // A link, FIFO, device or oversized file at the entry path (never read): a bad entry.
+    if (bytes.error().code == Errc::corrupt) drop_bad_entry(key, "entry", 0, bytes.error().message);
+    return nullptr;  // else a tier that fails is a miss
+  }
+  if (!bytes->has_value()) return nullptr;
   const std::uint64_t size = (*bytes)->size();
   count([&](Stats& s) { s.bytes_read += size; });
   auto entry = checked_entry(**bytes, key, distinct(inputs.name_expressions));
   if (!entry && entry.error().code == Errc::not_found) return nullptr;  // another release's: a miss
   if (!entry) {
-    std::fprintf(stderr, "cubby: entry %s in %s is corrupt (%s); removing it and recompiling\n",
-                 key.hex().c_str(), disk_.root().c_str(), entry.error().message.c_str());
-    count([](Stats& s) { ++s.corrupt; });
-    if (!config_.read_only && disk_.remove(key)) {
-      pending_store_bytes_ -= static_cast<std::int64_t>(size);
-      pending_store_entries_ -= 1;
-    }
+    drop_bad_entry(key, "entry", size, entry.error().message);
     return nullptr;
   }
   return std::make_shared<const Entry>(std::move(entry).value());
@@ -365,8 +364,8 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
         std::fprintf(stderr,
                      "cubby: remote entry %s from %s is not valid (%s); it is not used: the kernel "
                      "is compiled here and %s (counted as rejected; shown once)\n",
-                     key.hex().c_str(), remote_->location().c_str(),
-                     entry.error().message.c_str(), fix);
+                     key.hex().c_str(), remote_->location().c_str(), entry.error().message.c_str(),
+                     fix);
       }
     }
   }
@@ -394,6 +393,19 @@ void Cache::store(const Key& key, const Entry& entry, bool share) {
     return;
   }
   note_failed_write(written.error().message);
+}
+
+void Cache::drop_bad_entry(const Key& key, const char* what, std::uint64_t size,
+                           const std::string& why) {
+  std::fprintf(stderr,
+               "cubby: %s %s in %s is corrupt (%s); removing it (it is stored again when next "
+               "compiled or saved)\n",
+               what, key.hex().c_str(), disk_.root().c_str(), why.c_str());
+  count([](Stats& s) { ++s.corrupt; });
+  if (!config_.read_only && disk_.remove(key) && size > 0) {
+    pending_store_bytes_ -= static_cast<std::int64_t>(size);
+    pending_store_entries_ -= 1;
+  }
 }
 
 void Cache::note_failed_write(const std::string& why) {
@@ -458,7 +470,9 @@ std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_vie
   if (config_.disabled) return std::nullopt;
   if (auto entry = memory_.get(result.key)) return hit(std::move(entry), Source::memory);
   auto bytes = disk_.get(result.key);
-  if (bytes && bytes->has_value()) {
+  if (!bytes && bytes.error().code == Errc::corrupt) {
+    drop_bad_entry(result.key, "blob", 0, bytes.error().message);  // not a regular file
+  } else if (bytes && bytes->has_value()) {
     const std::uint64_t size = (*bytes)->size();
     count([&](Stats& s) { s.bytes_read += size; });
     auto entry = decode_entry(**bytes, result.key);
@@ -469,11 +483,8 @@ std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_vie
     }
     // An entry of another format version is a plain miss (the next store_blob replaces it).
     if (entry || entry.error().code != Errc::not_found) {
-      std::fprintf(stderr, "cubby: blob entry %s in %s is corrupt (%s); removing it\n",
-                   result.key.hex().c_str(), disk_.root().c_str(),
-                   entry ? "it is not the blob it is stored as" : entry.error().message.c_str());
-      count([](Stats& s) { ++s.corrupt; });
-      if (!config_.read_only) (void)disk_.remove(result.key);
+      drop_bad_entry(result.key, "blob", size,
+                     entry ? "it is not the blob it is stored as" : entry.error().message);
     }
   }
   count([](Stats& s) { ++s.misses; });

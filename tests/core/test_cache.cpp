@@ -1,6 +1,7 @@
 // The orchestrator end to end with real NVRTC: memory -> disk -> compile, self-repair, failing
 // writes, single flight, and start-up without NVRTC.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "cubby/cache.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/entry.hpp"
+#include "cubby/storage/disk.hpp"
 #include "test_support.hpp"
 
 namespace cubby {
@@ -232,14 +234,43 @@ TEST(Cache, AnEntryCopiedOrLinkedToAnotherKeysFileIsNeverServedForIt) {
     const CacheResult result = cache.compile(request());
     EXPECT_EQ(result.tier, Source::compiled);
     EXPECT_NE(result.entry->payload, other_payload);
-    // A copy or hard link reads as the other key's bytes: a counted corrupt entry, replaced.
-    if (how != "symbolic link") {
-      EXPECT_EQ(cache.stats().corrupt, 1u);
-    }
+    // A copy or hard link reads as the other key's bytes, a link is never followed: a counted
+    // corrupt entry either way, replaced.
+    EXPECT_EQ(cache.stats().corrupt, 1u);
     EXPECT_EQ(read_text(disk.path_of(other_key)), other_bytes);  // the other key's entry is intact
     Cache after(config_for(dir.path()));
     EXPECT_EQ(after.compile(request()).tier, Source::disk);
     EXPECT_NE(after.compile(request()).entry->payload, other_payload);
+  }
+}
+
+// A FIFO or a link to /dev/zero at an entry path (a program's or a blob's) is never read (no
+// hang, no unbounded read): a counted bad entry, removed, and the compile or save replaces it.
+TEST(Cache, AFifoOrDeviceLinkAtAnEntryPathIsACountedBadEntryThatIsReplaced) {
+  namespace fs = std::filesystem;
+  TempDir dir("cache");
+  DiskTier disk(dir.path());
+  const Key key = Cache(config_for(dir.path())).key_of(request());
+  const Key blob = blob_key("ns", "planted");
+  for (const std::string how : {"fifo", "/dev/zero"}) {
+    SCOPED_TRACE(how);
+    for (const Key& planted : {key, blob}) {
+      fs::create_directories(disk.path_of(planted).parent_path());
+      fs::remove(disk.path_of(planted));
+      if (how == "fifo") {
+        ASSERT_EQ(::mkfifo(disk.path_of(planted).c_str(), 0644), 0);
+      } else {
+        fs::create_symlink("/dev/zero", disk.path_of(planted));
+      }
+    }
+    Cache cache(config_for(dir.path()));
+    EXPECT_EQ(cache.compile(request()).tier, Source::compiled);
+    EXPECT_FALSE(cache.load_blob("ns", "planted"));
+    EXPECT_EQ(cache.stats().corrupt, 2u);
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(disk.path_of(key))));  // the compile's
+    EXPECT_FALSE(fs::exists(fs::symlink_status(disk.path_of(blob))));         // removed
+    (void)cache.store_blob("ns", "planted", "payload", 0);
+    EXPECT_EQ(Cache(config_for(dir.path())).load_blob("ns", "planted")->entry->payload, "payload");
   }
 }
 

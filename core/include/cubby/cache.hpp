@@ -130,6 +130,10 @@ class Cache {
   // its counters are persisted lazily; eviction is checked against the persisted size estimate.
   void backfill(const Key& key, const std::string& bytes);
   void note_failed_write(const std::string& why);
+  // A bad file at `key`'s entry path (corrupt, another key's, not a regular file; `size` bytes,
+  // 0 when it was not read): says so on stderr, counts it `corrupt` and removes it (unless
+  // read-only), taking it out of the store's size estimate. `what` names it ("entry", "blob").
+  void drop_bad_entry(const Key& key, const char* what, std::uint64_t size, const std::string& why);
   // Writes `entry` to disk (unless read-only) and, when `share`, queues it for the remote.
   void store(const Key& key, const Entry& entry, bool share = true);
   void count(const std::function<void(Stats&)>& update);
@@ -151,10 +155,10 @@ class Cache {
   mutable std::string arch_;
   StoreStats store_stats_;
   std::mutex flush_mutex_;
-  Stats flushed_;                                     // what flush_stats has persisted
+  Stats flushed_;  // what flush_stats has persisted
   std::mutex finish_mutex_;
-  Stats reported_;  // what finish() has reported to CUBBY_STATS_FILE
-  std::atomic<std::int64_t> last_flush_ns_{0};        // steady clock
+  Stats reported_;                              // what finish() has reported to CUBBY_STATS_FILE
+  std::atomic<std::int64_t> last_flush_ns_{0};  // steady clock
   std::atomic<std::int64_t> pending_store_bytes_{0};  // size-estimate deltas not yet persisted
   std::atomic<std::int64_t> pending_store_entries_{0};
   std::atomic<bool> full_gc_tried_{false};  // a whole-store gc when a group trim found nothing
