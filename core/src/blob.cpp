@@ -3,14 +3,15 @@
 #include <chrono>
 #include <string>
 
+#include "bytes.hpp"
+
 namespace cubby {
 namespace {
 
 constexpr std::string_view kBlobDomain = "cubby blob v1";
 
 void put_field(std::string& out, std::string_view value) {
-  const auto size = static_cast<std::uint64_t>(value.size());
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
+  put_le(out, static_cast<std::uint64_t>(value.size()));
   out.append(value);
 }
 

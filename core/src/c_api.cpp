@@ -66,8 +66,6 @@ Registry& registry() {
 
 std::uintptr_t id_of(const cubby_cache* handle) { return reinterpret_cast<std::uintptr_t>(handle); }
 
-constexpr std::string_view kCompileFailedPrefix = "NVRTC could not compile ";
-
 cubby_status status_of(cubby::Errc code) noexcept {
   switch (code) {
     case cubby::Errc::io:
@@ -94,21 +92,19 @@ cubby_status status_of(cubby::Errc code) noexcept {
   return CUBBY_ERROR_INTERNAL;
 }
 
-// NVRTC's log from a compile_failed message ("NVRTC could not compile <name>:\n<log>"): what
-// follows the first line when the message has that shape, else the whole message.
-std::string compile_log_of(const std::string& message) {
-  if (message.rfind(kCompileFailedPrefix, 0) == 0) {
-    const auto newline = message.find('\n');
-    if (newline != std::string::npos) return message.substr(newline + 1);
-  }
-  return message;
-}
-
-// Records a failure as this thread's last error and returns its status. Never throws.
-int record(cubby_status status, const char* message, bool compile_failed = false) noexcept {
+// Records a failure as this thread's last error and returns its status. `compile_log` is the
+// failure's compile log (cubby::Error::log) when it is a compile failure, else null: a compile
+// failure without one (NVRTC ran out of memory, gave no payload) has its whole message as its
+// log. Never throws.
+int record(cubby_status status, const char* message,
+           const std::string* compile_log = nullptr) noexcept {
   try {
     last_error = message;
-    last_compile_log = compile_failed ? compile_log_of(last_error) : std::string();
+    if (compile_log == nullptr) {
+      last_compile_log.clear();
+    } else {
+      last_compile_log = compile_log->empty() ? last_error : *compile_log;
+    }
   } catch (...) {
     // Out of memory while copying the message: keep whatever was there.
   }
@@ -121,7 +117,7 @@ int record_current_exception() noexcept {
     throw;
   } catch (const cubby::Error& error) {
     return record(status_of(error.code()), error.what(),
-                  error.code() == cubby::Errc::compile_failed);
+                  error.code() == cubby::Errc::compile_failed ? &error.log() : nullptr);
   } catch (const std::bad_alloc&) {
     return record(CUBBY_ERROR_INTERNAL, "cubby ran out of memory; free memory and try again");
   } catch (const std::exception& error) {

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "bytes.hpp"
+
 namespace cubby {
 namespace {
 
@@ -25,14 +27,6 @@ constexpr std::uint8_t kSttFunc = 2;
 constexpr std::uint8_t kSttCudaObject = 13;
 constexpr std::uint8_t kStoCudaEntry = 0x10;
 constexpr std::uint16_t kShnUndef = 0;
-
-// Little-endian load of a T at `offset`; the caller has checked offset + sizeof(T) <= bytes.size().
-template <class T>
-T load(std::string_view bytes, std::size_t offset) {
-  T value{};
-  std::memcpy(&value, bytes.data() + offset, sizeof(T));
-  return value;
-}
 
 // True when [offset, offset + size) lies inside a buffer of `total` bytes (no overflow).
 bool in_bounds(std::uint64_t offset, std::uint64_t size, std::uint64_t total) {
@@ -51,11 +45,11 @@ Section section_at(std::string_view elf, std::uint64_t table, std::uint64_t ents
                    std::uint64_t index) {
   const auto at = static_cast<std::size_t>(table + index * entsize);
   Section section;
-  section.type = load<std::uint32_t>(elf, at + 4);
-  section.offset = load<std::uint64_t>(elf, at + 24);
-  section.size = load<std::uint64_t>(elf, at + 32);
-  section.link = load<std::uint32_t>(elf, at + 40);
-  section.entsize = load<std::uint64_t>(elf, at + 56);
+  section.type = load_le<std::uint32_t>(elf, at + 4);
+  section.offset = load_le<std::uint64_t>(elf, at + 24);
+  section.size = load_le<std::uint64_t>(elf, at + 32);
+  section.link = load_le<std::uint32_t>(elf, at + 40);
+  section.entsize = load_le<std::uint64_t>(elf, at + 56);
   return section;
 }
 
@@ -137,14 +131,14 @@ Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf)
                 std::to_string(static_cast<unsigned char>(elf[5])),
                 "); a CUBIN is ELF64 little-endian.");
   }
-  const auto machine = load<std::uint16_t>(elf, 18);
+  const auto machine = load_le<std::uint16_t>(elf, 18);
   if (machine != kEmCuda) {
     return fail(Errc::corrupt, "ELF file is for machine ", std::to_string(machine),
                 ", not CUDA (190): this is not a CUBIN.");
   }
-  const auto shoff = load<std::uint64_t>(elf, 40);
-  const std::uint64_t shentsize = load<std::uint16_t>(elf, 58);
-  std::uint64_t shnum = load<std::uint16_t>(elf, 60);
+  const auto shoff = load_le<std::uint64_t>(elf, 40);
+  const std::uint64_t shentsize = load_le<std::uint16_t>(elf, 58);
+  std::uint64_t shnum = load_le<std::uint16_t>(elf, 60);
   if (shoff == 0) return fail(Errc::corrupt, "CUBIN has no section table (e_shoff is 0).");
   if (shentsize < kSectionHeaderSize) {
     return fail(Errc::corrupt, "CUBIN section header size ", std::to_string(shentsize),
@@ -195,11 +189,11 @@ Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf)
   const std::uint64_t count = symtab.size / symtab.entsize;
   for (std::uint64_t i = 1; i < count; ++i) {
     const auto at = static_cast<std::size_t>(symtab.offset + i * symtab.entsize);
-    const auto name_offset = load<std::uint32_t>(elf, at);
-    const auto info = load<std::uint8_t>(elf, at + 4);
-    const auto other = load<std::uint8_t>(elf, at + 5);
-    const auto shndx = load<std::uint16_t>(elf, at + 6);
-    const auto size = load<std::uint64_t>(elf, at + 16);
+    const auto name_offset = load_le<std::uint32_t>(elf, at);
+    const auto info = load_le<std::uint8_t>(elf, at + 4);
+    const auto other = load_le<std::uint8_t>(elf, at + 5);
+    const auto shndx = load_le<std::uint16_t>(elf, at + 6);
+    const auto size = load_le<std::uint64_t>(elf, at + 16);
     const auto type = static_cast<std::uint8_t>(info & 0xf);
     const bool kernel = type == kSttFunc && (other & kStoCudaEntry) != 0;
     const bool variable = type == kSttObject || type == kSttCudaObject;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "bytes.hpp"
 #include "cubby/key.hpp"
 
 #define XXH_INLINE_ALL
@@ -25,28 +26,10 @@ constexpr std::size_t kKeySize = 16;
 static_assert(kKeyOffset + kKeySize == kEntryHeaderSize);
 static_assert(sizeof(Key::bytes) == kKeySize);
 
-void put_u8(std::string& out, std::uint8_t value) { out.push_back(static_cast<char>(value)); }
-
-void put_u32(std::string& out, std::uint32_t value) {
-  for (int i = 0; i < 4; ++i) put_u8(out, static_cast<std::uint8_t>(value >> (8 * i)));
-}
-
-void put_u64(std::string& out, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) put_u8(out, static_cast<std::uint8_t>(value >> (8 * i)));
-}
-
 // Requires `value.size()` < 4 GiB (names, logs and options are far smaller).
 void put_str(std::string& out, std::string_view value) {
-  put_u32(out, static_cast<std::uint32_t>(value.size()));
+  put_le(out, static_cast<std::uint32_t>(value.size()));
   out.append(value);
-}
-
-std::uint64_t load_le(std::string_view bytes, std::size_t offset, std::size_t width) {
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < width; ++i) {
-    value |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
-  }
-  return value;
 }
 
 // XXH3-128 (canonical bytes, as hash128) of `header` with its checksum field zeroed, then `body`.
@@ -75,8 +58,8 @@ class Reader {
   std::size_t remaining() const { return bytes_.size() - pos_; }
   std::size_t offset() const { return base_ + pos_; }  // position in the whole entry
 
-  Result<std::uint64_t> u64(const char* what) { return fixed(8, what); }
-  Result<std::uint64_t> u32(const char* what) { return fixed(4, what); }
+  Result<std::uint64_t> u64(const char* what) { return fixed<std::uint64_t>(what); }
+  Result<std::uint64_t> u32(const char* what) { return fixed<std::uint32_t>(what); }
 
   Result<std::string> str(const char* what) {
     auto size = u32(what);
@@ -105,13 +88,15 @@ class Reader {
   }
 
  private:
-  Result<std::uint64_t> fixed(std::size_t width, const char* what) {
+  template <class T>
+  Result<std::uint64_t> fixed(const char* what) {
+    constexpr std::size_t width = sizeof(T);
     if (remaining() < width) {
       return fail(Errc::corrupt, "corrupt entry: truncated at byte ",
                   std::to_string(base_ + bytes_.size()), " while reading ", what, " at byte ",
                   std::to_string(offset()));
     }
-    const std::uint64_t value = load_le(bytes_, pos_, width);
+    const std::uint64_t value = load_le<T>(bytes_, pos_);
     pos_ += width;
     return value;
   }
@@ -192,7 +177,7 @@ EntryFormat entry_format(std::string_view bytes) noexcept {
   if (bytes.size() < kVersionOffset + 4 || bytes.substr(0, kMagic.size()) != kMagic) {
     return EntryFormat::current;
   }
-  const auto version = static_cast<std::uint32_t>(load_le(bytes, kVersionOffset, 4));
+  const auto version = load_le<std::uint32_t>(bytes, kVersionOffset);
   if (version == kEntryFormatVersion) return EntryFormat::current;
   return version < kEntryFormatVersion ? EntryFormat::older : EntryFormat::newer;
 }
@@ -207,30 +192,28 @@ std::string encode_entry(const Key& key, const Entry& entry) {
   std::string out;
   out.reserve(kEntryHeaderSize + body_estimate);
   out.append(kMagic);
-  put_u32(out, kEntryFormatVersion);
-  put_u8(out, static_cast<std::uint8_t>(entry.kind));
+  put_le(out, kEntryFormatVersion);
+  put_le(out, static_cast<std::uint8_t>(entry.kind));
   out.append(3, '\0');              // reserved
   out.append(kChecksumSize, '\0');  // checksum, filled in below
-  put_u64(out, 0);                  // body_size, filled in below
+  put_le(out, std::uint64_t{0});    // body_size, filled in below
   out.append(reinterpret_cast<const char*>(key.bytes.data()), key.bytes.size());
 
-  put_u32(out, static_cast<std::uint32_t>(entry.lowered_names.size()));
+  put_le(out, static_cast<std::uint32_t>(entry.lowered_names.size()));
   for (const auto& [expression, lowered] : entry.lowered_names) {
     put_str(out, expression);
     put_str(out, lowered);
   }
   put_str(out, entry.log);
-  put_u64(out, entry.compile_us);
-  put_u32(out, static_cast<std::uint32_t>(entry.options.size()));
+  put_le(out, entry.compile_us);
+  put_le(out, static_cast<std::uint32_t>(entry.options.size()));
   for (const auto& option : entry.options) put_str(out, option);
-  put_u64(out, static_cast<std::uint64_t>(entry.created_ms));
-  put_u64(out, entry.payload.size());
+  put_le(out, entry.created_ms);
+  put_le(out, static_cast<std::uint64_t>(entry.payload.size()));
   out.append(entry.payload);
 
   const std::uint64_t body_size = out.size() - kEntryHeaderSize;
-  for (std::size_t i = 0; i < 8; ++i) {
-    out[kBodySizeOffset + i] = static_cast<char>(static_cast<std::uint8_t>(body_size >> (8 * i)));
-  }
+  store_le(out.data() + kBodySizeOffset, body_size);
   const std::string_view view(out);
   const auto checksum =
       entry_checksum(view.substr(0, kEntryHeaderSize), view.substr(kEntryHeaderSize));
@@ -244,7 +227,7 @@ Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
     return fail(Errc::corrupt, "corrupt entry: bad magic (not a cubby entry)");
   }
   if (const EntryFormat format = entry_format(bytes); format != EntryFormat::current) {
-    const auto version = static_cast<std::uint32_t>(load_le(bytes, kVersionOffset, 4));
+    const auto version = load_le<std::uint32_t>(bytes, kVersionOffset);
     const bool older = format == EntryFormat::older;
     return fail(Errc::not_found, "entry of format version ", std::to_string(version), ", ",
                 older ? "older" : "newer", " than this cubby's version ",
@@ -267,7 +250,7 @@ Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
                   " is not zero");
     }
   }
-  const std::uint64_t body_size = load_le(bytes, kBodySizeOffset, 8);
+  const std::uint64_t body_size = load_le<std::uint64_t>(bytes, kBodySizeOffset);
   const std::size_t available = bytes.size() - kEntryHeaderSize;
   if (body_size > available) {
     return fail(Errc::corrupt, "corrupt entry: truncated at byte ", std::to_string(bytes.size()),

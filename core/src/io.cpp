@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "bytes.hpp"
+
 namespace cubby::io {
 namespace {
 
@@ -257,10 +259,7 @@ bool is_temp_name_of(std::string_view stem, std::string_view name) {
   for (const char c : pid) {
     if (c < '0' || c > '9') return false;
   }
-  for (const char c : random) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
+  return is_lower_hex(random);
 }
 
 Result<void> for_each_name(const std::filesystem::path& folder,

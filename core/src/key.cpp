@@ -19,6 +19,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bytes.hpp"
+
 namespace cubby {
 namespace {
 
@@ -110,10 +112,8 @@ class StringSink {
 
 template <class Sink>
 void put_u64(Sink& sink, std::uint64_t value) {
-  std::uint8_t le[8];
-  for (std::size_t i = 0; i < 8; ++i) {
-    le[i] = static_cast<std::uint8_t>(value >> (8 * i));
-  }
+  char le[8];
+  store_le(le, value);
   sink.put(le, sizeof le);
 }
 
@@ -184,7 +184,6 @@ void visit_fields(const KeyInputs& inputs, const std::vector<std::string_view>& 
 // One-line, ASCII-only rendering of `value`: control and non-ASCII bytes as escapes, cut after
 // `limit` input bytes with "..." and the full size appended.
 std::string summarize(std::string_view value, std::size_t limit, bool always_size = false) {
-  static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
   const std::size_t shown = std::min(value.size(), limit);
   out.reserve(shown + 24);
@@ -200,8 +199,7 @@ std::string summarize(std::string_view value, std::size_t limit, bool always_siz
       out += "\\\\";
     } else if (c < 0x20 || c >= 0x7f) {
       out += "\\x";
-      out += kDigits[c >> 4];
-      out += kDigits[c & 0xf];
+      append_hex(out, c);
     } else {
       out += static_cast<char>(c);
     }
@@ -242,19 +240,6 @@ std::string explain_summary(const Field& field) {
     }
   }
   return {};
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -837,17 +822,11 @@ Result<Key> Key::parse(std::string_view hex) {
                 " characters; copy the key from `cubby ls` or `cubby compile --json`");
   }
   Key key;
-  for (std::size_t i = 0; i < 16; ++i) {
-    const int hi = hex_value(hex[2 * i]);
-    const int lo = hex_value(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) {
-      const std::size_t bad = hi < 0 ? 2 * i : 2 * i + 1;
-      return fail(Errc::invalid_argument, "invalid key \"", shown(), "\": character ",
-                  std::to_string(bad + 1),
-                  " is not a hex digit (0-9, a-f, A-F); copy the key from `cubby ls` or "
-                  "`cubby compile --json`");
-    }
-    key.bytes[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+  if (const std::size_t bad = from_hex(hex, key.bytes.data()); bad != std::string_view::npos) {
+    return fail(Errc::invalid_argument, "invalid key \"", shown(), "\": character ",
+                std::to_string(bad + 1),
+                " is not a hex digit (0-9, a-f, A-F); copy the key from `cubby ls` or "
+                "`cubby compile --json`");
   }
   return key;
 }
@@ -1065,16 +1044,6 @@ std::array<std::uint8_t, 16> hash128(std::string_view bytes) {
   std::array<std::uint8_t, 16> out{};
   for (std::size_t i = 0; i < out.size(); ++i) {
     out[i] = canonical.digest[i];
-  }
-  return out;
-}
-
-std::string to_hex(const std::uint8_t* bytes, std::size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(size * 2, '0');
-  for (std::size_t i = 0; i < size; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
   }
   return out;
 }

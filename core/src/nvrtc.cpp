@@ -16,6 +16,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "bytes.hpp"
 #include "nvrtc_locate.hpp"
 
 #ifndef CUBBY_NVRTC_MAJOR
@@ -44,13 +45,6 @@ bool all_digits(std::string_view text) {
 
 // ---- ELF build-id (reads only the ELF header, the program headers and the PT_NOTE segments) ----
 
-template <class T>
-T load_le(const char* bytes) {
-  T value{};
-  std::memcpy(&value, bytes, sizeof(T));  // ELF64 little-endian on a little-endian host
-  return value;
-}
-
 bool read_at(std::ifstream& in, std::uint64_t offset, char* out, std::size_t size) {
   in.clear();
   in.seekg(static_cast<std::streamoff>(offset));
@@ -75,14 +69,7 @@ std::string build_id_in_notes(const std::string& notes) {
     const char* desc = name + name_padded;
     if (type == kNtGnuBuildId && name_size == 4 && std::memcmp(name, "GNU", 4) == 0 &&
         desc_size > 0) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      std::string hex;
-      for (std::uint32_t i = 0; i < desc_size; ++i) {
-        const auto byte = static_cast<unsigned char>(desc[i]);
-        hex.push_back(kHex[byte >> 4]);
-        hex.push_back(kHex[byte & 0xf]);
-      }
-      return hex;
+      return to_hex(std::string_view(desc, desc_size));
     }
     at += 12 + static_cast<std::size_t>(name_padded + desc_padded);
   }
@@ -574,8 +561,11 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
       log += "\n(cubby: NVRTC could not resolve the name expression(s) " + bad_expressions +
              "; each must name a __global__ function or a __device__ variable, e.g. ns::k<float>.)";
     }
-    return fail(Errc::compile_failed, "NVRTC could not compile ", request.program_name, ":\n",
-                log.empty() ? api.describe(rc) : log);
+    if (log.empty()) log = api.describe(rc);
+    Failure failure =
+        fail(Errc::compile_failed, "NVRTC could not compile ", request.program_name, ":\n", log);
+    failure.log = std::move(log);
+    return failure;
   }
 
   Entry entry;

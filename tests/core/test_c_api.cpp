@@ -245,6 +245,21 @@ TEST_F(CApiTest, CompileErrorGivesLogAndStoresNothing) {
   EXPECT_STREQ(cubby_last_compile_log(), "");
 }
 
+// The compile log is the failure's own field (cubby::Failure::log), not text cut out of the
+// message: a program name with a line break changes the message's first lines, never the log.
+TEST_F(CApiTest, CompileLogIsTheFailuresLogWhateverTheMessageSays) {
+  const std::string name = "two\nlines.cu";
+  cubby_result* result = nullptr;
+  ASSERT_EQ(cubby_compile(cache_, kBadSource, name.c_str(), nullptr, 0, nullptr, 0, kArch, &result),
+            CUBBY_ERROR_COMPILE_FAILED);
+  const std::string error = cubby_last_error();
+  const std::string log = cubby_last_compile_log();
+  const std::string head = "NVRTC could not compile " + name + ":\n";
+  ASSERT_EQ(error.rfind(head, 0), 0u) << error;
+  EXPECT_EQ(log, error.substr(head.size()));  // NVRTC's log, as the message quotes it
+  EXPECT_NE(log.find("undeclared_symbol"), std::string::npos) << log;
+}
+
 TEST_F(CApiTest, NullArgumentsAreInvalid) {
   cubby_result* result = nullptr;
   char key[33];

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bytes.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/nvrtc.hpp"
 
@@ -51,33 +52,19 @@ const Compiled& compiled() {
   return result;
 }
 
-// Minimal independent ELF64 section-table access for building targeted corruptions.
-std::uint64_t u64_at(const std::string& b, std::size_t at) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, b.data() + at, 8);
-  return v;
-}
-std::uint16_t u16_at(const std::string& b, std::size_t at) {
-  std::uint16_t v = 0;
-  std::memcpy(&v, b.data() + at, 2);
-  return v;
-}
-std::uint32_t u32_at(const std::string& b, std::size_t at) {
-  std::uint32_t v = 0;
-  std::memcpy(&v, b.data() + at, 4);
-  return v;
-}
+// Minimal independent ELF64 section-table access for building targeted corruptions (fields
+// read and written with bytes.hpp's little-endian helpers).
 template <class T>
 void put(std::string& b, std::size_t at, T value) {
-  std::memcpy(b.data() + at, &value, sizeof(T));
+  store_le(b.data() + at, value);
 }
 // Offset of the section header of the symbol table.
 std::size_t symtab_header(const std::string& elf) {
-  const std::uint64_t shoff = u64_at(elf, 40);
-  const std::uint16_t shnum = u16_at(elf, 60);
+  const std::uint64_t shoff = load_le<std::uint64_t>(elf, 40);
+  const std::uint16_t shnum = load_le<std::uint16_t>(elf, 60);
   for (std::size_t i = 0; i < shnum; ++i) {
     const std::size_t at = shoff + i * 64;
-    if (u32_at(elf, at + 4) == 2) return at;
+    if (load_le<std::uint32_t>(elf, at + 4) == 2) return at;
   }
   ADD_FAILURE() << "test CUBIN has no symbol table";
   return 0;
@@ -305,8 +292,8 @@ TEST_F(CubinTest, TargetedCorruptionsFailCleanly) {
   {
     // Every defined symbol's name offset pointed past the string table.
     std::string bad = good;
-    const std::uint64_t offset = u64_at(good, symtab + 24);
-    const std::uint64_t size = u64_at(good, symtab + 32);
+    const std::uint64_t offset = load_le<std::uint64_t>(good, symtab + 24);
+    const std::uint64_t size = load_le<std::uint64_t>(good, symtab + 32);
     for (std::uint64_t at = offset + 24; at + 24 <= offset + size; at += 24) {
       put<std::uint32_t>(bad, static_cast<std::size_t>(at), 0x7fffffff);
     }
@@ -316,7 +303,8 @@ TEST_F(CubinTest, TargetedCorruptionsFailCleanly) {
 
 TEST_F(CubinTest, EveryTruncationFailsOrReadsInBounds) {
   const std::string& good = compiled().whole.payload;
-  const std::uint64_t table_end = u64_at(good, 40) + std::uint64_t{u16_at(good, 60)} * 64;
+  const std::uint64_t table_end =
+      load_le<std::uint64_t>(good, 40) + std::uint64_t{load_le<std::uint16_t>(good, 60)} * 64;
   ASSERT_LE(table_end, good.size());
   std::size_t failed = 0;
   for (std::size_t size = 0; size < good.size(); ++size) {
@@ -337,11 +325,12 @@ TEST_F(CubinTest, EveryTruncationFailsOrReadsInBounds) {
 
 TEST_F(CubinTest, RandomByteFlipsInHeadersNeverCrash) {
   const std::string& good = compiled().whole.payload;
-  const std::size_t shoff = static_cast<std::size_t>(u64_at(good, 40));
-  const std::size_t table_size = std::size_t{u16_at(good, 60)} * 64;
+  const std::size_t shoff = static_cast<std::size_t>(load_le<std::uint64_t>(good, 40));
+  const std::size_t table_size = std::size_t{load_le<std::uint16_t>(good, 60)} * 64;
   const std::size_t symtab = symtab_header(good);
-  const std::size_t sym_offset = static_cast<std::size_t>(u64_at(good, symtab + 24));
-  const std::size_t sym_size = static_cast<std::size_t>(u64_at(good, symtab + 32));
+  const std::size_t sym_offset =
+      static_cast<std::size_t>(load_le<std::uint64_t>(good, symtab + 24));
+  const std::size_t sym_size = static_cast<std::size_t>(load_le<std::uint64_t>(good, symtab + 32));
   struct Region {
     std::size_t begin, size;
   };

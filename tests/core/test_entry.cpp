@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bytes.hpp"
 #include "cubby/entry.hpp"
 #include "cubby/key.hpp"
 
@@ -73,25 +74,10 @@ Entry golden_empty_ptx_entry() {
   return entry;
 }
 
-std::uint64_t load_le(const std::string& bytes, std::size_t offset, std::size_t width) {
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < width; ++i) {
-    value |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes.at(offset + i)))
-             << (8 * i);
-  }
-  return value;
-}
-
-void store_le(std::string& bytes, std::size_t offset, std::size_t width, std::uint64_t value) {
-  for (std::size_t i = 0; i < width; ++i) {
-    bytes.at(offset + i) = static_cast<char>(static_cast<std::uint8_t>(value >> (8 * i)));
-  }
-}
-
 // Recomputes body_size and the checksum per the grammar, independently of encode_entry, so
 // tests can build structurally bad bodies that pass the checksum.
 std::string reseal(std::string bytes) {
-  store_le(bytes, 32, 8, bytes.size() - kEntryHeaderSize);
+  store_le(bytes.data() + 32, static_cast<std::uint64_t>(bytes.size() - kEntryHeaderSize));
   std::memset(bytes.data() + 16, 0, 16);
   const auto checksum = hash128(bytes);
   std::memcpy(bytes.data() + 16, checksum.data(), checksum.size());
@@ -102,7 +88,7 @@ std::string reseal(std::string bytes) {
 std::string sealed(const std::string& body) {
   std::string bytes = "CUBBYENT";
   bytes.append(4, '\0');
-  store_le(bytes, 8, 4, kEntryFormatVersion);
+  store_le(bytes.data() + 8, kEntryFormatVersion);
   bytes.push_back(1);
   bytes.append(3 + 16 + 8 + 16, '\0');
   bytes += body;
@@ -110,14 +96,14 @@ std::string sealed(const std::string& body) {
 }
 
 std::string u32le(std::uint32_t value) {
-  std::string out(4, '\0');
-  store_le(out, 0, 4, value);
+  std::string out;
+  put_le(out, value);
   return out;
 }
 
 std::string u64le(std::uint64_t value) {
-  std::string out(8, '\0');
-  store_le(out, 0, 8, value);
+  std::string out;
+  put_le(out, value);
   return out;
 }
 
@@ -144,9 +130,9 @@ std::vector<Region> regions_of(const std::string& bytes) {
                                  {"body_size", 32, 40, ""},
                                  {"key", 40, 56, "checksum mismatch"}};
   std::size_t pos = kEntryHeaderSize;
-  auto skip_str = [&] { pos += 4 + load_le(bytes, pos, 4); };
+  auto skip_str = [&] { pos += 4 + load_le<std::uint32_t>(bytes, pos); };
   const std::size_t names_begin = pos;
-  const std::uint64_t names = load_le(bytes, pos, 4);
+  const std::uint64_t names = load_le<std::uint32_t>(bytes, pos);
   pos += 4;
   for (std::uint64_t i = 0; i < 2 * names; ++i) skip_str();
   regions.push_back({"names", names_begin, pos, "checksum mismatch"});
@@ -156,7 +142,7 @@ std::vector<Region> regions_of(const std::string& bytes) {
   regions.push_back({"compile_us", pos, pos + 8, "checksum mismatch"});
   pos += 8;
   const std::size_t options_begin = pos;
-  const std::uint64_t options = load_le(bytes, pos, 4);
+  const std::uint64_t options = load_le<std::uint32_t>(bytes, pos);
   pos += 4;
   for (std::uint64_t i = 0; i < options; ++i) skip_str();
   regions.push_back({"options", options_begin, pos, "checksum mismatch"});
@@ -243,10 +229,10 @@ TEST(Entry, LayoutFollowsTheGrammar) {
   const std::string bytes = encode_entry(kKey, entry);
   ASSERT_GE(bytes.size(), kEntryHeaderSize);
   EXPECT_EQ(bytes.substr(0, 8), "CUBBYENT");
-  EXPECT_EQ(load_le(bytes, 8, 4), kEntryFormatVersion);
-  EXPECT_EQ(load_le(bytes, 12, 1), 1u);
+  EXPECT_EQ(load_le<std::uint32_t>(bytes, 8), kEntryFormatVersion);
+  EXPECT_EQ(load_le<std::uint8_t>(bytes, 12), 1u);
   EXPECT_EQ(bytes.substr(13, 3), std::string(3, '\0'));
-  EXPECT_EQ(load_le(bytes, 32, 8), bytes.size() - kEntryHeaderSize);
+  EXPECT_EQ(load_le<std::uint64_t>(bytes, 32), bytes.size() - kEntryHeaderSize);
   EXPECT_EQ(bytes.substr(40, 16),
             std::string(reinterpret_cast<const char*>(kKey.bytes.data()), 16));
   EXPECT_EQ(kEntryHeaderSize, 56u);
@@ -277,7 +263,7 @@ TEST(Entry, GoldenVersionMatchesFormatVersion) {
   const std::string golden = read_binary(golden_path("basic"));
   ASSERT_GE(golden.size(), kEntryHeaderSize) << golden_path("basic");
   EXPECT_EQ(golden.substr(0, 8), "CUBBYENT");
-  EXPECT_EQ(load_le(golden, 8, 4), kEntryFormatVersion);
+  EXPECT_EQ(load_le<std::uint32_t>(golden, 8), kEntryFormatVersion);
 }
 
 // The golden files of version 1 (no key in the header) stay: an entry of an older cubby is a miss
@@ -287,7 +273,7 @@ TEST(Entry, AnEntryOfAnotherFormatVersionIsAMissThatSaysWhy) {
     const auto path = std::filesystem::path(CUBBY_TEST_DATA_DIR) / "golden" /
                       (std::string("entry_v1_") + variant + ".bin");
     const std::string old = read_binary(path);
-    ASSERT_EQ(load_le(old, 8, 4), 1u) << path;
+    ASSERT_EQ(load_le<std::uint32_t>(old, 8), 1u) << path;
     EXPECT_EQ(entry_format(old), EntryFormat::older);
     auto decoded = decode_entry(old, kKey);
     ASSERT_FALSE(decoded.ok());
@@ -296,7 +282,7 @@ TEST(Entry, AnEntryOfAnotherFormatVersionIsAMissThatSaysWhy) {
         << decoded.error().message;
   }
   std::string newer = encode_entry(kKey, rich_entry());
-  store_le(newer, 8, 4, kEntryFormatVersion + 1);
+  store_le(newer.data() + 8, kEntryFormatVersion + 1);
   EXPECT_EQ(entry_format(newer), EntryFormat::newer);
   auto decoded = decode_entry(newer, kKey);
   ASSERT_FALSE(decoded.ok());

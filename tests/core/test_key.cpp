@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "bytes.hpp"
 #include "cubby/key.hpp"
 #include "test_support.hpp"
 
@@ -208,10 +209,8 @@ TEST(DeriveKey, EncodingIsUnambiguous) {
 
 // The key is XXH3-128 over the field encoding documented in key.cpp; rebuilt here by hand.
 std::string le64(std::uint64_t v) {
-  std::string out(8, '\0');
-  for (std::size_t i = 0; i < 8; ++i) {
-    out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-  }
+  std::string out;
+  put_le(out, v);
   return out;
 }
 std::string sized(std::string_view s) { return le64(s.size()) + std::string(s); }

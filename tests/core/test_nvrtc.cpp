@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "bytes.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/nvrtc.hpp"
 #include "name_corpus.hpp"
@@ -182,25 +183,21 @@ TEST(LocateNvrtc, BuildIdIsReadFromANoteSegment) {
   std::string elf(64 + 56, '\0');
   const char ident[] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
   std::memcpy(elf.data(), ident, sizeof ident);
-  auto put16 = [&](std::size_t at, std::uint16_t v) { std::memcpy(elf.data() + at, &v, 2); };
-  auto put32 = [&](std::size_t at, std::uint32_t v) { std::memcpy(elf.data() + at, &v, 4); };
-  auto put64 = [&](std::size_t at, std::uint64_t v) { std::memcpy(elf.data() + at, &v, 8); };
-  put64(32, 64);  // e_phoff
-  put16(54, 56);  // e_phentsize
-  put16(56, 1);   // e_phnum
-  std::string note(12, '\0');
-  const std::uint32_t name_size = 4, desc_size = 4, type = 3;
-  std::memcpy(note.data(), &name_size, 4);
-  std::memcpy(note.data() + 4, &desc_size, 4);
-  std::memcpy(note.data() + 8, &type, 4);
+  store_le(elf.data() + 32, std::uint64_t{64});  // e_phoff
+  store_le(elf.data() + 54, std::uint16_t{56});  // e_phentsize
+  store_le(elf.data() + 56, std::uint16_t{1});   // e_phnum
+  std::string note;
+  put_le(note, std::uint32_t{4});  // name size
+  put_le(note, std::uint32_t{4});  // desc size
+  put_le(note, std::uint32_t{3});  // NT_GNU_BUILD_ID
   note += std::string("GNU\0", 4) + std::string("\xde\xad\xbe\xef", 4);
-  put32(64, 4);                 // p_type PT_NOTE
-  put64(64 + 8, elf.size());    // p_offset
-  put64(64 + 32, note.size());  // p_filesz
+  store_le(elf.data() + 64, std::uint32_t{4});                              // p_type PT_NOTE
+  store_le(elf.data() + 64 + 8, static_cast<std::uint64_t>(elf.size()));    // p_offset
+  store_le(elf.data() + 64 + 32, static_cast<std::uint64_t>(note.size()));  // p_filesz
   write_text(dir.path() / "with_id.so", elf + note);
   EXPECT_EQ(detail::elf_build_id(dir.path() / "with_id.so"), "deadbeef");
 
-  put64(64 + 32, 1u << 30);  // note segment past the end of the file
+  store_le(elf.data() + 64 + 32, std::uint64_t{1} << 30);  // note segment past the end of the file
   write_text(dir.path() / "bad_note.so", elf + note);
   EXPECT_EQ(detail::elf_build_id(dir.path() / "bad_note.so"), "");
   write_text(dir.path() / "text.so",

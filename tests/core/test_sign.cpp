@@ -1,6 +1,7 @@
 // Signed remote entries: HMAC-SHA256 envelopes (core/src/sign.cpp).
 #include <gtest/gtest.h>
 
+#include "bytes.hpp"
 #include "sign.hpp"
 
 namespace cubby {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "bytes.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/nvrtc.hpp"
 #include "cubby/storage/store_stats.hpp"
@@ -57,17 +58,6 @@ const std::string& good_bytes() {
   return bytes;
 }
 
-std::uint64_t u32_at(const std::string& b, std::size_t at) {
-  std::uint32_t v = 0;
-  std::memcpy(&v, b.data() + at, 4);
-  return v;
-}
-std::uint64_t u64_at(const std::string& b, std::size_t at) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, b.data() + at, 8);
-  return v;
-}
-
 // Named regions [begin, end) of an encoded entry, per the grammar in entry.hpp.
 std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> regions_of(
     const std::string& b) {
@@ -75,9 +65,9 @@ std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> regions
       {"magic", {0, 8}},      {"version", {8, 12}},    {"kind", {12, 13}}, {"reserved", {13, 16}},
       {"checksum", {16, 32}}, {"body_size", {32, 40}}, {"key", {40, 56}}};
   std::size_t at = 56;
-  auto str = [&] { at += 4 + u32_at(b, at); };
+  auto str = [&] { at += 4 + load_le<std::uint32_t>(b, at); };
   const std::size_t names = at;
-  const auto count = u32_at(b, at);
+  const auto count = load_le<std::uint32_t>(b, at);
   at += 4;
   for (std::uint64_t i = 0; i < 2 * count; ++i) str();
   regions.push_back({"names", {names, at}});
@@ -87,14 +77,14 @@ std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> regions
   regions.push_back({"compile_us", {at, at + 8}});
   at += 8;
   const std::size_t options = at;
-  const auto option_count = u32_at(b, at);
+  const auto option_count = load_le<std::uint32_t>(b, at);
   at += 4;
   for (std::uint64_t i = 0; i < option_count; ++i) str();
   regions.push_back({"options", {options, at}});
   regions.push_back({"created_ms", {at, at + 8}});
   at += 8;
   regions.push_back({"payload_size", {at, at + 8}});
-  const auto payload = u64_at(b, at);
+  const auto payload = load_le<std::uint64_t>(b, at);
   at += 8;
   regions.push_back({"payload", {at, at + payload}});
   EXPECT_EQ(at + payload, b.size());

@@ -1,6 +1,7 @@
 // Errors: `Result<T>` inside the library, `cubby::Error` at the public boundary.
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -14,7 +15,7 @@ enum class Errc {
   corrupt,             // bytes that do not decode (bad magic, checksum, truncation)
   not_found,           // no such entry / file
   invalid_argument,    // bad option, bad name expression, bad key text, ...
-  compile_failed,      // NVRTC rejected the program; the message carries its log
+  compile_failed,      // NVRTC rejected the program; the message and Failure::log carry its log
   nvrtc_unavailable,   // libnvrtc could not be found or loaded
   driver_unavailable,  // libcuda.so.1 could not be loaded
   no_gpu,              // the driver loaded but there is no usable device
@@ -25,21 +26,36 @@ enum class Errc {
 // Stable lowercase name of a code ("compile_failed"), used in JSON and the C API.
 const char* errc_name(Errc code) noexcept;
 
-// A failure: a code and a message that says what happened and what to do.
+// A failure: a code and a message that says what happened and what to do. `log` is NVRTC's
+// compile log of an Errc::compile_failed from NVRTC's compile step (NVRTC's error text when it
+// left no log; with cubby's note on unresolvable name expressions appended), what
+// cubby_last_compile_log and Python's CompileError.log give; empty for every other failure. The
+// message quotes the log for people; programs read it here, never out of the message text.
 struct Failure {
   Errc code;
   std::string message;
+  std::string log = {};
 };
 
 // The one exception type thrown across the public boundary (Cache, Module, CLI helpers).
 class Error : public std::runtime_error {
  public:
-  explicit Error(Failure failure) : std::runtime_error(failure.message), code_(failure.code) {}
+  explicit Error(Failure failure)
+      : std::runtime_error(failure.message),
+        code_(failure.code),
+        log_(failure.log.empty() ? nullptr
+                                 : std::make_shared<const std::string>(std::move(failure.log))) {}
   Error(Errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
   Errc code() const noexcept { return code_; }
+  // NVRTC's compile log (Failure::log); empty when the failure carries none.
+  const std::string& log() const noexcept {
+    static const std::string kNone;
+    return log_ ? *log_ : kNone;
+  }
 
  private:
   Errc code_;
+  std::shared_ptr<const std::string> log_;  // shared: copying an exception must not throw
 };
 
 // `expected`-style result: a value or a Failure. Contract: `value()` requires `ok()`;

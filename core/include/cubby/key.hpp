@@ -159,7 +159,4 @@ std::vector<HeaderDigest> scan_headers(std::string_view source,
 // XXH3-128 of `bytes` (used for checksums and content hashes).
 std::array<std::uint8_t, 16> hash128(std::string_view bytes);
 
-// Lowercase hex of `bytes`.
-std::string to_hex(const std::uint8_t* bytes, std::size_t size);
-
 }  // namespace cubby

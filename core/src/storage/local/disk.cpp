@@ -9,6 +9,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "bytes.hpp"
 #include "io.hpp"
 
 namespace cubby {
@@ -19,15 +20,6 @@ namespace fs = std::filesystem;
 constexpr std::string_view kEntrySuffix = ".entry";
 constexpr std::size_t kKeyHexSize = 32;
 
-bool is_lower_hex(std::string_view text) {
-  for (const char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
-int hex_value(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
-
 bool is_shard_name(std::string_view name) { return name.size() == 2 && is_lower_hex(name); }
 
 // The key of a well-named entry file ("<32 lowercase hex>.entry") in shard `shard`, or false.
@@ -36,11 +28,7 @@ bool key_of_entry_name(std::string_view name, std::string_view shard, Key& key) 
   if (name.substr(kKeyHexSize) != kEntrySuffix) return false;
   const std::string_view hex = name.substr(0, kKeyHexSize);
   if (!is_lower_hex(hex) || hex.substr(0, 2) != shard) return false;
-  for (std::size_t i = 0; i < key.bytes.size(); ++i) {
-    key.bytes[i] =
-        static_cast<std::uint8_t>(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
-  }
-  return true;
+  return from_hex(hex, key.bytes.data()) == std::string_view::npos;
 }
 
 // A temp file of a well-named entry: "<32 hex>.entry.tmp.<pid>.<16 hex>" (io::temp_path_for).

@@ -5,20 +5,12 @@
 #include <climits>
 #include <cstring>
 
+#include "bytes.hpp"
+
 namespace cubby {
 namespace {
 
 constexpr std::size_t kHeaderBytes = kCompressedMagic.size() + 8;
-
-void put_u64le(char* out, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xff);
-}
-
-std::uint64_t get_u64le(const char* in) {
-  std::uint64_t value = 0;
-  for (int i = 7; i >= 0; --i) value = (value << 8) | static_cast<unsigned char>(in[i]);
-  return value;
-}
 
 }  // namespace
 
@@ -27,7 +19,7 @@ std::string compress_value(std::string_view entry) {
   const int bound = LZ4_compressBound(static_cast<int>(entry.size()));
   std::string out(kHeaderBytes + static_cast<std::size_t>(bound), '\0');
   std::memcpy(out.data(), kCompressedMagic.data(), kCompressedMagic.size());
-  put_u64le(out.data() + kCompressedMagic.size(), entry.size());
+  store_le(out.data() + kCompressedMagic.size(), static_cast<std::uint64_t>(entry.size()));
   const int written = LZ4_compress_default(entry.data(), out.data() + kHeaderBytes,
                                            static_cast<int>(entry.size()), bound);
   // No gain: stored as it is, unless it would then read as compressed.
@@ -45,7 +37,7 @@ Result<std::string> decompress_value(std::string_view value, std::uint64_t max_s
   if (!is_compressed(value) || value.size() < kHeaderBytes) {
     return fail(Errc::corrupt, "compressed remote value is shorter than its header");
   }
-  const std::uint64_t size = get_u64le(value.data() + kCompressedMagic.size());
+  const std::uint64_t size = load_le<std::uint64_t>(value.data() + kCompressedMagic.size());
   if (size > max_size || size > static_cast<std::uint64_t>(INT_MAX)) {
     return fail(Errc::corrupt, "compressed remote value states ", std::to_string(size),
                 " bytes, over the entry size limit");

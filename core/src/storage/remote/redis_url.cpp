@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "bytes.hpp"
+
 namespace cubby {
 namespace {
 
@@ -16,19 +18,13 @@ Result<int> parse_int(std::string_view text, int low, int high, const char* what
   return value;
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::string percent_decode(std::string_view text) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && hex_digit(text[i + 1]) >= 0 &&
-        hex_digit(text[i + 2]) >= 0) {
-      out += static_cast<char>(hex_digit(text[i + 1]) * 16 + hex_digit(text[i + 2]));
+    std::uint8_t byte = 0;
+    if (text[i] == '%' && i + 2 < text.size() &&
+        from_hex(text.substr(i + 1, 2), &byte) == std::string_view::npos) {
+      out += static_cast<char>(byte);
       i += 2;
     } else {
       out += text[i];
