@@ -16,7 +16,8 @@ namespace {
 std::vector<std::pair<std::string_view, std::string_view>> shown_counters() {
   std::vector<std::pair<std::string_view, std::string_view>> shown;
   for (const StatInfo& stat : kStats) {
-    if (!stat.persisted.empty() && !stat.label.empty()) shown.emplace_back(stat.persisted, stat.label);
+    if (!stat.persisted.empty() && !stat.label.empty())
+      shown.emplace_back(stat.persisted, stat.label);
   }
   for (const StoreCounterInfo& counter : kStoreCounters) {
     if (!counter.label.empty()) shown.emplace_back(counter.name, counter.label);
@@ -65,12 +66,9 @@ int run_stats(const Common& common, bool zero) {
                                : 0;
 
   if (common.json) {
-    json out = {{"dir", config.dir.string()},
-                {"entries", count},
-                {"bytes", bytes},
-                {"max_size", config.max_size},
-                {"hit_rate", hit_rate},
-                {"remote_ms_per_lookup", remote_ms}};
+    json out = {
+        {"dir", config.dir.string()},  {"entries", count},     {"bytes", bytes},
+        {"max_size", config.max_size}, {"hit_rate", hit_rate}, {"remote_ms_per_lookup", remote_ms}};
     if (!config.remote_url.empty()) out["remote"] = redact_remote_url(config.remote_url);
     // Every persisted process counter by its Stats name (times in ms, from the persisted
     // microseconds: compile_ms, compile_ms_saved, remote_ms) and the store's own counters shown as
@@ -96,8 +94,7 @@ int run_stats(const Common& common, bool zero) {
   std::cout << "bytes              " << bytes << " (" << format_bytes(bytes) << " of "
             << format_bytes(config.max_size) << ")\n";
   for (const auto& [name, label] : shown_counters()) {
-    std::cout << label << std::string(19 - label.size(), ' ')
-              << counter(counters, name) << '\n';
+    std::cout << label << std::string(19 - label.size(), ' ') << counter(counters, name) << '\n';
   }
   char rate[16];
   std::snprintf(rate, sizeof rate, "%.1f%%", hit_rate * 100.0);

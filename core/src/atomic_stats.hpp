@@ -20,7 +20,8 @@ class AtomicStats {
   Stats snapshot() const noexcept {
     Stats out;
     for (std::size_t i = 0; i < kStats.size(); ++i) {
-      if (kStats[i].count != nullptr) out.*kStats[i].count = values_[i].load(std::memory_order_relaxed);
+      if (kStats[i].count != nullptr)
+        out.*kStats[i].count = values_[i].load(std::memory_order_relaxed);
     }
     return out;
   }

@@ -179,13 +179,19 @@ TEST(StatsTable, PersistedDeltaAndNamesCoverTheTable) {
 // The persisted names are a file format: a counters file written by earlier versions (every name
 // they wrote) still reads, each name one this version persists.
 TEST(StatsTable, PersistedNamesOfEarlierVersionsAreStillPersisted) {
-  const std::vector<std::string> earlier = {
-      "hits_memory",   "hits_disk",        "hits_remote",   "misses",          "compiles",
-      "compile_failures", "corrupt",       "failed_writes", "evictions",       "bytes_read",
-      "bytes_written", "compile_us",       "compile_us_saved", "store_bytes",  "store_entries",
-      "remote_misses", "remote_errors",    "remote_timeouts", "remote_skipped", "remote_rejected",
-      "remote_bytes_read", "remote_bytes_written", "remote_writes", "remote_writes_dropped",
-      "remote_us"};
+  const std::vector<std::string> earlier = {"hits_memory",       "hits_disk",
+                                            "hits_remote",       "misses",
+                                            "compiles",          "compile_failures",
+                                            "corrupt",           "failed_writes",
+                                            "evictions",         "bytes_read",
+                                            "bytes_written",     "compile_us",
+                                            "compile_us_saved",  "store_bytes",
+                                            "store_entries",     "remote_misses",
+                                            "remote_errors",     "remote_timeouts",
+                                            "remote_skipped",    "remote_rejected",
+                                            "remote_bytes_read", "remote_bytes_written",
+                                            "remote_writes",     "remote_writes_dropped",
+                                            "remote_us"};
   std::string text;
   for (const std::string& name : earlier) text += name + " 1\n";
   auto parsed = cubby::parse_counters(text);

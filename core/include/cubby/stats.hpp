@@ -27,38 +27,41 @@ enum class Unit : unsigned char { count, bytes, ms };
 //             per lookup, from the persisted microseconds)
 //  what       what it counts
 // Persisted names are a file format (stats/counters of existing stores): never rename one.
-#define CUBBY_STATS(X)                                                                            \
-  X(hits_memory, count, "hits_memory", "hits (memory)", "lookups answered by the memory tier")    \
-  X(hits_disk, count, "hits_disk", "hits (disk)", "lookups answered by the store on disk")        \
-  X(hits_remote, count, "hits_remote", "hits (remote)", "lookups answered by the remote tier")    \
-  X(misses, count, "misses", "misses", "lookups that found no usable entry")                      \
-  X(compiles, count, "compiles", "compiles", "NVRTC compiles done (successful ones)")             \
+// The remote tier (CUBBY_REMOTE): a remote lookup is a hit (hits_remote) or a miss
+// (remote_misses); the other remote_* counters say why misses and writes failed.
+#define CUBBY_STATS(X)                                                                             \
+  X(hits_memory, count, "hits_memory", "hits (memory)", "lookups answered by the memory tier")     \
+  X(hits_disk, count, "hits_disk", "hits (disk)", "lookups answered by the store on disk")         \
+  X(hits_remote, count, "hits_remote", "hits (remote)", "lookups answered by the remote tier")     \
+  X(misses, count, "misses", "misses", "lookups that found no usable entry")                       \
+  X(compiles, count, "compiles", "compiles", "NVRTC compiles done (successful ones)")              \
   X(compile_failures, count, "compile_failures", "compile failures", "NVRTC compiles that failed") \
-  X(corrupt, count, "corrupt", "corrupt entries",                                                 \
-    "entries found bad (decode, or names missing) and removed")                                   \
-  X(failed_writes, count, "failed_writes", "failed writes",                                       \
-    "stores that could not be written (full, read-only, ...)")                                    \
-  X(bytes_read, bytes, "bytes_read", "bytes read", "entry bytes read from disk/remote")           \
-  X(bytes_written, bytes, "bytes_written", "bytes written", "entry bytes written")                \
-  X(compile_ms, ms, "compile_us", "", "time spent compiling in this process")                     \
-  X(compile_ms_saved, ms, "compile_us_saved", "", "sum of the original compile times of every hit") \
-  X(remote_misses, count, "remote_misses", "remote misses",                                       \
-    "remote lookups without a usable entry, for any reason below too")                            \
-  X(remote_errors, count, "remote_errors", "remote errors",                                       \
-    "remote calls that failed: refused, reset, auth, error reply")                                \
-  X(remote_timeouts, count, "remote_timeouts", "remote timeouts",                                 \
-    "remote calls past CUBBY_REMOTE_TIMEOUT_MS")                                                  \
-  X(remote_skipped, count, "remote_skipped", "remote skipped",                                    \
-    "remote calls not made: the remote failed within CUBBY_REMOTE_BACKOFF_MS")                    \
-  X(remote_rejected, count, "remote_rejected", "remote rejected",                                 \
-    "remote values refused: unsigned, badly signed, too large, corrupt or wrong entries")         \
-  X(remote_bytes_read, bytes, "remote_bytes_read", "remote bytes in", "value bytes received")     \
-  X(remote_bytes_written, bytes, "remote_bytes_written", "remote bytes out",                      \
-    "value bytes sent by successful remote writes")                                               \
-  X(remote_writes, count, "remote_writes", "remote writes", "entries written to the remote")      \
-  X(remote_writes_dropped, count, "remote_writes_dropped", "remote writes lost",                  \
-    "remote writes given up (queue full, failed, too large, at exit)")                            \
-  X(remote_ms, ms, "remote_us", "",                                                               \
+  X(corrupt, count, "corrupt", "corrupt entries",                                                  \
+    "entries found bad (decode, or names missing) and removed")                                    \
+  X(failed_writes, count, "failed_writes", "failed writes",                                        \
+    "stores that could not be written (full, read-only, ...)")                                     \
+  X(bytes_read, bytes, "bytes_read", "bytes read", "entry bytes read from disk/remote")            \
+  X(bytes_written, bytes, "bytes_written", "bytes written", "entry bytes written")                 \
+  X(compile_ms, ms, "compile_us", "", "time spent compiling in this process")                      \
+  X(compile_ms_saved, ms, "compile_us_saved", "",                                                  \
+    "sum of the original compile times of every hit")                                              \
+  X(remote_misses, count, "remote_misses", "remote misses",                                        \
+    "remote lookups without a usable entry, for any reason below too")                             \
+  X(remote_errors, count, "remote_errors", "remote errors",                                        \
+    "remote calls that failed: refused, reset, auth, error reply")                                 \
+  X(remote_timeouts, count, "remote_timeouts", "remote timeouts",                                  \
+    "remote calls past CUBBY_REMOTE_TIMEOUT_MS")                                                   \
+  X(remote_skipped, count, "remote_skipped", "remote skipped",                                     \
+    "remote calls not made: the remote failed within CUBBY_REMOTE_BACKOFF_MS")                     \
+  X(remote_rejected, count, "remote_rejected", "remote rejected",                                  \
+    "remote values refused: unsigned, badly signed, too large, corrupt or wrong entries")          \
+  X(remote_bytes_read, bytes, "remote_bytes_read", "remote bytes in", "value bytes received")      \
+  X(remote_bytes_written, bytes, "remote_bytes_written", "remote bytes out",                       \
+    "value bytes sent by successful remote writes")                                                \
+  X(remote_writes, count, "remote_writes", "remote writes", "entries written to the remote")       \
+  X(remote_writes_dropped, count, "remote_writes_dropped", "remote writes lost",                   \
+    "remote writes given up (queue full, failed, too large, at exit)")                             \
+  X(remote_ms, ms, "remote_us", "",                                                                \
     "time spent in remote lookups (per lookup: remote_ms / (hits_remote + remote_misses))")
 
 // The C++ type of a counter of each unit.
@@ -101,7 +104,13 @@ struct StatInfo {
 // Every counter, in CUBBY_STATS order (kStats[i] is Stat(i)).
 inline constexpr auto kStats = std::to_array<StatInfo>({
 #define CUBBY_STAT_INFO(name, unit, persisted, label, what) \
-  {#name, Unit::unit, persisted, label, what, CUBBY_STAT_COUNT_##unit(name), CUBBY_STAT_MS_##unit(name)},
+  {#name,                                                   \
+   Unit::unit,                                              \
+   persisted,                                               \
+   label,                                                   \
+   what,                                                    \
+   CUBBY_STAT_COUNT_##unit(name),                           \
+   CUBBY_STAT_MS_##unit(name)},
     CUBBY_STATS(CUBBY_STAT_INFO)
 #undef CUBBY_STAT_INFO
 });

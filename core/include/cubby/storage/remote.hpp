@@ -36,9 +36,9 @@ class RemoteTier : public Tier {
   // at once; a lookup made meanwhile waits for that connection instead of opening another. A
   // failure counts and trips the breaker as a lookup's would.
   virtual void connect_ahead() = 0;
-  // What the tier counted since it was opened (monotonic): its remote_* counters of Stats
-  // (remote_errors, remote_timeouts, remote_skipped, remote_rejected, remote_bytes_read,
-  // remote_bytes_written, remote_writes, remote_writes_dropped; see cubby/stats.hpp), the others 0.
+  // What the tier counted since it was opened (monotonic), as the remote_* counters of Stats
+  // (cubby/stats.hpp) that the tier itself counts (failures, rejected values, writes); the
+  // orchestrator counts the others (hits_remote, remote_misses, remote_ms). The rest are 0.
   virtual Stats counters() const = 0;
   // Where the remote is, with credentials redacted: safe for messages, logs and stats.
   virtual std::string location() const = 0;

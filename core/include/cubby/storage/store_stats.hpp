@@ -38,10 +38,11 @@ using Counters = std::map<std::string, std::int64_t, std::less<>>;
 // X(name, label, what): the counters only a store keeps (no process counts them in Stats), in
 // `cubby stats`'s order after the CUBBY_STATS rows; label "": not a row (the size estimate, shown
 // as measured entries and bytes instead).
-#define CUBBY_STORE_COUNTERS(X)                                                                  \
+#define CUBBY_STORE_COUNTERS(X)                                                                   \
   X(evictions, "evictions", "entries removed to keep the store under its size bound (gc, trims)") \
-  X(store_bytes, "", "size estimate: entry bytes (adjusted by every write and removal, made "    \
-                     "exact by `cubby gc`); the trigger of eviction")                            \
+  X(store_bytes, "",                                                                              \
+    "size estimate: entry bytes (adjusted by every write and removal, made "                      \
+    "exact by `cubby gc`); the trigger of eviction")                                              \
   X(store_entries, "", "size estimate: entries (as store_bytes)")
 
 struct StoreCounterInfo {
