@@ -1,6 +1,8 @@
 // `cubby stats`: what the store holds (measured) and what every process that used it counted
 // (hits by tier, misses, compiles, compile time saved, evictions, corrupt entries, failed writes).
 #include <iostream>
+#include <string_view>
+#include <vector>
 
 #include "cli.hpp"
 #include "cubby/storage/remote.hpp"
@@ -9,30 +11,19 @@
 namespace cubby::cli {
 namespace {
 
-// Counters shown, in order: persisted name, label. Times are persisted in microseconds.
-constexpr std::pair<const char*, const char*> kCounters[] = {
-    {"hits_memory", "hits (memory)"},
-    {"hits_disk", "hits (disk)"},
-    {"hits_remote", "hits (remote)"},
-    {"misses", "misses"},
-    {"compiles", "compiles"},
-    {"compile_failures", "compile failures"},
-    {"corrupt", "corrupt entries"},
-    {"failed_writes", "failed writes"},
-    {"evictions", "evictions"},
-    {"bytes_read", "bytes read"},
-    {"bytes_written", "bytes written"},
-    // The remote tier (CUBBY_REMOTE; see README "Remote tier (Redis)").
-    {"remote_misses", "remote misses"},
-    {"remote_errors", "remote errors"},
-    {"remote_timeouts", "remote timeouts"},
-    {"remote_skipped", "remote skipped"},
-    {"remote_rejected", "remote rejected"},
-    {"remote_bytes_read", "remote bytes in"},
-    {"remote_bytes_written", "remote bytes out"},
-    {"remote_writes", "remote writes"},
-    {"remote_writes_dropped", "remote writes lost"},
-};
+// Counters shown, in order: persisted name, label. Every counted CUBBY_STATS line with a label,
+// then the store's own counters with one (cubby/stats.hpp, cubby/storage/store_stats.hpp).
+std::vector<std::pair<std::string_view, std::string_view>> shown_counters() {
+  std::vector<std::pair<std::string_view, std::string_view>> shown;
+  for (const StatInfo& stat : kStats) {
+    if (!stat.persisted.empty() && !stat.label.empty())
+      shown.emplace_back(stat.persisted, stat.label);
+  }
+  for (const StoreCounterInfo& counter : kStoreCounters) {
+    if (!counter.label.empty()) shown.emplace_back(counter.name, counter.label);
+  }
+  return shown;
+}
 
 std::int64_t counter(const Counters& counters, std::string_view name) {
   const auto found = counters.find(name);
@@ -75,16 +66,25 @@ int run_stats(const Common& common, bool zero) {
                                : 0;
 
   if (common.json) {
-    json out = {{"dir", config.dir.string()},
-                {"entries", count},
-                {"bytes", bytes},
-                {"max_size", config.max_size},
-                {"hit_rate", hit_rate},
-                {"compile_ms", compile_ms},
-                {"compile_ms_saved", saved_ms},
-                {"remote_ms_per_lookup", remote_ms}};
+    json out = {
+        {"dir", config.dir.string()},  {"entries", count},     {"bytes", bytes},
+        {"max_size", config.max_size}, {"hit_rate", hit_rate}, {"remote_ms_per_lookup", remote_ms}};
     if (!config.remote_url.empty()) out["remote"] = redact_remote_url(config.remote_url);
-    for (const auto& [name, label] : kCounters) out[name] = counter(counters, name);
+    // Every persisted process counter by its Stats name (times in ms, from the persisted
+    // microseconds: compile_ms, compile_ms_saved, remote_ms) and the store's own counters shown as
+    // rows (evictions); all of them as persisted under "counters".
+    for (const StatInfo& stat : kStats) {
+      if (stat.persisted.empty()) continue;
+      const std::int64_t value = counter(counters, stat.persisted);
+      if (stat.unit == Unit::ms) {
+        out[std::string(stat.name)] = static_cast<double>(value) / 1000.0;
+      } else {
+        out[std::string(stat.name)] = value;
+      }
+    }
+    for (const StoreCounterInfo& store : kStoreCounters) {
+      if (!store.label.empty()) out[std::string(store.name)] = counter(counters, store.name);
+    }
     out["counters"] = counters;
     print_json(out);
     return kExitOk;
@@ -93,9 +93,8 @@ int run_stats(const Common& common, bool zero) {
   std::cout << "entries            " << count << '\n';
   std::cout << "bytes              " << bytes << " (" << format_bytes(bytes) << " of "
             << format_bytes(config.max_size) << ")\n";
-  for (const auto& [name, label] : kCounters) {
-    std::cout << label << std::string(19 - std::string_view(label).size(), ' ')
-              << counter(counters, name) << '\n';
+  for (const auto& [name, label] : shown_counters()) {
+    std::cout << label << std::string(19 - label.size(), ' ') << counter(counters, name) << '\n';
   }
   char rate[16];
   std::snprintf(rate, sizeof rate, "%.1f%%", hit_rate * 100.0);

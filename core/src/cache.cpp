@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -27,41 +26,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::nanoseconds kFlushEvery = std::chrono::seconds(5);
 // How long a miss waits for another process compiling the same key before compiling itself.
 constexpr std::chrono::milliseconds kCompileLockWait = std::chrono::minutes(5);
-
-// The counters persisted for the growth of `stats` from `before` to `after` (zeros left out).
-Counters counters_between(const Stats& before, const Stats& after) {
-  Counters delta;
-  auto put = [&](const char* name, std::uint64_t from, std::uint64_t to) {
-    if (to != from) delta[name] = static_cast<std::int64_t>(to - from);
-  };
-  auto put_ms = [&](const char* name, double from, double to) {
-    const auto us = std::llround(to * 1000.0) - std::llround(from * 1000.0);
-    if (us != 0) delta[name] = us;
-  };
-  put("hits_memory", before.hits_memory, after.hits_memory);
-  put("hits_disk", before.hits_disk, after.hits_disk);
-  put("hits_remote", before.hits_remote, after.hits_remote);
-  put("misses", before.misses, after.misses);
-  put("compiles", before.compiles, after.compiles);
-  put("compile_failures", before.compile_failures, after.compile_failures);
-  put("corrupt", before.corrupt, after.corrupt);
-  put("failed_writes", before.failed_writes, after.failed_writes);
-  put("bytes_read", before.bytes_read, after.bytes_read);
-  put("bytes_written", before.bytes_written, after.bytes_written);
-  put_ms("compile_us", before.compile_ms, after.compile_ms);
-  put_ms("compile_us_saved", before.compile_ms_saved, after.compile_ms_saved);
-  put("remote_misses", before.remote_misses, after.remote_misses);
-  put("remote_errors", before.remote_errors, after.remote_errors);
-  put("remote_timeouts", before.remote_timeouts, after.remote_timeouts);
-  put("remote_skipped", before.remote_skipped, after.remote_skipped);
-  put("remote_rejected", before.remote_rejected, after.remote_rejected);
-  put("remote_bytes_read", before.remote_bytes_read, after.remote_bytes_read);
-  put("remote_bytes_written", before.remote_bytes_written, after.remote_bytes_written);
-  put("remote_writes", before.remote_writes, after.remote_writes);
-  put("remote_writes_dropped", before.remote_writes_dropped, after.remote_writes_dropped);
-  put_ms("remote_us", before.remote_ms, after.remote_ms);
-  return delta;
-}
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -178,33 +142,6 @@ void Cache::finish() {
   }
 }
 
-Stats difference(const Stats& after, const Stats& before) {
-  Stats d;
-  d.hits_memory = after.hits_memory - before.hits_memory;
-  d.hits_disk = after.hits_disk - before.hits_disk;
-  d.hits_remote = after.hits_remote - before.hits_remote;
-  d.misses = after.misses - before.misses;
-  d.compiles = after.compiles - before.compiles;
-  d.compile_failures = after.compile_failures - before.compile_failures;
-  d.corrupt = after.corrupt - before.corrupt;
-  d.failed_writes = after.failed_writes - before.failed_writes;
-  d.bytes_read = after.bytes_read - before.bytes_read;
-  d.bytes_written = after.bytes_written - before.bytes_written;
-  d.compile_ms = after.compile_ms - before.compile_ms;
-  d.compile_ms_saved = after.compile_ms_saved - before.compile_ms_saved;
-  d.remote_misses = after.remote_misses - before.remote_misses;
-  d.remote_errors = after.remote_errors - before.remote_errors;
-  d.remote_timeouts = after.remote_timeouts - before.remote_timeouts;
-  d.remote_skipped = after.remote_skipped - before.remote_skipped;
-  d.remote_rejected = after.remote_rejected - before.remote_rejected;
-  d.remote_bytes_read = after.remote_bytes_read - before.remote_bytes_read;
-  d.remote_bytes_written = after.remote_bytes_written - before.remote_bytes_written;
-  d.remote_writes = after.remote_writes - before.remote_writes;
-  d.remote_writes_dropped = after.remote_writes_dropped - before.remote_writes_dropped;
-  d.remote_ms = after.remote_ms - before.remote_ms;
-  return d;
-}
-
 std::string Cache::default_arch() const {
   std::call_once(arch_once_, [this] {
     if (!config_.default_arch.empty()) {
@@ -247,17 +184,8 @@ Stats Cache::stats() const {
     std::lock_guard lock(stats_mutex_);
     out = stats_;
   }
-  if (remote_) {  // what the remote tier counted itself (failures, rejected values, writes)
-    const RemoteCounters remote = remote_->counters();
-    out.remote_errors += remote.errors;
-    out.remote_timeouts += remote.timeouts;
-    out.remote_skipped += remote.skipped;
-    out.remote_rejected += remote.rejected;
-    out.remote_bytes_read += remote.bytes_read;
-    out.remote_bytes_written += remote.bytes_written;
-    out.remote_writes += remote.writes;
-    out.remote_writes_dropped += remote.writes_dropped;
-  }
+  // What the remote tier counted itself (failures, rejected values, writes).
+  if (remote_) out += remote_->counters();
   return out;
 }
 
@@ -278,7 +206,7 @@ std::optional<Counters> Cache::flush_stats(bool totals_needed) {
   std::lock_guard flush(flush_mutex_);
   last_flush_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   const Stats now = stats();
-  Counters delta = counters_between(flushed_, now);
+  Counters delta = persisted_delta(flushed_, now);
   const std::int64_t store_bytes = pending_store_bytes_.exchange(0);
   const std::int64_t store_entries = pending_store_entries_.exchange(0);
   if (store_bytes != 0) delta["store_bytes"] = store_bytes;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cubby/cache.hpp"
+#include "cubby/stats.hpp"
 
 namespace cubby {
 
@@ -15,16 +15,12 @@ namespace cubby {
 // parser. Throws only std::bad_alloc.
 std::string json_text(const nlohmann::json& document);
 
-// `stats` as a JSON object: hits_memory, hits_disk, hits_remote, misses, compiles,
-// compile_failures, corrupt, failed_writes, bytes_read, bytes_written, compile_ms,
-// compile_ms_saved, and the remote tier's remote_misses, remote_errors, remote_timeouts,
-// remote_skipped, remote_rejected, remote_bytes_read, remote_bytes_written, remote_writes,
-// remote_writes_dropped, remote_ms.
+// `stats` as a JSON object: one member per counter of kStats (cubby/stats.hpp), by its name.
 nlohmann::json stats_to_json(const Stats& stats);
 
 // When CUBBY_STATS_FILE names a file, appends `stats_to_json(stats)` plus "pid" as one line with a
 // single O_APPEND write (lines of concurrent processes never interleave), creating the file if
-// needed. Does nothing when the variable is unset or empty or when nothing was counted. Never
+// needed. Does nothing when the variable is unset or empty or when no counter is set. Never
 // throws; a file that cannot be written is skipped silently (stats are advisory).
 void report_stats_to_file(const Stats& stats) noexcept;
 

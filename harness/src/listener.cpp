@@ -33,13 +33,15 @@ std::optional<Stats> stats_now() {
 
 void record_properties(const Stats& stats, const LookupTime& time) {
   record("cubby_hits", stats.hits_memory + stats.hits_disk + stats.hits_remote);
-  record("cubby_hits_memory", stats.hits_memory);
-  record("cubby_hits_disk", stats.hits_disk);
-  record("cubby_hits_remote", stats.hits_remote);
-  record("cubby_misses", stats.misses);
-  record("cubby_compiles", stats.compiles);
-  ::testing::Test::RecordProperty("cubby_compile_ms", milliseconds(stats.compile_ms));
-  ::testing::Test::RecordProperty("cubby_compile_ms_saved", milliseconds(stats.compile_ms_saved));
+  // Every counter of the table (cubby/stats.hpp) as cubby_<name>; times in ms, one decimal.
+  for (const StatInfo& stat : kStats) {
+    const std::string key = "cubby_" + std::string(stat.name);
+    if (stat.count != nullptr) {
+      record(key.c_str(), stats.*stat.count);
+    } else {
+      ::testing::Test::RecordProperty(key, milliseconds(stats.*stat.ms));
+    }
+  }
   // Microseconds matter here: a memory hit takes a few.
   record("cubby_lookups", time.hits);
   ::testing::Test::RecordProperty("cubby_lookup_ms", milliseconds(time.hit_ms, 3));

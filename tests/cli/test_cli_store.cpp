@@ -11,15 +11,19 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli_process.hpp"
 #include "cubby/entry.hpp"
+#include "cubby/stats.hpp"
 #include "cubby/storage/disk.hpp"
+#include "cubby/storage/store_stats.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -381,6 +385,50 @@ TEST_F(StoreCliTest, StatsCountAcrossProcessesAndZeroResetsThem) {
   stats = parse(cubby({"stats", "--zero", "--json"}));
   EXPECT_EQ(stats["compiles"], 0);
   EXPECT_EQ(stats["entries"], 1);
+}
+
+// Every counter of the tables (cubby/stats.hpp, store_stats.hpp) as `cubby stats` shows it: read
+// from a stats/counters file as earlier versions wrote it ("name value" lines), each counter by
+// its Stats name in --json (times in ms from the persisted microseconds), each label as a row.
+TEST_F(StoreCliTest, StatsShowEveryCounterOfTheTable) {
+  std::string file;
+  std::int64_t value = 1000;
+  std::map<std::string_view, std::int64_t> persisted;
+  for (const std::string_view name : cubby::persisted_names()) {
+    persisted[name] = ++value;
+    file += std::string(name) + " " + std::to_string(value) + "\n";
+  }
+  write_text(store_ / "stats/counters", file);
+  const json stats = parse(cubby({"stats", "--json"}));
+  for (const cubby::StatInfo& stat : cubby::kStats) {
+    SCOPED_TRACE(std::string(stat.name));
+    ASSERT_FALSE(stat.persisted.empty());
+    ASSERT_TRUE(stats.contains(std::string(stat.name))) << stats.dump();
+    const std::int64_t stored = persisted.at(stat.persisted);
+    if (stat.unit == cubby::Unit::ms) {
+      EXPECT_DOUBLE_EQ(stats[std::string(stat.name)].get<double>(),
+                       static_cast<double>(stored) / 1000.0);
+    } else {
+      EXPECT_EQ(stats[std::string(stat.name)], stored);
+    }
+    EXPECT_EQ(stats["counters"][std::string(stat.persisted)], stored);
+  }
+  const Outcome human = cubby({"stats"});
+  EXPECT_EQ(human.exit_code, 0) << human.err;
+  auto row = [&](std::string_view label, std::int64_t shown) {
+    const std::string line =
+        std::string(label) + std::string(19 - label.size(), ' ') + std::to_string(shown) + "\n";
+    EXPECT_NE(human.out.find(line), std::string::npos) << line << " not in\n" << human.out;
+  };
+  for (const cubby::StatInfo& stat : cubby::kStats) {
+    if (!stat.label.empty()) row(stat.label, persisted.at(stat.persisted));
+  }
+  for (const cubby::StoreCounterInfo& counter : cubby::kStoreCounters) {
+    EXPECT_EQ(stats["counters"][std::string(counter.name)], persisted.at(counter.name));
+    if (counter.label.empty()) continue;
+    EXPECT_EQ(stats[std::string(counter.name)], persisted.at(counter.name));
+    row(counter.label, persisted.at(counter.name));
+  }
 }
 
 TEST_F(StoreCliTest, BadInputGetsClearMessagesAndLosesNothing) {

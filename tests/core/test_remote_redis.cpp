@@ -67,11 +67,11 @@ TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
   EXPECT_EQ(**found, bytes);
   ASSERT_TRUE(tier.remove(key_of(1)));
   EXPECT_EQ(raw_get(key_of(1)), std::nullopt);
-  const RemoteCounters counters = tier.counters();
-  EXPECT_EQ(counters.writes, 1u);
-  EXPECT_EQ(counters.bytes_written, bytes.size());
-  EXPECT_EQ(counters.bytes_read, bytes.size());
-  EXPECT_EQ(counters.errors + counters.timeouts + counters.skipped + counters.rejected, 0u);
+  const Stats counters = tier.counters();
+  EXPECT_EQ(counters.remote_writes, 1u);
+  EXPECT_EQ(counters.remote_bytes_written, bytes.size());
+  EXPECT_EQ(counters.remote_bytes_read, bytes.size());
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped + counters.remote_rejected, 0u);
 }
 
 TEST_F(RedisTierTest, SignedWritesAndRejectedReads) {
@@ -86,15 +86,15 @@ TEST_F(RedisTierTest, SignedWritesAndRejectedReads) {
   ASSERT_TRUE(same && same->has_value());
   EXPECT_EQ(**same, "payload");
   EXPECT_FALSE(beta.get(key_of(2)));  // another secret: rejected
-  EXPECT_EQ(beta.counters().rejected, 1u);
+  EXPECT_EQ(beta.counters().remote_rejected, 1u);
 
   ASSERT_TRUE(plain.put(key_of(3), "unsigned"));
   EXPECT_FALSE(alpha.get(key_of(3)));  // unsigned, with a secret: rejected
-  EXPECT_EQ(alpha.counters().rejected, 1u);
+  EXPECT_EQ(alpha.counters().remote_rejected, 1u);
   // Rejections are not failures of the remote: no back-off, the next lookup is made.
   auto again = alpha.get(key_of(2));
   ASSERT_TRUE(again && again->has_value());
-  EXPECT_EQ(alpha.counters().skipped, 0u);
+  EXPECT_EQ(alpha.counters().remote_skipped, 0u);
 }
 
 TEST_F(RedisTierTest, ReadModeWritesNothing) {
@@ -107,7 +107,7 @@ TEST_F(RedisTierTest, ReadModeWritesNothing) {
   EXPECT_FALSE(tier.remove(key_of(4)));
   EXPECT_EQ(raw_get(key_of(4)), std::nullopt);
   EXPECT_EQ(server_->command({"DBSIZE"})->value, "0");
-  EXPECT_EQ(tier.counters().writes, 0u);
+  EXPECT_EQ(tier.counters().remote_writes, 0u);
 }
 
 TEST_F(RedisTierTest, SizeLimitAndTtl) {
@@ -117,7 +117,7 @@ TEST_F(RedisTierTest, SizeLimitAndTtl) {
   RedisTier tier(o);
   EXPECT_FALSE(tier.put(key_of(5), "123456789"));  // 9 bytes > 8: not sent
   EXPECT_EQ(raw_get(key_of(5)), std::nullopt);
-  EXPECT_EQ(tier.counters().writes_dropped, 1u);
+  EXPECT_EQ(tier.counters().remote_writes_dropped, 1u);
   ASSERT_TRUE(tier.put(key_of(6), "12345678"));
   const auto ttl = server_->command({"TTL", RedisTier::redis_key(key_of(6))});
   ASSERT_TRUE(ttl && ttl->value);
@@ -126,7 +126,7 @@ TEST_F(RedisTierTest, SizeLimitAndTtl) {
   // A value over the limit written by someone else is rejected, not read.
   ASSERT_TRUE(server_->command({"SET", RedisTier::redis_key(key_of(7)), std::string(100, 'x')}));
   EXPECT_FALSE(tier.get(key_of(7)));
-  EXPECT_EQ(tier.counters().rejected, 1u);
+  EXPECT_EQ(tier.counters().remote_rejected, 1u);
 }
 
 TEST_F(RedisTierTest, TtlOverWhatRedisAcceptsIsClampedWithAWarning) {
@@ -176,7 +176,7 @@ TEST_F(RedisTierTest, LargeValuesEmptyValuesAndOddRepliesKeepTheConnectionInStep
   auto wrong = tier.get(key_of(32));
   ASSERT_FALSE(wrong);
   EXPECT_NE(wrong.error().message.find("WRONGTYPE"), std::string::npos) << wrong.error().message;
-  EXPECT_EQ(tier.counters().errors, 1u);
+  EXPECT_EQ(tier.counters().remote_errors, 1u);
   // Every later call on the pooled connection(s) still gets its own reply.
   for (int round = 0; round < 3; ++round) {
     auto again = tier.get(key_of(30));
@@ -186,8 +186,8 @@ TEST_F(RedisTierTest, LargeValuesEmptyValuesAndOddRepliesKeepTheConnectionInStep
     ASSERT_TRUE(missing);
     EXPECT_FALSE(missing->has_value());
   }
-  EXPECT_EQ(tier.counters().errors, 1u);
-  EXPECT_EQ(tier.counters().bytes_read, 4 * big.size());
+  EXPECT_EQ(tier.counters().remote_errors, 1u);
+  EXPECT_EQ(tier.counters().remote_bytes_read, 4 * big.size());
 }
 
 // An entry-like value that compresses well (CUBINs shrink ~8x).
@@ -244,11 +244,11 @@ TEST_F(RedisTierTest, ValuesTravelCompressedAndBothFormsAreRead) {
   const auto stored = raw_get(key_of(40));
   ASSERT_TRUE(stored);
   EXPECT_TRUE(is_compressed(*stored));
-  EXPECT_EQ(tier.counters().bytes_written, stored->size());  // what crossed the network
+  EXPECT_EQ(tier.counters().remote_bytes_written, stored->size());  // what crossed the network
   auto found = tier.get(key_of(40));
   ASSERT_TRUE(found && found->has_value());
   EXPECT_TRUE(**found == entry);
-  EXPECT_EQ(tier.counters().bytes_read, stored->size());
+  EXPECT_EQ(tier.counters().remote_bytes_read, stored->size());
   // A writer with compression off stores the entry itself; readers take either form.
   RedisOptions plain_options = options();
   plain_options.compress = false;
@@ -284,8 +284,8 @@ TEST_F(RedisTierTest, CorruptCompressedValuesAreRejectedAndTheNextCallWorks) {
     ASSERT_TRUE(server_->command({"SET", RedisTier::redis_key(key_of(43)), bad}));
     EXPECT_FALSE(tier.get(key_of(43)));
   }
-  EXPECT_EQ(tier.counters().rejected, 3u);
-  EXPECT_EQ(tier.counters().errors + tier.counters().skipped, 0u);  // not a failure of Redis
+  EXPECT_EQ(tier.counters().remote_rejected, 3u);
+  EXPECT_EQ(tier.counters().remote_errors + tier.counters().remote_skipped, 0u);  // not a failure of Redis
   ASSERT_TRUE(tier.put(key_of(43), entry));
   auto good = tier.get(key_of(43));
   ASSERT_TRUE(good && good->has_value());
@@ -300,7 +300,7 @@ TEST_F(RedisTierTest, OversizedValueIsRejectedUnreadAndTheNextCallWorks) {
       server_->command({"SET", RedisTier::redis_key(key_of(34)), std::string(1 << 20, 'y')}));
   ASSERT_TRUE(tier.put(key_of(35), "small"));
   EXPECT_FALSE(tier.get(key_of(34)));  // rejected from its length: its bytes are never read
-  EXPECT_EQ(tier.counters().rejected, 1u);
+  EXPECT_EQ(tier.counters().remote_rejected, 1u);
   auto small = tier.get(key_of(35));  // not answered with the rejected value's leftovers
   ASSERT_TRUE(small && small->has_value());
   EXPECT_EQ(**small, "small");
@@ -312,7 +312,7 @@ TEST_F(RedisTierTest, BackgroundWritesAreDrained) {
   tier.drain(std::chrono::seconds(10));
   for (std::uint8_t i = 10; i < 20; ++i)
     EXPECT_EQ(raw_get(key_of(i)), "bytes " + std::to_string(i));
-  EXPECT_EQ(tier.counters().writes, 10u);
+  EXPECT_EQ(tier.counters().remote_writes, 10u);
 }
 
 TEST_F(RedisTierTest, KilledServerIsAnErrorThenSkipped) {
@@ -321,10 +321,10 @@ TEST_F(RedisTierTest, KilledServerIsAnErrorThenSkipped) {
   server_->stop();
   auto failed = tier.get(key_of(8));
   EXPECT_FALSE(failed);
-  EXPECT_EQ(tier.counters().errors, 1u);
+  EXPECT_EQ(tier.counters().remote_errors, 1u);
   EXPECT_FALSE(tier.get(key_of(8)));  // within the back-off: not even tried
-  EXPECT_EQ(tier.counters().skipped, 1u);
-  EXPECT_EQ(tier.counters().errors, 1u);
+  EXPECT_EQ(tier.counters().remote_skipped, 1u);
+  EXPECT_EQ(tier.counters().remote_errors, 1u);
 }
 
 TEST_F(RedisTierTest, PausedServerTimesOutThenIsSkipped) {
@@ -332,9 +332,9 @@ TEST_F(RedisTierTest, PausedServerTimesOutThenIsSkipped) {
   ASSERT_TRUE(tier.put(key_of(9), "x"));
   server_->pause();
   EXPECT_FALSE(tier.get(key_of(9)));  // returns after the 300 ms timeout
-  EXPECT_EQ(tier.counters().timeouts, 1u);
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
   EXPECT_FALSE(tier.get(key_of(9)));
-  EXPECT_EQ(tier.counters().skipped, 1u);
+  EXPECT_EQ(tier.counters().remote_skipped, 1u);
   server_->resume();
 }
 
@@ -373,7 +373,7 @@ TEST_F(RedisTierTest, ConnectAheadOpensOneConnectionThatLookupsWaitForAndUse) {
   RedisTier idle(options());
   idle.connect_ahead();
   EXPECT_EQ(server_->await_connections_since(idle_before), 1u);
-  EXPECT_EQ(idle.counters().errors + idle.counters().timeouts, 0u);
+  EXPECT_EQ(idle.counters().remote_errors + idle.counters().remote_timeouts, 0u);
 }
 
 // A port nobody listens on: connect is refused at once (no server needed).
@@ -389,18 +389,18 @@ TEST(RedisTierRefused, ConnectAheadFailureCountsOnceAndTheLookupIsSkipped) {
   RedisTier tier(refused_options());
   tier.connect_ahead();
   EXPECT_FALSE(tier.get(key_of(1)));  // waits for the failed connect, then the breaker is open
-  const RemoteCounters counters = tier.counters();
-  EXPECT_EQ(counters.errors + counters.timeouts, 1u);
-  EXPECT_EQ(counters.skipped, 1u);
+  const Stats counters = tier.counters();
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts, 1u);
+  EXPECT_EQ(counters.remote_skipped, 1u);
 }
 
 TEST(RedisTierRefused, NothingListeningIsAnErrorThenSkipped) {
   RedisTier tier(refused_options());
   EXPECT_FALSE(tier.get(key_of(1)));
   EXPECT_FALSE(tier.get(key_of(1)));
-  const RemoteCounters counters = tier.counters();
-  EXPECT_EQ(counters.errors + counters.timeouts, 1u);
-  EXPECT_EQ(counters.skipped, 1u);
+  const Stats counters = tier.counters();
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts, 1u);
+  EXPECT_EQ(counters.remote_skipped, 1u);
 }
 
 // A server that drips a reply: a byte every 20 ms, so that no single read ever waits as long as
@@ -427,9 +427,9 @@ TEST(RedisTierDrip, GetWithADrippedValueFailsByTheDeadline) {
   const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(50)); });
   EXPECT_FALSE(got);
   EXPECT_LT(took, 5 * kDripTimeout);  // a bound derived from the timeout, not a speed target
-  EXPECT_EQ(tier.counters().timeouts, 1u);
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
   EXPECT_FALSE(tier.get(key_of(50)));  // the breaker is open: not asked again
-  EXPECT_EQ(tier.counters().skipped, 1u);
+  EXPECT_EQ(tier.counters().remote_skipped, 1u);
 }
 
 TEST(RedisTierDrip, GetWithADrippedLengthLineFailsByTheDeadline) {
@@ -439,7 +439,7 @@ TEST(RedisTierDrip, GetWithADrippedLengthLineFailsByTheDeadline) {
   const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(51)); });
   EXPECT_FALSE(got);
   EXPECT_LT(took, 5 * kDripTimeout);
-  EXPECT_EQ(tier.counters().timeouts, 1u);
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
 }
 
 TEST(RedisTierDrip, SetWithADrippedReplyFailsByTheDeadline) {
@@ -449,8 +449,8 @@ TEST(RedisTierDrip, SetWithADrippedReplyFailsByTheDeadline) {
   const auto took = testing::duration_of(server, [&] { put = tier.put(key_of(52), "bytes"); });
   EXPECT_FALSE(put);
   EXPECT_LT(took, 5 * kDripTimeout);
-  EXPECT_EQ(tier.counters().timeouts, 1u);
-  EXPECT_EQ(tier.counters().writes_dropped, 1u);
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
+  EXPECT_EQ(tier.counters().remote_writes_dropped, 1u);
   EXPECT_NE(put.error().message.find("CUBBY_REMOTE_TIMEOUT_MS"), std::string::npos)
       << put.error().message;
 }
@@ -463,7 +463,7 @@ TEST(RedisTierDrip, DrippedAuthReplyFailsTheLookupByTheDeadline) {
   const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(53)); });
   EXPECT_FALSE(got);
   EXPECT_LT(took, 5 * kDripTimeout);
-  EXPECT_EQ(tier.counters().timeouts, 1u);
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
   EXPECT_EQ(server.received("GET"), 0);
 }
 

@@ -19,6 +19,32 @@ class ListenerReports : public ::testing::Test {
   std::string store() const { return (scratch_.path() / "store").string(); }
 };
 
+// Every counter of the table (cubby/stats.hpp) is a property cubby_<name>, with its value (times
+// in ms, one decimal), besides the total cubby_hits.
+TEST(ListenerProperties, EveryCounterOfTheTableIsRecorded) {
+  Stats stats;
+  for (std::size_t i = 0; i < kStats.size(); ++i) {
+    if (kStats[i].count != nullptr) stats.*kStats[i].count = 100 + i;
+    if (kStats[i].ms != nullptr) stats.*kStats[i].ms = 100.0 + static_cast<double>(i) + 0.375;
+  }
+  record_properties(stats, LookupTime{});
+  const ::testing::TestResult& result =
+      *::testing::UnitTest::GetInstance()->current_test_info()->result();
+  std::map<std::string, std::string> recorded;
+  for (int i = 0; i < result.test_property_count(); ++i) {
+    recorded[result.GetTestProperty(i).key()] = result.GetTestProperty(i).value();
+  }
+  for (std::size_t i = 0; i < kStats.size(); ++i) {
+    const std::string key = "cubby_" + std::string(kStats[i].name);
+    ASSERT_TRUE(recorded.contains(key)) << key;
+    EXPECT_EQ(recorded[key],
+              kStats[i].count != nullptr ? std::to_string(100 + i) : std::to_string(100 + i) + ".4")
+        << key;
+  }
+  EXPECT_EQ(recorded["cubby_hits"],
+            std::to_string(stats.hits_memory + stats.hits_disk + stats.hits_remote));
+}
+
 TEST_F(ListenerReports, PropertiesAppearInTheXmlReport) {
   const std::string report = (scratch_.path() / "report.xml").string();
   const ChildRun run =

@@ -45,6 +45,24 @@ def test_a_second_session_hits_what_the_first_compiled(pytester, run, store):
     assert re.search(r"2 entries", summary(second))
 
 
+def test_the_summary_adds_up_every_counter_the_library_reports(tmp_path):
+    # The plugin lists no counter names: it sums every number of a stats line, so each counter of
+    # libcubby's table (cubby_stats_json's keys) reaches the session's totals.
+    import cubby
+    from cubby import plugin
+
+    with cubby.Cache(tmp_path / "store") as handle:
+        names = sorted(handle.stats())
+    assert {"hits_disk", "failed_writes", "remote_rejected", "remote_writes_dropped",
+            "compile_ms"} <= set(names)
+    line = {name: index + 1 for index, name in enumerate(names)}
+    line["pid"] = 4242
+    total: dict = {}
+    plugin._add(total, line)
+    plugin._add(total, line)
+    assert total == {name: 2 * (index + 1) for index, name in enumerate(names)}
+
+
 SHOW_ENV = """
 import os
 def test_env():

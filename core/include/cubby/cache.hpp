@@ -16,6 +16,7 @@
 #include "cubby/entry.hpp"
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
+#include "cubby/stats.hpp"
 #include "cubby/storage/disk.hpp"
 #include "cubby/storage/memory.hpp"
 #include "cubby/storage/remote.hpp"
@@ -41,35 +42,7 @@ struct CacheResult {
   const std::string& lowered_name(std::string_view name_expression) const;
 };
 
-struct Stats {
-  std::uint64_t hits_memory = 0;
-  std::uint64_t hits_disk = 0;
-  std::uint64_t hits_remote = 0;
-  std::uint64_t misses = 0;    // lookups that found no usable entry
-  std::uint64_t compiles = 0;  // NVRTC compiles done (successful ones)
-  std::uint64_t compile_failures = 0;
-  std::uint64_t corrupt = 0;        // entries found bad (decode, or names missing) and removed
-  std::uint64_t failed_writes = 0;  // stores that could not be written (full, read-only, ...)
-  std::uint64_t bytes_read = 0;     // entry bytes read from disk/remote
-  std::uint64_t bytes_written = 0;  // entry bytes written
-  double compile_ms = 0;            // time spent compiling in this process
-  double compile_ms_saved = 0;      // sum of the original compile times of every hit
-  // The remote tier (CUBBY_REMOTE). A remote lookup is a hit (hits_remote) or a miss; the other
-  // counters say why misses and writes failed. Latency: remote_ms / (hits_remote + remote_misses).
-  std::uint64_t remote_misses = 0;    // lookups without a usable entry, for any reason below too
-  std::uint64_t remote_errors = 0;    // calls that failed: refused, reset, auth, error reply
-  std::uint64_t remote_timeouts = 0;  // calls past CUBBY_REMOTE_TIMEOUT_MS
-  std::uint64_t remote_skipped = 0;   // calls not made: failed within CUBBY_REMOTE_BACKOFF_MS
-  std::uint64_t remote_rejected = 0;  // unsigned, badly signed, too large, corrupt or wrong entries
-  std::uint64_t remote_bytes_read = 0;
-  std::uint64_t remote_bytes_written = 0;
-  std::uint64_t remote_writes = 0;          // entries written to the remote
-  std::uint64_t remote_writes_dropped = 0;  // writes given up (queue full, failed, too large)
-  double remote_ms = 0;                     // time spent in remote lookups
-};
-
-// `after - before`, field by field.
-Stats difference(const Stats& after, const Stats& before);
+// Stats (a process's counters) and difference: cubby/stats.hpp.
 
 class Cache {
  public:

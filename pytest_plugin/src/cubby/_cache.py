@@ -272,9 +272,8 @@ class Cache:
         return self._dir
 
     def stats(self) -> Dict[str, float]:
-        """This handle's counters: hits_memory, hits_disk, hits_remote, misses, compiles,
-        compile_failures, corrupt, failed_writes, bytes_read, bytes_written, compile_ms,
-        compile_ms_saved."""
+        """This handle's counters by name: every counter of libcubby's table (cubby/stats.hpp):
+        hits_memory, hits_disk, hits_remote, misses, compiles, compile_ms, ... (times in ms)."""
         with self._call() as handle:
             text = self._lib.cubby_stats_json(handle)
         if text is None:

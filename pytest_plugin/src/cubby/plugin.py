@@ -40,12 +40,10 @@ _SETTINGS = [
 ]
 _EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_BASE_DIR",
              "CUBBY_STATS_FILE")
-_COUNTERS = ("hits_memory", "hits_disk", "hits_remote", "misses", "compiles", "compile_failures",
-             "corrupt", "failed_writes", "bytes_read", "bytes_written", "compile_ms",
-             "compile_ms_saved", "processes", "cupy_hits", "cupy_misses", "cupy_saves",
-             "remote_misses", "remote_errors", "remote_timeouts", "remote_skipped",
-             "remote_rejected", "remote_bytes_read", "remote_bytes_written", "remote_writes",
-             "remote_writes_dropped", "remote_ms")
+# Fields of a stats line (a CUBBY_STATS_FILE line, Cache.stats(), the CuPy backend's counters)
+# that are not counters: every other number is summed, so the counters' names come from libcubby
+# (its counter table, cubby/stats.hpp, as cubby_stats_json writes it) and are not listed here.
+_NOT_COUNTERS = ("pid",)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
 
@@ -124,8 +122,10 @@ def _read_stats_file(path: Optional[str], offset: int = 0) -> Tuple[List[dict], 
 
 
 def _add(total: Dict[str, float], part: Dict[str, float]) -> None:
-    for name in _COUNTERS:
-        total[name] = total.get(name, 0) + part.get(name, 0)
+    for name, value in part.items():
+        if name in _NOT_COUNTERS or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        total[name] = total.get(name, 0) + value
 
 
 class CubbyPlugin:

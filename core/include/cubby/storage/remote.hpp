@@ -17,21 +17,10 @@
 #include <string_view>
 
 #include "cubby/config.hpp"
+#include "cubby/stats.hpp"
 #include "cubby/storage/tier.hpp"
 
 namespace cubby {
-
-// What a remote tier counted since it was opened (monotonic).
-struct RemoteCounters {
-  std::uint64_t errors = 0;          // calls that failed: refused, reset, auth, error reply
-  std::uint64_t timeouts = 0;        // calls that ran past the timeout
-  std::uint64_t skipped = 0;         // calls not made: the remote failed within the back-off
-  std::uint64_t rejected = 0;        // values refused: unsigned, bad signature, too large
-  std::uint64_t bytes_read = 0;      // value bytes received
-  std::uint64_t bytes_written = 0;   // value bytes sent by successful writes
-  std::uint64_t writes = 0;          // successful writes
-  std::uint64_t writes_dropped = 0;  // writes given up: queue full, too large, failed, at exit
-};
 
 class RemoteTier : public Tier {
  public:
@@ -47,7 +36,10 @@ class RemoteTier : public Tier {
   // at once; a lookup made meanwhile waits for that connection instead of opening another. A
   // failure counts and trips the breaker as a lookup's would.
   virtual void connect_ahead() = 0;
-  virtual RemoteCounters counters() const = 0;
+  // What the tier counted since it was opened (monotonic), as the remote_* counters of Stats
+  // (cubby/stats.hpp) that the tier itself counts (failures, rejected values, writes); the
+  // orchestrator counts the others (hits_remote, remote_misses, remote_ms). The rest are 0.
+  virtual Stats counters() const = 0;
   // Where the remote is, with credentials redacted: safe for messages, logs and stats.
   virtual std::string location() const = 0;
 };

@@ -14,24 +14,56 @@
 // statistics, never needed for correctness, and a few counts may be lost to a crash or to an
 // append that races a fold. Unknown names are kept, so versions can share a store.
 //
-// Names written by the orchestrator (see `cubby stats`): hits_memory, hits_disk, hits_remote,
-// misses, compiles, compile_failures, corrupt, failed_writes, evictions, bytes_read,
-// bytes_written, compile_us, compile_us_saved, and the size estimate used to trigger eviction:
-// store_bytes, store_entries (kept exact by `cubby gc`, adjusted by every write and removal).
+// Names: the persisted names of the process counters (cubby/stats.hpp, CUBBY_STATS: what every
+// Cache adds at exit and every few seconds of hits) and the counters only the store keeps
+// (CUBBY_STORE_COUNTERS below). persisted_names() lists them all.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cubby/error.hpp"
+#include "cubby/stats.hpp"
 
 namespace cubby {
 
 using Counters = std::map<std::string, std::int64_t, std::less<>>;
+
+// X(name, label, what): the counters only a store keeps (no process counts them in Stats), in
+// `cubby stats`'s order after the CUBBY_STATS rows; label "": not a row (the size estimate, shown
+// as measured entries and bytes instead).
+#define CUBBY_STORE_COUNTERS(X)                                                                   \
+  X(evictions, "evictions", "entries removed to keep the store under its size bound (gc, trims)") \
+  X(store_bytes, "",                                                                              \
+    "size estimate: entry bytes (adjusted by every write and removal, made "                      \
+    "exact by `cubby gc`); the trigger of eviction")                                              \
+  X(store_entries, "", "size estimate: entries (as store_bytes)")
+
+struct StoreCounterInfo {
+  std::string_view name;
+  std::string_view label;
+  std::string_view what;
+};
+
+inline constexpr auto kStoreCounters = std::to_array<StoreCounterInfo>({
+#define CUBBY_STORE_COUNTER_INFO(name, label, what) {#name, label, what},
+    CUBBY_STORE_COUNTERS(CUBBY_STORE_COUNTER_INFO)
+#undef CUBBY_STORE_COUNTER_INFO
+});
+
+// Every name this version persists: CUBBY_STATS's persisted names, then CUBBY_STORE_COUNTERS.
+std::vector<std::string_view> persisted_names();
+
+// The persisted counters for the growth of a process's Stats from `before` to `after`: every
+// counter of kStats with a persisted name whose value changed (zeros left out); ms counters as
+// the difference of their values rounded to integer microseconds.
+Counters persisted_delta(const Stats& before, const Stats& after);
 
 // True for the counters of the store's size estimate (store_bytes, store_entries): the only ones
 // that go down (by negative deltas).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <limits>
 
 #include "cubby/storage/lock.hpp"
@@ -58,6 +59,30 @@ void clamp_negative(Counters& counters) {
 }
 
 }  // namespace
+
+std::vector<std::string_view> persisted_names() {
+  std::vector<std::string_view> names;
+  for (const StatInfo& stat : kStats) {
+    if (!stat.persisted.empty()) names.push_back(stat.persisted);
+  }
+  for (const StoreCounterInfo& counter : kStoreCounters) names.push_back(counter.name);
+  return names;
+}
+
+Counters persisted_delta(const Stats& before, const Stats& after) {
+  Counters delta;
+  for (const StatInfo& stat : kStats) {
+    if (stat.persisted.empty()) continue;
+    std::int64_t change = 0;
+    if (stat.count != nullptr) {
+      change = static_cast<std::int64_t>(after.*stat.count - before.*stat.count);
+    } else {
+      change = std::llround(after.*stat.ms * 1000.0) - std::llround(before.*stat.ms * 1000.0);
+    }
+    if (change != 0) delta[std::string(stat.persisted)] = change;
+  }
+  return delta;
+}
 
 bool is_size_estimate(std::string_view name) { return name.starts_with("store_"); }
 

@@ -127,7 +127,7 @@ std::string RedisTier::timed_out() const {
 }
 
 void RedisTier::note_failure(bool timeout, const std::string& what) {
-  ++(timeout ? timeouts_ : errors_);
+  counted_.add(timeout ? Stat::remote_timeouts : Stat::remote_errors);
   open_until_ns_.store(now_ns() + std::chrono::nanoseconds(options_.backoff).count());
   warn_once(warned_failure_,
             "the remote store " + options_.location + " failed (" + what +
@@ -212,11 +212,11 @@ Result<RedisTier::Connection> RedisTier::pooled_connection(Clock::time_point dea
     // checked next.
     std::unique_lock lock(pool_mutex_);
     if (!connected_cv_.wait_until(lock, deadline, [&] { return !connecting_; })) {
-      ++timeouts_;
+      counted_.add(Stat::remote_timeouts);
       return fail(Errc::io, options_.location, ": ", timed_out());
     }
     if (now_ns() < open_until_ns_.load()) {
-      ++skipped_;
+      counted_.add(Stat::remote_skipped);
       return fail(Errc::io, options_.location, " failed recently; skipped for now");
     }
     if (!idle_.empty()) {
@@ -260,7 +260,7 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
   redisContext& context = *connection;
   // A connection whose reader holds unparsed bytes is out of step with the server: not used.
   if (context.reader != nullptr && context.reader->pos < context.reader->len) {
-    ++errors_;
+    counted_.add(Stat::remote_errors);
     return fail(Errc::io, options_.location, ": a pooled connection was out of step; dropped");
   }
   // Any failure below leaves the connection out of step: it is dropped (closed), never pooled.
@@ -305,7 +305,7 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
   std::size_t line_end = std::string_view::npos;
   while (line_end == std::string_view::npos) {
     if (filled == sizeof head) {
-      ++errors_;
+      counted_.add(Stat::remote_errors);
       return fail(Errc::io, options_.location, " answered GET ", name, " with no reply line");
     }
     std::size_t got = 0;
@@ -317,7 +317,7 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
   }
   const std::string_view line(head, line_end);
   if (line.starts_with('-')) {
-    ++errors_;
+    counted_.add(Stat::remote_errors);
     return fail(Errc::io, options_.location, " answered GET ", name, " with ",
                 std::string(line.substr(1)));
   }
@@ -325,20 +325,20 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
   const auto parsed = std::from_chars(line.data() + 1, line.data() + line.size(), length);
   if (!line.starts_with('$') || parsed.ec != std::errc() ||
       parsed.ptr != line.data() + line.size() || length < -1) {
-    ++errors_;
+    counted_.add(Stat::remote_errors);
     return fail(Errc::io, options_.location, " answered GET ", name, " with not a string value");
   }
   std::size_t rest = line_end + 2;  // bytes of `head` after the line
   if (length == -1) {
     if (rest != filled) {  // more than one reply: out of step
-      ++errors_;
+      counted_.add(Stat::remote_errors);
       return fail(Errc::io, options_.location, " sent more than asked for GET ", name);
     }
     pool(std::move(connection));
     return std::optional<std::string>();
   }
   if (static_cast<std::uint64_t>(length) > limit) {  // dropped unread: no allocation for it
-    ++rejected_;
+    counted_.add(Stat::remote_rejected);
     return fail(Errc::corrupt, "remote value ", name, " is ", std::to_string(length),
                 " bytes, over CUBBY_REMOTE_MAX_ENTRY");
   }
@@ -349,7 +349,7 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
   std::size_t have = std::min(filled - rest, total);
   std::memcpy(value.data(), head + rest, have);
   if (filled - rest > total) {  // more than one reply: out of step
-    ++errors_;
+    counted_.add(Stat::remote_errors);
     return fail(Errc::io, options_.location, " sent more than asked for GET ", name);
   }
   while (have < total) {
@@ -360,7 +360,7 @@ Result<std::optional<std::string>> RedisTier::get_value(const std::string& name,
     have += got;
   }
   if (value[total - 2] != '\r' || value[total - 1] != '\n') {
-    ++errors_;
+    counted_.add(Stat::remote_errors);
     return fail(Errc::io, options_.location, " answered GET ", name, " with a malformed value");
   }
   value.resize(total - 2);
@@ -376,10 +376,10 @@ Result<std::optional<std::string>> RedisTier::get(const Key& key) {
   if (!got) return std::move(got).error();
   if (!got->has_value()) return std::optional<std::string>();
   std::string& raw = **got;
-  bytes_read_ += raw.size();
+  counted_.add(Stat::remote_bytes_read, raw.size());
   std::string_view value(raw);
   auto reject = [&](Failure why) -> Failure {
-    ++rejected_;
+    counted_.add(Stat::remote_rejected);
     warn_once(warned_rejected_, "rejected remote entry " + key.hex() + " from " +
                                     options_.location + ": " + why.message +
                                     " (counted as rejected in `cubby stats`; shown once)");
@@ -414,7 +414,7 @@ Result<void> RedisTier::write(const Key& key, std::string_view bytes, Clock::tim
                 " is read-only for this process (CUBBY_REMOTE_MODE=read or refused writes)");
   }
   if (bytes.size() > options_.max_entry) {
-    ++writes_dropped_;
+    counted_.add(Stat::remote_writes_dropped);
     return fail(Errc::invalid_argument, "entry ", key.hex(), " is ", std::to_string(bytes.size()),
                 " bytes, over CUBBY_REMOTE_MAX_ENTRY; not sent to the remote");
   }
@@ -428,12 +428,12 @@ Result<void> RedisTier::write(const Key& key, std::string_view bytes, Clock::tim
   auto called = options_.ttl_s > 0 ? call({"SET", name, value, "EX", ttl}, cap)
                                    : call({"SET", name, value}, cap);
   if (!called) {
-    ++writes_dropped_;
+    counted_.add(Stat::remote_writes_dropped);
     return std::move(called).error();
   }
   const redisReply* reply = as_reply(called->get());
   if (reply->type == REDIS_REPLY_ERROR) {
-    ++writes_dropped_;
+    counted_.add(Stat::remote_writes_dropped);
     const std::string what(reply->str, reply->len);
     if (what.starts_with("NOPERM") || what.starts_with("READONLY") || what.starts_with("NOAUTH")) {
       writes_refused_ = true;
@@ -442,12 +442,12 @@ Result<void> RedisTier::write(const Key& key, std::string_view bytes, Clock::tim
                                      "CUBBY_REMOTE_MODE=read for jobs whose Redis user cannot "
                                      "write");
     } else {
-      ++errors_;
+      counted_.add(Stat::remote_errors);
     }
     return fail(Errc::io, options_.location, " refused SET: ", what);
   }
-  ++writes_;
-  bytes_written_ += value.size();
+  counted_.add(Stat::remote_writes);
+  counted_.add(Stat::remote_bytes_written, value.size());
   return {};
 }
 
@@ -459,7 +459,7 @@ Result<void> RedisTier::remove(const Key& key) {
   auto called = call({"DEL", name}, Clock::time_point::max());
   if (!called) return std::move(called).error();
   if (as_reply(called->get())->type == REDIS_REPLY_ERROR) {
-    ++errors_;
+    counted_.add(Stat::remote_errors);
     return fail(Errc::io, options_.location, " refused DEL ", name);
   }
   return {};
@@ -470,7 +470,7 @@ void RedisTier::put_later(const Key& key, std::string bytes) {
   std::unique_lock lock(queue_mutex_);
   if (stopping_ || queue_.size() >= options_.queue_entries ||
       queued_bytes_ + bytes.size() > options_.queue_bytes) {
-    ++writes_dropped_;
+    counted_.add(Stat::remote_writes_dropped);
     return;
   }
   queued_bytes_ += bytes.size();
@@ -505,24 +505,13 @@ void RedisTier::drain(std::chrono::milliseconds bound) {
   // passes ends with it (the destructor's join waits for no more than that).
   drain_until_ = std::min(drain_until_, until);
   idle_cv_.wait_until(lock, until, [&] { return queue_.empty() && !writing_; });
-  writes_dropped_ += queue_.size();
+  counted_.add(Stat::remote_writes_dropped, queue_.size());
   queue_.clear();
   queued_bytes_ = 0;
   drain_until_ = Clock::time_point::max();
 }
 
-RemoteCounters RedisTier::counters() const {
-  RemoteCounters out;
-  out.errors = errors_.load();
-  out.timeouts = timeouts_.load();
-  out.skipped = skipped_.load();
-  out.rejected = rejected_.load();
-  out.bytes_read = bytes_read_.load();
-  out.bytes_written = bytes_written_.load();
-  out.writes = writes_.load();
-  out.writes_dropped = writes_dropped_.load();
-  return out;
-}
+Stats RedisTier::counters() const { return counted_.snapshot(); }
 
 std::string redact_remote_url(std::string_view url) { return redact_redis_url(url); }
 

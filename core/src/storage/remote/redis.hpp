@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cubby/storage/remote.hpp"
+#include "atomic_stats.hpp"
 #include "storage/remote/redis_url.hpp"
 
 struct redisContext;
@@ -62,7 +63,7 @@ class RedisTier final : public RemoteTier {
   void put_later(const Key& key, std::string bytes) override;
   void drain(std::chrono::milliseconds bound) override;
   void connect_ahead() override;
-  RemoteCounters counters() const override;
+  Stats counters() const override;
   std::string location() const override { return options_.location; }
 
   // The Redis key that holds `key`'s value.
@@ -109,8 +110,7 @@ class RedisTier final : public RemoteTier {
   std::thread connector_;                       // connect_ahead's thread (joined by the destructor)
   std::atomic<std::int64_t> open_until_ns_{0};  // steady clock; breaker open until then
 
-  std::atomic<std::uint64_t> errors_{0}, timeouts_{0}, skipped_{0}, rejected_{0};
-  std::atomic<std::uint64_t> bytes_read_{0}, bytes_written_{0}, writes_{0}, writes_dropped_{0};
+  AtomicStats counted_;  // the remote_* counters (see counters())
   std::atomic<bool> writes_refused_{false};
   std::atomic<bool> warned_failure_{false}, warned_refused_{false}, warned_rejected_{false};
 

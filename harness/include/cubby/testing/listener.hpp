@@ -1,7 +1,8 @@
 // The per-test reporting listener: for every test, the shared cache's activity during it is
 // recorded as test properties (RecordProperty), so it appears in --gtest_output=xml/json:
-//   cubby_hits, cubby_hits_memory, cubby_hits_disk, cubby_misses, cubby_compiles,
-//   cubby_compile_ms, cubby_compile_ms_saved,
+//   cubby_hits (all tiers), and cubby_<name> for every counter of Stats (cubby/stats.hpp:
+//   cubby_hits_memory, cubby_hits_disk, cubby_misses, cubby_compiles, cubby_compile_ms, ...;
+//   times in ms),
 //   cubby_lookups, cubby_lookup_ms, cubby_miss_ms  (LookupTime in session.hpp: the calls of
 //   cubby::testing::compile served from the store, their summed wall time, and that of the
 //   calls that compiled)
