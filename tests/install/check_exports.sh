@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Checks what libcubby.so exports (nm -DC --defined-only): every function declared in the C API
-# header is there with C linkage, the public C++ classes are there (Cache, CacheResult, Config, Key,
-# Module, Error's typeinfo), and nothing internal is: no nlohmann, hiredis, LZ4, xxHash or OpenSSL
-# symbols, no Redis tier, no signing, no `detail` namespace, no store internals. Every other
-# exported symbol must be a cubby:: one or a libstdc++ template instantiation (namespace std keeps
-# default visibility). Prints the count of exported symbols.
+# header is there with C linkage, the public C++ classes are there (Cache, CacheResult, Config,
+# Key, Module, CubinSymbols (the examples use it), Error's typeinfo), and nothing internal is: no
+# nlohmann, hiredis, LZ4, xxHash or OpenSSL symbols, no Redis tier, no signing, no `detail`
+# namespace, no store internals. Every other exported symbol must be a cubby:: one or a libstdc++
+# template instantiation (namespace std keeps default visibility). Prints the count of exported
+# symbols.
 #   tests/install/check_exports.sh LIBCUBBY_SO CUBBY_H
 set -euo pipefail
 library="$1"
@@ -26,7 +27,7 @@ done
 for needed in 'cubby::Cache::Cache(cubby::Config)' 'cubby::Cache::compile(cubby::CompileRequest const&)' \
               'cubby::CacheResult::lowered_name' 'cubby::Config::from_env()' 'cubby::Key::hex' \
               'cubby::Module::Module(std::shared_ptr<cubby::Entry const>)' 'cubby::gpu_status()' \
-              'cubby::recover_names(' 'typeinfo for cubby::Error'; do
+              'cubby::recover_names(' 'cubby::CubinSymbols::has_kernel' 'typeinfo for cubby::Error'; do
   grep -qF "$needed" <<<"$symbols" || bad "public symbol '$needed' is not exported"
 done
 

@@ -16,7 +16,7 @@ struct CubinVariable {
   std::uint64_t size = 0;
 };
 
-struct CubinSymbols {
+struct CUBBY_API CubinSymbols {
   std::vector<std::string> kernels;      // STT_FUNC symbols that are entry points (global), sorted
   std::vector<CubinVariable> variables;  // STT_OBJECT symbols with a name, sorted by name
 
