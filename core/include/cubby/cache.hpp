@@ -14,6 +14,7 @@
 
 #include "cubby/config.hpp"
 #include "cubby/entry.hpp"
+#include "cubby/export.h"
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
 #include "cubby/stats.hpp"
@@ -29,9 +30,9 @@ class Background;
 enum class Source { memory, disk, remote, compiled };
 
 // "memory", "disk", "remote", "compiled".
-const char* source_name(Source source) noexcept;
+CUBBY_API const char* source_name(Source source) noexcept;
 
-struct CacheResult {
+struct CUBBY_API CacheResult {
   Key key;
   bool hit = false;                    // false: compiled by this call
   Source tier = Source::compiled;      // where the entry came from
@@ -44,7 +45,7 @@ struct CacheResult {
 
 // Stats (a process's counters) and difference: cubby/stats.hpp.
 
-class Cache {
+class CUBBY_API Cache {
  public:
   // Opens (lazily: no filesystem or NVRTC work) the store of `config`.
   explicit Cache(Config config);

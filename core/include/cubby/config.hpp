@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cubby/error.hpp"
+#include "cubby/export.h"
 
 namespace cubby {
 
@@ -14,7 +15,7 @@ namespace cubby {
 // refuse every write. CUBBY_REMOTE_TTL above it is invalid.
 inline constexpr std::uint64_t kMaxRemoteTtlS = 9'000'000'000'000'000;
 
-struct Config {
+struct CUBBY_API Config {
   std::filesystem::path dir;  // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
   // CUBBY_MAX_SIZE ("5G", "500M", bytes); below 1 MiB from_env warns once (nearly all evicted).
   std::uint64_t max_size = 5ull << 30;
@@ -42,15 +43,15 @@ struct Config {
 };
 
 // The store folder the contract names: CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby.
-std::filesystem::path default_store_dir();
+CUBBY_API std::filesystem::path default_store_dir();
 
 // Parses "123", "10K", "500M", "5G", "1T" (powers of 1024, optional trailing "B"/"iB").
-Result<std::uint64_t> parse_size(std::string_view text);
+CUBBY_API Result<std::uint64_t> parse_size(std::string_view text);
 
 // Parses "90", "90s", "30m", "12h", "7d" into seconds; invalid_argument otherwise.
-Result<std::uint64_t> parse_duration_s(std::string_view text);
+CUBBY_API Result<std::uint64_t> parse_duration_s(std::string_view text);
 
 // Parses "1/0", "true/false", "yes/no", "on/off" (any case); invalid_argument otherwise.
-Result<bool> parse_bool(std::string_view text);
+CUBBY_API Result<bool> parse_bool(std::string_view text);
 
 }  // namespace cubby

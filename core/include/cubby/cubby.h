@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cubby/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,16 +41,16 @@ typedef struct cubby_cache cubby_cache;
 typedef struct cubby_result cubby_result;
 
 /* Library version, e.g. "0.1.0". */
-const char* cubby_version(void);
+CUBBY_API const char* cubby_version(void);
 
 /* Message of the last failure on this thread ("" if none). For CUBBY_ERROR_COMPILE_FAILED it
  * contains NVRTC's log; cubby_last_compile_log() gives the log alone. */
-const char* cubby_last_error(void);
-const char* cubby_last_compile_log(void);
+CUBBY_API const char* cubby_last_error(void);
+CUBBY_API const char* cubby_last_compile_log(void);
 
 /* Opens the store in `dir` (NULL: CUBBY_DIR / XDG default) with the other settings from CUBBY_*
  * variables. *out receives a handle to close with cubby_close. */
-int cubby_open(const char* dir, cubby_cache** out);
+CUBBY_API int cubby_open(const char* dir, cubby_cache** out);
 
 /* Closes a handle: later calls with it fail with CUBBY_ERROR_INVALID_ARGUMENT (the handle is
  * closed; handles are never reused, so a closed one is never taken for another), calls already in
@@ -56,57 +58,57 @@ int cubby_open(const char* dir, cubby_cache** out);
  * stats then go to CUBBY_STATS_FILE when set). Results (cubby_result) stay valid until freed.
  * Strings returned by cubby_store_dir die with the handle. NULL, or a handle closed already, is
  * ignored. */
-void cubby_close(cubby_cache* cache);
+CUBBY_API void cubby_close(cubby_cache* cache);
 
 /* Compiles through the cache. `program_name` and `arch` may be NULL (defaults); `name_expressions`
  * and `options` may be NULL when their count is 0. *out receives a result handle to free with
  * cubby_result_free. */
-int cubby_compile(cubby_cache* cache, const char* source, const char* program_name,
+CUBBY_API int cubby_compile(cubby_cache* cache, const char* source, const char* program_name,
                   const char* const* name_expressions, size_t name_expression_count,
                   const char* const* options, size_t option_count, const char* arch,
                   cubby_result** out);
 
 /* The key of a request without compiling (32 hex digits, written with its NUL to key_out[33]). */
-int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
+CUBBY_API int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
               const char* const* name_expressions, size_t name_expression_count,
               const char* const* options, size_t option_count, const char* arch,
               char key_out[33]);
 
-void cubby_result_free(cubby_result* result);
-const char* cubby_result_key(const cubby_result* result);
-int cubby_result_hit(const cubby_result* result);
+CUBBY_API void cubby_result_free(cubby_result* result);
+CUBBY_API const char* cubby_result_key(const cubby_result* result);
+CUBBY_API int cubby_result_hit(const cubby_result* result);
 /* "memory", "disk", "remote" or "compiled". */
-const char* cubby_result_tier(const cubby_result* result);
+CUBBY_API const char* cubby_result_tier(const cubby_result* result);
 /* "cubin", "ptx" or "ltoir". */
-const char* cubby_result_payload_kind(const cubby_result* result);
-const void* cubby_result_payload(const cubby_result* result, size_t* size);
-size_t cubby_result_name_count(const cubby_result* result);
-const char* cubby_result_name_expression(const cubby_result* result, size_t index);
-const char* cubby_result_lowered_name(const cubby_result* result, size_t index);
+CUBBY_API const char* cubby_result_payload_kind(const cubby_result* result);
+CUBBY_API const void* cubby_result_payload(const cubby_result* result, size_t* size);
+CUBBY_API size_t cubby_result_name_count(const cubby_result* result);
+CUBBY_API const char* cubby_result_name_expression(const cubby_result* result, size_t index);
+CUBBY_API const char* cubby_result_lowered_name(const cubby_result* result, size_t index);
 /* The lowered name of `name_expression`, or NULL if the result has none for it. */
-const char* cubby_result_lowered_name_of(const cubby_result* result, const char* name_expression);
-const char* cubby_result_log(const cubby_result* result);
-double cubby_result_compile_ms(const cubby_result* result);
-double cubby_result_elapsed_ms(const cubby_result* result);
+CUBBY_API const char* cubby_result_lowered_name_of(const cubby_result* result, const char* name_expression);
+CUBBY_API const char* cubby_result_log(const cubby_result* result);
+CUBBY_API double cubby_result_compile_ms(const cubby_result* result);
+CUBBY_API double cubby_result_elapsed_ms(const cubby_result* result);
 
 /* This handle's statistics as a JSON object (keys as in `cubby stats --json`'s "process" part).
  * The string lives until this thread's next call of cubby_stats_json (other threads have their
  * own), whatever happens to the handle. */
-const char* cubby_stats_json(cubby_cache* cache);
+CUBBY_API const char* cubby_stats_json(cubby_cache* cache);
 
 /* The store folder of this handle (absolute or as given). Lives as long as the handle. */
-const char* cubby_store_dir(cubby_cache* cache);
+CUBBY_API const char* cubby_store_dir(cubby_cache* cache);
 
 /* Entries and bytes in the store (0 and 0 for a store folder that does not exist yet). */
-int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes);
+CUBBY_API int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes);
 
 /* Removes every entry of the store; *removed (may be NULL) receives the count. */
-int cubby_clear(cubby_cache* cache, uint64_t* removed);
+CUBBY_API int cubby_clear(cubby_cache* cache, uint64_t* removed);
 
 /* Every field the key of a request hashes, as a JSON array of {"label", "summary", "hash"}
  * (what `cubby compile --explain` prints). The string lives until this thread's next call of
  * cubby_explain_json (other threads have their own), whatever happens to the handle. */
-const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
+CUBBY_API const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
                                const char* const* name_expressions, size_t name_expression_count,
                                const char* const* options, size_t option_count, const char* arch);
 
@@ -118,8 +120,8 @@ const char* cubby_explain_json(cubby_cache* cache, const char* source, const cha
  * "disk", compile_ms = what producing it cost); on a miss it returns CUBBY_OK with *out = NULL.
  * cubby_blob_put: stores `size` bytes at `data` (NULL only when size is 0); `compile_ms` is what
  * producing the payload cost (0 if unknown), credited as time saved on later hits. */
-int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_result** out);
-int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
+CUBBY_API int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_result** out);
+CUBBY_API int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
                    size_t size, double compile_ms);
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cubby/error.hpp"
+#include "cubby/export.h"
 
 namespace cubby {
 
@@ -16,15 +17,15 @@ enum class Demangler {
 };
 
 // "cxa", "cufilt".
-const char* demangler_name(Demangler demangler) noexcept;
+CUBBY_API const char* demangler_name(Demangler demangler) noexcept;
 
 // True when libcubby was linked with the toolkit's libcufilt at configure time.
-bool cufilt_available() noexcept;
+CUBBY_API bool cufilt_available() noexcept;
 
 // The demangled text of `mangled` ("_ZN2ns1kIfEEvPT_" -> "void ns::k<float>(float*)").
 // A name that is not mangled (no "_Z" prefix: extern "C" kernels) is returned unchanged.
 // Errc::invalid_argument naming the symbol when the demangler rejects it (or when the
 // requested demangler is not available, saying how to get it). Thread-safe; never throws.
-Result<std::string> demangle(std::string_view mangled, Demangler demangler = Demangler::cxa);
+CUBBY_API Result<std::string> demangle(std::string_view mangled, Demangler demangler = Demangler::cxa);
 
 }  // namespace cubby

@@ -13,18 +13,19 @@
 
 #include "cubby/entry.hpp"
 #include "cubby/error.hpp"
+#include "cubby/export.h"
 
 namespace cubby {
 
 // Whether a GPU can be used: ok, or driver_unavailable / no_gpu / cuda_error with a message
 // saying why (for GTEST_SKIP and `cubby` diagnostics). Loads the driver on first call; cheap after.
-Result<void> gpu_status();
+CUBBY_API Result<void> gpu_status();
 
 // "sm_90" for the current context's device (or device 0). Requires a GPU.
-Result<std::string> gpu_arch();
+CUBBY_API Result<std::string> gpu_arch();
 
 // Makes the primary context of device 0 current on this thread if none is. Requires a GPU.
-Result<void> ensure_context();
+CUBBY_API Result<void> ensure_context();
 
 // A device variable found by name expression.
 struct DeviceVariable {
@@ -34,7 +35,7 @@ struct DeviceVariable {
 
 // A loaded module (CUBIN or PTX) in the current context, unloaded on destruction. Kernels and
 // variables are looked up by the name expressions the entry was compiled with.
-class Module {
+class CUBBY_API Module {
  public:
   // Loads `entry`'s payload with cuModuleLoadData into the current context (made current first
   // if needed). Throws cubby::Error (driver_unavailable, no_gpu, cuda_error).
@@ -67,7 +68,7 @@ class Module {
 // cuModuleEnumerateFunctions and cuFuncGetName (drivers of CUDA 12.4 and later; otherwise
 // driver_unavailable saying so). Variables are not listed: the driver cannot enumerate them
 // (read_cubin_symbols can). Requires a GPU.
-Result<std::vector<std::string>> enumerate_kernels(CUmodule module);
+CUBBY_API Result<std::vector<std::string>> enumerate_kernels(CUmodule module);
 
 // Grid and block sizes (cuda.h has no dim3).
 struct Dim3 {
@@ -76,13 +77,13 @@ struct Dim3 {
 
 // Launches `kernel` with cuLaunchKernel on the default stream and waits for it to finish.
 // `args` as for cuLaunchKernel (an array of pointers to each argument).
-void launch(CUfunction kernel, Dim3 grid, Dim3 block, void** args, unsigned shared_bytes = 0);
+CUBBY_API void launch(CUfunction kernel, Dim3 grid, Dim3 block, void** args, unsigned shared_bytes = 0);
 
 // Minimal device memory helpers (throw cubby::Error on failure).
-CUdeviceptr device_alloc(std::size_t bytes);
-void device_free(CUdeviceptr pointer) noexcept;
-void copy_to_device(CUdeviceptr destination, const void* source, std::size_t bytes);
-void copy_to_host(void* destination, CUdeviceptr source, std::size_t bytes);
+CUBBY_API CUdeviceptr device_alloc(std::size_t bytes);
+CUBBY_API void device_free(CUdeviceptr pointer) noexcept;
+CUBBY_API void copy_to_device(CUdeviceptr destination, const void* source, std::size_t bytes);
+CUBBY_API void copy_to_host(void* destination, CUdeviceptr source, std::size_t bytes);
 
 // RAII device buffer.
 class DeviceBuffer {

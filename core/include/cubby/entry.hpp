@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cubby/error.hpp"
+#include "cubby/export.h"
 #include "cubby/key.hpp"
 
 namespace cubby {
@@ -44,7 +45,7 @@ inline constexpr std::size_t kEntryHeaderSize = 8 + 4 + 4 + 16 + 8 + 16;
 enum class PayloadKind : std::uint8_t { cubin = 1, ptx = 2, ltoir = 3, blob = 4 };
 
 // "cubin", "ptx", "ltoir", "blob".
-const char* payload_kind_name(PayloadKind kind) noexcept;
+CUBBY_API const char* payload_kind_name(PayloadKind kind) noexcept;
 
 struct Entry {
   PayloadKind kind = PayloadKind::cubin;
@@ -59,18 +60,18 @@ struct Entry {
 };
 
 // The bytes of `entry` stored under `key`, per the grammar above. Pure.
-std::string encode_entry(const Key& key, const Entry& entry);
+CUBBY_API std::string encode_entry(const Key& key, const Entry& entry);
 
 // Decodes and checks the entry stored under `key`: the one check every reader (disk, remote,
 // blob, import, verify, show) relies on. Errc::corrupt with a message naming the defect (a key
 // other than `key` included); Errc::not_found for an entry of another format version. Pure.
-Result<Entry> decode_entry(std::string_view bytes, const Key& key);
+CUBBY_API Result<Entry> decode_entry(std::string_view bytes, const Key& key);
 
 // How the format version `bytes` declare compares with kEntryFormatVersion: `older` or `newer`
 // when they start with the magic and another version (what decode_entry reports as
 // Errc::not_found); `current` otherwise, also for bytes that are no entry at all (decode_entry
 // says what is wrong with them). Pure.
 enum class EntryFormat : std::uint8_t { current, older, newer };
-EntryFormat entry_format(std::string_view bytes) noexcept;
+CUBBY_API EntryFormat entry_format(std::string_view bytes) noexcept;
 
 }  // namespace cubby

@@ -7,6 +7,8 @@
 #include <utility>
 #include <variant>
 
+#include "cubby/export.h"
+
 namespace cubby {
 
 // What went wrong, coarse enough for callers (and the C API) to branch on.
@@ -24,7 +26,7 @@ enum class Errc {
 };
 
 // Stable lowercase name of a code ("compile_failed"), used in JSON and the C API.
-const char* errc_name(Errc code) noexcept;
+CUBBY_API const char* errc_name(Errc code) noexcept;
 
 // A failure: a code and a message that says what happened and what to do. `log` is NVRTC's
 // compile log of an Errc::compile_failed from NVRTC's compile step (NVRTC's error text when it
@@ -38,7 +40,7 @@ struct Failure {
 };
 
 // The one exception type thrown across the public boundary (Cache, Module, CLI helpers).
-class Error : public std::runtime_error {
+class CUBBY_API Error : public std::runtime_error {
  public:
   explicit Error(Failure failure)
       : std::runtime_error(failure.message),

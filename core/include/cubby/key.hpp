@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "cubby/error.hpp"
+#include "cubby/export.h"
 
 namespace cubby {
 
 // A 128-bit key. Text form: 32 lowercase hex digits.
-struct Key {
+struct CUBBY_API Key {
   std::array<std::uint8_t, 16> bytes{};
 
   std::string hex() const;
@@ -61,7 +62,7 @@ struct KeyField {
 };
 
 // The key of `inputs`. Pure: same inputs, same key, on every machine and in every process.
-Key derive_key(const KeyInputs& inputs);
+CUBBY_API Key derive_key(const KeyInputs& inputs);
 
 // What stands for the base folder in key inputs after relativize_paths.
 inline constexpr std::string_view kBaseDirMarker = "${CUBBY_BASE_DIR}";
@@ -72,10 +73,10 @@ inline constexpr std::string_view kBaseDirMarker = "${CUBBY_BASE_DIR}";
 // only counts as under the base when the base is followed by '/' or ends it ("/src/repo2" is not
 // under "/src/repo"). Two checkouts of a project in different folders, each with its own base,
 // then give the same key. Nothing outside the key changes: NVRTC still sees the real paths.
-void relativize_paths(KeyInputs& inputs, const std::filesystem::path& base_dir);
+CUBBY_API void relativize_paths(KeyInputs& inputs, const std::filesystem::path& base_dir);
 
 // The fields `derive_key` hashes, each with its own hash, in hashing order.
-std::vector<KeyField> explain_key(const KeyInputs& inputs);
+CUBBY_API std::vector<KeyField> explain_key(const KeyInputs& inputs);
 
 // NVRTC's include options, parsed as NVRTC 13 parses them (checked by compiling): the one parser
 // that key derivation and compile share. Spellings: include path `-I DIR`, `-IDIR`, `-I=DIR`,

@@ -10,6 +10,7 @@
 
 #include "cubby/entry.hpp"
 #include "cubby/error.hpp"
+#include "cubby/export.h"
 #include "cubby/key.hpp"
 
 namespace cubby {
@@ -31,7 +32,7 @@ struct NvrtcLibrary {
 // The toolkit's headers (`include_dir`) are covered by the identity: NVRTC needs
 // `-I<include_dir>` to find <cuda/std/...>, and the key does not scan that folder.
 // Memoized per process. nvrtc_unavailable with the folders searched if none is found.
-Result<NvrtcLibrary> locate_nvrtc();
+CUBBY_API Result<NvrtcLibrary> locate_nvrtc();
 
 // What to compile. `arch` "sm_XX[a|f]" gives a CUBIN, "compute_XX[a|f]" gives PTX; with the
 // option "-dlto"/"--dlto" the payload is LTO-IR.
@@ -48,7 +49,7 @@ struct CompileRequest {
 
 // The payload kind `arch` and `options` produce (cubin for sm_*, ptx for compute_*, ltoir with
 // -dlto).
-PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options);
+CUBBY_API PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options);
 
 // How one request's headers are found, shared by key derivation and compile so that both read
 // the options the same way (parse_include_options) and agree on NVRTC's search order.
@@ -73,9 +74,9 @@ IncludePlan plan_includes(const CompileRequest& request,
 // invalid_argument for an arch option inside `options` or an empty arch; nvrtc_unavailable if
 // the library cannot be loaded. The options NVRTC gets are `plan_includes(...).options` plus the
 // architecture, so <cuda/std/mdspan> works without options. Thread-safe.
-Result<Entry> compile_nvrtc(const CompileRequest& request);
+CUBBY_API Result<Entry> compile_nvrtc(const CompileRequest& request);
 
 // nvrtcVersion() of the loaded library as "major.minor" (loads NVRTC). For tests and diagnostics.
-Result<std::string> loaded_nvrtc_version();
+CUBBY_API Result<std::string> loaded_nvrtc_version();
 
 }  // namespace cubby

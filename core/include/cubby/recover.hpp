@@ -17,6 +17,7 @@
 #include "cubby/demangle.hpp"
 #include "cubby/entry.hpp"
 #include "cubby/error.hpp"
+#include "cubby/export.h"
 
 namespace cubby {
 
@@ -30,7 +31,7 @@ struct ModuleSymbol {
 };
 
 // Every kernel and variable of `symbols`, demangled (kernels first, each group sorted).
-std::vector<ModuleSymbol> list_module_symbols(const CubinSymbols& symbols,
+CUBBY_API std::vector<ModuleSymbol> list_module_symbols(const CubinSymbols& symbols,
                                               Demangler demangler = Demangler::cxa);
 
 // The answer for one name expression.
@@ -53,13 +54,13 @@ enum class RecoveredText : std::uint8_t { demangled, mangled_only };
 // demangler they are parsed straight from their mangled form (mangled_name.hpp), falling back to
 // demangling for symbols outside its subset. Never throws; an expression that does not parse is
 // unresolved with the parse error as reason.
-std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
+CUBBY_API std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
                                          const std::vector<std::string>& expressions,
                                          Demangler demangler = Demangler::cxa,
                                          RecoveredText text = RecoveredText::demangled);
 
 // The same from CUBIN bytes: Errc::corrupt (from read_cubin_symbols) when they are not a CUBIN.
-Result<std::vector<RecoveredName>> recover_names(std::string_view cubin,
+CUBBY_API Result<std::vector<RecoveredName>> recover_names(std::string_view cubin,
                                                  const std::vector<std::string>& expressions,
                                                  Demangler demangler = Demangler::cxa,
                                                  RecoveredText text = RecoveredText::demangled);
@@ -67,7 +68,7 @@ Result<std::vector<RecoveredName>> recover_names(std::string_view cubin,
 // Fills `entry.lowered_names` for `expressions` the entry lacks, from its CUBIN. Returns the
 // per-expression answers; expressions left unresolved are not added. invalid_argument for a
 // payload that is not a CUBIN (PTX and LTO-IR carry no symbol table to enumerate).
-Result<std::vector<RecoveredName>> recover_entry_names(Entry& entry,
+CUBBY_API Result<std::vector<RecoveredName>> recover_entry_names(Entry& entry,
                                                        const std::vector<std::string>& expressions);
 
 // The cross-check of one stored name.
@@ -86,7 +87,7 @@ struct NameCheck {
 };
 
 // "ok", "unverified", "missing", "mismatch".
-const char* name_check_status_name(NameCheck::Status status) noexcept;
+CUBBY_API const char* name_check_status_name(NameCheck::Status status) noexcept;
 
 // All stored names of an entry, checked against its own CUBIN.
 struct EntryNameReport {
@@ -102,6 +103,6 @@ struct EntryNameReport {
 // Cross-checks `entry.lowered_names` against enumeration of its CUBIN. PTX and LTO-IR entries
 // are reported with no checks (nothing to enumerate). Errc::corrupt when a CUBIN payload is not
 // a readable ELF (the entry is bad). Pure: no driver, no NVRTC.
-Result<EntryNameReport> check_entry_names(const Entry& entry);
+CUBBY_API Result<EntryNameReport> check_entry_names(const Entry& entry);
 
 }  // namespace cubby

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "cubby/export.h"
+
 namespace cubby {
 
 // What a counter counts: events, bytes (both std::uint64_t), or milliseconds of time (double).
@@ -118,12 +120,12 @@ inline constexpr auto kStats = std::to_array<StatInfo>({
 constexpr const StatInfo& stat_info(Stat stat) { return kStats[static_cast<std::size_t>(stat)]; }
 
 // `after - before`, counter by counter.
-Stats difference(const Stats& after, const Stats& before);
+CUBBY_API Stats difference(const Stats& after, const Stats& before);
 
 // `total += part`, counter by counter.
-Stats& operator+=(Stats& total, const Stats& part);
+CUBBY_API Stats& operator+=(Stats& total, const Stats& part);
 
 // True when some counter is not 0.
-bool any_counted(const Stats& stats);
+CUBBY_API bool any_counted(const Stats& stats);
 
 }  // namespace cubby
