@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cubby/cubby.hpp"
-#include "cubby/storage/gc.hpp"
+#include "storage/local/gc.hpp"
 #include "cubby/storage/store_stats.hpp"
 
 namespace {

@@ -5,8 +5,8 @@
 
 #include "archive.hpp"
 #include "cli.hpp"
-#include "cubby/storage/verify.hpp"
-#include "io.hpp"
+#include "storage/local/verify.hpp"
+#include "util/io.hpp"
 
 namespace cubby::cli {
 namespace {

@@ -1,5 +1,5 @@
 // `cubby gc [--max-size S]`: least-recently-used eviction to the bound, leftover cleanup.
-#include "cubby/storage/gc.hpp"
+#include "storage/local/gc.hpp"
 
 #include <iostream>
 

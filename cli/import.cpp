@@ -10,7 +10,7 @@
 #include "cli.hpp"
 #include "cubby/storage/disk.hpp"
 #include "cubby/storage/store_stats.hpp"
-#include "cubby/storage/verify.hpp"
+#include "storage/local/verify.hpp"
 
 namespace cubby::cli {
 namespace {

@@ -1,6 +1,6 @@
 // `cubby verify [--fix]`: checksum, symbol and name-map check of every entry (see
 // storage/verify.hpp, VerifyDepth::names); reports (and removes) bad ones.
-#include "cubby/storage/verify.hpp"
+#include "storage/local/verify.hpp"
 
 #include <iostream>
 

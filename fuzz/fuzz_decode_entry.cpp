@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "cubby/entry.hpp"
-#include "cubby/storage/verify.hpp"
+#include "storage/local/verify.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

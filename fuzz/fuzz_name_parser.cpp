@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cubby/demangle.hpp"
-#include "cubby/mangled_name.hpp"
-#include "cubby/name_match.hpp"
+#include "names/mangled_name.hpp"
+#include "names/name_match.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

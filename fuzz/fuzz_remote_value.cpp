@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "cubby/key.hpp"
-#include "sign.hpp"
+#include "storage/remote/sign.hpp"
 #include "storage/remote/compress.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <system_error>
 
-#include "bytes.hpp"
-#include "io.hpp"
+#include "util/bytes.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {

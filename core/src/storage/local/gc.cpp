@@ -1,5 +1,5 @@
 // Store maintenance: LRU eviction and leftover removal; contract in cubby/storage/gc.hpp.
-#include "cubby/storage/gc.hpp"
+#include "storage/local/gc.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "cubby/storage/lock.hpp"
+#include "storage/local/lock.hpp"
 #include "cubby/storage/store_stats.hpp"
-#include "io.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {

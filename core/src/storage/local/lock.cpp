@@ -1,5 +1,5 @@
 // Cross-process file locks (flock); contract in cubby/storage/lock.hpp.
-#include "cubby/storage/lock.hpp"
+#include "storage/local/lock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "io.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {

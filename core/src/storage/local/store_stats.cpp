@@ -9,8 +9,8 @@
 #include <cmath>
 #include <limits>
 
-#include "cubby/storage/lock.hpp"
-#include "io.hpp"
+#include "storage/local/lock.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {

@@ -1,11 +1,11 @@
 // Entry and store verification; contract in cubby/storage/verify.hpp.
-#include "cubby/storage/verify.hpp"
+#include "storage/local/verify.hpp"
 
 #include <unistd.h>
 
 #include "cubby/cubin.hpp"
 #include "cubby/recover.hpp"
-#include "io.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 

@@ -5,7 +5,7 @@
 #include <climits>
 #include <cstring>
 
-#include "bytes.hpp"
+#include "util/bytes.hpp"
 
 namespace cubby {
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "sign.hpp"
+#include "storage/remote/sign.hpp"
 #include "storage/remote/compress.hpp"
 
 namespace cubby {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "cubby/storage/remote.hpp"
-#include "atomic_stats.hpp"
+#include "stats/atomic_stats.hpp"
 #include "storage/remote/redis_url.hpp"
 
 struct redisContext;

@@ -1,8 +1,8 @@
-#include "redis_url.hpp"
+#include "storage/remote/redis_url.hpp"
 
 #include <charconv>
 
-#include "bytes.hpp"
+#include "util/bytes.hpp"
 
 namespace cubby {
 namespace {

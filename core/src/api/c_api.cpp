@@ -1,0 +1,507 @@
+// The C API (cubby.h): opaque handles over cubby::Cache and cubby::CacheResult. Every entry point
+// catches every exception and records it as this thread's last error; nothing is thrown across
+// the C boundary.
+//
+// A cubby_cache* is not a pointer to memory: its value is the id of an open cache in a registry,
+// and ids are never reused. Every call on a handle is a Call, registered in the open cache while
+// it runs; cubby_close removes the cache from the registry (later calls fail with
+// CUBBY_ERROR_INVALID_ARGUMENT: "closed"), waits until its calls in flight have ended, then
+// destroys it. So a close racing with calls on other threads is never a use-after-free.
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cubby/cache.hpp"
+#include "cubby/config.hpp"
+#include "cubby/cubby.h"
+#include "cubby/error.hpp"
+#include "cubby/version.hpp"
+#include "stats/stats_report.hpp"
+
+struct cubby_result {
+  cubby::CacheResult result;
+  std::string key;  // 32 hex digits
+  // The entry's lowered-name map in its (sorted) order, for access by index.
+  std::vector<std::pair<const std::string*, const std::string*>> names;
+};
+
+namespace {
+
+thread_local std::string last_error;
+thread_local std::string last_compile_log;
+thread_local std::string stats_json;    // storage for cubby_stats_json's answer
+thread_local std::string explain_json;  // storage for cubby_explain_json's answer
+
+// An open cache: what a cubby_cache handle names while it is open.
+struct OpenCache {
+  std::unique_ptr<cubby::Cache> cache;
+  std::string dir;        // the store folder, for cubby_store_dir
+  std::size_t calls = 0;  // calls in flight (guarded by Registry::mutex)
+  bool closing = false;   // cubby_close is waiting for `calls` to reach 0 (guarded likewise)
+};
+
+// The open caches by handle id. Never destroyed, so handles may be closed from static destructors
+// and atexit handlers of other libraries.
+struct Registry {
+  std::mutex mutex;
+  std::condition_variable calls_ended;  // a closing cache's last call has ended
+  std::unordered_map<std::uintptr_t, std::unique_ptr<OpenCache>> open;
+  std::uintptr_t next_id = 1;  // never reused: a closed handle is never mistaken for a later one
+};
+
+Registry& registry() {
+  static Registry* const instance = new Registry;
+  return *instance;
+}
+
+std::uintptr_t id_of(const cubby_cache* handle) { return reinterpret_cast<std::uintptr_t>(handle); }
+
+cubby_status status_of(cubby::Errc code) noexcept {
+  switch (code) {
+    case cubby::Errc::io:
+      return CUBBY_ERROR_IO;
+    case cubby::Errc::corrupt:
+      return CUBBY_ERROR_CORRUPT;
+    case cubby::Errc::not_found:
+      return CUBBY_ERROR_NOT_FOUND;
+    case cubby::Errc::invalid_argument:
+      return CUBBY_ERROR_INVALID_ARGUMENT;
+    case cubby::Errc::compile_failed:
+      return CUBBY_ERROR_COMPILE_FAILED;
+    case cubby::Errc::nvrtc_unavailable:
+      return CUBBY_ERROR_NVRTC_UNAVAILABLE;
+    case cubby::Errc::driver_unavailable:
+      return CUBBY_ERROR_DRIVER_UNAVAILABLE;
+    case cubby::Errc::no_gpu:
+      return CUBBY_ERROR_NO_GPU;
+    case cubby::Errc::cuda_error:
+      return CUBBY_ERROR_CUDA;
+    case cubby::Errc::name_not_found:
+      return CUBBY_ERROR_NAME_NOT_FOUND;
+  }
+  return CUBBY_ERROR_INTERNAL;
+}
+
+// Records a failure as this thread's last error and returns its status. `compile_log` is the
+// failure's compile log (cubby::Error::log) when it is a compile failure, else null: a compile
+// failure without one (NVRTC ran out of memory, gave no payload) has its whole message as its
+// log. Never throws.
+int record(cubby_status status, const char* message,
+           const std::string* compile_log = nullptr) noexcept {
+  try {
+    last_error = message;
+    if (compile_log == nullptr) {
+      last_compile_log.clear();
+    } else {
+      last_compile_log = compile_log->empty() ? last_error : *compile_log;
+    }
+  } catch (...) {
+    // Out of memory while copying the message: keep whatever was there.
+  }
+  return status;
+}
+
+// The status of the exception in flight, recorded as the last error. Call only from a catch block.
+int record_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const cubby::Error& error) {
+    return record(status_of(error.code()), error.what(),
+                  error.code() == cubby::Errc::compile_failed ? &error.log() : nullptr);
+  } catch (const std::bad_alloc&) {
+    return record(CUBBY_ERROR_INTERNAL, "cubby ran out of memory; free memory and try again");
+  } catch (const std::exception& error) {
+    std::string message = "internal error in cubby: ";
+    try {
+      message += error.what();
+      message += " (please report this)";
+    } catch (...) {
+    }
+    return record(CUBBY_ERROR_INTERNAL, message.c_str());
+  } catch (...) {
+    return record(CUBBY_ERROR_INTERNAL,
+                  "internal error in cubby: unknown exception (please report this)");
+  }
+}
+
+int invalid(const char* message) noexcept { return record(CUBBY_ERROR_INVALID_ARGUMENT, message); }
+
+// One call of `function` on a handle. While a Call on an open cache exists, cubby_close of that
+// cache waits; the cache is valid until the Call ends. A NULL or closed handle gives a Call without
+// a cache, with CUBBY_ERROR_INVALID_ARGUMENT recorded as the last error.
+class Call {
+ public:
+  Call(cubby_cache* handle, const char* function) noexcept {
+    if (handle == nullptr) {
+      status_ = refuse(function, ": cache is NULL; open one with cubby_open");
+      return;
+    }
+    try {
+      const std::lock_guard lock(registry().mutex);
+      const auto found = registry().open.find(id_of(handle));
+      if (found != registry().open.end()) {
+        open_ = found->second.get();
+        ++open_->calls;
+        return;
+      }
+    } catch (...) {
+      status_ = record_current_exception();
+      return;
+    }
+    status_ = refuse(function,
+                     ": cache is closed (or was never returned by cubby_open); do not use a "
+                     "handle after cubby_close, open a new one with cubby_open");
+  }
+
+  ~Call() {
+    if (open_ == nullptr) return;
+    const std::lock_guard lock(registry().mutex);
+    if (--open_->calls == 0 && open_->closing) registry().calls_ended.notify_all();
+  }
+
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  explicit operator bool() const { return open_ != nullptr; }
+  // The failure recorded when there is no cache.
+  int status() const { return status_; }
+  OpenCache& open() const { return *open_; }
+  cubby::Cache& cache() const { return *open_->cache; }
+
+ private:
+  static int refuse(const char* function, const char* problem) noexcept {
+    try {
+      return invalid((std::string(function) + problem).c_str());
+    } catch (...) {
+      return invalid(problem);
+    }
+  }
+
+  OpenCache* open_ = nullptr;
+  int status_ = CUBBY_OK;
+};
+
+// Builds a CompileRequest from C arguments; throws cubby::Error(invalid_argument) on bad ones.
+cubby::CompileRequest make_request(const char* source, const char* program_name,
+                                   const char* const* name_expressions,
+                                   size_t name_expression_count, const char* const* options,
+                                   size_t option_count, const char* arch) {
+  using cubby::Errc;
+  if (source == nullptr)
+    throw cubby::Error(Errc::invalid_argument, "source is NULL; pass the program text");
+  if (name_expressions == nullptr && name_expression_count != 0) {
+    throw cubby::Error(Errc::invalid_argument,
+                       "name_expressions is NULL but name_expression_count is not 0; pass an array "
+                       "or a count of 0");
+  }
+  if (options == nullptr && option_count != 0) {
+    throw cubby::Error(Errc::invalid_argument,
+                       "options is NULL but option_count is not 0; pass an array or a count of 0");
+  }
+  cubby::CompileRequest request;
+  request.source = source;
+  if (program_name != nullptr) request.program_name = program_name;
+  if (arch != nullptr) request.arch = arch;
+  for (size_t i = 0; i < name_expression_count; ++i) {
+    if (name_expressions[i] == nullptr) {
+      throw cubby::Error(Errc::invalid_argument,
+                         "name_expressions[" + std::to_string(i) +
+                             "] is NULL; every name expression must be a string");
+    }
+    request.name_expressions.emplace_back(name_expressions[i]);
+  }
+  for (size_t i = 0; i < option_count; ++i) {
+    if (options[i] == nullptr) {
+      throw cubby::Error(Errc::invalid_argument, "options[" + std::to_string(i) +
+                                                     "] is NULL; every option must be a string");
+    }
+    request.options.emplace_back(options[i]);
+  }
+  return request;
+}
+
+// A result handle over `result`, with its lowered-name map indexed.
+std::unique_ptr<cubby_result> make_result(cubby::CacheResult result) {
+  auto handle = std::make_unique<cubby_result>();
+  handle->result = std::move(result);
+  handle->key = handle->result.key.hex();
+  handle->names.reserve(handle->result.entry->lowered_names.size());
+  for (const auto& [expression, lowered] : handle->result.entry->lowered_names) {
+    handle->names.emplace_back(&expression, &lowered);
+  }
+  return handle;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* cubby_version(void) { return cubby::kVersion; }
+
+const char* cubby_last_error(void) { return last_error.c_str(); }
+
+const char* cubby_last_compile_log(void) { return last_compile_log.c_str(); }
+
+int cubby_open(const char* dir, cubby_cache** out) {
+  if (out == nullptr) return invalid("cubby_open: out is NULL; pass the address of a cubby_cache*");
+  *out = nullptr;
+  try {
+    cubby::Config config = cubby::Config::from_env().value_or_throw();
+    if (dir != nullptr) {
+      if (*dir == '\0')
+        return invalid("cubby_open: dir is empty; pass a folder or NULL for the default");
+      config.dir = dir;
+    }
+    auto open = std::make_unique<OpenCache>();
+    open->dir = config.dir.string();
+    open->cache = std::make_unique<cubby::Cache>(std::move(config));
+    const std::lock_guard lock(registry().mutex);
+    const std::uintptr_t id = registry().next_id++;
+    registry().open.emplace(id, std::move(open));
+    *out = reinterpret_cast<cubby_cache*>(id);
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+void cubby_close(cubby_cache* cache) {
+  if (cache == nullptr) return;
+  std::unique_ptr<OpenCache> open;
+  {
+    std::unique_lock lock(registry().mutex);
+    const auto found = registry().open.find(id_of(cache));
+    if (found == registry().open.end()) return;  // closed already
+    open = std::move(found->second);
+    registry().open.erase(found);
+    open->closing = true;
+    registry().calls_ended.wait(lock, [&] { return open->calls == 0; });
+  }
+  // Destroyed outside the lock: ~Cache drains background work and reports stats.
+  open.reset();
+}
+
+int cubby_compile(cubby_cache* cache, const char* source, const char* program_name,
+                  const char* const* name_expressions, size_t name_expression_count,
+                  const char* const* options, size_t option_count, const char* arch,
+                  cubby_result** out) {
+  if (out == nullptr)
+    return invalid("cubby_compile: out is NULL; pass the address of a cubby_result*");
+  *out = nullptr;
+  const Call call(cache, "cubby_compile");
+  if (!call) return call.status();
+  try {
+    const cubby::CompileRequest request = make_request(
+        source, program_name, name_expressions, name_expression_count, options, option_count, arch);
+    *out = make_result(call.cache().compile(request)).release();
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
+              const char* const* name_expressions, size_t name_expression_count,
+              const char* const* options, size_t option_count, const char* arch, char key_out[33]) {
+  if (key_out == nullptr) return invalid("cubby_key: key_out is NULL; pass a buffer of 33 chars");
+  key_out[0] = '\0';
+  const Call call(cache, "cubby_key");
+  if (!call) return call.status();
+  try {
+    const cubby::CompileRequest request = make_request(
+        source, program_name, name_expressions, name_expression_count, options, option_count, arch);
+    const std::string hex = call.cache().key_of(request).hex();
+    if (hex.size() != 32) {
+      return record(CUBBY_ERROR_INTERNAL,
+                    "internal error in cubby: a key is not 32 hex digits (please report this)");
+    }
+    std::memcpy(key_out, hex.c_str(), hex.size() + 1);
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+void cubby_result_free(cubby_result* result) { delete result; }
+
+const char* cubby_result_key(const cubby_result* result) {
+  return result == nullptr ? nullptr : result->key.c_str();
+}
+
+int cubby_result_hit(const cubby_result* result) {
+  return result != nullptr && result->result.hit ? 1 : 0;
+}
+
+const char* cubby_result_tier(const cubby_result* result) {
+  return result == nullptr ? nullptr : cubby::source_name(result->result.tier);
+}
+
+const char* cubby_result_payload_kind(const cubby_result* result) {
+  return result == nullptr ? nullptr : cubby::payload_kind_name(result->result.entry->kind);
+}
+
+const void* cubby_result_payload(const cubby_result* result, size_t* size) {
+  if (result == nullptr) {
+    if (size != nullptr) *size = 0;
+    return nullptr;
+  }
+  const std::string& payload = result->result.entry->payload;
+  if (size != nullptr) *size = payload.size();
+  return payload.data();
+}
+
+size_t cubby_result_name_count(const cubby_result* result) {
+  return result == nullptr ? 0 : result->names.size();
+}
+
+const char* cubby_result_name_expression(const cubby_result* result, size_t index) {
+  if (result == nullptr || index >= result->names.size()) return nullptr;
+  return result->names[index].first->c_str();
+}
+
+const char* cubby_result_lowered_name(const cubby_result* result, size_t index) {
+  if (result == nullptr || index >= result->names.size()) return nullptr;
+  return result->names[index].second->c_str();
+}
+
+const char* cubby_result_lowered_name_of(const cubby_result* result, const char* name_expression) {
+  if (result == nullptr || name_expression == nullptr) return nullptr;
+  try {
+    const auto& names = result->result.entry->lowered_names;
+    const auto found = names.find(std::string(name_expression));
+    return found == names.end() ? nullptr : found->second.c_str();
+  } catch (...) {
+    record_current_exception();
+    return nullptr;
+  }
+}
+
+const char* cubby_result_log(const cubby_result* result) {
+  return result == nullptr ? nullptr : result->result.entry->log.c_str();
+}
+
+double cubby_result_compile_ms(const cubby_result* result) {
+  return result == nullptr ? 0.0 : static_cast<double>(result->result.entry->compile_us) / 1000.0;
+}
+
+double cubby_result_elapsed_ms(const cubby_result* result) {
+  return result == nullptr ? 0.0 : result->result.elapsed_ms;
+}
+
+const char* cubby_stats_json(cubby_cache* cache) {
+  const Call call(cache, "cubby_stats_json");
+  if (!call) return nullptr;
+  try {
+    stats_json = cubby::json_text(cubby::stats_to_json(call.cache().stats()));
+    return stats_json.c_str();
+  } catch (...) {
+    record_current_exception();
+    return nullptr;
+  }
+}
+
+const char* cubby_store_dir(cubby_cache* cache) {
+  const Call call(cache, "cubby_store_dir");
+  return call ? call.open().dir.c_str() : nullptr;
+}
+
+int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
+  if (entries != nullptr) *entries = 0;
+  if (bytes != nullptr) *bytes = 0;
+  const Call call(cache, "cubby_store_usage");
+  if (!call) return call.status();
+  try {
+    uint64_t count = 0;
+    uint64_t total = 0;
+    auto listed = call.cache().disk().list([&](const cubby::DiskEntryInfo& info) {
+      ++count;
+      total += info.bytes;
+    });
+    if (!listed) throw cubby::Error(std::move(listed).error());
+    if (entries != nullptr) *entries = count;
+    if (bytes != nullptr) *bytes = total;
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+int cubby_clear(cubby_cache* cache, uint64_t* removed) {
+  if (removed != nullptr) *removed = 0;
+  const Call call(cache, "cubby_clear");
+  if (!call) return call.status();
+  try {
+    const uint64_t count = call.cache().disk().clear().value_or_throw();
+    if (removed != nullptr) *removed = count;
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
+                               const char* const* name_expressions, size_t name_expression_count,
+                               const char* const* options, size_t option_count, const char* arch) {
+  const Call call(cache, "cubby_explain_json");
+  if (!call) return nullptr;
+  try {
+    const cubby::CompileRequest request = make_request(
+        source, program_name, name_expressions, name_expression_count, options, option_count, arch);
+    nlohmann::json fields = nlohmann::json::array();
+    for (const cubby::KeyField& field : cubby::explain_key(call.cache().key_inputs(request))) {
+      fields.push_back({{"label", field.label}, {"summary", field.summary}, {"hash", field.hash}});
+    }
+    explain_json = cubby::json_text(fields);
+    return explain_json.c_str();
+  } catch (...) {
+    record_current_exception();
+    return nullptr;
+  }
+}
+
+int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_result** out) {
+  if (out == nullptr)
+    return invalid("cubby_blob_get: out is NULL; pass the address of a cubby_result*");
+  *out = nullptr;
+  const Call call(cache, "cubby_blob_get");
+  if (!call) return call.status();
+  if (ns == nullptr || name == nullptr)
+    return invalid("cubby_blob_get: ns or name is NULL; pass a namespace and a name");
+  try {
+    auto result = call.cache().load_blob(ns, name);
+    if (result) *out = make_result(std::move(*result)).release();
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
+                   size_t size, double compile_ms) {
+  const Call call(cache, "cubby_blob_put");
+  if (!call) return call.status();
+  if (ns == nullptr || name == nullptr)
+    return invalid("cubby_blob_put: ns or name is NULL; pass a namespace and a name");
+  if (data == nullptr && size != 0)
+    return invalid("cubby_blob_put: data is NULL but size is not 0; pass the payload");
+  try {
+    const std::string_view payload =
+        size == 0 ? std::string_view() : std::string_view(static_cast<const char*>(data), size);
+    (void)call.cache().store_blob(ns, name, payload, compile_ms);
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,500 @@
+// The orchestrator end to end with real NVRTC: memory -> disk -> compile, self-repair, failing
+// writes, single flight, and start-up without NVRTC.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "format/blob.hpp"
+#include "cubby/cache.hpp"
+#include "cubby/cubin.hpp"
+#include "cubby/entry.hpp"
+#include "cubby/storage/disk.hpp"
+#include "test_support.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::count_entries;
+using testing::read_text;
+using testing::ScopedEnv;
+using testing::TempDir;
+using testing::write_text;
+
+constexpr const char* kSource = R"(
+namespace ns {
+template <class T, int N> __global__ void fill(T* out) { out[threadIdx.x] = T(N); }
+template <class T> __device__ T table[4] = {T(1), T(2), T(3), T(4)};
+inline namespace v2 {
+template <class T, int N> __global__ void k(T* out) { out[0] = T(N); }
+}
+}
+)";
+
+CompileRequest request() {
+  CompileRequest r;
+  r.source = kSource;
+  r.program_name = "cache_test.cu";
+  r.name_expressions = {"ns::fill<float, 3>", "ns::fill<int, 1 + 1>", "&ns::table<double>",
+                        "ns::k<float, 256>", "ns::v2::k<float,256>"};
+  r.arch = "sm_90";
+  return r;
+}
+
+Config config_for(const std::filesystem::path& dir) {
+  Config config;
+  config.dir = dir;
+  return config;
+}
+
+TEST(Cache, ColdThenMemoryThenDiskReturnTheSameNames) {
+  TempDir dir("cache");
+  Cache cold(config_for(dir.path()));
+  const CacheResult first = cold.compile(request());
+  EXPECT_FALSE(first.hit);
+  EXPECT_EQ(first.tier, Source::compiled);
+  ASSERT_EQ(first.entry->lowered_names.size(), 5u);
+  EXPECT_EQ(first.lowered_name("ns::k<float, 256>"), first.lowered_name("ns::v2::k<float,256>"));
+  EXPECT_GT(first.entry->compile_us, 0u);
+
+  const CacheResult again = cold.compile(request());
+  EXPECT_TRUE(again.hit);
+  EXPECT_EQ(again.tier, Source::memory);
+  EXPECT_EQ(again.key, first.key);
+
+  Cache warm(config_for(dir.path()));  // a fresh memory tier: served by disk
+  const CacheResult disk = warm.compile(request());
+  EXPECT_TRUE(disk.hit);
+  EXPECT_EQ(disk.tier, Source::disk);
+  EXPECT_EQ(disk.key, first.key);
+  EXPECT_EQ(disk.entry->lowered_names, first.entry->lowered_names);
+  EXPECT_EQ(disk.entry->payload, first.entry->payload);
+  EXPECT_EQ(disk.entry->compile_us, first.entry->compile_us);
+
+  const Stats cold_stats = cold.stats();
+  EXPECT_EQ(cold_stats.compiles, 1u);
+  EXPECT_EQ(cold_stats.misses, 1u);
+  EXPECT_EQ(cold_stats.hits_memory, 1u);
+  const Stats warm_stats = warm.stats();
+  EXPECT_EQ(warm_stats.compiles, 0u);
+  EXPECT_EQ(warm_stats.hits_disk, 1u);
+  EXPECT_GT(warm_stats.bytes_read, first.entry->payload.size());
+  EXPECT_DOUBLE_EQ(warm_stats.compile_ms_saved,
+                   static_cast<double>(first.entry->compile_us) / 1000.0);
+}
+
+// A project checked out under `root`: a source that includes a header through -I<root>/include.
+CompileRequest checkout_request(const std::filesystem::path& root) {
+  write_text(root / "include" / "ops.cuh",
+             "#pragma once\ntemplate <class T> __device__ T twice(T v) { return v + v; }\n");
+  CompileRequest r;
+  r.source = "#include <ops.cuh>\ntemplate <class T> __global__ void k(T* p) { *p = twice(*p); }\n";
+  r.program_name = (root / "tests" / "kernel.cu").string();
+  r.source_dir = root / "tests";
+  r.options = {"-I" + (root / "include").string()};
+  r.name_expressions = {"k<float>"};
+  r.arch = "sm_90";
+  return r;
+}
+
+TEST(Cache, CheckoutsInOtherFoldersShareEntriesWithABaseDir) {
+  TempDir dir("cache");
+  const auto store = dir / "store";
+  Config a_config = config_for(store);
+  a_config.base_dir = dir / "runner-a" / "repo";
+  Config b_config = config_for(store);
+  b_config.base_dir = dir / "runner-b" / "repo";
+  const CompileRequest a_request = checkout_request(a_config.base_dir);
+  const CompileRequest b_request = checkout_request(b_config.base_dir);
+  const CacheResult a = Cache(a_config).compile(a_request);
+  EXPECT_EQ(a.tier, Source::compiled);
+  const CacheResult b = Cache(b_config).compile(b_request);
+  EXPECT_EQ(b.tier, Source::disk);  // the other checkout's entry
+  EXPECT_EQ(b.key, a.key);
+  EXPECT_EQ(b.entry->lowered_names, a.entry->lowered_names);
+  // Without a base the paths differ, and so do the keys.
+  EXPECT_NE(Cache(config_for(store)).key_of(b_request), a.key);
+  // A header edited in one checkout is its own key there.
+  write_text(b_config.base_dir / "include" / "ops.cuh",
+             "#pragma once\ntemplate <class T> __device__ T twice(T v) { return 2 * v; }\n");
+  EXPECT_NE(Cache(b_config).key_of(b_request), a.key);
+}
+
+TEST(Cache, NameExpressionOrderAndDuplicatesShareAnEntry) {
+  TempDir dir("cache");
+  Cache cache(config_for(dir.path()));
+  const CacheResult first = cache.compile(request());
+  CompileRequest shuffled = request();
+  std::reverse(shuffled.name_expressions.begin(), shuffled.name_expressions.end());
+  shuffled.name_expressions.push_back("ns::fill<float, 3>");
+  const CacheResult second = cache.compile(shuffled);
+  EXPECT_TRUE(second.hit);
+  EXPECT_EQ(second.key, first.key);
+}
+
+TEST(Cache, KeyOfMatchesCompileWithoutCompiling) {
+  TempDir dir("cache");
+  Cache cache(config_for(dir.path()));
+  const Key key = cache.key_of(request());
+  EXPECT_EQ(cache.stats().compiles, 0u);
+  EXPECT_EQ(cache.compile(request()).key, key);
+}
+
+TEST(Cache, UnknownNameExpressionThrowsNameNotFound) {
+  TempDir dir("cache");
+  Cache cache(config_for(dir.path()));
+  const CacheResult result = cache.compile(request());
+  try {
+    (void)result.lowered_name("ns::fill<double, 3>");
+    FAIL() << "expected cubby::Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), Errc::name_not_found);
+  }
+}
+
+TEST(Cache, CorruptEntryIsCountedRemovedAndRecompiled) {
+  TempDir dir("cache");
+  Key key;
+  std::string original_payload;
+  {
+    Cache cache(config_for(dir.path()));
+    const CacheResult result = cache.compile(request());
+    key = result.key;
+    original_payload = result.entry->payload;
+  }
+  DiskTier disk(dir.path());
+  const auto path = disk.path_of(key);
+  std::string bytes = read_text(path);
+  ASSERT_GT(bytes.size(), 100u);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+  write_text(path, bytes);
+
+  Cache cache(config_for(dir.path()));
+  const CacheResult result = cache.compile(request());
+  EXPECT_FALSE(result.hit);
+  EXPECT_EQ(cache.stats().corrupt, 1u);
+  EXPECT_EQ(cache.stats().compiles, 1u);
+  // Repaired: the stored entry decodes again and the next fresh cache hits it.
+  ASSERT_TRUE(decode_entry(read_text(path), key).ok());
+  Cache after(config_for(dir.path()));
+  EXPECT_EQ(after.compile(request()).tier, Source::disk);
+}
+
+TEST(Cache, TruncatedEntryIsAMiss) {
+  TempDir dir("cache");
+  Key key;
+  {
+    Cache cache(config_for(dir.path()));
+    key = cache.compile(request()).key;
+  }
+  DiskTier disk(dir.path());
+  const std::string bytes = read_text(disk.path_of(key));
+  write_text(disk.path_of(key), bytes.substr(0, bytes.size() - 7));
+  Cache cache(config_for(dir.path()));
+  EXPECT_EQ(cache.compile(request()).tier, Source::compiled);
+  EXPECT_EQ(cache.stats().corrupt, 1u);
+}
+
+// Another program with the same name expressions (so its entry passes every name check for
+// request()): a different kernel, a different key.
+CompileRequest other_request() {
+  CompileRequest r = request();
+  const std::string body = "out[threadIdx.x] = T(N);";
+  r.source.replace(r.source.find(body), body.size(), "out[threadIdx.x] = T(N + 1);");
+  return r;
+}
+
+TEST(Cache, AnEntryCopiedOrLinkedToAnotherKeysFileIsNeverServedForIt) {
+  namespace fs = std::filesystem;
+  TempDir dir("cache");
+  Key key;
+  Key other_key;
+  std::string other_payload;
+  {
+    Cache cache(config_for(dir.path()));
+    key = cache.compile(request()).key;
+    const CacheResult other = cache.compile(other_request());
+    other_key = other.key;
+    other_payload = other.entry->payload;
+  }
+  ASSERT_NE(key, other_key);
+  DiskTier disk(dir.path());
+  const std::string other_bytes = read_text(disk.path_of(other_key));
+  for (const std::string how : {"copy", "hard link", "symbolic link"}) {
+    SCOPED_TRACE(how);
+    fs::remove(disk.path_of(key));
+    if (how == "copy") fs::copy_file(disk.path_of(other_key), disk.path_of(key));
+    if (how == "hard link") fs::create_hard_link(disk.path_of(other_key), disk.path_of(key));
+    if (how == "symbolic link") fs::create_symlink(disk.path_of(other_key), disk.path_of(key));
+    Cache cache(config_for(dir.path()));
+    const CacheResult result = cache.compile(request());
+    EXPECT_EQ(result.tier, Source::compiled);
+    EXPECT_NE(result.entry->payload, other_payload);
+    // A copy or hard link reads as the other key's bytes, a link is never followed: a counted
+    // corrupt entry either way, replaced.
+    EXPECT_EQ(cache.stats().corrupt, 1u);
+    EXPECT_EQ(read_text(disk.path_of(other_key)), other_bytes);  // the other key's entry is intact
+    Cache after(config_for(dir.path()));
+    EXPECT_EQ(after.compile(request()).tier, Source::disk);
+    EXPECT_NE(after.compile(request()).entry->payload, other_payload);
+  }
+}
+
+// A FIFO or a link to /dev/zero at an entry path (a program's or a blob's) is never read (no
+// hang, no unbounded read): a counted bad entry, removed, and the compile or save replaces it.
+TEST(Cache, AFifoOrDeviceLinkAtAnEntryPathIsACountedBadEntryThatIsReplaced) {
+  namespace fs = std::filesystem;
+  TempDir dir("cache");
+  DiskTier disk(dir.path());
+  const Key key = Cache(config_for(dir.path())).key_of(request());
+  const Key blob = blob_key("ns", "planted");
+  for (const std::string how : {"fifo", "/dev/zero"}) {
+    SCOPED_TRACE(how);
+    for (const Key& planted : {key, blob}) {
+      fs::create_directories(disk.path_of(planted).parent_path());
+      fs::remove(disk.path_of(planted));
+      if (how == "fifo") {
+        ASSERT_EQ(::mkfifo(disk.path_of(planted).c_str(), 0644), 0);
+      } else {
+        fs::create_symlink("/dev/zero", disk.path_of(planted));
+      }
+    }
+    Cache cache(config_for(dir.path()));
+    EXPECT_EQ(cache.compile(request()).tier, Source::compiled);
+    EXPECT_FALSE(cache.load_blob("ns", "planted"));
+    EXPECT_EQ(cache.stats().corrupt, 2u);
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(disk.path_of(key))));  // the compile's
+    EXPECT_FALSE(fs::exists(fs::symlink_status(disk.path_of(blob))));         // removed
+    (void)cache.store_blob("ns", "planted", "payload", 0);
+    EXPECT_EQ(Cache(config_for(dir.path())).load_blob("ns", "planted")->entry->payload, "payload");
+  }
+}
+
+// What a store upgraded from format version 1 holds: an entry without a key.
+std::string version_1_entry() {
+  return read_text(std::filesystem::path(CUBBY_TEST_DATA_DIR) / "golden/entry_v1_basic.bin");
+}
+
+TEST(Cache, AnEntryOfAnOlderFormatIsAQuietMissThatIsReplaced) {
+  TempDir dir("cache");
+  const Key key = Cache(config_for(dir.path())).key_of(request());
+  ASSERT_FALSE(version_1_entry().empty());
+  write_text(DiskTier(dir.path()).path_of(key), version_1_entry());
+  Cache cache(config_for(dir.path()));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(cache.compile(request()).tier, Source::compiled);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // a miss, not an error
+  EXPECT_EQ(cache.stats().corrupt, 0u);
+  EXPECT_EQ(cache.stats().misses, 1u);
+  EXPECT_EQ(Cache(config_for(dir.path())).compile(request()).tier, Source::disk);
+}
+
+TEST(Cache, ABlobOfAnOlderFormatIsAQuietMissAndAnotherBlobsEntryIsCorrupt) {
+  TempDir dir("cache");
+  DiskTier disk(dir.path());
+  // Blob keys do not depend on the format version: an upgraded store holds version 1 blobs.
+  write_text(disk.path_of(blob_key("ns", "old")), version_1_entry());
+  Cache cache(config_for(dir.path()));
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache.load_blob("ns", "old"));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(cache.stats().corrupt, 0u);
+  (void)cache.store_blob("ns", "old", "new payload", 0);
+  EXPECT_EQ(Cache(config_for(dir.path())).load_blob("ns", "old")->entry->payload, "new payload");
+  // Blob "a"'s file copied to blob "b"'s place is not served as "b".
+  (void)cache.store_blob("ns", "a", "payload of a", 0);
+  write_text(disk.path_of(blob_key("ns", "b")), read_text(disk.path_of(blob_key("ns", "a"))));
+  Cache fresh(config_for(dir.path()));
+  EXPECT_FALSE(fresh.load_blob("ns", "b"));
+  EXPECT_EQ(fresh.stats().corrupt, 1u);
+}
+
+TEST(Cache, EntryWhoseNamesAreNotInItsCubinIsNeverServed) {
+  TempDir dir("cache");
+  Key key;
+  Entry doctored;
+  {
+    Cache cache(config_for(dir.path()));
+    const CacheResult result = cache.compile(request());
+    key = result.key;
+    doctored = *result.entry;
+  }
+  // A well-formed entry (valid checksum) whose map points at a symbol the CUBIN lacks.
+  doctored.lowered_names["ns::fill<float, 3>"] = "_Z9not_there";
+  DiskTier disk(dir.path());
+  ASSERT_TRUE(disk.put(key, encode_entry(key, doctored)).ok());
+
+  Cache cache(config_for(dir.path()));
+  const CacheResult result = cache.compile(request());
+  EXPECT_EQ(result.tier, Source::compiled);
+  EXPECT_NE(result.lowered_name("ns::fill<float, 3>"), "_Z9not_there");
+  EXPECT_EQ(cache.stats().corrupt, 1u);
+}
+
+TEST(Cache, CompileErrorThrowsWithLogAndStoresNothing) {
+  TempDir dir("cache");
+  Cache cache(config_for(dir.path()));
+  CompileRequest bad = request();
+  bad.source = "__global__ void broken() { this_is_not_declared = 1; }";
+  bad.name_expressions = {"broken"};
+  try {
+    (void)cache.compile(bad);
+    FAIL() << "expected a compile error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), Errc::compile_failed);
+    EXPECT_NE(std::string(error.what()).find("this_is_not_declared"), std::string::npos);
+  }
+  EXPECT_EQ(count_entries(cache.disk()), 0u);
+  EXPECT_EQ(cache.stats().compile_failures, 1u);
+}
+
+TEST(Cache, UnwritableStoreLeavesTheResultUsable) {
+  TempDir dir("cache");
+  write_text(dir / "file", "not a folder");
+  Cache cache(config_for(dir / "file" / "store"));  // its parent is a regular file
+  const CacheResult result = cache.compile(request());
+  EXPECT_EQ(result.tier, Source::compiled);
+  EXPECT_FALSE(result.entry->payload.empty());
+  EXPECT_EQ(cache.stats().failed_writes, 1u);
+  EXPECT_EQ(cache.compile(request()).tier, Source::memory);  // still served from memory
+}
+
+TEST(Cache, ReadOnlyStoreIsReadButNeverWritten) {
+  TempDir dir("cache");
+  {
+    Cache cache(config_for(dir.path()));
+    (void)cache.compile(request());
+  }
+  Config config = config_for(dir.path());
+  config.read_only = true;
+  Cache cache(config);
+  EXPECT_EQ(cache.compile(request()).tier, Source::disk);
+  CompileRequest other = request();
+  other.name_expressions = {"ns::fill<double, 5>"};
+  EXPECT_EQ(cache.compile(other).tier, Source::compiled);
+  EXPECT_EQ(count_entries(cache.disk()), 1u);
+  EXPECT_EQ(cache.stats().failed_writes, 0u);
+}
+
+TEST(Cache, DisabledAlwaysCompilesAndWritesNothing) {
+  TempDir dir("cache");
+  Config config = config_for(dir.path());
+  config.disabled = true;
+  Cache cache(config);
+  CompileRequest small = request();
+  small.name_expressions = {"ns::fill<float, 3>"};
+  EXPECT_EQ(cache.compile(small).tier, Source::compiled);
+  EXPECT_EQ(cache.compile(small).tier, Source::compiled);
+  EXPECT_EQ(cache.stats().compiles, 2u);
+  EXPECT_FALSE(std::filesystem::exists(dir / "entries"));
+}
+
+TEST(Cache, ConcurrentCallersOfOneKeyCompileOnce) {
+  TempDir dir("cache");
+  Cache cache(config_for(dir.path()));
+  std::vector<std::thread> threads;
+  std::vector<Key> keys(4);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    threads.emplace_back([&, i] { keys[i] = cache.compile(request()).key; });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(cache.stats().compiles, 1u);
+  EXPECT_EQ(cache.stats().hits_memory, 3u);
+  EXPECT_EQ(std::set<Key>(keys.begin(), keys.end()).size(), 1u);
+}
+
+TEST(Cache, EditingAHeaderReachedThroughIncludePathRecompiles) {
+  TempDir dir("cache");
+  write_text(dir / "inc" / "value.cuh", "#define VALUE 3\n");
+  CompileRequest r;
+  r.source =
+      "#include \"value.cuh\"\ntemplate <int N> __global__ void k(int* o) { *o = N + VALUE; }\n";
+  r.name_expressions = {"k<1>"};
+  r.options = {"-I" + (dir / "inc").string()};
+  r.arch = "sm_90";
+  Cache cache(config_for(dir / "store"));
+  const Key first = cache.compile(r).key;
+  EXPECT_EQ(cache.compile(r).tier, Source::memory);  // untouched header: same key
+  write_text(dir / "inc" / "value.cuh", "#define VALUE 42\n");
+  const CacheResult edited = cache.compile(r);
+  EXPECT_NE(edited.key, first);
+  EXPECT_EQ(edited.tier, Source::compiled);
+}
+
+TEST(Cache, PreIncludedFileIsPartOfTheKey) {
+  TempDir dir("cache");
+  write_text(dir / "pre.cuh", "#define VALUE 3\n");
+  CompileRequest r;
+  r.source = "template <int N> __global__ void k(int* o) { *o = N + VALUE; }\n";
+  r.name_expressions = {"k<1>"};
+  r.options = {"--pre-include=" + (dir / "pre.cuh").string()};
+  r.arch = "sm_90";
+  Cache cache(config_for(dir / "store"));
+  const Key first = cache.key_of(r);
+  write_text(dir / "pre.cuh", "#define VALUE 4\n");
+  EXPECT_NE(cache.key_of(r), first);
+}
+
+TEST(Cache, ForeignFilesInTheStoreAreIgnored) {
+  TempDir dir("cache");
+  write_text(dir / "entries" / "zz" / "README.txt", "hello");
+  write_text(dir / "notes.md", "team notes");
+  Cache cache(config_for(dir.path()));
+  EXPECT_EQ(cache.compile(request()).tier, Source::compiled);
+  Cache again(config_for(dir.path()));
+  EXPECT_EQ(again.compile(request()).tier, Source::disk);
+  EXPECT_TRUE(std::filesystem::exists(dir / "notes.md"));
+}
+
+TEST(Cache, PtxForVirtualArch) {
+  TempDir dir("cache");
+  CompileRequest r = request();
+  r.arch = "compute_90";
+  Cache cache(config_for(dir.path()));
+  const CacheResult result = cache.compile(r);
+  EXPECT_EQ(result.entry->kind, PayloadKind::ptx);
+  Cache again(config_for(dir.path()));
+  const CacheResult hit = again.compile(r);
+  EXPECT_EQ(hit.tier, Source::disk);
+  EXPECT_EQ(hit.entry->lowered_names, result.entry->lowered_names);
+}
+
+// Start-up contract: opening the store and the first hit in a fresh process load no NVRTC.
+// The child half runs in a fresh process (re-executed test binary) and checks its own maps.
+TEST(CacheStartup, ChildHitsWithoutLoadingNvrtc) {
+  const char* store = std::getenv("CUBBY_TEST_STARTUP_STORE");
+  if (store == nullptr) GTEST_SKIP() << "runs only as the child of FirstHitLoadsNoNvrtc";
+  Cache cache(config_for(store));
+  const CacheResult result = cache.compile(request());
+  EXPECT_EQ(result.tier, Source::disk);
+  const std::string maps = read_text("/proc/self/maps");
+  EXPECT_EQ(maps.find("libnvrtc"), std::string::npos) << "NVRTC was loaded on the hit path";
+}
+
+TEST(CacheStartup, FirstHitLoadsNoNvrtc) {
+  TempDir dir("cache");
+  {
+    Cache cache(config_for(dir.path()));
+    (void)cache.compile(request());
+  }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::setenv("CUBBY_TEST_STARTUP_STORE", dir.path().c_str(), 1);
+    ::execl("/proc/self/exe", "test_cache",
+            "--gtest_filter=CacheStartup.ChildHitsWithoutLoadingNvrtc",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's hit failed or loaded NVRTC (see its output)";
+}
+
+}  // namespace
+}  // namespace cubby

@@ -1,0 +1,488 @@
+// The orchestrator with a remote tier, end to end with real NVRTC and a real redis-server:
+// memory -> disk -> remote -> compile, backfill, failing safe, signing, read mode, racing machines.
+// Each "machine" is a Cache on its own store folder.
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "cubby/cache.hpp"
+#include "cubby/entry.hpp"
+#include "storage/local/lock.hpp"
+#include "cubby/storage/store_stats.hpp"
+#include "drip_server.hpp"
+#include "redis_server.hpp"
+#include "stats/stats_report.hpp"
+#include "storage/remote/redis.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::count_entries;
+using testing::RedisServer;
+using testing::TempDir;
+
+// A program of its own per test (a salt in a comment), so keys never collide on a shared server.
+CompileRequest request(const std::string& salt, int variant = 0, bool one_name = false) {
+  CompileRequest r;
+  r.source = "// " + salt +
+             "\nnamespace ns {\ntemplate <class T, int N> __global__ void fill(T* out) "
+             "{ out[threadIdx.x] = T(N + " +
+             std::to_string(variant) + "); }\n}\n";
+  r.program_name = "remote_test.cu";
+  r.name_expressions = {"ns::fill<float, 3>", "ns::fill<int, 1 + 1>"};
+  if (one_name) r.name_expressions.pop_back();
+  r.arch = "sm_90";
+  return r;
+}
+
+class RemoteCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    server_ = RedisServer::start(&why);
+    if (server_) {
+      port_ = server_->port();
+    } else if (const char* shared = std::getenv("CUBBY_TEST_REDIS_URL")) {
+      // The server ci/test.sh started: for the tests that neither stop, pause nor reconfigure it.
+      port_ = testing::port_of_local_url(shared);
+    }
+    if (port_ == 0) GTEST_SKIP() << why << "; and CUBBY_TEST_REDIS_URL names no local server";
+    std::random_device random;
+    salt_ = std::to_string(random()) + "-" + std::to_string(random());
+  }
+
+  // A machine: its own store folder, the test's Redis.
+  Config machine(const std::string& name) {
+    dirs_.push_back(std::make_unique<TempDir>("remote-" + name));
+    Config config;
+    config.dir = dirs_.back()->path();
+    config.remote_url = "redis://127.0.0.1:" + std::to_string(port_);
+    config.remote_timeout_ms = 300;
+    return config;
+  }
+
+  bool remote_has(const Key& key) const {
+    auto reply = command({"EXISTS", RedisTier::redis_key(key)});
+    return reply && reply->value == "1";
+  }
+
+  std::optional<testing::RespReply> command(const std::vector<std::string>& args) const {
+    return testing::resp_command(port_, args);
+  }
+
+  // The test stops, pauses or reconfigures the server: only a private one will do.
+  bool private_server() const { return server_ != nullptr; }
+
+  std::unique_ptr<RedisServer> server_;
+  int port_ = 0;
+  std::string salt_;
+  std::vector<std::unique_ptr<TempDir>> dirs_;
+};
+
+TEST_F(RemoteCacheTest, FreshStoreIsServedByRedisAndBackfillsDisk) {
+  if (!private_server())
+    GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";
+  CacheResult first;
+  {
+    Cache a(machine("a"));
+    first = a.compile(request(salt_));
+    EXPECT_EQ(first.tier, Source::compiled);
+  }  // destruction drains the background write
+  ASSERT_TRUE(remote_has(first.key));
+
+  const Config b_config = machine("b");
+  {
+    Cache b(b_config);
+    const CacheResult remote = b.compile(request(salt_));
+    EXPECT_TRUE(remote.hit);
+    EXPECT_EQ(remote.tier, Source::remote);
+    EXPECT_EQ(remote.entry->lowered_names, first.entry->lowered_names);
+    EXPECT_EQ(remote.entry->payload, first.entry->payload);
+    const Stats stats = b.stats();
+    EXPECT_EQ(stats.hits_remote, 1u);
+    EXPECT_EQ(stats.remote_misses, 0u);
+    EXPECT_EQ(stats.compiles, 0u);
+    EXPECT_EQ(stats.remote_writes, 0u);  // a remote hit is not sent back
+    // Network bytes: the entry travels LZ4-compressed, smaller than its CUBIN alone.
+    EXPECT_GT(stats.remote_bytes_read, 0u);
+    EXPECT_LT(stats.remote_bytes_read, first.entry->payload.size());
+    EXPECT_GT(stats.bytes_read, first.entry->payload.size());  // the entry, decompressed
+    EXPECT_GT(stats.remote_ms, 0.0);
+    EXPECT_EQ(b.compile(request(salt_)).tier, Source::memory);
+  }  // destruction waits for the background backfill
+  DiskTier b_disk(b_config.dir);
+  EXPECT_EQ(count_entries(b_disk), 1u);  // backfilled
+  // The backfilled entry makes the next process's lookup a disk hit, with Redis gone.
+  server_->stop();
+  Cache b_again(b_config);
+  const CacheResult disk = b_again.compile(request(salt_));
+  EXPECT_EQ(disk.tier, Source::disk);
+  EXPECT_EQ(b_again.stats().remote_misses + b_again.stats().remote_errors, 0u);
+  // Remote hits are persisted in the store's counters (what `cubby stats` shows).
+  auto counters = StoreStats(b_config.dir).read();
+  ASSERT_TRUE(counters);
+  EXPECT_EQ(counters->at("hits_remote"), 1);
+}
+
+TEST_F(RemoteCacheTest, RemoteHitTakesNoCompileLockAndCreatesNoLockFiles) {
+  Key key;
+  {
+    Cache a(machine("a"));
+    key = a.compile(request(salt_)).key;
+  }
+  // Another process of machine b holds the key's compile lock (compiling, or hung): a remote hit
+  // must not wait for it (the wait would be kCompileLockWait, minutes).
+  const Config b_config = machine("b");
+  auto held = FileLock::try_acquire(DiskTier(b_config.dir).lock_path_of(key));
+  ASSERT_TRUE(held && held->has_value());
+  {
+    Cache b(b_config);
+    EXPECT_EQ(b.compile(request(salt_)).tier, Source::remote);
+  }
+  DiskTier b_disk(b_config.dir);
+  EXPECT_EQ(count_entries(b_disk), 1u);  // backfilled although the lock was held
+  // A fresh runner served by the remote creates no lock files (and no stats lock) at all.
+  const Config c_config = machine("c");
+  {
+    Cache c(c_config);
+    EXPECT_EQ(c.compile(request(salt_)).tier, Source::remote);
+  }
+  EXPECT_FALSE(std::filesystem::exists(c_config.dir / "locks"));
+  DiskTier c_disk(c_config.dir);
+  EXPECT_EQ(count_entries(c_disk), 1u);
+  auto counters = StoreStats(c_config.dir).read();
+  ASSERT_TRUE(counters);
+  EXPECT_EQ(counters->at("hits_remote"), 1);
+  EXPECT_EQ(counters->at("store_entries"), 1);  // the size estimate counts the backfill
+}
+
+TEST_F(RemoteCacheTest, RedisKilledMidRunFallsBackToCompiling) {
+  if (!private_server())
+    GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";
+  {
+    Cache a(machine("a"));
+    a.compile(request(salt_, 0));
+  }
+  Cache b(machine("b"));
+  EXPECT_EQ(b.compile(request(salt_, 0)).tier, Source::remote);
+  server_->stop();
+  const CacheResult compiled = b.compile(request(salt_, 1));
+  EXPECT_EQ(compiled.tier, Source::compiled);
+  EXPECT_EQ(compiled.entry->lowered_names.size(), 2u);
+  EXPECT_EQ(b.compile(request(salt_, 2)).tier, Source::compiled);
+  const Stats stats = b.stats();
+  EXPECT_EQ(stats.remote_errors, 1u);   // the first lookup after the kill
+  EXPECT_GE(stats.remote_skipped, 1u);  // then the remote is not asked again for a while
+  EXPECT_EQ(stats.remote_misses, 2u);
+  EXPECT_EQ(stats.compiles, 2u);
+}
+
+TEST_F(RemoteCacheTest, FinishLandsWritesAndBackfillsWhileTheCacheLives) {
+  // What a Cache that lives until exit (the GoogleTest harness's) relies on.
+  Cache a(machine("a"));
+  const CacheResult first = a.compile(request(salt_));
+  a.finish();
+  EXPECT_TRUE(remote_has(first.key));  // the queued write was sent
+  EXPECT_EQ(a.stats().remote_writes, 1u);
+  const Config b_config = machine("b");
+  Cache b(b_config);
+  EXPECT_EQ(b.compile(request(salt_)).tier, Source::remote);
+  b.finish();
+  DiskTier b_disk(b_config.dir);
+  EXPECT_EQ(count_entries(b_disk), 1u);  // backfilled with `b` still alive
+  auto counters = StoreStats(b_config.dir).read();
+  ASSERT_TRUE(counters);
+  EXPECT_EQ(counters->at("hits_remote"), 1);
+  EXPECT_EQ(b.compile(request(salt_)).tier, Source::memory);  // still usable
+}
+
+TEST_F(RemoteCacheTest, FreshStoreConnectsAheadAndWarmStoreNeverConnects) {
+  if (!private_server())
+    GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";
+  const Config config = machine("a");
+  const std::uint64_t before = server_->connections_received();
+  {
+    Cache fresh(config);  // no entries yet: connects at once, before any lookup
+    EXPECT_EQ(server_->await_connections_since(before), 1u);
+    EXPECT_EQ(fresh.compile(request(salt_)).tier, Source::compiled);
+  }
+  const std::uint64_t warm_before = server_->connections_received();
+  {
+    Cache warm(config);  // entries on disk: served locally, Redis never asked
+    EXPECT_EQ(warm.compile(request(salt_)).tier, Source::disk);
+  }
+  EXPECT_EQ(server_->connections_received() - warm_before - 1, 0u);
+}
+
+TEST_F(RemoteCacheTest, PausedRedisTimesOutAndCompilesLocally) {
+  if (!private_server())
+    GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";
+  Config config = machine("b");
+  config.remote_timeout_ms = 200;
+  Cache b(config);
+  b.compile(request(salt_, 0));  // a pooled connection
+  // Its remote write (background) lands before the pause, else it would time out too.
+  for (int i = 0; i < 1000 && b.stats().remote_writes == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(b.stats().remote_writes, 1u);
+  server_->pause();
+  // Would hang forever without the timeout; returns after it, compiled here.
+  const CacheResult first = b.compile(request(salt_, 1));
+  EXPECT_EQ(first.tier, Source::compiled);
+  EXPECT_EQ(b.stats().remote_timeouts, 1u);
+  const CacheResult second = b.compile(request(salt_, 2));
+  EXPECT_EQ(second.tier, Source::compiled);
+  const Stats stats = b.stats();
+  EXPECT_EQ(stats.remote_timeouts, 1u);  // the second lookup did not wait
+  EXPECT_GE(stats.remote_skipped, 1u);
+  server_->resume();
+}
+
+TEST_F(RemoteCacheTest, GarbageTruncatedAndWrongEntriesAreRejectedThenRepaired) {
+  CacheResult good;
+  {
+    Cache a(machine("a"));
+    good = a.compile(request(salt_));
+  }
+  const std::string name = RedisTier::redis_key(good.key);
+  const std::string valid = command({"GET", name})->value.value();
+  CacheResult other;
+  {
+    Cache c(machine("c"));
+    other = c.compile(request(salt_, 0, true));  // another key, another set of names
+  }
+  const std::string other_entry = command({"GET", RedisTier::redis_key(other.key)})->value.value();
+  int round = 0;
+  for (const std::string& bad : {std::string("garbage"), valid.substr(0, valid.size() / 2),
+                                 valid.substr(0, valid.size() - 1), other_entry}) {
+    SCOPED_TRACE(round++);
+    ASSERT_TRUE(command({"SET", name, bad}));
+    {
+      Cache b(machine("b"));
+      const CacheResult result = b.compile(request(salt_));
+      EXPECT_EQ(result.tier, Source::compiled);  // never the bad entry
+      EXPECT_EQ(result.entry->lowered_names, good.entry->lowered_names);
+      EXPECT_EQ(b.stats().remote_rejected, 1u);
+      EXPECT_EQ(b.stats().remote_misses, 1u);
+    }
+    // The compile overwrote the bad value: the next fresh machine is served by Redis.
+    Cache d(machine("d"));
+    EXPECT_EQ(d.compile(request(salt_)).tier, Source::remote);
+  }
+}
+
+// An unsigned value is whatever anyone who can write the Redis stored: another program's entry
+// with the same name expressions (so it passes every name check) copied to this key is refused.
+TEST_F(RemoteCacheTest, AnEntryCopiedToAnotherKeyIsRejected) {
+  CacheResult zero;
+  CacheResult one;
+  {
+    Cache a(machine("a"));
+    zero = a.compile(request(salt_, 0));
+    one = a.compile(request(salt_, 1));
+  }
+  ASSERT_NE(zero.entry->payload, one.entry->payload);
+  const auto copied = command({"GET", RedisTier::redis_key(one.key)});
+  ASSERT_TRUE(copied && copied->value);
+  ASSERT_TRUE(command({"SET", RedisTier::redis_key(zero.key), *copied->value}));
+  Cache b(machine("b"));
+  const CacheResult result = b.compile(request(salt_, 0));
+  EXPECT_EQ(result.tier, Source::compiled);
+  EXPECT_NE(result.entry->payload, one.entry->payload);
+  EXPECT_EQ(b.stats().remote_rejected, 1u);
+  EXPECT_EQ(b.stats().hits_remote, 0u);
+}
+
+TEST_F(RemoteCacheTest, WronglySignedAndUnsignedEntriesAreRejected) {
+  Config alpha = machine("alpha");
+  alpha.remote_secret = "alpha-secret";
+  CacheResult signed_result;
+  {
+    Cache a(alpha);
+    signed_result = a.compile(request(salt_, 0));
+  }
+  Config beta = machine("beta");
+  beta.remote_secret = "beta-secret";
+  {
+    Cache b(beta);
+    EXPECT_EQ(b.compile(request(salt_, 0)).tier, Source::compiled);
+    EXPECT_EQ(b.stats().remote_rejected, 1u);
+  }
+  {
+    Cache unsigned_writer(machine("plain"));  // no secret: writes unsigned entries
+    unsigned_writer.compile(request(salt_, 1));
+  }
+  Config alpha2 = machine("alpha2");
+  alpha2.remote_secret = "alpha-secret";
+  {
+    Cache a2(alpha2);
+    EXPECT_EQ(a2.compile(request(salt_, 0)).tier, Source::compiled);  // signed by beta now
+    EXPECT_EQ(a2.compile(request(salt_, 1)).tier, Source::compiled);  // unsigned
+    EXPECT_EQ(a2.stats().remote_rejected, 2u);
+    EXPECT_EQ(a2.stats().hits_remote, 0u);
+  }
+  Config alpha3 = machine("alpha3");  // alpha2's writes are signed with alpha's secret again
+  alpha3.remote_secret = "alpha-secret";
+  Cache a3(alpha3);
+  const CacheResult remote = a3.compile(request(salt_, 0));
+  EXPECT_EQ(remote.tier, Source::remote);
+  EXPECT_EQ(remote.entry->lowered_names, signed_result.entry->lowered_names);
+  EXPECT_EQ(a3.compile(request(salt_, 1)).tier, Source::remote);
+  EXPECT_EQ(a3.stats().remote_rejected, 0u);
+}
+
+TEST_F(RemoteCacheTest, ReadModeReadsButWritesNothing) {
+  if (!private_server())
+    GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";
+  Config reader = machine("pr");
+  reader.remote_read_only = true;
+  CacheResult compiled;
+  {
+    Cache pr(reader);
+    compiled = pr.compile(request(salt_, 0));
+    EXPECT_EQ(compiled.tier, Source::compiled);
+    EXPECT_EQ(count_entries(pr.disk()), 1u);  // the local store is still written
+  }
+  EXPECT_FALSE(remote_has(compiled.key));
+  EXPECT_EQ(command({"DBSIZE"})->value, "0");
+  {
+    Cache writer(machine("main"));
+    writer.compile(request(salt_, 1));
+  }
+  Config reader2 = machine("pr2");
+  reader2.remote_read_only = true;
+  Cache pr2(reader2);
+  EXPECT_EQ(pr2.compile(request(salt_, 1)).tier, Source::remote);  // reads are allowed
+  EXPECT_EQ(pr2.compile(request(salt_, 2)).tier, Source::compiled);
+  EXPECT_EQ(pr2.stats().remote_writes + pr2.stats().remote_writes_dropped, 0u);
+  EXPECT_EQ(command({"DBSIZE"})->value, "1");
+}
+
+TEST_F(RemoteCacheTest, TwoMachinesRaceOnOneKey) {
+  const Config a_config = machine("a");
+  const Config b_config = machine("b");
+  std::barrier start(2);
+  CacheResult results[2];
+  auto run = [&](int i, const Config& config) {
+    Cache cache(config);
+    start.arrive_and_wait();
+    results[i] = cache.compile(request(salt_));
+  };
+  std::thread a(run, 0, std::cref(a_config));
+  std::thread b(run, 1, std::cref(b_config));
+  a.join();
+  b.join();
+  ASSERT_EQ(results[0].key, results[1].key);
+  for (const auto& result : results) {
+    EXPECT_TRUE(result.tier == Source::compiled || result.tier == Source::remote);
+    EXPECT_EQ(result.entry->lowered_names.size(), 2u);
+  }
+  ASSERT_TRUE(remote_has(results[0].key));
+  Cache c(machine("c"));  // whichever write won, it is a whole, valid entry
+  const CacheResult third = c.compile(request(salt_));
+  EXPECT_EQ(third.tier, Source::remote);
+  EXPECT_EQ(third.entry->lowered_names, results[0].entry->lowered_names);
+  EXPECT_EQ(c.stats().remote_rejected, 0u);
+}
+
+TEST_F(RemoteCacheTest, CredentialsAreNeverPrinted) {
+  if (!private_server())
+    GTEST_SKIP() << "needs a private redis-server (it is stopped, paused or counted)";
+  ASSERT_TRUE(command({"CONFIG", "SET", "requirepass", "hunter2-right"}));
+  const std::string base = "127.0.0.1:" + std::to_string(port_);
+  Config wrong = machine("wrong");
+  wrong.remote_url = "redis://:hunter2-wrong@" + base;
+  ::testing::internal::CaptureStderr();
+  Stats stats;
+  {
+    Cache cache(wrong);
+    EXPECT_EQ(cache.compile(request(salt_)).tier, Source::compiled);
+    stats = cache.stats();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(stats.remote_errors, 1u);
+  EXPECT_NE(err.find("redis://***@" + base), std::string::npos) << err;
+  EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
+  EXPECT_EQ(stats_to_json(stats).dump().find("hunter2"), std::string::npos);
+
+  Config right = machine("right");
+  right.remote_url = "redis://:hunter2-right@" + base;
+  {
+    Cache writer(right);
+    writer.compile(request(salt_, 1));
+  }
+  Config right2 = machine("right2");
+  right2.remote_url = right.remote_url;
+  Cache reader(right2);
+  EXPECT_EQ(reader.compile(request(salt_, 1)).tier, Source::remote);
+}
+
+TEST_F(RemoteCacheTest, RejectedEntryMessageSaysWhatIsTrueOfARemoteEntry) {
+  CacheResult good;
+  {
+    Cache a(machine("a"));
+    good = a.compile(request(salt_));
+  }
+  ASSERT_TRUE(command({"SET", RedisTier::redis_key(good.key), "garbage"}));
+  for (const bool read_mode : {true, false}) {
+    SCOPED_TRACE(read_mode);
+    Config config = machine(read_mode ? "reader" : "writer");
+    config.remote_read_only = read_mode;
+    ::testing::internal::CaptureStderr();
+    {
+      Cache b(config);
+      EXPECT_EQ(b.compile(request(salt_)).tier, Source::compiled);
+      EXPECT_EQ(b.stats().remote_rejected, 1u);
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("remote entry " + good.key.hex()), std::string::npos) << err;
+    // `cubby verify --fix` checks only the local store: never the advice for a remote entry.
+    EXPECT_EQ(err.find("verify --fix"), std::string::npos) << err;
+    EXPECT_NE(err.find(read_mode ? "a process that writes the remote replaces it"
+                                 : "the upload of this compile replaces it"),
+              std::string::npos)
+        << err;
+  }
+  Cache c(machine("c"));  // the writer's upload did replace it
+  EXPECT_EQ(c.compile(request(salt_)).tier, Source::remote);
+}
+
+TEST(RemoteCacheDrip, CacheWhoseRemoteWriteIsDrippedIsDestroyedWithinTheDocumentedBound) {
+  // Lookups find nothing at once; the write's reply ("+OOOO...") drips for ever, a byte every
+  // 20 ms, so that no single read waits as long as the timeout.
+  testing::DripServer server({{"GET", {"$-1\r\n", ""}}, {"SET", {"+", "O"}}},
+                             std::chrono::milliseconds(20));
+  TempDir dir("remote-drip");
+  Config config;
+  config.dir = dir.path();
+  config.remote_url = server.url();
+  config.remote_timeout_ms = 300;
+  // The bound Cache::finish and ~Cache document for queued remote writes.
+  const auto bound = std::max<std::chrono::milliseconds>(
+      std::chrono::seconds(1), 4 * std::chrono::milliseconds(config.remote_timeout_ms));
+  auto cache = std::make_unique<Cache>(config);
+  std::random_device random;
+  EXPECT_EQ(cache->compile(request(std::to_string(random()))).tier, Source::compiled);
+  ASSERT_TRUE(server.await("SET", std::chrono::seconds(10)));  // the write is being dripped
+  const auto took = testing::duration_of(server, [&] { cache.reset(); });
+  EXPECT_LT(took, bound);
+}
+
+TEST_F(RemoteCacheTest, DisabledCacheNeverAsksTheRemote) {
+  {
+    Cache a(machine("a"));
+    a.compile(request(salt_));
+  }
+  Config off = machine("off");
+  off.disabled = true;
+  Cache cache(off);
+  EXPECT_EQ(cache.compile(request(salt_)).tier, Source::compiled);
+  EXPECT_EQ(cache.stats().hits_remote + cache.stats().remote_misses, 0u);
+}
+
+}  // namespace
+}  // namespace cubby

@@ -1,0 +1,163 @@
+// Cross-process file locks (core/src/storage/local/lock.cpp): exclusion across processes, release
+// on death (kill -9), bounded waits, garbage lock files, leftover removal.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "storage/local/lock.hpp"
+#include "test_support.hpp"
+
+namespace cubby {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::read_text;
+using testing::TempDir;
+using testing::write_text;
+
+// Forks a child that takes the lock at `path`, writes one byte to `ready`, then sleeps until
+// killed (or exits after `hold`).
+pid_t hold_in_child(const std::filesystem::path& path, std::chrono::milliseconds hold) {
+  int ready[2];
+  EXPECT_EQ(::pipe(ready), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(ready[0]);
+    auto lock = FileLock::try_acquire(path);
+    const char ok = (lock && lock->has_value()) ? '1' : '0';
+    (void)!::write(ready[1], &ok, 1);
+    std::this_thread::sleep_for(hold);
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char ok = '0';
+  EXPECT_EQ(::read(ready[0], &ok, 1), 1);
+  ::close(ready[0]);
+  EXPECT_EQ(ok, '1');
+  return pid;
+}
+
+int reap(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(FileLock, ExcludesAnotherProcessAndIsRemovedOnRelease) {
+  TempDir dir("lock");
+  const auto path = dir / "locks/ab/key.lock";
+  const pid_t child = hold_in_child(path, 60s);
+  auto busy = FileLock::try_acquire(path);
+  ASSERT_TRUE(busy.ok()) << busy.error().message;
+  EXPECT_FALSE(busy->has_value());
+  // The owner's identity is in the file, for humans.
+  EXPECT_NE(read_text(path).find("pid " + std::to_string(child)), std::string::npos);
+  ::kill(child, SIGKILL);  // a dead owner's lock is free at once: flock dies with its process
+  reap(child);
+  auto taken = FileLock::acquire(path, 5s);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  ASSERT_TRUE(taken->has_value());
+  struct stat info {};
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0664u);
+  (*taken)->release();
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(FileLock, WaitsForAnOwnerThatFinishes) {
+  TempDir dir("lock");
+  const auto path = dir / "k.lock";
+  const pid_t child = hold_in_child(path, 300ms);
+  auto taken = FileLock::acquire(path, 30s);
+  ASSERT_TRUE(taken.ok());
+  EXPECT_TRUE(taken->has_value());
+  EXPECT_EQ(reap(child), 0);
+}
+
+TEST(FileLock, BoundedWaitExpiresWhileTheOwnerHangs) {
+  TempDir dir("lock");
+  const auto path = dir / "k.lock";
+  const pid_t child = hold_in_child(path, 60s);
+  auto waited = FileLock::acquire(path, 100ms);
+  ASSERT_TRUE(waited.ok());
+  EXPECT_FALSE(waited->has_value());
+  ::kill(child, SIGKILL);
+  reap(child);
+}
+
+TEST(FileLock, GarbageInALockFileIsHarmless) {
+  TempDir dir("lock");
+  const auto path = dir / "k.lock";
+  write_text(path, std::string("\xff\x00garbage", 9));
+  auto taken = FileLock::try_acquire(path);
+  ASSERT_TRUE(taken.ok());
+  ASSERT_TRUE(taken->has_value());
+  EXPECT_EQ(read_text(path).rfind("pid ", 0), 0u);
+}
+
+TEST(FileLock, MovedLockIsHeldOnceAndReleasedOnce) {
+  TempDir dir("lock");
+  const auto path = dir / "k.lock";
+  auto first = FileLock::try_acquire(path);
+  ASSERT_TRUE(first.ok() && first->has_value());
+  FileLock moved = std::move(**first);
+  EXPECT_FALSE((*first)->held());
+  EXPECT_TRUE(moved.held());
+  auto again = FileLock::try_acquire(path);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->has_value());  // another open file description in this process conflicts
+  moved.release();
+  moved.release();
+  auto after = FileLock::try_acquire(path);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->has_value());
+}
+
+TEST(FileLock, UnwritableFolderIsAnIoFailureWithAdvice) {
+  TempDir dir("lock");
+  write_text(dir / "file", "x");
+  auto taken = FileLock::try_acquire(dir / "file" / "k.lock");  // a file where a folder must be
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.error().code, Errc::io);
+  EXPECT_NE(taken.error().message.find("writable"), std::string::npos) << taken.error().message;
+}
+
+// Lock names are predictable: a link planted at one is refused, and its target (which the owner
+// record would otherwise truncate and overwrite) is left alone; so is a FIFO's open.
+TEST(FileLock, NeverTakesALockThroughAPlantedLinkOrFifo) {
+  TempDir dir("lock");
+  write_text(dir / "victim", "precious");
+  std::filesystem::create_symlink(dir / "victim", dir / "k.lock");
+  auto taken = FileLock::try_acquire(dir / "k.lock");
+  EXPECT_FALSE(taken.ok());
+  EXPECT_EQ(read_text(dir / "victim"), "precious");
+  ASSERT_EQ(::mkfifo((dir / "f.lock").c_str(), 0664), 0);
+  EXPECT_FALSE(FileLock::try_acquire(dir / "f.lock").ok());
+  EXPECT_FALSE(remove_if_unlocked(dir / "k.lock"));  // a link is never removed through
+  EXPECT_FALSE(remove_if_unlocked(dir / "f.lock"));  // nor a FIFO (and it never blocks)
+  EXPECT_EQ(read_text(dir / "victim"), "precious");
+}
+
+TEST(RemoveIfUnlocked, RemovesOnlyFilesNoOneHolds) {
+  TempDir dir("lock");
+  const auto held = dir / "held.lock";
+  const auto free = dir / "free.lock";
+  const pid_t child = hold_in_child(held, 60s);
+  write_text(free, "left by a dead process");
+  EXPECT_FALSE(remove_if_unlocked(held));
+  EXPECT_TRUE(std::filesystem::exists(held));
+  EXPECT_TRUE(remove_if_unlocked(free));
+  EXPECT_FALSE(std::filesystem::exists(free));
+  EXPECT_FALSE(remove_if_unlocked(dir / "missing.lock"));
+  ::kill(child, SIGKILL);
+  reap(child);
+  EXPECT_TRUE(remove_if_unlocked(held));
+}
+
+}  // namespace
+}  // namespace cubby

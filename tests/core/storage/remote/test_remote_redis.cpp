@@ -1,0 +1,497 @@
+// The Redis tier against a real redis-server (core/src/storage/remote/redis.cpp): round trips,
+// signing, read mode, size limit, TTL, background writes, and failing safe (refused, killed,
+// paused: counted failures, then skipped for the back-off), whole-call deadlines against a fake
+// server that drips its replies, TTL limits.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "drip_server.hpp"
+#include "redis_server.hpp"
+#include "storage/remote/sign.hpp"
+#include "storage/remote/compress.hpp"
+#include "storage/remote/redis.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::DripServer;
+using testing::RedisServer;
+
+Key key_of(std::uint8_t fill) {
+  Key key;
+  key.bytes.fill(fill);
+  key.bytes[15] = static_cast<std::uint8_t>(::getpid() & 0xff);  // distinct on a shared server
+  key.bytes[14] = static_cast<std::uint8_t>((::getpid() >> 8) & 0xff);
+  return key;
+}
+
+class RedisTierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    server_ = RedisServer::start(&why);
+    if (!server_) GTEST_SKIP() << why;
+  }
+
+  RedisOptions options(const std::string& secret = {}) const {
+    RedisOptions o;
+    o.url = parse_redis_url(server_->url()).value_or_throw();
+    o.location = server_->url();
+    o.secret = secret;
+    o.timeout = std::chrono::milliseconds(300);
+    o.backoff = std::chrono::seconds(60);
+    return o;
+  }
+
+  std::optional<std::string> raw_get(const Key& key) const {
+    auto reply = server_->command({"GET", RedisTier::redis_key(key)});
+    return reply ? reply->value : std::nullopt;
+  }
+
+  std::unique_ptr<RedisServer> server_;
+};
+
+TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
+  RedisTier tier(options());
+  const std::string bytes("entry\0bytes", 11);
+  auto missing = tier.get(key_of(1));
+  ASSERT_TRUE(missing) << missing.error().message;
+  EXPECT_FALSE(missing->has_value());
+  ASSERT_TRUE(tier.put(key_of(1), bytes));
+  EXPECT_EQ(raw_get(key_of(1)), bytes);  // unsigned without a secret: the entry itself
+  auto found = tier.get(key_of(1));
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ(**found, bytes);
+  ASSERT_TRUE(tier.remove(key_of(1)));
+  EXPECT_EQ(raw_get(key_of(1)), std::nullopt);
+  const Stats counters = tier.counters();
+  EXPECT_EQ(counters.remote_writes, 1u);
+  EXPECT_EQ(counters.remote_bytes_written, bytes.size());
+  EXPECT_EQ(counters.remote_bytes_read, bytes.size());
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped + counters.remote_rejected, 0u);
+}
+
+TEST_F(RedisTierTest, SignedWritesAndRejectedReads) {
+  RedisTier alpha(options("alpha"));
+  RedisTier beta(options("beta"));
+  RedisTier plain(options());
+  ASSERT_TRUE(alpha.put(key_of(2), "payload"));
+  const auto stored = raw_get(key_of(2));
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(is_signed(*stored));
+  auto same = alpha.get(key_of(2));
+  ASSERT_TRUE(same && same->has_value());
+  EXPECT_EQ(**same, "payload");
+  EXPECT_FALSE(beta.get(key_of(2)));  // another secret: rejected
+  EXPECT_EQ(beta.counters().remote_rejected, 1u);
+
+  ASSERT_TRUE(plain.put(key_of(3), "unsigned"));
+  EXPECT_FALSE(alpha.get(key_of(3)));  // unsigned, with a secret: rejected
+  EXPECT_EQ(alpha.counters().remote_rejected, 1u);
+  // Rejections are not failures of the remote: no back-off, the next lookup is made.
+  auto again = alpha.get(key_of(2));
+  ASSERT_TRUE(again && again->has_value());
+  EXPECT_EQ(alpha.counters().remote_skipped, 0u);
+}
+
+TEST_F(RedisTierTest, ReadModeWritesNothing) {
+  RedisOptions o = options();
+  o.read_only = true;
+  RedisTier tier(o);
+  EXPECT_FALSE(tier.put(key_of(4), "x"));
+  tier.put_later(key_of(4), "x");
+  tier.drain(std::chrono::seconds(2));
+  EXPECT_FALSE(tier.remove(key_of(4)));
+  EXPECT_EQ(raw_get(key_of(4)), std::nullopt);
+  EXPECT_EQ(server_->command({"DBSIZE"})->value, "0");
+  EXPECT_EQ(tier.counters().remote_writes, 0u);
+}
+
+TEST_F(RedisTierTest, SizeLimitAndTtl) {
+  RedisOptions o = options();
+  o.max_entry = 8;
+  o.ttl_s = 3600;
+  RedisTier tier(o);
+  EXPECT_FALSE(tier.put(key_of(5), "123456789"));  // 9 bytes > 8: not sent
+  EXPECT_EQ(raw_get(key_of(5)), std::nullopt);
+  EXPECT_EQ(tier.counters().remote_writes_dropped, 1u);
+  ASSERT_TRUE(tier.put(key_of(6), "12345678"));
+  const auto ttl = server_->command({"TTL", RedisTier::redis_key(key_of(6))});
+  ASSERT_TRUE(ttl && ttl->value);
+  EXPECT_GT(std::stoll(*ttl->value), 0);
+  EXPECT_LE(std::stoll(*ttl->value), 3600);
+  // A value over the limit written by someone else is rejected, not read.
+  ASSERT_TRUE(server_->command({"SET", RedisTier::redis_key(key_of(7)), std::string(100, 'x')}));
+  EXPECT_FALSE(tier.get(key_of(7)));
+  EXPECT_EQ(tier.counters().remote_rejected, 1u);
+}
+
+TEST_F(RedisTierTest, TtlOverWhatRedisAcceptsIsClampedWithAWarning) {
+  // Redis refuses an expiry whose milliseconds from now overflow: every write would fail.
+  const std::uint64_t huge = 999999999999ull * 86400;  // CUBBY_REMOTE_TTL=999999999999d
+  const std::string name = RedisTier::redis_key(key_of(60));
+  const auto refused = server_->command({"SET", name, "v", "EX", std::to_string(huge)});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->type, '-');
+  const auto accepted = server_->command({"SET", name, "v", "EX", std::to_string(kMaxRemoteTtlS)});
+  ASSERT_TRUE(accepted);
+  EXPECT_EQ(accepted->value, "OK");
+
+  Config config;
+  config.remote_url = server_->url();
+  config.remote_ttl_s = huge;  // a Config made in code: from_env refuses it
+  ::testing::internal::CaptureStderr();
+  auto tier = open_remote_tier(config);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_NE(tier, nullptr);
+  EXPECT_NE(err.find("never expire"), std::string::npos) << err;
+  auto put = tier->put(key_of(61), "x");
+  ASSERT_TRUE(put) << put.error().message;
+  const auto ttl = server_->command({"TTL", RedisTier::redis_key(key_of(61))});
+  ASSERT_TRUE(ttl && ttl->value);
+  EXPECT_GT(std::stoll(*ttl->value), 0);
+}
+
+TEST_F(RedisTierTest, LargeValuesEmptyValuesAndOddRepliesKeepTheConnectionInStep) {
+  RedisTier tier(options());
+  // Bigger than any socket read: the value arrives in many reads, straight into its string.
+  // Random bytes do not compress: stored as they are, so the socket carries all 5 MiB.
+  std::string big(5 << 20, '\0');
+  std::mt19937 random(7);
+  for (char& c : big) c = static_cast<char>(random() >> 24);
+  ASSERT_TRUE(tier.put(key_of(30), big));
+  auto found = tier.get(key_of(30));
+  ASSERT_TRUE(found && found->has_value()) << (found ? "" : found.error().message);
+  EXPECT_TRUE(**found == big);
+  ASSERT_TRUE(tier.put(key_of(31), ""));
+  auto empty = tier.get(key_of(31));
+  ASSERT_TRUE(empty && empty->has_value());
+  EXPECT_EQ(**empty, "");
+  // A key of another type is an error reply: a counted error, not a value.
+  ASSERT_TRUE(server_->command({"DEL", RedisTier::redis_key(key_of(32))}));
+  ASSERT_TRUE(server_->command({"RPUSH", RedisTier::redis_key(key_of(32)), "a", "b"}));
+  auto wrong = tier.get(key_of(32));
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("WRONGTYPE"), std::string::npos) << wrong.error().message;
+  EXPECT_EQ(tier.counters().remote_errors, 1u);
+  // Every later call on the pooled connection(s) still gets its own reply.
+  for (int round = 0; round < 3; ++round) {
+    auto again = tier.get(key_of(30));
+    ASSERT_TRUE(again && again->has_value());
+    EXPECT_EQ((*again)->size(), big.size());
+    auto missing = tier.get(key_of(33));
+    ASSERT_TRUE(missing);
+    EXPECT_FALSE(missing->has_value());
+  }
+  EXPECT_EQ(tier.counters().remote_errors, 1u);
+  EXPECT_EQ(tier.counters().remote_bytes_read, 4 * big.size());
+}
+
+// An entry-like value that compresses well (CUBINs shrink ~8x).
+std::string compressible(std::size_t size) {
+  std::string out;
+  for (std::size_t i = 0; out.size() < size; ++i) {
+    out += "CUBBYENT section .text._Z5scaleIfEvPT_ " + std::to_string(i % 97) + '\0';
+  }
+  out.resize(size);
+  return out;
+}
+
+TEST(CompressValue, RoundTripsAndLeavesIncompressibleBytesAsTheyAre) {
+  const std::string entry = compressible(100000);
+  const std::string value = compress_value(entry);
+  EXPECT_TRUE(is_compressed(value));
+  EXPECT_LT(value.size(), entry.size() / 4);
+  auto back = decompress_value(value, entry.size());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, entry);
+  for (const std::string& raw : {std::string(), std::string("CUBBYENT"), std::string("x")}) {
+    EXPECT_EQ(compress_value(raw), raw);  // no gain: stored as it is
+  }
+  // Bytes that would read as compressed are compressed even without a gain (found by
+  // fuzz_remote_value): every value reads back as what was written.
+  const std::string lookalike = std::string(kCompressedMagic) + "01";
+  const std::string sealed = compress_value(lookalike);
+  EXPECT_NE(sealed, lookalike);
+  auto read_back = decompress_value(sealed, lookalike.size());
+  ASSERT_TRUE(read_back) << read_back.error().message;
+  EXPECT_EQ(*read_back, lookalike);
+}
+
+TEST(CompressValue, BadValuesAreRejectedBeforeAnyBigAllocation) {
+  const std::string entry = compressible(100000);
+  const std::string value = compress_value(entry);
+  EXPECT_FALSE(decompress_value(value, entry.size() - 1));            // over the limit
+  EXPECT_FALSE(decompress_value(value.substr(0, 12), entry.size()));  // short header
+  EXPECT_FALSE(decompress_value(value.substr(0, value.size() - 5), entry.size()));  // cut
+  std::string lying = value;
+  lying[8] = static_cast<char>(lying[8] + 1);  // states one byte more than the block holds
+  EXPECT_FALSE(decompress_value(lying, entry.size() + 1));
+  std::string huge = value;
+  for (int i = 8; i < 16; ++i) huge[i] = '\xff';  // 2^64 - 1 bytes
+  auto rejected = decompress_value(huge, std::uint64_t(1) << 40);
+  ASSERT_FALSE(rejected);
+  EXPECT_EQ(rejected.error().code, Errc::corrupt);
+}
+
+TEST_F(RedisTierTest, ValuesTravelCompressedAndBothFormsAreRead) {
+  const std::string entry = compressible(200000);
+  RedisTier tier(options());
+  ASSERT_TRUE(tier.put(key_of(40), entry));
+  const auto stored = raw_get(key_of(40));
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(is_compressed(*stored));
+  EXPECT_EQ(tier.counters().remote_bytes_written, stored->size());  // what crossed the network
+  auto found = tier.get(key_of(40));
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_TRUE(**found == entry);
+  EXPECT_EQ(tier.counters().remote_bytes_read, stored->size());
+  // A writer with compression off stores the entry itself; readers take either form.
+  RedisOptions plain_options = options();
+  plain_options.compress = false;
+  RedisTier plain(plain_options);
+  ASSERT_TRUE(plain.put(key_of(41), entry));
+  EXPECT_EQ(raw_get(key_of(41)), entry);
+  auto uncompressed = tier.get(key_of(41));
+  ASSERT_TRUE(uncompressed && uncompressed->has_value());
+  EXPECT_TRUE(**uncompressed == entry);
+  auto compressed = plain.get(key_of(40));
+  ASSERT_TRUE(compressed && compressed->has_value());
+  EXPECT_TRUE(**compressed == entry);
+  // Signed: the envelope wraps the compressed value.
+  RedisTier signing(options("alpha"));
+  ASSERT_TRUE(signing.put(key_of(42), entry));
+  const auto sealed = raw_get(key_of(42));
+  ASSERT_TRUE(sealed);
+  EXPECT_TRUE(is_signed(*sealed));
+  EXPECT_TRUE(is_compressed(sealed->substr(kSignatureMagic.size() + kSignatureBytes)));
+  auto opened = signing.get(key_of(42));
+  ASSERT_TRUE(opened && opened->has_value());
+  EXPECT_TRUE(**opened == entry);
+}
+
+TEST_F(RedisTierTest, CorruptCompressedValuesAreRejectedAndTheNextCallWorks) {
+  const std::string entry = compressible(50000);
+  RedisTier tier(options());
+  const std::string value = compress_value(entry);
+  int round = 0;
+  for (const std::string& bad :
+       {value.substr(0, value.size() / 2), value.substr(0, 10), value + "trailing"}) {
+    SCOPED_TRACE(round++);
+    ASSERT_TRUE(server_->command({"SET", RedisTier::redis_key(key_of(43)), bad}));
+    EXPECT_FALSE(tier.get(key_of(43)));
+  }
+  EXPECT_EQ(tier.counters().remote_rejected, 3u);
+  EXPECT_EQ(tier.counters().remote_errors + tier.counters().remote_skipped, 0u);  // not a failure of Redis
+  ASSERT_TRUE(tier.put(key_of(43), entry));
+  auto good = tier.get(key_of(43));
+  ASSERT_TRUE(good && good->has_value());
+  EXPECT_TRUE(**good == entry);
+}
+
+TEST_F(RedisTierTest, OversizedValueIsRejectedUnreadAndTheNextCallWorks) {
+  RedisOptions o = options();
+  o.max_entry = 1 << 10;
+  RedisTier tier(o);
+  ASSERT_TRUE(
+      server_->command({"SET", RedisTier::redis_key(key_of(34)), std::string(1 << 20, 'y')}));
+  ASSERT_TRUE(tier.put(key_of(35), "small"));
+  EXPECT_FALSE(tier.get(key_of(34)));  // rejected from its length: its bytes are never read
+  EXPECT_EQ(tier.counters().remote_rejected, 1u);
+  auto small = tier.get(key_of(35));  // not answered with the rejected value's leftovers
+  ASSERT_TRUE(small && small->has_value());
+  EXPECT_EQ(**small, "small");
+}
+
+TEST_F(RedisTierTest, BackgroundWritesAreDrained) {
+  RedisTier tier(options());
+  for (std::uint8_t i = 10; i < 20; ++i) tier.put_later(key_of(i), "bytes " + std::to_string(i));
+  tier.drain(std::chrono::seconds(10));
+  for (std::uint8_t i = 10; i < 20; ++i)
+    EXPECT_EQ(raw_get(key_of(i)), "bytes " + std::to_string(i));
+  EXPECT_EQ(tier.counters().remote_writes, 10u);
+}
+
+TEST_F(RedisTierTest, KilledServerIsAnErrorThenSkipped) {
+  RedisTier tier(options());
+  ASSERT_TRUE(tier.put(key_of(8), "x"));  // a pooled connection now exists
+  server_->stop();
+  auto failed = tier.get(key_of(8));
+  EXPECT_FALSE(failed);
+  EXPECT_EQ(tier.counters().remote_errors, 1u);
+  EXPECT_FALSE(tier.get(key_of(8)));  // within the back-off: not even tried
+  EXPECT_EQ(tier.counters().remote_skipped, 1u);
+  EXPECT_EQ(tier.counters().remote_errors, 1u);
+}
+
+TEST_F(RedisTierTest, PausedServerTimesOutThenIsSkipped) {
+  RedisTier tier(options());
+  ASSERT_TRUE(tier.put(key_of(9), "x"));
+  server_->pause();
+  EXPECT_FALSE(tier.get(key_of(9)));  // returns after the 300 ms timeout
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
+  EXPECT_FALSE(tier.get(key_of(9)));
+  EXPECT_EQ(tier.counters().remote_skipped, 1u);
+  server_->resume();
+}
+
+TEST_F(RedisTierTest, BreakerClosesAfterTheBackoff) {
+  RedisOptions o = options();
+  o.backoff = std::chrono::milliseconds(1);
+  RedisTier tier(o);
+  ASSERT_TRUE(tier.put(key_of(10), "x"));
+  server_->pause();
+  EXPECT_FALSE(tier.get(key_of(10)));
+  server_->resume();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto recovered = tier.get(key_of(10));  // a fresh connection after the back-off
+  ASSERT_TRUE(recovered) << recovered.error().message;
+  EXPECT_EQ(recovered->value_or(""), "x");
+}
+
+TEST_F(RedisTierTest, ConnectAheadOpensOneConnectionThatLookupsWaitForAndUse) {
+  const std::uint64_t before = server_->connections_received();
+  {
+    RedisTier tier(options());
+    tier.connect_ahead();
+    tier.connect_ahead();  // once per tier
+    // Lookups made at once wait for that connection instead of opening their own.
+    for (int i = 0; i < 3; ++i) {
+      auto missing = tier.get(key_of(11));
+      ASSERT_TRUE(missing) << missing.error().message;
+      EXPECT_FALSE(missing->has_value());
+    }
+  }
+  // Minus the connection of the question itself: the tier opened exactly one.
+  EXPECT_EQ(server_->connections_received() - before - 1, 1u);
+
+  // Without any lookup, the connection is opened all the same.
+  const std::uint64_t idle_before = server_->connections_received();
+  RedisTier idle(options());
+  idle.connect_ahead();
+  EXPECT_EQ(server_->await_connections_since(idle_before), 1u);
+  EXPECT_EQ(idle.counters().remote_errors + idle.counters().remote_timeouts, 0u);
+}
+
+// A port nobody listens on: connect is refused at once (no server needed).
+RedisOptions refused_options() {
+  RedisOptions o;
+  o.url.host = "127.0.0.1";
+  o.url.port = 1;
+  o.location = "redis://127.0.0.1:1";
+  return o;
+}
+
+TEST(RedisTierRefused, ConnectAheadFailureCountsOnceAndTheLookupIsSkipped) {
+  RedisTier tier(refused_options());
+  tier.connect_ahead();
+  EXPECT_FALSE(tier.get(key_of(1)));  // waits for the failed connect, then the breaker is open
+  const Stats counters = tier.counters();
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts, 1u);
+  EXPECT_EQ(counters.remote_skipped, 1u);
+}
+
+TEST(RedisTierRefused, NothingListeningIsAnErrorThenSkipped) {
+  RedisTier tier(refused_options());
+  EXPECT_FALSE(tier.get(key_of(1)));
+  EXPECT_FALSE(tier.get(key_of(1)));
+  const Stats counters = tier.counters();
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts, 1u);
+  EXPECT_EQ(counters.remote_skipped, 1u);
+}
+
+// A server that drips a reply: a byte every 20 ms, so that no single read ever waits as long as
+// the 250 ms timeout. Every call must still end by its deadline.
+constexpr auto kDripTimeout = std::chrono::milliseconds(250);
+constexpr auto kDripInterval = std::chrono::milliseconds(20);
+
+RedisOptions drip_options(const DripServer& server, const std::string& password = {}) {
+  RedisOptions o;
+  o.url.host = "127.0.0.1";
+  o.url.port = server.port();
+  o.url.password = password;
+  o.location = server.url();
+  o.timeout = kDripTimeout;
+  o.backoff = std::chrono::seconds(60);
+  return o;
+}
+
+TEST(RedisTierDrip, GetWithADrippedValueFailsByTheDeadline) {
+  // A 1 MB value announced, then its bytes one at a time.
+  DripServer server({{"GET", {"$1000000\r\n", "x"}}}, kDripInterval);
+  RedisTier tier(drip_options(server));
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(50)); });
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, 5 * kDripTimeout);  // a bound derived from the timeout, not a speed target
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
+  EXPECT_FALSE(tier.get(key_of(50)));  // the breaker is open: not asked again
+  EXPECT_EQ(tier.counters().remote_skipped, 1u);
+}
+
+TEST(RedisTierDrip, GetWithADrippedLengthLineFailsByTheDeadline) {
+  DripServer server({{"GET", {"$", "1"}}}, kDripInterval);  // "$1111111..." never ends its line
+  RedisTier tier(drip_options(server));
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(51)); });
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, 5 * kDripTimeout);
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
+}
+
+TEST(RedisTierDrip, SetWithADrippedReplyFailsByTheDeadline) {
+  DripServer server({{"SET", {"+", "O"}}}, kDripInterval);  // "+OOOO..." never ends its line
+  RedisTier tier(drip_options(server));
+  Result<void> put;
+  const auto took = testing::duration_of(server, [&] { put = tier.put(key_of(52), "bytes"); });
+  EXPECT_FALSE(put);
+  EXPECT_LT(took, 5 * kDripTimeout);
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
+  EXPECT_EQ(tier.counters().remote_writes_dropped, 1u);
+  EXPECT_NE(put.error().message.find("CUBBY_REMOTE_TIMEOUT_MS"), std::string::npos)
+      << put.error().message;
+}
+
+TEST(RedisTierDrip, DrippedAuthReplyFailsTheLookupByTheDeadline) {
+  // The connect's handshake is part of the lookup's deadline.
+  DripServer server({{"AUTH", {"+", "O"}}, {"GET", {"$-1\r\n", ""}}}, kDripInterval);
+  RedisTier tier(drip_options(server, "secret"));
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(53)); });
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, 5 * kDripTimeout);
+  EXPECT_EQ(tier.counters().remote_timeouts, 1u);
+  EXPECT_EQ(server.received("GET"), 0);
+}
+
+TEST(RedisTierDrip, DestructorEndsADrippedBackgroundWriteWithinItsBound) {
+  DripServer server({{"SET", {"+", "O"}}}, kDripInterval);
+  const auto bound = std::max<std::chrono::milliseconds>(std::chrono::seconds(1), 4 * kDripTimeout);
+  auto tier = std::make_unique<RedisTier>(drip_options(server));
+  tier->put_later(key_of(54), "bytes");
+  ASSERT_TRUE(server.await("SET", std::chrono::seconds(10)));  // the write is being dripped
+  const auto took = testing::duration_of(server, [&] { tier.reset(); });
+  EXPECT_LT(took, bound);
+}
+
+TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {
+  Config config;
+  EXPECT_EQ(open_remote_tier(config), nullptr);
+  config.remote_url = "http://user:hunter2@host";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(open_remote_tier(config), nullptr);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("CUBBY_REMOTE"), std::string::npos);
+  EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
+  config.remote_url = "redis://reader:hunter2@127.0.0.1:6379";
+  auto tier = open_remote_tier(config);
+  ASSERT_NE(tier, nullptr);
+  EXPECT_EQ(tier->location().find("hunter2"), std::string::npos);
+  EXPECT_EQ(tier->name(), "redis");
+}
+
+}  // namespace
+}  // namespace cubby
