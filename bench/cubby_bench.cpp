@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "util/hash.hpp"
 #include "cubby/cubby.hpp"
 #include "cubby/storage/remote.hpp"
 #include "cubby_workloads.hpp"

@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "key/include_plan.hpp"
 #include "cli.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/key.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "cubby/key.hpp"
+#include "key/include_scan.hpp"
 
 namespace {
 

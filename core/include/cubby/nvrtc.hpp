@@ -51,23 +51,6 @@ struct CompileRequest {
 // -dlto).
 CUBBY_API PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options);
 
-// How one request's headers are found, shared by key derivation and compile so that both read
-// the options the same way (parse_include_options) and agree on NVRTC's search order.
-struct IncludePlan {
-  IncludeSearch search;              // what the key's header scan models
-  std::vector<std::string> options;  // what compile passes to NVRTC, before the architecture:
-                                     // --include-path=<source_dir> (if set), the request's options
-                                     // (include options in one spelling), then the toolkit's
-                                     // include/cccl and include folders
-};
-
-// The include plan of `request` with the toolkit include folder `toolkit_include_dir` (may be
-// empty). `search.program_dir` is the folder of the program name (relative names from the
-// working folder; empty with -no-source-include); `search.include_paths` are `source_dir` then
-// the -I folders, leaving out those inside the toolkit folder (covered by the NVRTC identity).
-IncludePlan plan_includes(const CompileRequest& request,
-                          const std::filesystem::path& toolkit_include_dir);
-
 // Compiles `request` for `request.arch` (which must be set) and returns an Entry whose
 // lowered_names map has one element per distinct name expression, exactly as
 // nvrtcGetLoweredName returned it. Errc::compile_failed carries NVRTC's log in its message;

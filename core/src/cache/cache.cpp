@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "key/key_inputs.hpp"
 #include "util/background.hpp"
 #include "format/blob.hpp"
 #include "cubby/cubin.hpp"
@@ -158,22 +159,8 @@ std::string Cache::default_arch() const {
 KeyInputs Cache::key_inputs(const CompileRequest& request) const {
   auto nvrtc = locate_nvrtc();
   if (!nvrtc) throw Error(std::move(nvrtc).error());
-  KeyInputs inputs;
-  inputs.format_version = kEntryFormatVersion;
-  inputs.nvrtc_version = nvrtc->version;
-  inputs.nvrtc_identity = nvrtc->identity;
-  inputs.arch = request.arch.empty() ? default_arch() : request.arch;
-  inputs.options = request.options;
-  inputs.source = request.source;
-  inputs.program_name = request.program_name;
-  inputs.name_expressions = request.name_expressions;
-  // The same plan compile_nvrtc follows: one reading of the options, NVRTC's search order.
-  HeaderScan scan =
-      scan_includes(request.source, plan_includes(request, nvrtc->include_dir).search);
-  inputs.headers = std::move(scan.headers);
-  inputs.unresolvable = std::move(scan.unresolvable);
-  if (!config_.base_dir.empty()) relativize_paths(inputs, config_.base_dir);
-  return inputs;
+  return key_inputs_for(request, request.arch.empty() ? default_arch() : request.arch, *nvrtc,
+                        config_.base_dir);
 }
 
 Key Cache::key_of(const CompileRequest& request) const { return derive_key(key_inputs(request)); }
@@ -463,7 +450,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
     return finish(std::move(entry), tier);
   };
 
-  // A program with an include the scan cannot name has no trustworthy key (key.hpp, HeaderScan):
+  // A program with an include the scan cannot name has no trustworthy key (key/include_scan.hpp, HeaderScan):
   // it is compiled without the store, never looked up or stored under a partial key.
   const bool use_store = !config_.disabled && inputs.unresolvable.empty();
   if (!config_.disabled && !use_store) warn_unresolvable(request.program_name, inputs.unresolvable);

@@ -18,6 +18,7 @@
 
 #include "util/bytes.hpp"
 #include "cuda/nvrtc_locate.hpp"
+#include "key/include_plan.hpp"
 
 #ifndef CUBBY_NVRTC_MAJOR
 #error "CUBBY_NVRTC_MAJOR must be defined by the build (the CUDA toolkit's major version)"
@@ -431,41 +432,6 @@ Result<std::string> loaded_nvrtc_version() {
   const auto& api = nvrtc_api();
   if (!api.ok()) return api.error();
   return api->version;
-}
-
-IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit_include_dir) {
-  IncludeOptions parsed = parse_include_options(request.options);
-  IncludePlan plan;
-  if (!request.source_dir.empty()) {
-    plan.options.push_back("--include-path=" + request.source_dir.string());
-    plan.search.include_paths.push_back(request.source_dir);
-  }
-  plan.options.insert(plan.options.end(), parsed.nvrtc_options.begin(), parsed.nvrtc_options.end());
-  // The toolkit's own headers (CCCL's <cuda/std/...>, then the rest), after the user's folders.
-  if (!toolkit_include_dir.empty()) {
-    std::error_code ec;
-    if (fs::is_directory(toolkit_include_dir / "cccl", ec)) {
-      plan.options.push_back("--include-path=" + (toolkit_include_dir / "cccl").string());
-    }
-    plan.options.push_back("--include-path=" + toolkit_include_dir.string());
-  }
-  if (!parsed.no_source_include) {
-    std::error_code ec;
-    plan.search.program_dir =
-        (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
-  }
-  for (std::string& dir : parsed.include_paths) {
-    // Toolkit headers are covered by the NVRTC identity: the key never scans its folder.
-    if (!toolkit_include_dir.empty()) {
-      std::error_code ec;
-      const fs::path canonical = fs::weakly_canonical(dir, ec);
-      const fs::path relative = canonical.lexically_relative(toolkit_include_dir);
-      if (!ec && !relative.empty() && *relative.begin() != "..") continue;
-    }
-    plan.search.include_paths.emplace_back(std::move(dir));
-  }
-  plan.search.pre_includes = std::move(parsed.pre_includes);
-  return plan;
 }
 
 Result<Entry> compile_nvrtc(const CompileRequest& request) {

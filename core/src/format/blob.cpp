@@ -1,3 +1,4 @@
+#include "util/hash.hpp"
 #include "format/blob.hpp"
 
 #include <chrono>

@@ -1,4 +1,5 @@
 // Entry encoding and decoding; the grammar is documented in cubby/entry.hpp.
+#include "util/hash.hpp"
 #include "cubby/entry.hpp"
 
 #include <algorithm>

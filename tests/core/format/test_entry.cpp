@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "util/hash.hpp"
 #include "util/bytes.hpp"
 #include "cubby/entry.hpp"
 #include "cubby/key.hpp"

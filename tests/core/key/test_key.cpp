@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "key/include_plan.hpp"
+#include "util/hash.hpp"
 #include "util/bytes.hpp"
 #include "cubby/key.hpp"
 #include "test_support.hpp"

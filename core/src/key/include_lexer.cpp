@@ -1,0 +1,259 @@
+// Translation phases 1-3 and the include directives they leave (list_includes).
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "key/include_scan.hpp"
+
+namespace cubby {
+namespace {
+
+
+// Phase 1 (trigraphs, only when `trigraphs`) and phase 2 (line splicing) over `text`. NVRTC 13
+// splices a backslash followed directly by LF or CR LF (not by blanks), and replaces trigraphs
+// in C++03/11/14 modes only; a lone CR is a blank, not a line end.
+std::string splice_lines(std::string_view text, bool trigraphs) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    std::size_t width = 1;
+    if (trigraphs && c == '?' && i + 2 < text.size() && text[i + 1] == '?') {
+      static constexpr std::string_view kFrom = "=/'()!<>-";
+      static constexpr std::string_view kTo = "#\\^[]|{}~";
+      const std::size_t at = kFrom.find(text[i + 2]);
+      if (at != std::string_view::npos) {
+        c = kTo[at];
+        width = 3;
+      }
+    }
+    if (c == '\\') {
+      const std::size_t next = i + width;
+      if (next < text.size() && text[next] == '\n') {
+        i = next;
+        continue;
+      }
+      if (next + 1 < text.size() && text[next] == '\r' && text[next + 1] == '\n') {
+        i = next + 1;
+        continue;
+      }
+    }
+    out += c;
+    i += width - 1;
+  }
+  return out;
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r'; }
+
+bool is_ident_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
+bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+
+// Phase 3 and directive recognition over spliced text (see `list_includes`).
+class IncludeLexer {
+ public:
+  IncludeLexer(std::string_view text, IncludeList& out) : t_(text), out_(out) {}
+
+  void run() {
+    bool line_start = true;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '\n') {
+        line_start = true;
+        ++i_;
+      } else if (is_blank(c)) {
+        ++i_;
+      } else if (skip_comment()) {
+        // a comment is one blank: a directive may follow it on its last line
+      } else if (line_start && (c == '#' || (c == '%' && at(i_ + 1) == ':'))) {
+        i_ += c == '#' ? 1 : 2;
+        line_start = false;
+        directive();
+      } else {
+        line_start = false;
+        token();
+      }
+    }
+  }
+
+ private:
+  char at(std::size_t i) const { return i < t_.size() ? t_[i] : '\0'; }
+
+  // Skips a comment at i_ (a block comment may span lines: it is one blank); false if none.
+  bool skip_comment() {
+    if (at(i_) != '/') return false;
+    if (at(i_ + 1) == '/') {
+      const std::size_t end = t_.find('\n', i_);
+      i_ = end == std::string_view::npos ? t_.size() : end;
+      return true;
+    }
+    if (at(i_ + 1) == '*') {
+      const std::size_t end = t_.find("*/", i_ + 2);
+      i_ = end == std::string_view::npos ? t_.size() : end + 2;
+      return true;
+    }
+    return false;
+  }
+
+  // Skips blanks and comments without leaving the line (comments may span lines).
+  void skip_blanks() {
+    while (i_ < t_.size()) {
+      if (is_blank(t_[i_])) {
+        ++i_;
+      } else if (!skip_comment()) {
+        return;
+      }
+    }
+  }
+
+  std::string_view identifier() {
+    const std::size_t start = i_;
+    while (i_ < t_.size() && is_ident_char(t_[i_])) ++i_;
+    return t_.substr(start, i_ - start);
+  }
+
+  // A header name "x" or <x> closed on its line at i_: appended to names, true. Otherwise false
+  // and i_ unchanged.
+  bool header_name() {
+    const char open = at(i_);
+    const char close = open == '"' ? '"' : open == '<' ? '>' : '\0';
+    if (close == '\0') return false;
+    std::size_t stop = i_ + 1;
+    while (stop < t_.size() && t_[stop] != close && t_[stop] != '\n') ++stop;
+    if (stop >= t_.size() || t_[stop] != close) return false;
+    if (stop > i_ + 1) out_.names.emplace_back(t_.substr(i_ + 1, stop - i_ - 1));
+    i_ = stop + 1;
+    return true;
+  }
+
+  // The rest of the line from i_ (for messages), trimmed and shortened.
+  std::string rest_of_line() const {
+    std::size_t end = t_.find('\n', i_);
+    if (end == std::string_view::npos) end = t_.size();
+    std::string_view rest = t_.substr(i_, std::min<std::size_t>(end - i_, 120));
+    while (!rest.empty() && is_blank(rest.back())) rest.remove_suffix(1);
+    return std::string(rest);
+  }
+
+  // After '#' (or "%:"): an include directive's header name, or an unresolvable operand.
+  void directive() {
+    if (at(i_) == '#' || (at(i_) == '%' && at(i_ + 1) == ':')) return;  // "##": not a directive
+    skip_blanks();
+    const std::string_view keyword = identifier();
+    if (keyword != "include" && keyword != "include_next") return;
+    skip_blanks();
+    if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
+    out_.unresolvable.push_back("#" + std::string(keyword) + " " + rest_of_line());
+  }
+
+  // `__has_include ( "x" )`: the name counts as an include (its existence changes the program).
+  void has_include(std::string_view keyword) {
+    skip_blanks();
+    if (at(i_) != '(') return;
+    ++i_;
+    skip_blanks();
+    if (header_name()) return;
+    if (at(i_) == ')' || at(i_) == '\n' || i_ >= t_.size()) return;
+    out_.unresolvable.push_back(std::string(keyword) + "(" + rest_of_line());
+  }
+
+  // One token at i_ that is not a directive start: literals are skipped whole, so that "/*" or
+  // "//" inside them starts no comment.
+  void token() {
+    const char c = t_[i_];
+    if (c == '"' || c == '\'') {
+      skip_quoted(c);
+    } else if (is_ident_start(c)) {
+      const std::string_view word = identifier();
+      if (at(i_) == '"' &&
+          (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
+        skip_raw_string();
+      } else if (word == "__has_include" || word == "__has_include_next") {
+        has_include(word);
+      }
+    } else if ((c >= '0' && c <= '9') || (c == '.' && at(i_ + 1) >= '0' && at(i_ + 1) <= '9')) {
+      skip_number();
+    } else {
+      ++i_;
+    }
+  }
+
+  // A string or character literal; an unterminated one ends at the end of the line.
+  void skip_quoted(char quote) {
+    ++i_;
+    while (i_ < t_.size() && t_[i_] != '\n') {
+      if (t_[i_] == '\\') {
+        i_ += 2;
+        continue;
+      }
+      if (t_[i_++] == quote) return;
+    }
+    i_ = std::min(i_, t_.size());
+  }
+
+  // R"delim( ... )delim" at the opening quote; an unterminated one runs to the end.
+  void skip_raw_string() {
+    const std::size_t open = t_.find('(', i_ + 1);
+    const std::size_t line_end = t_.find('\n', i_ + 1);
+    if (open == std::string_view::npos || open > line_end || open - i_ - 1 > 16) {
+      ++i_;  // not a raw string after all: the quote starts an ordinary string
+      skip_quoted('"');
+      return;
+    }
+    std::string end = ")";
+    end += t_.substr(i_ + 1, open - i_ - 1);
+    end += '"';
+    const std::size_t close = t_.find(end, open + 1);
+    i_ = close == std::string_view::npos ? t_.size() : close + end.size();
+  }
+
+  // A pp-number (digit separators and exponent signs included).
+  void skip_number() {
+    ++i_;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      const char before = t_[i_ - 1];
+      const bool exponent_sign = (c == '+' || c == '-') &&
+                                 (before == 'e' || before == 'E' || before == 'p' || before == 'P');
+      if (c == '\'' && is_ident_char(at(i_ + 1))) {
+        i_ += 2;
+      } else if (exponent_sign || is_ident_char(c) || c == '.') {
+        ++i_;
+      } else {
+        break;
+      }
+    }
+  }
+
+  std::string_view t_;
+  std::size_t i_ = 0;
+  IncludeList& out_;
+};
+
+void lex_includes(std::string_view text, bool trigraphs, IncludeList& out) {
+  const std::string spliced = splice_lines(text, trigraphs);
+  IncludeLexer(spliced, out).run();
+}
+
+}  // namespace
+
+IncludeList list_includes(std::string_view text) {
+  IncludeList out;
+  lex_includes(text, false, out);
+  // Trigraphs are replaced in C++03/11/14 modes only: both readings count (a union is safe).
+  if (text.find("??") != std::string_view::npos) lex_includes(text, true, out);
+  const auto tidy = [](std::vector<std::string>& list) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  };
+  tidy(out.names);
+  tidy(out.unresolvable);
+  return out;
+}
+
+}  // namespace cubby

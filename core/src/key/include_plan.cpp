@@ -1,0 +1,174 @@
+// The one parser of NVRTC's include options and the include plan of a request.
+#include "key/include_plan.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <system_error>
+
+namespace cubby {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// NVRTC options whose value may be the next option (`-D X`), besides the include options: their
+// value is skipped, never read as an option. Verified against NVRTC 13.0 (nvrtcCompileProgram
+// accepts "FLAG VALUE" for each); options that only take "=value" (-std, --time, -pch-dir, ...)
+// are not listed. Adding a form is a one-line change.
+constexpr std::string_view kSeparateValueOptions[] = {
+    "-D",
+    "--define-macro",
+    "-U",
+    "--undefine-macro",
+    "-maxrregcount",
+    "--maxrregcount",
+    "-Xptxas",
+    "--ptxas-options",
+    "-Ofc",
+    "--Ofast-compile",
+    "-ftz",
+    "--ftz",
+    "-dopt",
+    "--dopt",
+    "-rdc",
+    "--relocatable-device-code",
+    "-jtd",
+    "--jump-table-density",
+    "-fmad",
+    "--fmad",
+    "-prec-div",
+    "--prec-div",
+    "-prec-sqrt",
+    "--prec-sqrt",
+    "-modify-stack-limit",
+    "--modify-stack-limit",
+    "-device-stack-protector",
+    "--device-stack-protector",
+    "-builtin-move-forward",
+    "--builtin-move-forward",
+    "-builtin-initializer-list",
+    "--builtin-initializer-list",
+    "-pch-verbose",
+    "--pch-verbose",
+    "-pch-messages",
+    "--pch-messages",
+    "-instantiate-templates-in-pch",
+    "--instantiate-templates-in-pch",
+    "-split-compile",
+    "--split-compile",
+    "-arch",
+    "--gpu-architecture",
+    "-diag-error",
+    "--diag-error",
+    "-diag-suppress",
+    "--diag-suppress",
+    "-diag-warn",
+    "--diag-warn",
+    "-brief-diag",
+    "--brief-diagnostics",
+    "-Xnvvm",
+};
+
+// The include options, each with its spellings (NVRTC 13.0, verified by compiling):
+//   include path   -I DIR, -IDIR, -I=DIR, --include-path DIR, --include-path=DIR
+//   pre-include    -include F, -include=F, --pre-include F, --pre-include=F
+//   flag           -no-source-include, --no-source-include
+// ("-includeF", "-include-path=D", "--include=F" are rejected by NVRTC.)
+struct IncludeOptionForm {
+  std::string_view short_name;
+  std::string_view long_name;
+  bool glued;  // the short form also takes its value glued on: -IDIR
+};
+constexpr IncludeOptionForm kIncludePathForm{"-I", "--include-path", true};
+constexpr IncludeOptionForm kPreIncludeForm{"-include", "--pre-include", false};
+
+// The value of `form` in options[i] (and options[i + 1] for the separate forms), advancing i
+// past what it used; nullopt if options[i] is not `form`.
+std::optional<std::string> option_value(const IncludeOptionForm& form,
+                                        const std::vector<std::string>& options, std::size_t& i) {
+  const std::string_view option = options[i];
+  for (const std::string_view name : {form.short_name, form.long_name}) {
+    if (option == name) {
+      if (i + 1 >= options.size()) return std::nullopt;  // NVRTC rejects it: passed unchanged
+      return options[++i];
+    }
+    if (option.starts_with(name) && option.size() > name.size() && option[name.size()] == '=') {
+      return std::string(option.substr(name.size() + 1));
+    }
+  }
+  if (form.glued && option.starts_with(form.short_name) && option.size() > form.short_name.size()) {
+    return std::string(option.substr(form.short_name.size()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+IncludeOptions parse_include_options(const std::vector<std::string>& options) {
+  IncludeOptions out;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string& option = options[i];
+    if (auto dir = option_value(kIncludePathForm, options, i)) {
+      out.nvrtc_options.push_back(std::string(kIncludePathForm.long_name) + "=" + *dir);
+      out.include_paths.push_back(std::move(*dir));
+    } else if (auto file = option_value(kPreIncludeForm, options, i)) {
+      out.nvrtc_options.push_back(std::string(kPreIncludeForm.long_name) + "=" + *file);
+      out.pre_includes.push_back(std::move(*file));
+    } else if (option == "-no-source-include" || option == "--no-source-include") {
+      out.no_source_include = true;
+      out.nvrtc_options.push_back(option);
+    } else {
+      out.nvrtc_options.push_back(option);
+      const bool takes_next =
+          std::find(std::begin(kSeparateValueOptions), std::end(kSeparateValueOptions),
+                    std::string_view(option)) != std::end(kSeparateValueOptions);
+      if (takes_next && i + 1 < options.size()) out.nvrtc_options.push_back(options[++i]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::filesystem::path> include_paths_from_options(
+    const std::vector<std::string>& options) {
+  const IncludeOptions parsed = parse_include_options(options);
+  return {parsed.include_paths.begin(), parsed.include_paths.end()};
+}
+
+IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit_include_dir) {
+  IncludeOptions parsed = parse_include_options(request.options);
+  IncludePlan plan;
+  if (!request.source_dir.empty()) {
+    plan.options.push_back("--include-path=" + request.source_dir.string());
+    plan.search.include_paths.push_back(request.source_dir);
+  }
+  plan.options.insert(plan.options.end(), parsed.nvrtc_options.begin(), parsed.nvrtc_options.end());
+  // The toolkit's own headers (CCCL's <cuda/std/...>, then the rest), after the user's folders.
+  if (!toolkit_include_dir.empty()) {
+    std::error_code ec;
+    if (fs::is_directory(toolkit_include_dir / "cccl", ec)) {
+      plan.options.push_back("--include-path=" + (toolkit_include_dir / "cccl").string());
+    }
+    plan.options.push_back("--include-path=" + toolkit_include_dir.string());
+  }
+  if (!parsed.no_source_include) {
+    std::error_code ec;
+    plan.search.program_dir =
+        (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
+  }
+  for (std::string& dir : parsed.include_paths) {
+    // Toolkit headers are covered by the NVRTC identity: the key never scans its folder.
+    if (!toolkit_include_dir.empty()) {
+      std::error_code ec;
+      const fs::path canonical = fs::weakly_canonical(dir, ec);
+      const fs::path relative = canonical.lexically_relative(toolkit_include_dir);
+      if (!ec && !relative.empty() && *relative.begin() != "..") continue;
+    }
+    plan.search.include_paths.emplace_back(std::move(dir));
+  }
+  plan.search.pre_includes = std::move(parsed.pre_includes);
+  return plan;
+}
+
+}  // namespace cubby

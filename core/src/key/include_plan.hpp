@@ -1,0 +1,52 @@
+// How a request's include options are read: the one parser of NVRTC's -I / pre-include
+// spellings, and the include plan that key derivation (the header scan) and compile share.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cubby/nvrtc.hpp"
+#include "key/include_scan.hpp"
+
+namespace cubby {
+
+// NVRTC's include options, parsed as NVRTC 13 parses them (checked by compiling): the one parser
+// that key derivation and compile share. Spellings: include path `-I DIR`, `-IDIR`, `-I=DIR`,
+// `--include-path DIR`, `--include-path=DIR`; pre-include `-include F`, `-include=F`,
+// `--pre-include F`, `--pre-include=F`; `-no-source-include` / `--no-source-include`. The value
+// of an option that takes a separate value (`-D X`, `-Xptxas -v`, ...) is never read as an
+// option. A trailing `-I` or `-include` with no value is passed on unchanged (NVRTC rejects it).
+struct IncludeOptions {
+  std::vector<std::string> include_paths;  // in order
+  std::vector<std::string> pre_includes;   // in order
+  bool no_source_include = false;
+  // The options in order, each include option in one spelling (`--include-path=DIR`,
+  // `--pre-include=F`), all others verbatim: what compile passes to NVRTC, so that NVRTC reads
+  // exactly the folders and files the key scanned.
+  std::vector<std::string> nvrtc_options;
+};
+IncludeOptions parse_include_options(const std::vector<std::string>& options);
+
+// parse_include_options(options).include_paths as paths.
+std::vector<std::filesystem::path> include_paths_from_options(
+    const std::vector<std::string>& options);
+
+// How one request's headers are found, shared by key derivation and compile so that both read
+// the options the same way (parse_include_options) and agree on NVRTC's search order.
+struct IncludePlan {
+  IncludeSearch search;              // what the key's header scan models
+  std::vector<std::string> options;  // what compile passes to NVRTC, before the architecture:
+                                     // --include-path=<source_dir> (if set), the request's options
+                                     // (include options in one spelling), then the toolkit's
+                                     // include/cccl and include folders
+};
+
+// The include plan of `request` with the toolkit include folder `toolkit_include_dir` (may be
+// empty). `search.program_dir` is the folder of the program name (relative names from the
+// working folder; empty with -no-source-include); `search.include_paths` are `source_dir` then
+// the -I folders, leaving out those inside the toolkit folder (covered by the NVRTC identity).
+IncludePlan plan_includes(const CompileRequest& request,
+                          const std::filesystem::path& toolkit_include_dir);
+
+}  // namespace cubby

@@ -1,0 +1,374 @@
+// The recursive header scan over NVRTC's search order, memoized per file.
+#include "key/include_scan.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "util/bytes.hpp"
+#include "util/hash.hpp"
+
+namespace cubby {
+namespace {
+
+// What one header file contributes: its content hash and its includes as spelled, valid while the
+// file's identity (device, inode), size, mtime and ctime (nanoseconds) are unchanged.
+// Known limit: a file rewritten in place within one timestamp tick of the file system, with the
+// same size, keeps its memoized scan until the process ends (or the file changes again).
+struct FileScan {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::array<std::uint8_t, 16> content_hash{};
+  std::vector<std::string> includes;      // list_includes(content).names
+  std::vector<std::string> unresolvable;  // list_includes(content).unresolvable
+
+  bool matches(const struct stat& st) const {
+    return dev == static_cast<std::uint64_t>(st.st_dev) &&
+           ino == static_cast<std::uint64_t>(st.st_ino) &&
+           size == static_cast<std::uint64_t>(st.st_size) && mtime_ns == mtime_of(st) &&
+           ctime_ns == ctime_of(st);
+  }
+  static std::int64_t mtime_of(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  static std::int64_t ctime_of(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  }
+};
+
+bool same_file_state(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         FileScan::mtime_of(a) == FileScan::mtime_of(b) &&
+         FileScan::ctime_of(a) == FileScan::ctime_of(b);
+}
+
+// The per-process memo. `files`: canonical path -> last scan of that file. `candidates`: a path as
+// tried (folder + include) -> the canonical path it resolved to and that file's scan, so a warm
+// lookup costs one stat. Both are valid while `FileScan::matches` the stat of the path tried; the
+// file identity in it (device, inode) ties a candidate to the file `realpath` found. Known limit:
+// a hard link reached through a retargeted symlink keeps its earlier canonical path (the content
+// hash is still right). Entries are immutable once published.
+struct Resolved {
+  std::string canonical;
+  std::shared_ptr<const FileScan> scan;
+};
+
+struct Memo {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const FileScan>> files;
+  std::unordered_map<std::string, Resolved> candidates;
+};
+
+Memo& memo() {
+  static Memo* instance = new Memo();  // never destroyed: usable from threads still running at exit
+  return *instance;
+}
+
+// Reads and scans `canonical`. `stable` tells whether the file did not change while it was read
+// (only then may the scan be memoized). On a read failure the scan has a zero hash and no
+// includes and is not stable (a later call retries).
+std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& stable) {
+  auto scan = std::make_shared<FileScan>();
+  stable = false;
+  const int fd = ::open(canonical.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return scan;
+  }
+  struct stat before {};
+  if (::fstat(fd, &before) != 0) {
+    ::close(fd);
+    return scan;
+  }
+  std::string text;
+  text.resize(static_cast<std::size_t>(before.st_size > 0 ? before.st_size : 0) + 1);
+  std::size_t used = 0;
+  bool ok = true;
+  for (;;) {
+    if (used == text.size()) {
+      text.resize(text.size() * 2);
+    }
+    const ssize_t got = ::read(fd, text.data() + used, text.size() - used);
+    if (got == 0) {
+      break;
+    }
+    if (got < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      ok = false;
+      break;
+    }
+    used += static_cast<std::size_t>(got);
+  }
+  struct stat after {};
+  const bool after_ok = ::fstat(fd, &after) == 0;
+  ::close(fd);
+  if (!ok) {
+    return scan;
+  }
+  text.resize(used);
+
+  scan->dev = static_cast<std::uint64_t>(before.st_dev);
+  scan->ino = static_cast<std::uint64_t>(before.st_ino);
+  scan->size = static_cast<std::uint64_t>(before.st_size);
+  scan->mtime_ns = FileScan::mtime_of(before);
+  scan->ctime_ns = FileScan::ctime_of(before);
+  scan->content_hash = hash128(text);
+  IncludeList list = list_includes(text);
+  scan->includes = std::move(list.names);
+  scan->unresolvable = std::move(list.unresolvable);
+  stable = after_ok && same_file_state(before, after) &&
+           used == static_cast<std::uint64_t>(before.st_size);
+  return scan;
+}
+
+// The canonical path and scan of the regular file at `candidate`, whose stat is `st`; false if
+// its canonical path cannot be found (it vanished meanwhile).
+bool resolve_file(const std::string& candidate, const struct stat& st, Resolved& out) {
+  Memo& m = memo();
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    auto it = m.candidates.find(candidate);
+    if (it != m.candidates.end() && it->second.scan->matches(st)) {
+      out = it->second;
+      return true;
+    }
+  }
+  char real[PATH_MAX];
+  if (::realpath(candidate.c_str(), real) == nullptr) {
+    return false;
+  }
+  out.canonical = real;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    auto it = m.files.find(out.canonical);
+    if (it != m.files.end() && it->second->matches(st)) {
+      out.scan = it->second;
+      m.candidates[candidate] = out;
+      return true;
+    }
+  }
+  bool stable = false;
+  out.scan = read_scan(out.canonical, stable);
+  if (stable && out.scan->matches(st)) {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    m.files[out.canonical] = out.scan;
+    m.candidates[candidate] = out;
+  }
+  return true;
+}
+
+std::string parent_of(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) {
+    return ".";
+  }
+  if (slash == 0) {
+    return "/";
+  }
+  return std::string(path.substr(0, slash));
+}
+
+// Absolute form of a search folder: relative folders are taken from the working folder, as NVRTC
+// (which opens them relative to it) does. Trailing slashes are dropped ("/" stays "/").
+std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
+  std::string text = dir.string();
+  if (text.empty() || text.front() != '/') {
+    if (cwd.empty()) {
+      std::error_code ec;
+      cwd = std::filesystem::current_path(ec).string();
+      if (ec || cwd.empty()) {
+        cwd = "/";
+      }
+    }
+    text = text.empty() ? cwd : (cwd.back() == '/' ? cwd : cwd + "/") + text;
+  }
+  while (text.size() > 1 && text.back() == '/') {
+    text.pop_back();
+  }
+  return text;
+}
+
+class Scanner {
+ public:
+  explicit Scanner(std::vector<std::string> search_dirs) : search_dirs_(std::move(search_dirs)) {}
+
+  // Resolves every include in `includes`, seen from a file whose own folders are `own_dirs`,
+  // records a digest for each existing candidate (or one unresolved digest) and recurses.
+  template <class Includes>
+  void scan(const Includes& includes, const std::vector<std::string>& own_dirs) {
+    for (const auto& include : includes) {
+      resolve(std::string_view(include), own_dirs);
+    }
+  }
+
+  // Resolves the pre-included files: opened from the working folder first, then searched.
+  void scan_pre_includes(const std::vector<std::string>& files, const std::string& cwd) {
+    scan(files, std::vector<std::string>{cwd});
+  }
+
+  // Records directives that name no literal header, prefixed with where they are.
+  void add_unresolvable(const std::string& where, const std::vector<std::string>& directives) {
+    for (const std::string& directive : directives) unresolvable_.push_back(where + directive);
+  }
+
+  HeaderScan take() && {
+    std::sort(out_.begin(), out_.end(), [](const HeaderDigest& a, const HeaderDigest& b) {
+      if (a.include != b.include) {
+        return a.include < b.include;
+      }
+      if (a.path != b.path) {
+        return a.path < b.path;
+      }
+      if (a.resolved != b.resolved) {
+        return a.resolved < b.resolved;
+      }
+      return a.content_hash < b.content_hash;
+    });
+    out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
+    std::sort(unresolvable_.begin(), unresolvable_.end());
+    unresolvable_.erase(std::unique(unresolvable_.begin(), unresolvable_.end()),
+                        unresolvable_.end());
+    HeaderScan result;
+    result.headers = std::move(out_);
+    result.unresolvable = std::move(unresolvable_);
+    return result;
+  }
+
+ private:
+  void resolve(std::string_view include, const std::vector<std::string>& own_dirs) {
+    bool any = false;
+    if (include.empty() || include.find('\0') != std::string_view::npos) {
+      // No file can have this name (NVRTC cannot open it either).
+    } else if (include.front() == '/') {
+      any = try_candidate(include, std::string(include));
+    } else {
+      // Every candidate folder, own folders first, each tried once.
+      std::vector<const std::string*> dirs;
+      dirs.reserve(own_dirs.size() + search_dirs_.size());
+      const auto add = [&](const std::string& dir) {
+        for (const std::string* seen : dirs) {
+          if (*seen == dir) {
+            return;
+          }
+        }
+        dirs.push_back(&dir);
+      };
+      for (const std::string& dir : own_dirs) {
+        add(dir);
+      }
+      for (const std::string& dir : search_dirs_) {
+        add(dir);
+      }
+      for (const std::string* dir : dirs) {
+        std::string candidate;
+        candidate.reserve(dir->size() + 1 + include.size());
+        candidate += *dir;
+        if (candidate.back() != '/') {
+          candidate += '/';
+        }
+        candidate += include;
+        any = try_candidate(include, candidate) || any;
+      }
+    }
+    if (!any) {
+      HeaderDigest digest;
+      digest.include = std::string(include);
+      out_.push_back(std::move(digest));
+    }
+  }
+
+  // Records `candidate` if it is an existing regular file; returns whether it was.
+  bool try_candidate(std::string_view include, const std::string& candidate) {
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return false;
+    }
+    Resolved file;
+    if (!resolve_file(candidate, st, file)) {
+      return false;
+    }
+
+    HeaderDigest digest;
+    digest.include = std::string(include);
+    digest.resolved = true;
+    digest.content_hash = file.scan->content_hash;
+    // Each file's includes are resolved once per call (this also breaks include cycles), from the
+    // folder it was reached through and the folder it really lives in. A file reached again
+    // through another symlinked folder is not rescanned from that folder.
+    const bool first_visit =
+        (!file.scan->includes.empty() || !file.scan->unresolvable.empty()) &&
+        visited_
+            .insert({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
+            .second;
+    std::vector<std::string> own_dirs;
+    if (first_visit) {
+      own_dirs.push_back(parent_of(candidate));
+      std::string real_parent = parent_of(file.canonical);
+      if (real_parent != own_dirs.front()) {
+        own_dirs.push_back(std::move(real_parent));
+      }
+    }
+    if (first_visit) add_unresolvable(file.canonical + ": ", file.scan->unresolvable);
+    digest.path = std::move(file.canonical);
+    out_.push_back(std::move(digest));
+    if (first_visit) {
+      scan(file.scan->includes, own_dirs);
+    }
+    return true;
+  }
+
+  std::vector<std::string> search_dirs_;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
+  std::vector<HeaderDigest> out_;
+  std::vector<std::string> unresolvable_;
+};
+
+}  // namespace
+
+// Candidate folders, for quoted and angled includes alike: the including file's folder, then
+// the program's folder, then the include paths in order (a superset of NVRTC's search, which
+// uses the program's folder for the source's quoted includes only). Every existing regular file
+// among them is recorded and scanned, so a header that would shadow another (or be shadowed)
+// changes the result. Pre-included files are looked up in the working folder first.
+HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
+  std::string cwd;
+  std::vector<std::string> search_dirs;
+  search_dirs.reserve(search.include_paths.size() + 1);
+  if (!search.program_dir.empty()) search_dirs.push_back(absolute_dir(search.program_dir, cwd));
+  for (const auto& dir : search.include_paths) search_dirs.push_back(absolute_dir(dir, cwd));
+
+  Scanner scanner(std::move(search_dirs));
+  if (!search.pre_includes.empty()) {
+    scanner.scan_pre_includes(search.pre_includes, absolute_dir(std::filesystem::path(), cwd));
+  }
+  IncludeList list = list_includes(source);
+  scanner.add_unresolvable("", list.unresolvable);
+  scanner.scan(list.names, std::vector<std::string>{});
+  return std::move(scanner).take();
+}
+
+std::vector<HeaderDigest> scan_headers(std::string_view source,
+                                       const std::filesystem::path& source_dir,
+                                       const std::vector<std::filesystem::path>& include_paths) {
+  IncludeSearch search;
+  search.program_dir = source_dir;
+  search.include_paths = include_paths;
+  return scan_includes(source, search).headers;
+}
+
+}  // namespace cubby

@@ -1,0 +1,72 @@
+// The header scan that feeds a key: which headers a program can read, found without a
+// preprocessor (NVRTC has no dependency output), conservative by construction.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubby/key.hpp"
+
+namespace cubby {
+
+// Where NVRTC looks for the headers of one program (built by `plan_includes` in nvrtc.hpp).
+// NVRTC 13's order, checked by compiling: a quoted include is looked up in the including file's
+// folder (for the program itself: the folder of the program name, taken from the working folder;
+// neither with -no-source-include), then in the include paths in order, then the toolkit's
+// folders; an angled one in the include paths, then the toolkit. A pre-included file is opened
+// from the working folder first, then searched in the include paths. Folders of the include
+// stack are not searched.
+struct IncludeSearch {
+  std::filesystem::path program_dir;  // the program name's folder; empty: not searched
+  std::vector<std::filesystem::path> include_paths;  // user folders, in order (no toolkit folder)
+  std::vector<std::string> pre_includes;             // files, in order
+};
+
+// The include directives of one text, found after translation phases 1-3 as NVRTC 13 applies
+// them: phase 1 (trigraphs: both readings are taken, as NVRTC replaces them in C++03/11/14 only),
+// phase 2 (a backslash directly followed by LF or CR LF splices lines, inside directives and
+// names too), phase 3 (comments are blanks, a block comment may span lines: `/**/#include`,
+// `# /*x*/ include`, a multi-line comment ending on the directive's line; string, character and
+// raw string literals are skipped so that "/*" inside them opens nothing). A directive starts
+// with `#` or the digraph `%:` first on its line. `#include`, `#include_next` and
+// `__has_include(...)` (whose answer changes the program too) count, also inside `#if 0` blocks
+// (a safe over-approximation).
+struct IncludeList {
+  std::vector<std::string> names;  // header names as spelled between the quotes or angles
+  // Directives whose operand is not a literal header name (`#include H`, `#include M(x)`),
+  // spelled as found: no scan can know which file they read without a preprocessor.
+  std::vector<std::string> unresolvable;
+};
+// Pure (no file access); both lists sorted and de-duplicated.
+IncludeList list_includes(std::string_view text);
+
+// What a header scan found. `unresolvable` non-empty means the program may read a header the
+// scan cannot name (`#include MACRO`, in the source or any header scanned, "<file>: " before
+// directives of headers): then no key can be trusted. cubby's choice, made once here: such a
+// program is compiled without the store (a warning says so, once per process), never cached
+// under a partial key. Hashing every file under the search folders was rejected: the program's
+// folder is often the working folder, unbounded in size and unrelated to the program.
+struct HeaderScan {
+  std::vector<HeaderDigest> headers;
+  std::vector<std::string> unresolvable;
+};
+
+// Every header `source` can reach through its include directives (and `search.pre_includes`),
+// recursively, over-approximating NVRTC's search (see IncludeSearch): for each header name every
+// existing file among the including file's folder, `program_dir` and the include paths is
+// recorded and scanned (pre-included files also from the working folder), so a header that
+// shadows another, or that appears later in an earlier folder, changes the result. A header
+// found nowhere is recorded unresolved (toolkit headers are covered by the NVRTC identity).
+// Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
+// size, mtime and ctime. Never misses a header reachable through a literal header name.
+HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
+
+// scan_includes(source, {source_dir, include_paths, {}}).headers (an empty `source_dir` is not
+// searched).
+std::vector<HeaderDigest> scan_headers(std::string_view source,
+                                       const std::filesystem::path& source_dir,
+                                       const std::vector<std::filesystem::path>& include_paths);
+
+}  // namespace cubby
