@@ -4,26 +4,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "names/name_parts.hpp"
+
 namespace cubby {
 namespace {
 
-// Bounds that keep hostile input cheap (as the text parsers of name_match.cpp).
-constexpr int kMaxDepth = 48;
+using names::int_type;
+using names::IntType;
+using names::kMaxDepth;
+using names::named;
+
+// Bounds that keep hostile input cheap (kMaxDepth: name_parts.hpp, shared with the text parser).
 constexpr std::size_t kMaxSubstitutions = 4096;
 
-NameComponent named(std::string_view name) {
-  NameComponent component;
-  component.name = std::string(name);
-  component.name_hash = name_hash(component.name);
-  return component;
-}
-
-// The canonical spelling (as name_match.cpp's parsers write it) of a one-letter builtin type
+// The canonical spelling (as the text parser writes it) of a one-letter builtin type
 // code, or empty.
 std::string_view builtin_type(char code) {
   switch (code) {
@@ -70,7 +70,8 @@ std::string_view builtin_type(char code) {
   }
 }
 
-// Integral literal types: width and signedness (LP64, as NVRTC's target).
+// The integral literal type of a one-letter builtin type code: its spelling and width (the
+// integer table of name_parts.hpp); false for other codes.
 struct LiteralType {
   std::string_view spelling;
   int width = 0;
@@ -78,49 +79,11 @@ struct LiteralType {
 };
 
 bool literal_type(char code, LiteralType& out) {
-  switch (code) {
-    case 'b':
-      out = {"bool", 1, false};
-      return true;
-    case 'c':
-      out = {"char", 8, true};
-      return true;
-    case 'a':
-      out = {"signed char", 8, true};
-      return true;
-    case 'h':
-      out = {"unsigned char", 8, false};
-      return true;
-    case 's':
-      out = {"short", 16, true};
-      return true;
-    case 't':
-      out = {"unsigned short", 16, false};
-      return true;
-    case 'w':
-      out = {"wchar_t", 32, true};
-      return true;
-    case 'i':
-      out = {"int", 32, true};
-      return true;
-    case 'j':
-      out = {"unsigned int", 32, false};
-      return true;
-    case 'l':
-      out = {"long", 64, true};
-      return true;
-    case 'm':
-      out = {"unsigned long", 64, false};
-      return true;
-    case 'x':
-      out = {"long long", 64, true};
-      return true;
-    case 'y':
-      out = {"unsigned long long", 64, false};
-      return true;
-    default:
-      return false;
-  }
+  const std::string_view spelling = builtin_type(code);
+  const std::optional<IntType> type = int_type(spelling);
+  if (!type) return false;
+  out = {spelling, type->width, type->is_signed};
+  return true;
 }
 
 class MangledParser {
