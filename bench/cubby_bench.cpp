@@ -20,7 +20,7 @@
 
 #include "util/hash.hpp"
 #include "cubby/cubby.hpp"
-#include "cubby/storage/remote.hpp"
+#include "storage/remote/remote.hpp"
 #include "cubby_workloads.hpp"
 
 namespace {

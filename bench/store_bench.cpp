@@ -20,7 +20,7 @@
 
 #include "cubby/cubby.hpp"
 #include "storage/local/gc.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/store_stats.hpp"
 
 namespace {
 
@@ -145,10 +145,11 @@ fs::path store_with(std::int64_t count, const std::string& tag) {
 
 void BM_StoreHitDisk(benchmark::State& state) {
   const fs::path dir = store_with(state.range(0), "hit");
-  cubby::Cache cache(config_at(dir));
+  cubby::Config config = config_at(dir);
+  config.memory_entries = 0;  // no memory tier: every iteration is a disk hit
+  cubby::Cache cache(config);
   const cubby::CompileRequest request = kernel(0);
   for (auto _ : state) {
-    cache.memory().clear();
     auto result = cache.compile(request);
     if (result.tier != cubby::Source::disk) state.SkipWithError("not a disk hit");
     benchmark::DoNotOptimize(result);

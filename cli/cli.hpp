@@ -18,7 +18,7 @@
 
 #include "cubby/config.hpp"
 #include "cubby/entry.hpp"
-#include "cubby/storage/disk.hpp"
+#include "storage/local/disk.hpp"
 
 namespace cubby::cli {
 

@@ -8,8 +8,8 @@
 
 #include "archive.hpp"
 #include "cli.hpp"
-#include "cubby/storage/disk.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/disk.hpp"
+#include "storage/local/store_stats.hpp"
 #include "storage/local/verify.hpp"
 
 namespace cubby::cli {

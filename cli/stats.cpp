@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "cubby/storage/remote.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/remote/remote.hpp"
+#include "storage/local/store_stats.hpp"
 
 namespace cubby::cli {
 namespace {
 
 // Counters shown, in order: persisted name, label. Every counted CUBBY_STATS line with a label,
-// then the store's own counters with one (cubby/stats.hpp, cubby/storage/store_stats.hpp).
+// then the store's own counters with one (cubby/stats.hpp, storage/local/store_stats.hpp).
 std::vector<std::pair<std::string_view, std::string_view>> shown_counters() {
   std::vector<std::pair<std::string_view, std::string_view>> shown;
   for (const StatInfo& stat : kStats) {

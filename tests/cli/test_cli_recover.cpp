@@ -9,7 +9,7 @@
 
 #include "cli_process.hpp"
 #include "cubby/entry.hpp"
-#include "cubby/storage/disk.hpp"
+#include "storage/local/disk.hpp"
 #include "test_support.hpp"
 
 namespace cubby {

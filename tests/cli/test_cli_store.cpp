@@ -22,8 +22,8 @@
 #include "cli_process.hpp"
 #include "cubby/entry.hpp"
 #include "cubby/stats.hpp"
-#include "cubby/storage/disk.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/disk.hpp"
+#include "storage/local/store_stats.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 
 #include "child_runner.hpp"
 #include "cubby/driver.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/store_stats.hpp"
 #include "cubby/testing/environment.hpp"
 
 namespace cubby::testing {

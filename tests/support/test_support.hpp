@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "cubby/storage/disk.hpp"
+#include "storage/local/disk.hpp"
 
 namespace cubby::testing {
 

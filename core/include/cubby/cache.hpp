@@ -18,14 +18,14 @@
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
 #include "cubby/stats.hpp"
-#include "cubby/storage/disk.hpp"
-#include "cubby/storage/memory.hpp"
-#include "cubby/storage/remote.hpp"
-#include "cubby/storage/store_stats.hpp"
 
 namespace cubby {
 
 class Background;
+class FileLock;
+class LocalStore;
+class MemoryTier;
+class RemoteTier;
 
 enum class Source { memory, disk, remote, compiled };
 
@@ -91,55 +91,44 @@ class CUBBY_API Cache {
   // process exits (the GoogleTest harness does, after the last test). The Cache stays usable.
   void finish();
   const Config& config() const { return config_; }
-  DiskTier& disk() { return disk_; }
-  MemoryTier& memory() { return memory_; }
 
  private:
-  std::shared_ptr<const Entry> from_disk(const Key& key, const KeyInputs& inputs);
+  struct Found {  // an entry (null: none) and the tier it came from
+    std::shared_ptr<const Entry> entry;
+    Source tier = Source::compiled;
+  };
+
+  // The lookups of compile, in order: memory, disk, remote, then (holding the cross-process
+  // compile lock, returned in `key_lock`) disk again. Counts a miss when all miss.
+  Found find(const Key& key, const KeyInputs& inputs, std::optional<FileLock>& key_lock);
+  // The entry for `key` in memory, else on disk (`check`ed there, then kept in memory): the one
+  // lookup path of programs and blobs. `what` names it in messages ("entry", "blob").
+  Found find_local(const Key& key, const char* what,
+                   const std::function<Result<void>(const Entry&)>& check);
   // The remote tier's verified entry for `key` (a failure or a bad entry is a counted miss);
-  // `bytes` receives its encoded form (what the disk tier stores).
-  std::shared_ptr<const Entry> from_remote(const Key& key, const KeyInputs& inputs,
-                                           std::string& bytes);
-  // Writes a verified remote entry's bytes to disk (unless read-only). Counted like `store`, but
-  // its counters are persisted lazily; eviction is checked against the persisted size estimate.
-  void backfill(const Key& key, const std::string& bytes);
-  void note_failed_write(const std::string& why);
-  // A bad file at `key`'s entry path (corrupt, another key's, not a regular file; `size` bytes,
-  // 0 when it was not read): says so on stderr, counts it `corrupt` and removes it (unless
-  // read-only), taking it out of the store's size estimate. `what` names it ("entry", "blob").
-  void drop_bad_entry(const Key& key, const char* what, std::uint64_t size, const std::string& why);
+  // its bytes are written to disk in the background.
+  std::shared_ptr<const Entry> from_remote(const Key& key, const KeyInputs& inputs);
+  // Compiles `request` (arch resolved), counting the compile or its failure; throws cubby::Error.
+  std::shared_ptr<const Entry> compile_entry(const CompileRequest& request);
   // Writes `entry` to disk (unless read-only) and, when `share`, queues it for the remote.
-  void store(const Key& key, const Entry& entry, bool share = true);
+  void store(const Key& key, const Entry& entry, bool share);
+  // Counts a hit of `tier` (and the compile time it saved).
+  void count_hit(const Entry& entry, Source tier);
   void count(const std::function<void(Stats&)>& update);
-  // Store reliability (store_stats.hpp, lock.hpp, gc.hpp): adds this process's counters not yet
-  // persisted (and the pending store-size deltas) to the store's counters. With `totals_needed`,
-  // under the stats lock, returning the new totals; else appended to the journal (nullopt).
-  std::optional<Counters> flush_stats(bool totals_needed);
-  // After a write: trims the written key's group when the store is over its size bound.
-  void evict_if_over(const Key& key, const Counters& totals);
 
   Config config_;
-  MemoryTier memory_;
-  DiskTier disk_;
+  std::unique_ptr<MemoryTier> memory_;
+  std::unique_ptr<LocalStore> local_;
+  std::unique_ptr<RemoteTier> remote_;      // null without CUBBY_REMOTE
+  std::unique_ptr<Background> background_;  // remote backfills, drained by finish()
   mutable std::mutex stats_mutex_;
-  Stats stats_;
-  std::atomic<bool> warned_write_{false};
+  Stats stats_;  // what the Cache counts (the tiers count the rest: see stats())
   std::array<std::mutex, 64> key_mutexes_;  // in-process single flight, striped by key
   mutable std::once_flag arch_once_;
   mutable std::string arch_;
-  StoreStats store_stats_;
-  std::mutex flush_mutex_;
-  Stats flushed_;  // what flush_stats has persisted
   std::mutex finish_mutex_;
-  Stats reported_;                              // what finish() has reported to CUBBY_STATS_FILE
-  std::atomic<std::int64_t> last_flush_ns_{0};  // steady clock
-  std::atomic<std::int64_t> pending_store_bytes_{0};  // size-estimate deltas not yet persisted
-  std::atomic<std::int64_t> pending_store_entries_{0};
-  std::atomic<bool> full_gc_tried_{false};  // a whole-store gc when a group trim found nothing
+  Stats reported_;  // what finish() has reported to CUBBY_STATS_FILE
   std::atomic<bool> warned_remote_entry_{false};
-  std::unique_ptr<RemoteTier> remote_;                 // null without CUBBY_REMOTE
-  std::atomic<std::int64_t> backfill_base_bytes_{-1};  // persisted store_bytes; -1: not read yet
-  std::unique_ptr<Background> background_;             // remote backfills, drained by ~Cache
 };
 
 }  // namespace cubby

@@ -9,7 +9,4 @@
 #include "cubby/error.hpp"
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
-#include "cubby/storage/disk.hpp"
-#include "cubby/storage/memory.hpp"
-#include "cubby/storage/tier.hpp"
 #include "cubby/version.hpp"

@@ -27,6 +27,7 @@
 #include "cubby/error.hpp"
 #include "cubby/version.hpp"
 #include "stats/stats_report.hpp"
+#include "storage/local/disk.hpp"
 
 struct cubby_result {
   cubby::CacheResult result;
@@ -423,7 +424,8 @@ int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
   try {
     uint64_t count = 0;
     uint64_t total = 0;
-    auto listed = call.cache().disk().list([&](const cubby::DiskEntryInfo& info) {
+    const cubby::DiskTier disk(call.cache().config().dir);
+    auto listed = disk.list([&](const cubby::DiskEntryInfo& info) {
       ++count;
       total += info.bytes;
     });
@@ -441,7 +443,8 @@ int cubby_clear(cubby_cache* cache, uint64_t* removed) {
   const Call call(cache, "cubby_clear");
   if (!call) return call.status();
   try {
-    const uint64_t count = call.cache().disk().clear().value_or_throw();
+    cubby::DiskTier disk(call.cache().config().dir);
+    const uint64_t count = disk.clear().value_or_throw();
     if (removed != nullptr) *removed = count;
     return CUBBY_OK;
   } catch (...) {

@@ -9,6 +9,9 @@
 #include <utility>
 
 #include "key/key_inputs.hpp"
+#include "storage/local/local_store.hpp"
+#include "storage/local/memory.hpp"
+#include "storage/remote/remote.hpp"
 #include "util/background.hpp"
 #include "format/blob.hpp"
 #include "cubby/cubin.hpp"
@@ -23,8 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How often hits persist this process's counters into the store (store_stats.hpp).
-constexpr std::chrono::nanoseconds kFlushEvery = std::chrono::seconds(5);
 // How long a miss waits for another process compiling the same key before compiling itself.
 constexpr std::chrono::milliseconds kCompileLockWait = std::chrono::minutes(5);
 
@@ -66,7 +67,7 @@ Result<void> validate(const Entry& entry, const std::vector<std::string>& names)
   return verify_entry_symbols(entry);
 }
 
-// The entry a tier holds for `key` (a request for `names`): decode_entry(bytes, key), then
+// The entry a remote holds for `key` (a request for `names`): decode_entry(bytes, key), then
 // validate. Errc::not_found (an entry of another format version) is a miss, anything else a
 // defect.
 Result<Entry> checked_entry(std::string_view bytes, const Key& key,
@@ -105,16 +106,14 @@ const std::string& CacheResult::lowered_name(std::string_view name_expression) c
 
 Cache::Cache(Config config)
     : config_(std::move(config)),
-      memory_(config_.memory_entries),
-      disk_(config_.dir),
-      store_stats_(config_.dir),
-      last_flush_ns_(Clock::now().time_since_epoch().count()),
+      memory_(std::make_unique<MemoryTier>(config_.memory_entries)),
+      local_(std::make_unique<LocalStore>(config_, [this] { return stats(); })),
       remote_(config_.disabled ? nullptr : open_remote_tier(config_)),
       background_(std::make_unique<Background>()) {
   // A store folder without entries is a fresh runner: every lookup goes to the remote, so its
   // connection opens while the caller gets ready (a warm store never connects unless it misses).
   std::error_code ignored;
-  if (remote_ && !std::filesystem::exists(disk_.entries_dir(), ignored)) {
+  if (remote_ && !std::filesystem::exists(local_->disk().entries_dir(), ignored)) {
     remote_->connect_ahead();
   }
 }
@@ -137,10 +136,7 @@ void Cache::finish() {
     report_stats_to_file(difference(now, reported_));
     reported_ = now;
   }
-  try {
-    (void)flush_stats(false);
-  } catch (...) {  // counters are advisory: never let them escape (finish runs in ~Cache)
-  }
+  local_->flush(true);
 }
 
 std::string Cache::default_arch() const {
@@ -171,7 +167,9 @@ Stats Cache::stats() const {
     std::lock_guard lock(stats_mutex_);
     out = stats_;
   }
-  // What the remote tier counted itself (failures, rejected values, writes).
+  // What the tiers counted themselves (bytes, corrupt entries, failed writes; remote failures,
+  // rejected values, writes).
+  out += local_->counters();
   if (remote_) out += remote_->counters();
   return out;
 }
@@ -181,82 +179,61 @@ void Cache::count(const std::function<void(Stats&)>& update) {
     std::lock_guard lock(stats_mutex_);
     update(stats_);
   }
-  // Hits persist their counters at most every kFlushEvery: no extra syscall on the hit path.
-  const std::int64_t now = Clock::now().time_since_epoch().count();
-  if (now - last_flush_ns_.load(std::memory_order_relaxed) > kFlushEvery.count()) {
-    (void)flush_stats(false);
-  }
+  local_->flush(false);  // at most every few seconds: no extra syscall on the hit path
 }
 
-std::optional<Counters> Cache::flush_stats(bool totals_needed) {
-  if (config_.disabled || config_.read_only) return std::nullopt;
-  std::lock_guard flush(flush_mutex_);
-  last_flush_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-  const Stats now = stats();
-  Counters delta = persisted_delta(flushed_, now);
-  const std::int64_t store_bytes = pending_store_bytes_.exchange(0);
-  const std::int64_t store_entries = pending_store_entries_.exchange(0);
-  if (store_bytes != 0) delta["store_bytes"] = store_bytes;
-  if (store_entries != 0) delta["store_entries"] = store_entries;
-  if (delta.empty()) return std::nullopt;
-  if (!totals_needed) {
-    // The cheap path (exit, periodic flushes of hits): one O_APPEND write to the journal.
-    if (store_stats_.append(delta)) {
-      flushed_ = now;
-    } else {
-      pending_store_bytes_ += store_bytes;
-      pending_store_entries_ += store_entries;
+void Cache::count_hit(const Entry& entry, Source tier) {
+  const double saved = static_cast<double>(entry.compile_us) / 1000.0;
+  count([&](Stats& s) {
+    (tier == Source::memory ? s.hits_memory
+                            : (tier == Source::remote ? s.hits_remote : s.hits_disk)) += 1;
+    s.compile_ms_saved += saved;
+  });
+}
+
+Cache::Found Cache::find_local(const Key& key, const char* what,
+                               const std::function<Result<void>(const Entry&)>& check) {
+  if (auto entry = memory_->get(key)) return {std::move(entry), Source::memory};
+  if (auto entry = local_->get(key, what, check)) {
+    memory_->put(key, entry);
+    return {std::move(entry), Source::disk};
+  }
+  return {};
+}
+
+Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
+                         std::optional<FileLock>& key_lock) {
+  const std::vector<std::string> names = distinct(inputs.name_expressions);
+  const auto check = [&names](const Entry& entry) { return validate(entry, names); };
+  if (Found found = find_local(key, "entry", check); found.entry) return found;
+  // The remote is asked before the compile lock: a hit needs no lock, no lock folder and no wait.
+  if (remote_) {
+    if (auto entry = from_remote(key, inputs)) {
+      memory_->put(key, entry);
+      return {std::move(entry), Source::remote};
     }
-    return std::nullopt;
   }
-  auto totals = store_stats_.add(delta);
-  if (!totals) {  // not persisted: keep the deltas for the next flush
-    pending_store_bytes_ += store_bytes;
-    pending_store_entries_ += store_entries;
-    return std::nullopt;
+  // One compile per key at a time across processes: the per-key file lock. A waiter finds the
+  // entry its owner stored; a dead owner's lock is released by the kernel; a wait that expires
+  // (a hung owner) compiles anyway. A store whose locks cannot be created compiles unlocked.
+  if (!config_.read_only) {
+    auto locked = FileLock::acquire(local_->disk().lock_path_of(key), kCompileLockWait);
+    if (locked && locked->has_value()) {
+      key_lock = std::move(*locked);
+      if (Found found = find_local(key, "entry", check); found.entry) return found;
+    } else if (locked) {
+      std::fprintf(stderr,
+                   "cubby: waited %lld s for another process compiling entry %s in %s; "
+                   "compiling it here too\n",
+                   static_cast<long long>(kCompileLockWait.count() / 1000), key.hex().c_str(),
+                   local_->disk().root().c_str());
+    }
   }
-  flushed_ = now;
-  return std::move(totals).value();
+  count([](Stats& s) { ++s.misses; });
+  return {};
 }
 
-void Cache::evict_if_over(const Key& key, const Counters& totals) {
-  const auto found = totals.find("store_bytes");
-  if (found == totals.end() || found->second <= static_cast<std::int64_t>(config_.max_size)) {
-    return;
-  }
-  GcOptions options;
-  options.max_size = config_.max_size;
-  options.wait_for_lock = false;
-  auto trimmed = trim_group(disk_, key.bytes[0] >> 4, options);
-  // Nothing to evict in this group although the estimate is over: the estimate drifted (killed
-  // writers, removed files) or other groups hold the excess. One whole-store pass per process
-  // re-measures the store and evicts by exact LRU.
-  if (trimmed && !trimmed->skipped && trimmed->evicted == 0 && !full_gc_tried_.exchange(true)) {
-    (void)collect_garbage(disk_, options);
-  }
-}
-
-std::shared_ptr<const Entry> Cache::from_disk(const Key& key, const KeyInputs& inputs) {
-  auto bytes = disk_.get(key);
-  if (!bytes) {
-    // A link, FIFO, device or oversized file at the entry path (never read): a bad entry.
-    if (bytes.error().code == Errc::corrupt) drop_bad_entry(key, "entry", 0, bytes.error().message);
-    return nullptr;  // else a tier that fails is a miss
-  }
-  if (!bytes->has_value()) return nullptr;
-  const std::uint64_t size = (*bytes)->size();
-  count([&](Stats& s) { s.bytes_read += size; });
-  auto entry = checked_entry(**bytes, key, distinct(inputs.name_expressions));
-  if (!entry && entry.error().code == Errc::not_found) return nullptr;  // another release's: a miss
-  if (!entry) {
-    drop_bad_entry(key, "entry", size, entry.error().message);
-    return nullptr;
-  }
-  return std::make_shared<const Entry>(std::move(entry).value());
-}
-
-std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs& inputs,
-                                                std::string& bytes_out) {
+std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs& inputs) {
   const auto start = Clock::now();
   auto bytes = remote_->get(key);
   std::shared_ptr<const Entry> found;
@@ -267,7 +244,6 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
     auto entry = checked_entry(**bytes, key, distinct(inputs.name_expressions));
     if (entry) {
       found = std::make_shared<const Entry>(std::move(entry).value());
-      bytes_out = std::move(**bytes);
     } else if (entry.error().code != Errc::not_found) {  // another release's entry is a miss
       // Never used, never removed: the compile that follows overwrites it (unless read mode).
       rejected = true;
@@ -291,6 +267,15 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
     if (!found) ++s.remote_misses;
     if (rejected) ++s.remote_rejected;
   });
+  // The verified bytes are written to disk in the background (a crash before they land loses a
+  // cache fill, never correctness); they are not sent back to the remote.
+  if (found && !config_.read_only) {
+    auto shared = std::make_shared<std::string>(std::move(**bytes));
+    auto backfill = [this, key, shared] {
+      local_->put(key, *shared, LocalStore::Persist::lazily);
+    };
+    if (!background_->post(backfill)) backfill();  // the queue is full: the caller writes it
+  }
   return found;
 }
 
@@ -298,71 +283,22 @@ void Cache::store(const Key& key, const Entry& entry, bool share) {
   if (config_.read_only) return;
   const std::string bytes = encode_entry(key, entry);
   if (share && remote_) remote_->put_later(key, bytes);
-  auto written = disk_.put(key, bytes);
-  if (written) {
-    count([&](Stats& s) { s.bytes_written += bytes.size(); });
-    pending_store_bytes_ += static_cast<std::int64_t>(bytes.size());
-    pending_store_entries_ += 1;
-    // Persist now: the size estimate decides eviction, and writes are rare next to compiles.
-    if (auto totals = flush_stats(true)) evict_if_over(key, *totals);
-    return;
-  }
-  note_failed_write(written.error().message);
+  local_->put(key, bytes, LocalStore::Persist::now);
 }
 
-void Cache::drop_bad_entry(const Key& key, const char* what, std::uint64_t size,
-                           const std::string& why) {
-  std::fprintf(stderr,
-               "cubby: %s %s in %s is corrupt (%s); removing it (it is stored again when next "
-               "compiled or saved)\n",
-               what, key.hex().c_str(), disk_.root().c_str(), why.c_str());
-  count([](Stats& s) { ++s.corrupt; });
-  if (!config_.read_only && disk_.remove(key) && size > 0) {
-    pending_store_bytes_ -= static_cast<std::int64_t>(size);
-    pending_store_entries_ -= 1;
+std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request) {
+  auto compiled = compile_nvrtc(request);
+  if (!compiled) {
+    count([](Stats& s) { ++s.compile_failures; });
+    throw Error(std::move(compiled).error());
   }
-}
-
-void Cache::note_failed_write(const std::string& why) {
-  count([](Stats& s) { ++s.failed_writes; });
-  if (!warned_write_.exchange(true)) {
-    std::fprintf(stderr,
-                 "cubby: cannot write to the store %s (%s); compiled kernels stay usable but are "
-                 "not cached (this warning is shown once)\n",
-                 disk_.root().c_str(), why.c_str());
-  }
-}
-
-void Cache::backfill(const Key& key, const std::string& bytes) {
-  if (config_.read_only) return;
-  auto written = disk_.put(key, bytes);
-  if (!written) {
-    note_failed_write(written.error().message);
-    return;
-  }
-  const auto size = static_cast<std::int64_t>(bytes.size());
-  count([&](Stats& s) { s.bytes_written += bytes.size(); });
-  pending_store_bytes_ += size;
-  pending_store_entries_ += 1;
-  // No stats lock per backfill (a fresh runner backfills every lookup): the counters reach the
-  // journal at exit or with the next periodic flush. The size bound is checked against the
-  // persisted estimate (read once, without a lock) plus this process's writes not yet persisted;
-  // only a store that may be over it pays for exact totals and a trim.
-  std::int64_t base = backfill_base_bytes_.load();
-  if (base < 0) {
-    base = 0;
-    if (auto persisted = store_stats_.read()) {
-      if (auto found = persisted->find("store_bytes"); found != persisted->end()) {
-        base = found->second;
-      }
-    }
-    backfill_base_bytes_.store(base);
-  }
-  if (base + pending_store_bytes_.load() <= static_cast<std::int64_t>(config_.max_size)) return;
-  if (auto totals = flush_stats(true)) {
-    evict_if_over(key, *totals);
-    backfill_base_bytes_.store(-1);  // re-read after the trim
-  }
+  auto entry = std::make_shared<const Entry>(std::move(compiled).value());
+  const double compile_ms = static_cast<double>(entry->compile_us) / 1000.0;
+  count([&](Stats& s) {
+    ++s.compiles;
+    s.compile_ms += compile_ms;
+  });
+  return entry;
 }
 
 std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_view name) {
@@ -370,40 +306,22 @@ std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_vie
   check_blob_name(ns, name).value_or_throw();
   CacheResult result;
   result.key = blob_key(ns, name);
-  auto hit = [&](std::shared_ptr<const Entry> entry, Source tier) {
-    const double saved = static_cast<double>(entry->compile_us) / 1000.0;
-    count([&](Stats& s) {
-      (tier == Source::memory ? s.hits_memory : s.hits_disk) += 1;
-      s.compile_ms_saved += saved;
-    });
-    result.entry = std::move(entry);
-    result.tier = tier;
-    result.hit = true;
-    result.elapsed_ms = ms_since(start);
-    return result;
-  };
   if (config_.disabled) return std::nullopt;
-  if (auto entry = memory_.get(result.key)) return hit(std::move(entry), Source::memory);
-  auto bytes = disk_.get(result.key);
-  if (!bytes && bytes.error().code == Errc::corrupt) {
-    drop_bad_entry(result.key, "blob", 0, bytes.error().message);  // not a regular file
-  } else if (bytes && bytes->has_value()) {
-    const std::uint64_t size = (*bytes)->size();
-    count([&](Stats& s) { s.bytes_read += size; });
-    auto entry = decode_entry(**bytes, result.key);
-    if (entry && is_blob_of(*entry, ns, name)) {
-      auto shared = std::make_shared<const Entry>(std::move(entry).value());
-      memory_.put(result.key, shared);
-      return hit(std::move(shared), Source::disk);
-    }
-    // An entry of another format version is a plain miss (the next store_blob replaces it).
-    if (entry || entry.error().code != Errc::not_found) {
-      drop_bad_entry(result.key, "blob", size,
-                     entry ? "it is not the blob it is stored as" : entry.error().message);
-    }
+  const auto check = [&](const Entry& entry) -> Result<void> {
+    if (is_blob_of(entry, ns, name)) return {};
+    return fail(Errc::corrupt, "it is not the blob it is stored as");
+  };
+  Found found = find_local(result.key, "blob", check);
+  if (!found.entry) {
+    count([](Stats& s) { ++s.misses; });
+    return std::nullopt;
   }
-  count([](Stats& s) { ++s.misses; });
-  return std::nullopt;
+  count_hit(*found.entry, found.tier);
+  result.entry = std::move(found.entry);
+  result.tier = found.tier;
+  result.hit = true;
+  result.elapsed_ms = ms_since(start);
+  return result;
 }
 
 CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::string_view payload,
@@ -416,7 +334,7 @@ CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::s
   auto entry = std::make_shared<const Entry>(blob_entry(ns, name, payload, compile_us));
   if (!config_.disabled) {
     store(result.key, *entry, false);  // blobs are looked up locally only
-    memory_.put(result.key, entry);
+    memory_->put(result.key, entry);
   }
   result.entry = std::move(entry);
   result.tier = Source::compiled;
@@ -432,95 +350,35 @@ CacheResult Cache::compile(const CompileRequest& request) {
   const KeyInputs inputs = key_inputs(resolved);
   CacheResult result;
   result.key = derive_key(inputs);
-
-  auto finish = [&](std::shared_ptr<const Entry> entry, Source tier) {
-    result.entry = std::move(entry);
-    result.tier = tier;
-    result.hit = tier != Source::compiled;
+  const auto done = [&](Found found) {
+    if (found.tier != Source::compiled) count_hit(*found.entry, found.tier);
+    result.entry = std::move(found.entry);
+    result.tier = found.tier;
+    result.hit = found.tier != Source::compiled;
     result.elapsed_ms = ms_since(start);
     return result;
   };
-  auto hit = [&](std::shared_ptr<const Entry> entry, Source tier) {
-    const double saved = static_cast<double>(entry->compile_us) / 1000.0;
-    count([&](Stats& s) {
-      (tier == Source::memory ? s.hits_memory
-                              : (tier == Source::remote ? s.hits_remote : s.hits_disk)) += 1;
-      s.compile_ms_saved += saved;
-    });
-    return finish(std::move(entry), tier);
-  };
 
-  // A program with an include the scan cannot name has no trustworthy key (key/include_scan.hpp, HeaderScan):
-  // it is compiled without the store, never looked up or stored under a partial key.
+  // A program with an include the scan cannot name has no trustworthy key
+  // (key/include_scan.hpp, HeaderScan): it is compiled without the store, never looked up or
+  // stored under a partial key.
   const bool use_store = !config_.disabled && inputs.unresolvable.empty();
   if (!config_.disabled && !use_store) warn_unresolvable(request.program_name, inputs.unresolvable);
   if (use_store) {
-    if (auto entry = memory_.get(result.key)) return hit(std::move(entry), Source::memory);
+    if (auto entry = memory_->get(result.key)) return done({std::move(entry), Source::memory});
   }
   // One compile per key at a time in this process: later callers wait and then hit memory.
   std::lock_guard flight(key_mutexes_[result.key.bytes[0] % key_mutexes_.size()]);
-  // One compile per key at a time across processes: the per-key file lock. A waiter finds the
-  // entry its owner stored; a dead owner's lock is released by the kernel; a wait that expires
-  // (a hung owner) compiles anyway. A store whose locks cannot be created compiles unlocked.
-  std::optional<FileLock> key_lock;
+  std::optional<FileLock> key_lock;  // held until the compiled entry is stored
   if (use_store) {
-    if (auto entry = memory_.get(result.key)) return hit(std::move(entry), Source::memory);
-    if (auto entry = from_disk(result.key, inputs)) {
-      memory_.put(result.key, entry);
-      return hit(std::move(entry), Source::disk);
-    }
-    // The remote is asked before the compile lock: a hit needs no lock, no lock folder and no
-    // wait. The verified bytes are written to disk in the background (a crash before they land
-    // loses a cache fill, never correctness); they are not sent back to the remote.
-    if (remote_) {
-      std::string bytes;
-      if (auto entry = from_remote(result.key, inputs, bytes)) {
-        memory_.put(result.key, entry);
-        if (!config_.read_only) {
-          auto shared = std::make_shared<std::string>(std::move(bytes));
-          const Key key = result.key;
-          if (!background_->post([this, key, shared] { backfill(key, *shared); })) {
-            backfill(key, *shared);  // the queue is full: the caller writes it
-          }
-        }
-        return hit(std::move(entry), Source::remote);
-      }
-    }
-    if (!config_.read_only) {
-      auto locked = FileLock::acquire(disk_.lock_path_of(result.key), kCompileLockWait);
-      if (locked && locked->has_value()) {
-        key_lock = std::move(*locked);
-        if (auto entry = from_disk(result.key, inputs)) {
-          memory_.put(result.key, entry);
-          return hit(std::move(entry), Source::disk);
-        }
-      } else if (locked) {
-        std::fprintf(stderr,
-                     "cubby: waited %lld s for another process compiling entry %s in %s; "
-                     "compiling it here too\n",
-                     static_cast<long long>(kCompileLockWait.count() / 1000),
-                     result.key.hex().c_str(), disk_.root().c_str());
-      }
-    }
-    count([](Stats& s) { ++s.misses; });
+    if (Found found = find(result.key, inputs, key_lock); found.entry) return done(found);
   }
-
-  auto compiled = compile_nvrtc(resolved);
-  if (!compiled) {
-    count([](Stats& s) { ++s.compile_failures; });
-    throw Error(std::move(compiled).error());
-  }
-  auto entry = std::make_shared<const Entry>(std::move(compiled).value());
-  const double compile_ms = static_cast<double>(entry->compile_us) / 1000.0;
-  count([&](Stats& s) {
-    ++s.compiles;
-    s.compile_ms += compile_ms;
-  });
+  auto entry = compile_entry(resolved);
   if (use_store) {
-    store(result.key, *entry);
-    memory_.put(result.key, entry);
+    store(result.key, *entry, true);
+    memory_->put(result.key, entry);
   }
-  return finish(std::move(entry), Source::compiled);
+  return done({std::move(entry), Source::compiled});
 }
 
 }  // namespace cubby

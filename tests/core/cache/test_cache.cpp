@@ -13,7 +13,7 @@
 #include "cubby/cache.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/entry.hpp"
-#include "cubby/storage/disk.hpp"
+#include "storage/local/disk.hpp"
 #include "test_support.hpp"
 
 namespace cubby {
@@ -348,7 +348,7 @@ TEST(Cache, CompileErrorThrowsWithLogAndStoresNothing) {
     EXPECT_EQ(error.code(), Errc::compile_failed);
     EXPECT_NE(std::string(error.what()).find("this_is_not_declared"), std::string::npos);
   }
-  EXPECT_EQ(count_entries(cache.disk()), 0u);
+  EXPECT_EQ(count_entries(DiskTier(cache.config().dir)), 0u);
   EXPECT_EQ(cache.stats().compile_failures, 1u);
 }
 
@@ -376,7 +376,7 @@ TEST(Cache, ReadOnlyStoreIsReadButNeverWritten) {
   CompileRequest other = request();
   other.name_expressions = {"ns::fill<double, 5>"};
   EXPECT_EQ(cache.compile(other).tier, Source::compiled);
-  EXPECT_EQ(count_entries(cache.disk()), 1u);
+  EXPECT_EQ(count_entries(DiskTier(cache.config().dir)), 1u);
   EXPECT_EQ(cache.stats().failed_writes, 0u);
 }
 

@@ -11,7 +11,7 @@
 #include "cubby/cache.hpp"
 #include "cubby/entry.hpp"
 #include "storage/local/lock.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/store_stats.hpp"
 #include "drip_server.hpp"
 #include "redis_server.hpp"
 #include "stats/stats_report.hpp"
@@ -345,7 +345,7 @@ TEST_F(RemoteCacheTest, ReadModeReadsButWritesNothing) {
     Cache pr(reader);
     compiled = pr.compile(request(salt_, 0));
     EXPECT_EQ(compiled.tier, Source::compiled);
-    EXPECT_EQ(count_entries(pr.disk()), 1u);  // the local store is still written
+    EXPECT_EQ(count_entries(DiskTier(pr.config().dir)), 1u);  // the local store is still written
   }
   EXPECT_FALSE(remote_has(compiled.key));
   EXPECT_EQ(command({"DBSIZE"})->value, "0");

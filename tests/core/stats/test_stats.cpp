@@ -14,7 +14,7 @@
 #include "stats/atomic_stats.hpp"
 #include "cubby/cubby.h"
 #include "cubby/stats.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/store_stats.hpp"
 #include "stats/stats_report.hpp"
 #include "test_support.hpp"
 

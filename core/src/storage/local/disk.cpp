@@ -1,5 +1,5 @@
-// Disk tier: one file per entry, published by rename; layout in cubby/storage/disk.hpp.
-#include "cubby/storage/disk.hpp"
+// Disk tier: one file per entry, published by rename; layout in storage/local/disk.hpp.
+#include "storage/local/disk.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// Store maintenance: LRU eviction and leftover removal; contract in cubby/storage/gc.hpp.
+// Store maintenance: LRU eviction and leftover removal; contract in storage/local/gc.hpp.
 #include "storage/local/gc.hpp"
 
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "storage/local/lock.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/store_stats.hpp"
 #include "util/io.hpp"
 
 namespace cubby {

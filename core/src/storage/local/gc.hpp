@@ -28,7 +28,7 @@
 #include <cstdint>
 
 #include "cubby/error.hpp"
-#include "cubby/storage/disk.hpp"
+#include "storage/local/disk.hpp"
 
 namespace cubby {
 

@@ -1,4 +1,4 @@
-// Cross-process file locks (flock); contract in cubby/storage/lock.hpp.
+// Cross-process file locks (flock); contract in storage/local/lock.hpp.
 #include "storage/local/lock.hpp"
 
 #include <fcntl.h>

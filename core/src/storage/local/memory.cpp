@@ -1,5 +1,5 @@
 // Memory tier: a mutex-guarded LRU of decoded entries, bounded by count and payload bytes.
-#include "cubby/storage/memory.hpp"
+#include "storage/local/memory.hpp"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
-// Persisted store counters; contract in cubby/storage/store_stats.hpp.
-#include "cubby/storage/store_stats.hpp"
+// Persisted store counters; contract in storage/local/store_stats.hpp.
+#include "storage/local/store_stats.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Entry and store verification; contract in cubby/storage/verify.hpp.
+// Entry and store verification; contract in storage/local/verify.hpp.
 #include "storage/local/verify.hpp"
 
 #include <unistd.h>

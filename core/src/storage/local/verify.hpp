@@ -14,7 +14,7 @@
 
 #include "cubby/entry.hpp"
 #include "cubby/error.hpp"
-#include "cubby/storage/disk.hpp"
+#include "storage/local/disk.hpp"
 
 namespace cubby {
 

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "cubby/storage/remote.hpp"
+#include "storage/remote/remote.hpp"
 #include "stats/atomic_stats.hpp"
 #include "storage/remote/redis_url.hpp"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cubby/entry.hpp"
-#include "cubby/storage/disk.hpp"
+#include "storage/local/disk.hpp"
 #include "test_support.hpp"
 
 namespace cubby {

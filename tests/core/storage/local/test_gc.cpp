@@ -12,7 +12,7 @@
 
 #include "storage/local/gc.hpp"
 #include "storage/local/lock.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/store_stats.hpp"
 #include "util/io.hpp"
 #include "test_support.hpp"
 

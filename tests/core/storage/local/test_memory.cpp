@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "cubby/storage/memory.hpp"
+#include "storage/local/memory.hpp"
 
 namespace cubby {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/store_stats.hpp"
 #include "test_support.hpp"
 
 namespace cubby {

@@ -11,7 +11,7 @@
 #include "util/bytes.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/nvrtc.hpp"
-#include "cubby/storage/store_stats.hpp"
+#include "storage/local/store_stats.hpp"
 #include "storage/local/verify.hpp"
 #include "test_support.hpp"
 
@@ -224,14 +224,14 @@ TEST(SelfRepair, EveryCorruptionIsACountedMissThatIsRecompiledAndRepaired) {
     const bool other_format = entry_format(bytes) != EntryFormat::current;
     Cache cache(config);
     const Key key = cache.key_of(request());
-    write_text(cache.disk().path_of(key), bytes);
+    write_text(DiskTier(cache.config().dir).path_of(key), bytes);
     const CacheResult result = cache.compile(request());
     EXPECT_FALSE(result.hit);
     EXPECT_EQ(result.tier, Source::compiled);
     EXPECT_EQ(cache.stats().corrupt, other_format ? 0u : 1u);
     EXPECT_EQ(cache.stats().compiles, 1u);
     expected_corrupt += other_format ? 0 : 1;
-    EXPECT_TRUE(verify_entry(read_text(cache.disk().path_of(key)), key).ok());
+    EXPECT_TRUE(verify_entry(read_text(DiskTier(cache.config().dir).path_of(key)), key).ok());
   }
   auto counters = StoreStats(dir.path()).read();
   ASSERT_TRUE(counters.ok());

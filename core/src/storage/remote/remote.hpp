@@ -18,7 +18,7 @@
 
 #include "cubby/config.hpp"
 #include "cubby/stats.hpp"
-#include "cubby/storage/tier.hpp"
+#include "storage/tier.hpp"
 
 namespace cubby {
 

@@ -25,7 +25,7 @@
 #include <optional>
 #include <string>
 
-#include "cubby/storage/tier.hpp"
+#include "storage/tier.hpp"
 
 namespace cubby {
 
