@@ -1,5 +1,6 @@
-// The interface every persistent storage tier shares (disk, remote). Tiers hold encoded entries
-// (bytes, see entry.hpp) and know nothing about their content; the orchestrator composes them.
+// The interface every persistent storage tier shares: the disk tier, a remote backend (Redis) and
+// each wrapper the remote tier composes around it (breaker, envelope: storage/remote/). Tiers
+// hold bytes (encoded entries, see entry.hpp) and know nothing about their content.
 #pragma once
 
 #include <optional>
@@ -14,9 +15,6 @@ namespace cubby {
 class Tier {
  public:
   virtual ~Tier() = default;
-
-  // Short stable name ("disk", "redis"), used in stats and messages.
-  virtual std::string_view name() const = 0;
 
   // The bytes stored under `key`, nullopt if there are none, or a failure (I/O error, ...).
   virtual Result<std::optional<std::string>> get(const Key& key) = 0;

@@ -37,6 +37,17 @@ void Background::drain() {
   idle_.wait(lock, [&] { return jobs_.empty() && !running_job_; });
 }
 
+std::size_t Background::drain_for(std::chrono::milliseconds bound) {
+  std::deque<std::function<void()>> dropped;
+  {
+    std::unique_lock lock(mutex_);
+    idle_.wait_for(lock, bound, [&] { return jobs_.empty() && !running_job_; });
+    dropped.swap(jobs_);
+    if (!running_job_) idle_.notify_all();
+  }
+  return dropped.size();  // destroyed here, outside the lock
+}
+
 void Background::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {

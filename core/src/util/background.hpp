@@ -6,6 +6,7 @@
 // needed for correctness. `drain` (and the destructor) wait until every queued job has run.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -28,6 +29,10 @@ class Background {
 
   // Waits until every job queued so far has run.
   void drain();
+  // Waits until every job queued so far has run, at most `bound`; the jobs still queued then are
+  // dropped (destroyed unrun) and counted in the result. A job already running is not waited for
+  // past the bound: its own work must be bounded (the remote tier's writes are).
+  std::size_t drain_for(std::chrono::milliseconds bound);
 
  private:
   void loop();

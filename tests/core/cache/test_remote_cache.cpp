@@ -65,7 +65,7 @@ class RemoteCacheTest : public ::testing::Test {
   }
 
   bool remote_has(const Key& key) const {
-    auto reply = command({"EXISTS", RedisTier::redis_key(key)});
+    auto reply = command({"EXISTS", RedisBackend::redis_key(key)});
     return reply && reply->value == "1";
   }
 
@@ -248,14 +248,14 @@ TEST_F(RemoteCacheTest, GarbageTruncatedAndWrongEntriesAreRejectedThenRepaired) 
     Cache a(machine("a"));
     good = a.compile(request(salt_));
   }
-  const std::string name = RedisTier::redis_key(good.key);
+  const std::string name = RedisBackend::redis_key(good.key);
   const std::string valid = command({"GET", name})->value.value();
   CacheResult other;
   {
     Cache c(machine("c"));
     other = c.compile(request(salt_, 0, true));  // another key, another set of names
   }
-  const std::string other_entry = command({"GET", RedisTier::redis_key(other.key)})->value.value();
+  const std::string other_entry = command({"GET", RedisBackend::redis_key(other.key)})->value.value();
   int round = 0;
   for (const std::string& bad : {std::string("garbage"), valid.substr(0, valid.size() / 2),
                                  valid.substr(0, valid.size() - 1), other_entry}) {
@@ -286,9 +286,9 @@ TEST_F(RemoteCacheTest, AnEntryCopiedToAnotherKeyIsRejected) {
     one = a.compile(request(salt_, 1));
   }
   ASSERT_NE(zero.entry->payload, one.entry->payload);
-  const auto copied = command({"GET", RedisTier::redis_key(one.key)});
+  const auto copied = command({"GET", RedisBackend::redis_key(one.key)});
   ASSERT_TRUE(copied && copied->value);
-  ASSERT_TRUE(command({"SET", RedisTier::redis_key(zero.key), *copied->value}));
+  ASSERT_TRUE(command({"SET", RedisBackend::redis_key(zero.key), *copied->value}));
   Cache b(machine("b"));
   const CacheResult result = b.compile(request(salt_, 0));
   EXPECT_EQ(result.tier, Source::compiled);
@@ -427,7 +427,7 @@ TEST_F(RemoteCacheTest, RejectedEntryMessageSaysWhatIsTrueOfARemoteEntry) {
     Cache a(machine("a"));
     good = a.compile(request(salt_));
   }
-  ASSERT_TRUE(command({"SET", RedisTier::redis_key(good.key), "garbage"}));
+  ASSERT_TRUE(command({"SET", RedisBackend::redis_key(good.key), "garbage"}));
   for (const bool read_mode : {true, false}) {
     SCOPED_TRACE(read_mode);
     Config config = machine(read_mode ? "reader" : "writer");

@@ -57,7 +57,6 @@ class DiskTier final : public Tier {
   explicit DiskTier(std::filesystem::path root,
                     std::chrono::seconds refresh_after = kDefaultRefresh);
 
-  std::string_view name() const override { return "disk"; }
   // Errc::corrupt if the entry path holds a link, a FIFO, a device, a socket, a folder or a file
   // over kMaxEntryBytes (found without following or reading it); `remove` unlinks such a file.
   Result<std::optional<std::string>> get(const Key& key) override;

@@ -59,7 +59,6 @@ TEST(DiskTier, PathFollowsTheLayout) {
   EXPECT_EQ(tier.path_of(key),
             fs::path("/store/entries/ab/ab010101010101010101010101010101.entry"));
   EXPECT_EQ(tier.root(), fs::path("/store"));
-  EXPECT_EQ(tier.name(), "disk");
 }
 
 TEST(DiskTier, ConstructionDoesNotTouchTheFilesystem) {

@@ -47,7 +47,7 @@ class RedisTierTest : public ::testing::Test {
   }
 
   std::optional<std::string> raw_get(const Key& key) const {
-    auto reply = server_->command({"GET", RedisTier::redis_key(key)});
+    auto reply = server_->command({"GET", RedisBackend::redis_key(key)});
     return reply ? reply->value : std::nullopt;
   }
 
@@ -55,7 +55,8 @@ class RedisTierTest : public ::testing::Test {
 };
 
 TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
-  RedisTier tier(options());
+  const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
   const std::string bytes("entry\0bytes", 11);
   auto missing = tier.get(key_of(1));
   ASSERT_TRUE(missing) << missing.error().message;
@@ -75,9 +76,12 @@ TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
 }
 
 TEST_F(RedisTierTest, SignedWritesAndRejectedReads) {
-  RedisTier alpha(options("alpha"));
-  RedisTier beta(options("beta"));
-  RedisTier plain(options());
+  const auto alpha_tier = open_redis_remote(options("alpha"));
+  RemoteTier& alpha = *alpha_tier;
+  const auto beta_tier = open_redis_remote(options("beta"));
+  RemoteTier& beta = *beta_tier;
+  const auto plain_tier = open_redis_remote(options());
+  RemoteTier& plain = *plain_tier;
   ASSERT_TRUE(alpha.put(key_of(2), "payload"));
   const auto stored = raw_get(key_of(2));
   ASSERT_TRUE(stored);
@@ -100,7 +104,8 @@ TEST_F(RedisTierTest, SignedWritesAndRejectedReads) {
 TEST_F(RedisTierTest, ReadModeWritesNothing) {
   RedisOptions o = options();
   o.read_only = true;
-  RedisTier tier(o);
+  const auto tier_tier = open_redis_remote(o);
+  RemoteTier& tier = *tier_tier;
   EXPECT_FALSE(tier.put(key_of(4), "x"));
   tier.put_later(key_of(4), "x");
   tier.drain(std::chrono::seconds(2));
@@ -114,17 +119,18 @@ TEST_F(RedisTierTest, SizeLimitAndTtl) {
   RedisOptions o = options();
   o.max_entry = 8;
   o.ttl_s = 3600;
-  RedisTier tier(o);
+  const auto tier_tier = open_redis_remote(o);
+  RemoteTier& tier = *tier_tier;
   EXPECT_FALSE(tier.put(key_of(5), "123456789"));  // 9 bytes > 8: not sent
   EXPECT_EQ(raw_get(key_of(5)), std::nullopt);
   EXPECT_EQ(tier.counters().remote_writes_dropped, 1u);
   ASSERT_TRUE(tier.put(key_of(6), "12345678"));
-  const auto ttl = server_->command({"TTL", RedisTier::redis_key(key_of(6))});
+  const auto ttl = server_->command({"TTL", RedisBackend::redis_key(key_of(6))});
   ASSERT_TRUE(ttl && ttl->value);
   EXPECT_GT(std::stoll(*ttl->value), 0);
   EXPECT_LE(std::stoll(*ttl->value), 3600);
   // A value over the limit written by someone else is rejected, not read.
-  ASSERT_TRUE(server_->command({"SET", RedisTier::redis_key(key_of(7)), std::string(100, 'x')}));
+  ASSERT_TRUE(server_->command({"SET", RedisBackend::redis_key(key_of(7)), std::string(100, 'x')}));
   EXPECT_FALSE(tier.get(key_of(7)));
   EXPECT_EQ(tier.counters().remote_rejected, 1u);
 }
@@ -132,7 +138,7 @@ TEST_F(RedisTierTest, SizeLimitAndTtl) {
 TEST_F(RedisTierTest, TtlOverWhatRedisAcceptsIsClampedWithAWarning) {
   // Redis refuses an expiry whose milliseconds from now overflow: every write would fail.
   const std::uint64_t huge = 999999999999ull * 86400;  // CUBBY_REMOTE_TTL=999999999999d
-  const std::string name = RedisTier::redis_key(key_of(60));
+  const std::string name = RedisBackend::redis_key(key_of(60));
   const auto refused = server_->command({"SET", name, "v", "EX", std::to_string(huge)});
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->type, '-');
@@ -150,13 +156,14 @@ TEST_F(RedisTierTest, TtlOverWhatRedisAcceptsIsClampedWithAWarning) {
   EXPECT_NE(err.find("never expire"), std::string::npos) << err;
   auto put = tier->put(key_of(61), "x");
   ASSERT_TRUE(put) << put.error().message;
-  const auto ttl = server_->command({"TTL", RedisTier::redis_key(key_of(61))});
+  const auto ttl = server_->command({"TTL", RedisBackend::redis_key(key_of(61))});
   ASSERT_TRUE(ttl && ttl->value);
   EXPECT_GT(std::stoll(*ttl->value), 0);
 }
 
 TEST_F(RedisTierTest, LargeValuesEmptyValuesAndOddRepliesKeepTheConnectionInStep) {
-  RedisTier tier(options());
+  const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
   // Bigger than any socket read: the value arrives in many reads, straight into its string.
   // Random bytes do not compress: stored as they are, so the socket carries all 5 MiB.
   std::string big(5 << 20, '\0');
@@ -171,8 +178,8 @@ TEST_F(RedisTierTest, LargeValuesEmptyValuesAndOddRepliesKeepTheConnectionInStep
   ASSERT_TRUE(empty && empty->has_value());
   EXPECT_EQ(**empty, "");
   // A key of another type is an error reply: a counted error, not a value.
-  ASSERT_TRUE(server_->command({"DEL", RedisTier::redis_key(key_of(32))}));
-  ASSERT_TRUE(server_->command({"RPUSH", RedisTier::redis_key(key_of(32)), "a", "b"}));
+  ASSERT_TRUE(server_->command({"DEL", RedisBackend::redis_key(key_of(32))}));
+  ASSERT_TRUE(server_->command({"RPUSH", RedisBackend::redis_key(key_of(32)), "a", "b"}));
   auto wrong = tier.get(key_of(32));
   ASSERT_FALSE(wrong);
   EXPECT_NE(wrong.error().message.find("WRONGTYPE"), std::string::npos) << wrong.error().message;
@@ -239,7 +246,8 @@ TEST(CompressValue, BadValuesAreRejectedBeforeAnyBigAllocation) {
 
 TEST_F(RedisTierTest, ValuesTravelCompressedAndBothFormsAreRead) {
   const std::string entry = compressible(200000);
-  RedisTier tier(options());
+  const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
   ASSERT_TRUE(tier.put(key_of(40), entry));
   const auto stored = raw_get(key_of(40));
   ASSERT_TRUE(stored);
@@ -252,7 +260,8 @@ TEST_F(RedisTierTest, ValuesTravelCompressedAndBothFormsAreRead) {
   // A writer with compression off stores the entry itself; readers take either form.
   RedisOptions plain_options = options();
   plain_options.compress = false;
-  RedisTier plain(plain_options);
+  const auto plain_tier = open_redis_remote(plain_options);
+  RemoteTier& plain = *plain_tier;
   ASSERT_TRUE(plain.put(key_of(41), entry));
   EXPECT_EQ(raw_get(key_of(41)), entry);
   auto uncompressed = tier.get(key_of(41));
@@ -262,7 +271,8 @@ TEST_F(RedisTierTest, ValuesTravelCompressedAndBothFormsAreRead) {
   ASSERT_TRUE(compressed && compressed->has_value());
   EXPECT_TRUE(**compressed == entry);
   // Signed: the envelope wraps the compressed value.
-  RedisTier signing(options("alpha"));
+  const auto signing_tier = open_redis_remote(options("alpha"));
+  RemoteTier& signing = *signing_tier;
   ASSERT_TRUE(signing.put(key_of(42), entry));
   const auto sealed = raw_get(key_of(42));
   ASSERT_TRUE(sealed);
@@ -275,13 +285,14 @@ TEST_F(RedisTierTest, ValuesTravelCompressedAndBothFormsAreRead) {
 
 TEST_F(RedisTierTest, CorruptCompressedValuesAreRejectedAndTheNextCallWorks) {
   const std::string entry = compressible(50000);
-  RedisTier tier(options());
+  const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
   const std::string value = compress_value(entry);
   int round = 0;
   for (const std::string& bad :
        {value.substr(0, value.size() / 2), value.substr(0, 10), value + "trailing"}) {
     SCOPED_TRACE(round++);
-    ASSERT_TRUE(server_->command({"SET", RedisTier::redis_key(key_of(43)), bad}));
+    ASSERT_TRUE(server_->command({"SET", RedisBackend::redis_key(key_of(43)), bad}));
     EXPECT_FALSE(tier.get(key_of(43)));
   }
   EXPECT_EQ(tier.counters().remote_rejected, 3u);
@@ -295,9 +306,10 @@ TEST_F(RedisTierTest, CorruptCompressedValuesAreRejectedAndTheNextCallWorks) {
 TEST_F(RedisTierTest, OversizedValueIsRejectedUnreadAndTheNextCallWorks) {
   RedisOptions o = options();
   o.max_entry = 1 << 10;
-  RedisTier tier(o);
+  const auto tier_tier = open_redis_remote(o);
+  RemoteTier& tier = *tier_tier;
   ASSERT_TRUE(
-      server_->command({"SET", RedisTier::redis_key(key_of(34)), std::string(1 << 20, 'y')}));
+      server_->command({"SET", RedisBackend::redis_key(key_of(34)), std::string(1 << 20, 'y')}));
   ASSERT_TRUE(tier.put(key_of(35), "small"));
   EXPECT_FALSE(tier.get(key_of(34)));  // rejected from its length: its bytes are never read
   EXPECT_EQ(tier.counters().remote_rejected, 1u);
@@ -307,7 +319,8 @@ TEST_F(RedisTierTest, OversizedValueIsRejectedUnreadAndTheNextCallWorks) {
 }
 
 TEST_F(RedisTierTest, BackgroundWritesAreDrained) {
-  RedisTier tier(options());
+  const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
   for (std::uint8_t i = 10; i < 20; ++i) tier.put_later(key_of(i), "bytes " + std::to_string(i));
   tier.drain(std::chrono::seconds(10));
   for (std::uint8_t i = 10; i < 20; ++i)
@@ -316,7 +329,8 @@ TEST_F(RedisTierTest, BackgroundWritesAreDrained) {
 }
 
 TEST_F(RedisTierTest, KilledServerIsAnErrorThenSkipped) {
-  RedisTier tier(options());
+  const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
   ASSERT_TRUE(tier.put(key_of(8), "x"));  // a pooled connection now exists
   server_->stop();
   auto failed = tier.get(key_of(8));
@@ -328,7 +342,8 @@ TEST_F(RedisTierTest, KilledServerIsAnErrorThenSkipped) {
 }
 
 TEST_F(RedisTierTest, PausedServerTimesOutThenIsSkipped) {
-  RedisTier tier(options());
+  const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
   ASSERT_TRUE(tier.put(key_of(9), "x"));
   server_->pause();
   EXPECT_FALSE(tier.get(key_of(9)));  // returns after the 300 ms timeout
@@ -341,7 +356,8 @@ TEST_F(RedisTierTest, PausedServerTimesOutThenIsSkipped) {
 TEST_F(RedisTierTest, BreakerClosesAfterTheBackoff) {
   RedisOptions o = options();
   o.backoff = std::chrono::milliseconds(1);
-  RedisTier tier(o);
+  const auto tier_tier = open_redis_remote(o);
+  RemoteTier& tier = *tier_tier;
   ASSERT_TRUE(tier.put(key_of(10), "x"));
   server_->pause();
   EXPECT_FALSE(tier.get(key_of(10)));
@@ -355,7 +371,8 @@ TEST_F(RedisTierTest, BreakerClosesAfterTheBackoff) {
 TEST_F(RedisTierTest, ConnectAheadOpensOneConnectionThatLookupsWaitForAndUse) {
   const std::uint64_t before = server_->connections_received();
   {
-    RedisTier tier(options());
+    const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
     tier.connect_ahead();
     tier.connect_ahead();  // once per tier
     // Lookups made at once wait for that connection instead of opening their own.
@@ -370,7 +387,8 @@ TEST_F(RedisTierTest, ConnectAheadOpensOneConnectionThatLookupsWaitForAndUse) {
 
   // Without any lookup, the connection is opened all the same.
   const std::uint64_t idle_before = server_->connections_received();
-  RedisTier idle(options());
+  const auto idle_tier = open_redis_remote(options());
+  RemoteTier& idle = *idle_tier;
   idle.connect_ahead();
   EXPECT_EQ(server_->await_connections_since(idle_before), 1u);
   EXPECT_EQ(idle.counters().remote_errors + idle.counters().remote_timeouts, 0u);
@@ -386,7 +404,8 @@ RedisOptions refused_options() {
 }
 
 TEST(RedisTierRefused, ConnectAheadFailureCountsOnceAndTheLookupIsSkipped) {
-  RedisTier tier(refused_options());
+  const auto tier_tier = open_redis_remote(refused_options());
+  RemoteTier& tier = *tier_tier;
   tier.connect_ahead();
   EXPECT_FALSE(tier.get(key_of(1)));  // waits for the failed connect, then the breaker is open
   const Stats counters = tier.counters();
@@ -395,7 +414,8 @@ TEST(RedisTierRefused, ConnectAheadFailureCountsOnceAndTheLookupIsSkipped) {
 }
 
 TEST(RedisTierRefused, NothingListeningIsAnErrorThenSkipped) {
-  RedisTier tier(refused_options());
+  const auto tier_tier = open_redis_remote(refused_options());
+  RemoteTier& tier = *tier_tier;
   EXPECT_FALSE(tier.get(key_of(1)));
   EXPECT_FALSE(tier.get(key_of(1)));
   const Stats counters = tier.counters();
@@ -422,7 +442,8 @@ RedisOptions drip_options(const DripServer& server, const std::string& password 
 TEST(RedisTierDrip, GetWithADrippedValueFailsByTheDeadline) {
   // A 1 MB value announced, then its bytes one at a time.
   DripServer server({{"GET", {"$1000000\r\n", "x"}}}, kDripInterval);
-  RedisTier tier(drip_options(server));
+  const auto tier_tier = open_redis_remote(drip_options(server));
+  RemoteTier& tier = *tier_tier;
   Result<std::optional<std::string>> got = std::optional<std::string>();
   const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(50)); });
   EXPECT_FALSE(got);
@@ -434,7 +455,8 @@ TEST(RedisTierDrip, GetWithADrippedValueFailsByTheDeadline) {
 
 TEST(RedisTierDrip, GetWithADrippedLengthLineFailsByTheDeadline) {
   DripServer server({{"GET", {"$", "1"}}}, kDripInterval);  // "$1111111..." never ends its line
-  RedisTier tier(drip_options(server));
+  const auto tier_tier = open_redis_remote(drip_options(server));
+  RemoteTier& tier = *tier_tier;
   Result<std::optional<std::string>> got = std::optional<std::string>();
   const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(51)); });
   EXPECT_FALSE(got);
@@ -444,7 +466,8 @@ TEST(RedisTierDrip, GetWithADrippedLengthLineFailsByTheDeadline) {
 
 TEST(RedisTierDrip, SetWithADrippedReplyFailsByTheDeadline) {
   DripServer server({{"SET", {"+", "O"}}}, kDripInterval);  // "+OOOO..." never ends its line
-  RedisTier tier(drip_options(server));
+  const auto tier_tier = open_redis_remote(drip_options(server));
+  RemoteTier& tier = *tier_tier;
   Result<void> put;
   const auto took = testing::duration_of(server, [&] { put = tier.put(key_of(52), "bytes"); });
   EXPECT_FALSE(put);
@@ -458,7 +481,8 @@ TEST(RedisTierDrip, SetWithADrippedReplyFailsByTheDeadline) {
 TEST(RedisTierDrip, DrippedAuthReplyFailsTheLookupByTheDeadline) {
   // The connect's handshake is part of the lookup's deadline.
   DripServer server({{"AUTH", {"+", "O"}}, {"GET", {"$-1\r\n", ""}}}, kDripInterval);
-  RedisTier tier(drip_options(server, "secret"));
+  const auto tier_tier = open_redis_remote(drip_options(server, "secret"));
+  RemoteTier& tier = *tier_tier;
   Result<std::optional<std::string>> got = std::optional<std::string>();
   const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(53)); });
   EXPECT_FALSE(got);
@@ -470,7 +494,7 @@ TEST(RedisTierDrip, DrippedAuthReplyFailsTheLookupByTheDeadline) {
 TEST(RedisTierDrip, DestructorEndsADrippedBackgroundWriteWithinItsBound) {
   DripServer server({{"SET", {"+", "O"}}}, kDripInterval);
   const auto bound = std::max<std::chrono::milliseconds>(std::chrono::seconds(1), 4 * kDripTimeout);
-  auto tier = std::make_unique<RedisTier>(drip_options(server));
+  auto tier = open_redis_remote(drip_options(server));
   tier->put_later(key_of(54), "bytes");
   ASSERT_TRUE(server.await("SET", std::chrono::seconds(10)));  // the write is being dripped
   const auto took = testing::duration_of(server, [&] { tier.reset(); });
@@ -490,7 +514,7 @@ TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {
   auto tier = open_remote_tier(config);
   ASSERT_NE(tier, nullptr);
   EXPECT_EQ(tier->location().find("hunter2"), std::string::npos);
-  EXPECT_EQ(tier->name(), "redis");
+  EXPECT_EQ(tier->location(), "redis://***@127.0.0.1:6379");
 }
 
 }  // namespace
