@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "stats/atomic_stats.hpp"
 #include "cubby/cubby.h"
 #include "cubby/stats.hpp"
 #include "cubby/storage/store_stats.hpp"
+#include "stats/atomic_stats.hpp"
 #include "stats/stats_report.hpp"
 #include "test_support.hpp"
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "storage/local/lock.hpp"
 #include "cubby/storage/store_stats.hpp"
+#include "storage/local/lock.hpp"
 #include "util/io.hpp"
 
 namespace cubby {

@@ -10,11 +10,11 @@
 #include <set>
 #include <vector>
 
+#include "cubby/storage/store_stats.hpp"
 #include "storage/local/gc.hpp"
 #include "storage/local/lock.hpp"
-#include "cubby/storage/store_stats.hpp"
-#include "util/io.hpp"
 #include "test_support.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {

@@ -20,11 +20,11 @@
 
 #include "cubby/cache.hpp"
 #include "cubby/driver.hpp"
-#include "storage/local/gc.hpp"
 #include "cubby/storage/store_stats.hpp"
+#include "storage/local/gc.hpp"
 #include "storage/local/verify.hpp"
-#include "util/io.hpp"
 #include "test_support.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {
