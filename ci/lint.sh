@@ -58,7 +58,8 @@ first_party_sources() {
 format_check() {
   local failed
   failed="$(cd "$CUBBY_ROOT" && first_party_sources | xargs -r -d '\n' -n 8 -P "$jobs" sh -c \
-    'for f; do clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || printf "%s\n" "$f"; done' sh)"
+    'for f; do clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || printf "%s\n" "$f"; done' sh \
+    | sort)"
   [ -z "$failed" ] && return 0
   local file
   printf '\n[cubby lint] these files are not formatted as .clang-format says (first lines of the change):\n' >&2
@@ -106,7 +107,7 @@ tidy_check() {
     cat "$out"/*.log | awk '
       /^[0-9]+ warnings? (and [0-9]+ errors? )?generated/ { keep = 0; next }
       /^Suppressed [0-9]+ warnings/ || /^Use -header-filter/ || /treated as errors?\.?$/ { keep = 0; next }
-      /^Error while processing/ { print; keep = 0; next }
+      /^Error while processing/ { keep = 0; next }  # the list of failed units follows
       /^[^ ].*:[0-9]+:[0-9]+: (warning|error): / { keep = !seen[$0]++ }
       keep' >&2
     printf '\n[cubby lint] clang-tidy failed on: %s\n' "$(sort "$out/failed" | tr '\n' ' ')" >&2
