@@ -16,6 +16,9 @@ CUBBY_APT_PACKAGES=(
 # from ensure_node.
 CUBBY_BENCH_APT_PACKAGES=(python3 chromium)
 
+# ci/lint.sh: clang-tidy and clang-format (LLVM 14 on Debian 12).
+CUBBY_LINT_APT_PACKAGES=(clang-tidy clang-format)
+
 # The Python package and pytest plugin's tests (tests/python, run with /usr/bin/python3): pytest,
 # pytest-xdist for the -n 2 test, pip for the offline `pip install ./pytest_plugin` test.
 CUBBY_PYTHON_APT_PACKAGES=(python3 python3-pytest python3-pytest-xdist python3-pip python3-setuptools)

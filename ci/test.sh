@@ -5,16 +5,26 @@
 #   CUBBY_BUILD_DIR=build/x ci/test.sh
 #   CTEST_ARGS="-R Cache" ci/test.sh
 #   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer build / fuzz runs
+#   CUBBY_CI_LINT=0 ci/test.sh  # without clang-tidy / clang-format (ci/lint.sh)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}"
+[ "${CUBBY_CI_LINT:-1}" = 0 ] || apt_install "${CUBBY_LINT_APT_PACKAGES[@]}"
 ensure_node || true  # the dashboard tests are skipped, with the reason, without node/npm
 find_cuda
 
 build_dir="${CUBBY_BUILD_DIR:-$CUBBY_ROOT/build/ci}"
 mkdir -p "$(dirname "$build_dir")"
 configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=ON
+
+# clang-tidy over the build's compile_commands.json and clang-format over the sources.
+if [ "${CUBBY_CI_LINT:-1}" = 1 ]; then
+  log "lint: clang-tidy and clang-format (ci/lint.sh)"
+  "$CUBBY_ROOT/ci/lint.sh" "$build_dir" || die "lint failed (above); CUBBY_CI_LINT=0 skips it"
+else
+  log "skipped: lint (CUBBY_CI_LINT=0)"
+fi
 
 log "running the C++ tests"
 # A private store for the tests: never the user's own.

@@ -21,7 +21,8 @@ struct CompileArgs {
   bool explain = false;
 };
 
-int run_compile(const Common& common, const CompileArgs& args) {
+// The request of `cubby compile FILE`: the source, its program name and folder, and the options.
+CompileRequest make_request(const CompileArgs& args) {
   CompileRequest request;
   request.source = read_input(args.file);
   const fs::path file(args.file);
@@ -37,30 +38,35 @@ int run_compile(const Common& common, const CompileArgs& args) {
   request.name_expressions = args.name_expressions;
   request.options = args.options;
   request.arch = args.arch;
+  return request;
+}
 
-  Cache cache(load_config(common));
-
+// --explain: every key field of `request` as [{label, summary, hash}].
+json explain_fields(const Cache& cache, const CompileRequest& request) {
   json explain = json::array();
-  if (args.explain) {
-    for (const auto& field : explain_key(cache.key_inputs(request))) {
-      explain.push_back({{"label", field.label}, {"summary", field.summary}, {"hash", field.hash}});
-    }
-    if (!common.json) {
-      std::size_t width = 0;
-      for (const auto& field : explain)
-        width = std::max(width, field["label"].get<std::string>().size());
-      std::cout << "key fields (hash, label, value):\n";
-      for (const auto& field : explain) {
-        std::cout << "  " << field["hash"].get<std::string>() << "  " << std::left
-                  << std::setw(static_cast<int>(width)) << field["label"].get<std::string>()
-                  << std::right << "  " << field["summary"].get<std::string>() << '\n';
-      }
-    }
+  for (const auto& field : explain_key(cache.key_inputs(request))) {
+    explain.push_back({{"label", field.label}, {"summary", field.summary}, {"hash", field.hash}});
   }
+  return explain;
+}
 
-  CacheResult result;
+// The text form of --explain: one aligned line per field.
+void print_explain(const json& explain) {
+  std::size_t width = 0;
+  for (const auto& field : explain)
+    width = std::max(width, field["label"].get<std::string>().size());
+  std::cout << "key fields (hash, label, value):\n";
+  for (const auto& field : explain) {
+    std::cout << "  " << field["hash"].get<std::string>() << "  " << std::left
+              << std::setw(static_cast<int>(width)) << field["label"].get<std::string>()
+              << std::right << "  " << field["summary"].get<std::string>() << '\n';
+  }
+}
+
+// Compiles through the cache; a compile error is an operation failure that prints NVRTC's log.
+CacheResult compile_or_fail(Cache& cache, const CompileRequest& request) {
   try {
-    result = cache.compile(request);
+    return cache.compile(request);
   } catch (const Error& error) {
     if (error.code() != Errc::compile_failed) throw;
     std::string message = error.what();
@@ -68,30 +74,33 @@ int run_compile(const Common& common, const CompileArgs& args) {
     fail_with(kExitFailed,
               message + "Fix the errors above and run `cubby compile` again; nothing was stored.");
   }
+}
+
+// --json: the contract's object (see README.md, `cubby compile --json`).
+void print_result_json(const Cache& cache, const CompileRequest& request, const CacheResult& result,
+                       const CompileArgs& args, const json& explain) {
   const Entry& entry = *result.entry;
-  if (!args.cubin_out.empty()) write_output(args.cubin_out, entry.payload);
+  json out = {
+      {"key", result.key.hex()},
+      {"hit", result.hit},
+      {"tier", source_name(result.tier)},
+      {"lowered_names", names_json(entry)},
+      {"cubin_bytes", entry.payload.size()},
+      {"payload_kind", payload_kind_name(entry.kind)},
+      {"compile_ms", compile_ms_of(entry)},
+      {"elapsed_ms", result.elapsed_ms},
+      {"log", entry.log},
+      {"program_name", request.program_name},
+      {"arch", request.arch.empty() ? cache.default_arch() : request.arch},
+      {"dir", cache.config().dir.string()},
+  };
+  if (!args.cubin_out.empty()) out["cubin_out"] = args.cubin_out;
+  if (args.explain) out["explain"] = explain;
+  print_json(out);
+}
 
-  if (common.json) {
-    json out = {
-        {"key", result.key.hex()},
-        {"hit", result.hit},
-        {"tier", source_name(result.tier)},
-        {"lowered_names", names_json(entry)},
-        {"cubin_bytes", entry.payload.size()},
-        {"payload_kind", payload_kind_name(entry.kind)},
-        {"compile_ms", compile_ms_of(entry)},
-        {"elapsed_ms", result.elapsed_ms},
-        {"log", entry.log},
-        {"program_name", request.program_name},
-        {"arch", request.arch.empty() ? cache.default_arch() : request.arch},
-        {"dir", cache.config().dir.string()},
-    };
-    if (!args.cubin_out.empty()) out["cubin_out"] = args.cubin_out;
-    if (args.explain) out["explain"] = explain;
-    print_json(out);
-    return kExitOk;
-  }
-
+void print_result_text(const CacheResult& result, const CompileArgs& args) {
+  const Entry& entry = *result.entry;
   std::cout << "key      " << result.key.hex() << '\n';
   std::cout << "result   "
             << (result.hit ? std::string("hit (") + source_name(result.tier) + ")"
@@ -110,6 +119,21 @@ int run_compile(const Common& common, const CompileArgs& args) {
   if (!entry.log.empty())
     std::cout << "log\n" << entry.log << (entry.log.back() == '\n' ? "" : "\n");
   if (!args.cubin_out.empty()) std::cout << "wrote    " << args.cubin_out << '\n';
+}
+
+int run_compile(const Common& common, const CompileArgs& args) {
+  const CompileRequest request = make_request(args);
+  Cache cache(load_config(common));
+  const json explain = args.explain ? explain_fields(cache, request) : json::array();
+  if (args.explain && !common.json) print_explain(explain);
+
+  const CacheResult result = compile_or_fail(cache, request);
+  if (!args.cubin_out.empty()) write_output(args.cubin_out, result.entry->payload);
+  if (common.json) {
+    print_result_json(cache, request, result, args, explain);
+  } else {
+    print_result_text(result, args);
+  }
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 // left out, never imported unverified.
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "archive.hpp"
 #include "cli.hpp"
@@ -15,9 +16,20 @@
 namespace cubby::cli {
 namespace {
 
-int run_import(const Common& common, const std::string& file) {
-  const Config config = load_config(common);
-  if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set; unset it to import");
+// What an import did: counts per outcome, the rejected entries' problems, the first write error.
+struct ImportTally {
+  std::uint64_t imported = 0;
+  std::uint64_t present = 0;
+  std::uint64_t rejected = 0;
+  std::uint64_t foreign = 0;
+  std::uint64_t other_format = 0;
+  std::uint64_t bytes = 0;
+  json problems = json::array();
+  std::string write_error;
+};
+
+// Opens the archive `file`; usage failure when it is a folder or cannot be read.
+std::ifstream open_archive(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) {
     fail_with(kExitUsage, file + " is a folder; pass an archive file written by `cubby export`");
@@ -27,87 +39,102 @@ int run_import(const Common& common, const std::string& file) {
     fail_with(kExitUsage, "cannot read " + file + ": " + std::strerror(errno) +
                               "; pass an archive written by `cubby export`");
   }
-  DiskTier disk(config.dir);
-  std::uint64_t imported = 0;
-  std::uint64_t present = 0;
-  std::uint64_t rejected = 0;
-  std::uint64_t foreign = 0;
-  std::uint64_t other_format = 0;
-  std::uint64_t bytes = 0;
-  json problems = json::array();
-  std::string write_error;
-  const std::string defect = read_tar(in, kMaxEntryBytes, [&](TarMember&& member) {
-    // The key is the member's file name: <32 hex>.entry.
-    const std::size_t slash = member.name.rfind('/');
-    const std::string base =
-        slash == std::string::npos ? member.name : member.name.substr(slash + 1);
-    auto key = member.regular() && base.size() == 38 && base.ends_with(".entry")
-                   ? Key::parse(base.substr(0, 32))
-                   : Result<Key>(fail(Errc::invalid_argument, ""));
-    if (!key) {
-      ++foreign;
-      return;
-    }
-    std::error_code exists_error;
-    if (std::filesystem::exists(disk.path_of(*key), exists_error)) {
-      ++present;
-      return;
-    }
-    auto checked = verify_entry(member.bytes, *key);
-    if (!checked && checked.error().code == Errc::not_found) {
-      ++other_format;  // another cubby release's entry: not ours to verify or import
-      return;
-    }
-    if (!checked) {
-      ++rejected;
-      problems.push_back({{"key", key->hex()}, {"problem", checked.error().message}});
-      if (!common.json) {
-        std::cerr << "cubby: rejected " << key->hex() << ": " << checked.error().message << '\n';
-      }
-      return;
-    }
-    if (!write_error.empty()) return;
-    if (auto written = disk.put(*key, member.bytes); !written) {
-      write_error = written.error().message;
-      return;
-    }
-    ++imported;
-    bytes += member.bytes.size();
-  });
-  if (imported > 0) {
-    (void)StoreStats(config.dir)
-        .add({{"store_bytes", static_cast<std::int64_t>(bytes)},
-              {"store_entries", static_cast<std::int64_t>(imported)}});
+  return in;
+}
+
+// The key a member is named after (<32 hex>.entry, in any folder), or nothing for a member that is
+// no entry file.
+std::optional<Key> member_key(const TarMember& member) {
+  const std::size_t slash = member.name.rfind('/');
+  const std::string base = slash == std::string::npos ? member.name : member.name.substr(slash + 1);
+  if (!member.regular() || base.size() != 38 || !base.ends_with(".entry")) return std::nullopt;
+  auto key = Key::parse(base.substr(0, 32));
+  if (!key) return std::nullopt;
+  return *key;
+}
+
+// Imports one archive member into `disk` (after the first write error, only counts), verified.
+void import_member(DiskTier& disk, const Common& common, const TarMember& member,
+                   ImportTally& tally) {
+  const std::optional<Key> key = member_key(member);
+  if (!key) {
+    ++tally.foreign;
+    return;
   }
-  if (!write_error.empty()) fail_with(kExitFailed, write_error);
+  std::error_code exists_error;
+  if (std::filesystem::exists(disk.path_of(*key), exists_error)) {
+    ++tally.present;
+    return;
+  }
+  auto checked = verify_entry(member.bytes, *key);
+  if (!checked && checked.error().code == Errc::not_found) {
+    ++tally.other_format;  // another cubby release's entry: not ours to verify or import
+    return;
+  }
+  if (!checked) {
+    ++tally.rejected;
+    tally.problems.push_back({{"key", key->hex()}, {"problem", checked.error().message}});
+    if (!common.json) {
+      std::cerr << "cubby: rejected " << key->hex() << ": " << checked.error().message << '\n';
+    }
+    return;
+  }
+  if (!tally.write_error.empty()) return;
+  if (auto written = disk.put(*key, member.bytes); !written) {
+    tally.write_error = written.error().message;
+    return;
+  }
+  ++tally.imported;
+  tally.bytes += member.bytes.size();
+}
+
+void print_import_report(const Common& common, const Config& config, const std::string& file,
+                         const ImportTally& tally, const std::string& defect) {
   if (common.json) {
     print_json({{"dir", config.dir.string()},
                 {"file", file},
-                {"imported", imported},
-                {"bytes", bytes},
-                {"present", present},
-                {"rejected", rejected},
-                {"foreign", foreign},
-                {"other_format", other_format},
-                {"problems", problems},
+                {"imported", tally.imported},
+                {"bytes", tally.bytes},
+                {"present", tally.present},
+                {"rejected", tally.rejected},
+                {"foreign", tally.foreign},
+                {"other_format", tally.other_format},
+                {"problems", tally.problems},
                 {"archive_error", defect}});
-  } else {
-    std::cout << "imported " << imported << (imported == 1 ? " entry" : " entries") << " ("
-              << format_bytes(bytes) << ") into " << config.dir.string() << "; " << present
-              << " already present, " << rejected << " rejected, " << foreign
-              << " foreign members skipped";
-    if (other_format > 0) {
-      std::cout << ", " << other_format
-                << " of another cubby release's format left out (import them with that release)";
-    }
-    std::cout << '\n';
+    return;
   }
+  std::cout << "imported " << tally.imported << (tally.imported == 1 ? " entry" : " entries")
+            << " (" << format_bytes(tally.bytes) << ") into " << config.dir.string() << "; "
+            << tally.present << " already present, " << tally.rejected << " rejected, "
+            << tally.foreign << " foreign members skipped";
+  if (tally.other_format > 0) {
+    std::cout << ", " << tally.other_format
+              << " of another cubby release's format left out (import them with that release)";
+  }
+  std::cout << '\n';
+}
+
+int run_import(const Common& common, const std::string& file) {
+  const Config config = load_config(common);
+  if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set; unset it to import");
+  std::ifstream in = open_archive(file);
+  DiskTier disk(config.dir);
+  ImportTally tally;
+  const std::string defect = read_tar(
+      in, kMaxEntryBytes, [&](TarMember&& member) { import_member(disk, common, member, tally); });
+  if (tally.imported > 0) {
+    (void)StoreStats(config.dir)
+        .add({{"store_bytes", static_cast<std::int64_t>(tally.bytes)},
+              {"store_entries", static_cast<std::int64_t>(tally.imported)}});
+  }
+  if (!tally.write_error.empty()) fail_with(kExitFailed, tally.write_error);
+  print_import_report(common, config, file, tally, defect);
   if (!defect.empty()) {
     fail_with(kExitFailed, file + ": " + defect +
                                "; write it again with `cubby export` (the entries before the "
                                "defect were imported)");
   }
-  return rejected == 0 ? kExitOk : kExitFailed;
+  return tally.rejected == 0 ? kExitOk : kExitFailed;
 }
 
 }  // namespace

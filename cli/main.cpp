@@ -15,9 +15,8 @@ void report(const std::string& message) {
   std::cerr << "cubby: " << message << (message.empty() || message.back() != '\n' ? "\n" : "");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Parses the command line and runs the chosen command; failures are exceptions (see main).
+int run(int argc, char** argv) {
   using namespace cubby::cli;
   CLI::App app{"cubby: a persistent, shared CUBIN cache for kernels compiled with NVRTC.", "cubby"};
   app.set_version_flag("--version", std::string("cubby ") + cubby::kVersion);
@@ -37,13 +36,19 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? kExitOk : kExitUsage;
   }
+  for (const Command& command : commands) {
+    if (command.app->parsed()) return command.run();
+  }
+  report("no command given; run `cubby --help` for the list of commands");
+  return kExitUsage;
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cubby::cli;
   try {
-    for (const Command& command : commands) {
-      if (command.app->parsed()) return command.run();
-    }
-    report("no command given; run `cubby --help` for the list of commands");
-    return kExitUsage;
+    return run(argc, argv);
   } catch (const CliFailure& failure) {
     report(failure.message);
     return failure.exit_code;

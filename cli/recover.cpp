@@ -19,67 +19,69 @@ struct Args {
   bool strict = false;
 };
 
-int run_recover(const Common& common, const Args& args) {
-  Demangler demangler = Demangler::cxa;
-  if (args.demangler == "cufilt") {
-    if (!cufilt_available()) {
-      fail_with(kExitUsage,
-                "--demangler cufilt: this cubby was built without the toolkit's libcufilt.a; "
-                "use --demangler cxa");
-    }
-    demangler = Demangler::cufilt;
-  } else if (args.demangler != "cxa") {
-    fail_with(kExitUsage, "--demangler must be cxa or cufilt, not '" + args.demangler + "'");
+// --demangler cxa|cufilt; usage failure for another name or a cufilt this build lacks.
+Demangler parse_demangler(const std::string& name) {
+  if (name == "cxa") return Demangler::cxa;
+  if (name != "cufilt")
+    fail_with(kExitUsage, "--demangler must be cxa or cufilt, not '" + name + "'");
+  if (!cufilt_available()) {
+    fail_with(kExitUsage,
+              "--demangler cufilt: this cubby was built without the toolkit's libcufilt.a; "
+              "use --demangler cxa");
   }
-  const std::string bytes = read_input(args.cubin);
-  auto symbols = read_cubin_symbols(bytes);
-  if (!symbols) {
-    fail_with(kExitFailed, args.cubin + " is not a readable CUBIN: " + symbols.error().message);
-  }
-  const std::vector<RecoveredName> names = recover_names(*symbols, args.expressions, demangler);
-  const std::vector<ModuleSymbol> listed = list_module_symbols(*symbols, demangler);
-  std::size_t resolved = 0;
-  for (const RecoveredName& name : names) resolved += name.resolved ? 1 : 0;
-  const int code = (args.strict && resolved != names.size()) ? kExitFailed : kExitOk;
+  return Demangler::cufilt;
+}
 
-  if (common.json) {
-    json out_names = json::array();
-    for (const RecoveredName& name : names) {
-      json item = {{"expression", name.expression}, {"resolved", name.resolved}};
-      if (name.resolved) {
-        item["mangled"] = name.mangled;
-        item["demangled"] = name.demangled;
-        item["kind"] = name.variable ? "variable" : "kernel";
-        item["inexactness"] = name.inexactness;
-      } else {
-        item["reason"] = name.reason;
-      }
-      out_names.push_back(std::move(item));
+// What `cubby recover` found: each expression's recovery and every symbol of the CUBIN.
+struct Recovery {
+  std::vector<RecoveredName> names;
+  std::vector<ModuleSymbol> listed;
+  std::size_t resolved = 0;
+};
+
+json names_to_json(const std::vector<RecoveredName>& names) {
+  json out = json::array();
+  for (const RecoveredName& name : names) {
+    json item = {{"expression", name.expression}, {"resolved", name.resolved}};
+    if (name.resolved) {
+      item["mangled"] = name.mangled;
+      item["demangled"] = name.demangled;
+      item["kind"] = name.variable ? "variable" : "kernel";
+      item["inexactness"] = name.inexactness;
+    } else {
+      item["reason"] = name.reason;
     }
-    json kernels = json::array();
-    json variables = json::array();
-    for (const ModuleSymbol& symbol : listed) {
-      json item = {{"mangled", symbol.mangled}, {"demangled", symbol.demangled}};
-      if (!symbol.note.empty()) item["note"] = symbol.note;
-      if (symbol.variable) {
-        item["bytes"] = symbol.size;
-        variables.push_back(std::move(item));
-      } else {
-        kernels.push_back(std::move(item));
-      }
-    }
-    print_json({{"file", args.cubin},
-                {"demangler", demangler_name(demangler)},
-                {"resolved", resolved},
-                {"unresolved", names.size() - resolved},
-                {"names", std::move(out_names)},
-                {"kernels", std::move(kernels)},
-                {"variables", std::move(variables)}});
-    return code;
+    out.push_back(std::move(item));
   }
-  if (!names.empty()) {
-    std::cout << "names (" << resolved << " of " << names.size() << " resolved)\n";
-    for (const RecoveredName& name : names) {
+  return out;
+}
+
+void print_recovery_json(const std::string& file, Demangler demangler, const Recovery& found) {
+  json kernels = json::array();
+  json variables = json::array();
+  for (const ModuleSymbol& symbol : found.listed) {
+    json item = {{"mangled", symbol.mangled}, {"demangled", symbol.demangled}};
+    if (!symbol.note.empty()) item["note"] = symbol.note;
+    if (symbol.variable) {
+      item["bytes"] = symbol.size;
+      variables.push_back(std::move(item));
+    } else {
+      kernels.push_back(std::move(item));
+    }
+  }
+  print_json({{"file", file},
+              {"demangler", demangler_name(demangler)},
+              {"resolved", found.resolved},
+              {"unresolved", found.names.size() - found.resolved},
+              {"names", names_to_json(found.names)},
+              {"kernels", std::move(kernels)},
+              {"variables", std::move(variables)}});
+}
+
+void print_recovery_text(const Recovery& found) {
+  if (!found.names.empty()) {
+    std::cout << "names (" << found.resolved << " of " << found.names.size() << " resolved)\n";
+    for (const RecoveredName& name : found.names) {
       std::cout << "  " << name.expression << "\n    -> ";
       if (name.resolved) {
         std::cout << name.mangled << (name.variable ? "  [variable]" : "  [kernel]") << '\n';
@@ -89,20 +91,38 @@ int run_recover(const Common& common, const Args& args) {
     }
   }
   std::size_t kernel_count = 0;
-  for (const ModuleSymbol& symbol : listed) kernel_count += symbol.variable ? 0 : 1;
+  for (const ModuleSymbol& symbol : found.listed) kernel_count += symbol.variable ? 0 : 1;
   std::cout << "kernels (" << kernel_count << ")\n";
-  for (const ModuleSymbol& symbol : listed) {
+  for (const ModuleSymbol& symbol : found.listed) {
     if (symbol.variable) continue;
     std::cout << "  " << symbol.mangled << "\n    "
               << (symbol.demangled.empty() ? symbol.note : symbol.demangled) << '\n';
   }
-  std::cout << "variables (" << listed.size() - kernel_count << ")\n";
-  for (const ModuleSymbol& symbol : listed) {
+  std::cout << "variables (" << found.listed.size() - kernel_count << ")\n";
+  for (const ModuleSymbol& symbol : found.listed) {
     if (!symbol.variable) continue;
     std::cout << "  " << symbol.mangled << "  (" << format_bytes(symbol.size) << ")\n    "
               << (symbol.demangled.empty() ? symbol.note : symbol.demangled) << '\n';
   }
-  return code;
+}
+
+int run_recover(const Common& common, const Args& args) {
+  const Demangler demangler = parse_demangler(args.demangler);
+  const std::string bytes = read_input(args.cubin);
+  auto symbols = read_cubin_symbols(bytes);
+  if (!symbols) {
+    fail_with(kExitFailed, args.cubin + " is not a readable CUBIN: " + symbols.error().message);
+  }
+  Recovery found;
+  found.names = recover_names(*symbols, args.expressions, demangler);
+  found.listed = list_module_symbols(*symbols, demangler);
+  for (const RecoveredName& name : found.names) found.resolved += name.resolved ? 1 : 0;
+  if (common.json) {
+    print_recovery_json(args.cubin, demangler, found);
+  } else {
+    print_recovery_text(found);
+  }
+  return (args.strict && found.resolved != found.names.size()) ? kExitFailed : kExitOk;
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "cubby/key.hpp"
-#include "storage/remote/sign.hpp"
 #include "storage/remote/compress.hpp"
+#include "storage/remote/sign.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

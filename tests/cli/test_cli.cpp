@@ -33,6 +33,7 @@ __global__ void broken(float* data) { data[0] = undeclared_symbol; }
 
 using Outcome = cubby::testing::CliOutcome;
 
+using cubby::testing::cli_json;
 using cubby::testing::read_text;
 using cubby::testing::write_text;
 
@@ -75,16 +76,6 @@ class CliTest : public ::testing::Test {
     return cubby(args);
   }
 
-  static json parse(const Outcome& run) {
-    try {
-      return json::parse(run.out);
-    } catch (const std::exception& error) {
-      ADD_FAILURE() << "stdout is not JSON (" << error.what() << "): " << run.out
-                    << "\nstderr: " << run.err;
-      return json();
-    }
-  }
-
   // No message may leak a C++ exception type or an uncaught-exception abort.
   static void expect_clean_message(const std::string& err) {
     EXPECT_EQ(err.find("std::"), std::string::npos) << err;
@@ -100,7 +91,7 @@ class CliTest : public ::testing::Test {
 TEST_F(CliTest, CompileTwiceInTwoProcessesHitsDisk) {
   const Outcome first = compile_kernel();
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  const json cold = parse(first);
+  const json cold = cli_json(first);
   EXPECT_EQ(cold["hit"], false);
   EXPECT_EQ(cold["tier"], "compiled");
   EXPECT_EQ(cold["payload_kind"], "cubin");
@@ -115,7 +106,7 @@ TEST_F(CliTest, CompileTwiceInTwoProcessesHitsDisk) {
 
   const Outcome second = compile_kernel();
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  const json warm = parse(second);
+  const json warm = cli_json(second);
   EXPECT_EQ(warm["hit"], true);
   EXPECT_EQ(warm["tier"], "disk");
   EXPECT_EQ(warm["key"], cold["key"]);
@@ -150,7 +141,7 @@ TEST_F(CliTest, CompileErrorExitsOneWithLogAndStoresNothing) {
 
   const Outcome ls = cubby({"ls", "--json"});
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
-  const json rows = parse(ls);
+  const json rows = cli_json(ls);
   ASSERT_TRUE(rows.is_array());
   EXPECT_TRUE(rows.empty());
 }
@@ -172,7 +163,7 @@ TEST_F(CliTest, LsShowCubinOutStatsClear) {
   const fs::path compiled_cubin = root_ / "compiled.cubin";
   const Outcome compiled = compile_kernel({"--cubin-out", compiled_cubin.string()});
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
-  const json result = parse(compiled);
+  const json result = cli_json(compiled);
   const std::string key = result["key"];
   EXPECT_EQ(read_text(compiled_cubin)
                 .rfind("\x7f"
@@ -183,7 +174,7 @@ TEST_F(CliTest, LsShowCubinOutStatsClear) {
 
   const Outcome ls = cubby({"ls", "--json"});
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
-  const json rows = parse(ls);
+  const json rows = cli_json(ls);
   ASSERT_EQ(rows.size(), 1u) << ls.out;
   EXPECT_EQ(rows[0]["key"], key);
   EXPECT_EQ(rows[0]["status"], "ok");
@@ -199,7 +190,7 @@ TEST_F(CliTest, LsShowCubinOutStatsClear) {
   const fs::path shown_cubin = root_ / "shown.cubin";
   const Outcome show = cubby({"show", key, "--json", "--cubin-out", shown_cubin.string()});
   ASSERT_EQ(show.exit_code, 0) << show.err;
-  const json shown = parse(show);
+  const json shown = cli_json(show);
   EXPECT_EQ(shown["key"], key);
   EXPECT_EQ(shown["kind"], "cubin");
   EXPECT_EQ(shown["lowered_names"], result["lowered_names"]);
@@ -223,16 +214,16 @@ TEST_F(CliTest, LsShowCubinOutStatsClear) {
 
   const Outcome stats = cubby({"stats", "--json"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
-  const json counted = parse(stats);
+  const json counted = cli_json(stats);
   EXPECT_EQ(counted["entries"], 1);
   EXPECT_EQ(counted["bytes"], rows[0]["bytes"]);
   EXPECT_EQ(counted["dir"], store_.string());
 
   const Outcome clear = cubby({"clear", "--json"});
   ASSERT_EQ(clear.exit_code, 0) << clear.err;
-  EXPECT_EQ(parse(clear)["removed"], 1);
-  EXPECT_TRUE(parse(cubby({"ls", "--json"})).empty());
-  EXPECT_EQ(parse(cubby({"stats", "--json"}))["entries"], 0);
+  EXPECT_EQ(cli_json(clear)["removed"], 1);
+  EXPECT_TRUE(cli_json(cubby({"ls", "--json"})).empty());
+  EXPECT_EQ(cli_json(cubby({"stats", "--json"}))["entries"], 0);
 
   const Outcome gone = cubby({"show", key});
   EXPECT_EQ(gone.exit_code, 1);
@@ -250,7 +241,7 @@ TEST_F(CliTest, ShowRejectsMalformedKey) {
 TEST_F(CliTest, CorruptEntryIsReportedNotACrash) {
   const Outcome compiled = compile_kernel();
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
-  const std::string key = parse(compiled)["key"];
+  const std::string key = cli_json(compiled)["key"];
   fs::path entry_path;
   for (const auto& item : fs::recursive_directory_iterator(store_)) {
     if (item.path().filename().string().rfind(key, 0) == 0) entry_path = item.path();
@@ -270,7 +261,7 @@ TEST_F(CliTest, CorruptEntryIsReportedNotACrash) {
 
   const Outcome ls = cubby({"ls", "--json"});
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
-  const json rows = parse(ls);
+  const json rows = cli_json(ls);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0]["status"], "corrupt");
   EXPECT_TRUE(rows[0]["error"].is_string());
@@ -310,7 +301,7 @@ TEST_F(CliTest, VersionAndUsageErrors) {
 TEST_F(CliTest, ExplainListsKeyFields) {
   const Outcome run = compile_kernel({"--explain"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const json result = parse(run);
+  const json result = cli_json(run);
   ASSERT_TRUE(result["explain"].is_array());
   std::vector<std::string> labels;
   for (const auto& field : result["explain"]) {
@@ -333,9 +324,9 @@ TEST_F(CliTest, DirOptionOverridesCubbyDir) {
   const fs::path other = root_ / "other";
   const Outcome run = compile_kernel({"--dir", other.string()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(parse(run)["tier"], "compiled");
-  EXPECT_TRUE(parse(cubby({"ls", "--json"})).empty());
-  EXPECT_EQ(parse(cubby({"ls", "--json", "--dir", other.string()})).size(), 1u);
+  EXPECT_EQ(cli_json(run)["tier"], "compiled");
+  EXPECT_TRUE(cli_json(cubby({"ls", "--json"})).empty());
+  EXPECT_EQ(cli_json(cubby({"ls", "--json", "--dir", other.string()})).size(), 1u);
 }
 
 // Bytes that are not UTF-8 in the store's path, the file and program name, an option and NVRTC's
@@ -358,7 +349,7 @@ TEST_F(CliTest, JsonOutputReplacesBytesThatAreNotUtf8) {
   const Outcome compiled =
       run({"compile", file.string(), "--arch", "sm_90", "--option", "-DTAG=\xff"});
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
-  const json result = parse(compiled);
+  const json result = cli_json(compiled);
   EXPECT_EQ(result["program_name"], replaced + ".cu");
   EXPECT_EQ(result["dir"], (root_ / "store").string() + replaced);
   EXPECT_TRUE(contains(result["log"], replaced + ".cu")) << result["log"];
@@ -367,7 +358,7 @@ TEST_F(CliTest, JsonOutputReplacesBytesThatAreNotUtf8) {
 
   const Outcome shown = run({"show", key});
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
-  const json entry = parse(shown);
+  const json entry = cli_json(shown);
   EXPECT_TRUE(contains(entry["path"], "store" + replaced)) << entry["path"];
   const json& options = entry["options"];
   EXPECT_NE(std::find(options.begin(), options.end(), json("-DTAG=" + replaced)), options.end())
@@ -377,11 +368,11 @@ TEST_F(CliTest, JsonOutputReplacesBytesThatAreNotUtf8) {
   for (const char* command : {"stats", "gc"}) {
     const Outcome listed = run({command});
     EXPECT_EQ(listed.exit_code, 0) << command << ": " << listed.err;
-    EXPECT_EQ(parse(listed)["dir"], (root_ / "store").string() + replaced) << command;
+    EXPECT_EQ(cli_json(listed)["dir"], (root_ / "store").string() + replaced) << command;
   }
   const Outcome ls = run({"ls"});
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
-  EXPECT_EQ(parse(ls).size(), 1u);
+  EXPECT_EQ(cli_json(ls).size(), 1u);
 
   // A corrupt entry: verify names its path in "problems".
   fs::path entry_path;
@@ -394,14 +385,14 @@ TEST_F(CliTest, JsonOutputReplacesBytesThatAreNotUtf8) {
   write_text(entry_path, bytes);
   const Outcome verified = run({"verify"});
   EXPECT_EQ(verified.exit_code, 1) << verified.err;
-  const json report = parse(verified);
+  const json report = cli_json(verified);
   ASSERT_EQ(report["problems"].size(), 1u) << verified.out;
   EXPECT_TRUE(contains(report["problems"][0]["path"], "store" + replaced)) << verified.out;
   EXPECT_EQ(verified.err.find("internal error"), std::string::npos) << verified.err;
 
   const Outcome cleared = run({"clear"});
   EXPECT_EQ(cleared.exit_code, 0) << cleared.err;
-  EXPECT_EQ(parse(cleared)["removed"], 1);
+  EXPECT_EQ(cli_json(cleared)["removed"], 1);
 }
 
 }  // namespace

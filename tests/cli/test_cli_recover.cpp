@@ -46,7 +46,7 @@ class RecoverCli : public ::testing::Test {
                "ns::scale<float, 256>", "--name-expr", "ns::scale<double, 64>", "--name-expr",
                "ns::tagged<ns::Tag::B>", "--name-expr", "&ns::table<int>", "--cubin-out", cubin});
     EXPECT_EQ(run.exit_code, 0) << run.err;
-    return {cubin, json::parse(run.out, nullptr, false)};
+    return {cubin, testing::cli_json(run)};
   }
 };
 
@@ -58,7 +58,7 @@ TEST_F(RecoverCli, JsonGivesEachExpressionAndEverySymbol) {
              "&ns::table<int>", "--name-expr", "ns::tagged<ns::Tag::B>", "--name-expr",
              "ns::scale<ns::real_t, 256>", "--name-expr", "ns::scale<float"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const json out = json::parse(run.out, nullptr, false);
+  const json out = testing::cli_json(run);
   ASSERT_FALSE(out.is_discarded()) << run.out;
   const auto& lowered = compiled["lowered_names"];
   ASSERT_EQ(out["names"].size(), 5u);
@@ -111,7 +111,7 @@ TEST_F(RecoverCli, VerifyReportsAndFixesANameMapPointingAtAnotherKernel) {
 
   const Outcome found = cubby({"verify", "--json"});
   EXPECT_EQ(found.exit_code, 1) << found.out << found.err;
-  const json report = json::parse(found.out, nullptr, false);
+  const json report = testing::cli_json(found);
   ASSERT_FALSE(report.is_discarded()) << found.out;
   EXPECT_EQ(report["bad"], 1);
   ASSERT_EQ(report["problems"].size(), 1u);
@@ -124,7 +124,7 @@ TEST_F(RecoverCli, VerifyReportsAndFixesANameMapPointingAtAnotherKernel) {
 
   const Outcome fixed = cubby({"verify", "--fix", "--json"});
   EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
-  EXPECT_EQ(json::parse(fixed.out, nullptr, false)["removed"], 1);
+  EXPECT_EQ(testing::cli_json(fixed)["removed"], 1);
   EXPECT_FALSE(std::filesystem::exists(entries[0].path));
 }
 

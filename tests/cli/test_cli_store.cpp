@@ -30,6 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using cubby::kMaxEntryBytes;
+using cubby::testing::cli_json;
 using cubby::testing::read_text;
 using cubby::testing::TempDir;
 using cubby::testing::write_text;
@@ -115,14 +116,10 @@ class StoreCliTest : public ::testing::Test {
             "--name-expr",
             "ns::k<float, " + std::to_string(n) + ">"};
   }
+  // The JSON report of a run that must succeed.
   json parse(const Outcome& run) {
     EXPECT_EQ(run.exit_code, 0) << run.err;
-    try {
-      return json::parse(run.out);
-    } catch (const json::exception&) {
-      ADD_FAILURE() << "not JSON: " << run.out;
-      return json::object();
-    }
+    return cli_json(run);
   }
   // `cubby args...` with its address space limited to `bytes` (RLIMIT_AS, set in a forked child
   // and inherited by the tool): an allocation over the limit fails there. Not under ASan, which
@@ -192,7 +189,7 @@ TEST_F(StoreCliTest, VerifyReportsThenFixesACorruptEntry) {
   write_text(entry, bytes);
   const Outcome found = cubby({"verify", "--json"});
   EXPECT_EQ(found.exit_code, 1);
-  const json report = json::parse(found.out);
+  const json report = cli_json(found);
   EXPECT_EQ(report["bad"], 1);
   EXPECT_EQ(report["problems"][0]["path"], entry.string());
   EXPECT_TRUE(fs::exists(entry));
@@ -233,12 +230,12 @@ TEST_F(StoreCliTest, NonRegularFilesAtEntryPathsNeverHangAnyCommand) {
 
   const Outcome exported = cubby({"export", (root_ / "out.tar").string(), "--json"});
   EXPECT_EQ(exported.exit_code, 0) << exported.err;
-  EXPECT_EQ(json::parse(exported.out)["skipped_bad"], 2);
+  EXPECT_EQ(cli_json(exported)["skipped_bad"], 2);
   EXPECT_NE(exported.err.find("skipping entry " + fifo_key), std::string::npos) << exported.err;
 
   const Outcome verified = cubby({"verify", "--json"});
   EXPECT_EQ(verified.exit_code, 1);
-  EXPECT_EQ(json::parse(verified.out)["bad"], 2);
+  EXPECT_EQ(cli_json(verified)["bad"], 2);
   EXPECT_EQ(parse(cubby({"verify", "--fix", "--json"}))["removed"], 2);
   EXPECT_FALSE(fs::exists(fs::symlink_status(entry_path(fifo_key))));
   EXPECT_FALSE(fs::exists(fs::symlink_status(entry_path(zero_key))));
@@ -357,7 +354,7 @@ TEST_F(StoreCliTest, ImportRejectsBadEntriesAndDamagedArchives) {
   const Outcome rejected =
       cubby({"import", (root_ / "bad-entry.tar").string(), "--json"}, {}, root_ / "s1");
   EXPECT_EQ(rejected.exit_code, 1);
-  EXPECT_EQ(json::parse(rejected.out)["rejected"], 1);
+  EXPECT_EQ(cli_json(rejected)["rejected"], 1);
   EXPECT_FALSE(fs::exists(root_ / "s1/entries"));
   // A damaged header, a truncated archive, a file that is not an archive: clear failures.
   std::string bad_header = tar;
@@ -479,7 +476,7 @@ TEST_F(StoreCliTest, VerifyShowAndLsRefuseAnEntryCopiedToAnotherKeysFile) {
   fs::copy_file(store_ / member_name(one), two_path, fs::copy_options::overwrite_existing);
   const Outcome found = cubby({"verify", "--json"});
   EXPECT_EQ(found.exit_code, 1) << found.out << found.err;
-  const json report = json::parse(found.out, nullptr, false);
+  const json report = cli_json(found);
   ASSERT_FALSE(report.is_discarded()) << found.out;
   EXPECT_EQ(report["bad"], 1);
   ASSERT_EQ(report["problems"].size(), 1u);
@@ -508,7 +505,7 @@ TEST_F(StoreCliTest, ImportRefusesAMemberNamedAfterAnotherKey) {
   const fs::path fresh = root_ / "fresh";
   const Outcome run = cubby({"import", (root_ / "renamed.tar").string(), "--json"}, {}, fresh);
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
-  const json report = json::parse(run.out, nullptr, false);
+  const json report = cli_json(run);
   ASSERT_FALSE(report.is_discarded()) << run.out;
   EXPECT_EQ(report["imported"], 1);  // the member under its own name
   EXPECT_EQ(report["rejected"], 1);

@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,17 @@ inline CliOutcome finish_cli(pid_t pid, const CliOutputFiles& files) {
 inline CliOutcome run_cli(const std::vector<std::string>& args, const std::filesystem::path& store,
                           const CliOutputFiles& files) {
   return finish_cli(start_cli(args, store, files), files);
+}
+
+// The JSON document a `cubby ... --json` run printed on stdout (verify's report, ls's rows, ...).
+// When stdout is not JSON: a test failure naming stdout and stderr, and a discarded value
+// (`is_discarded()`; reading a field of it throws, which fails the test too).
+inline nlohmann::json cli_json(const CliOutcome& run) {
+  nlohmann::json document = nlohmann::json::parse(run.out, nullptr, false);
+  if (document.is_discarded()) {
+    ADD_FAILURE() << "stdout is not JSON: " << run.out << "\nstderr: " << run.err;
+  }
+  return document;
 }
 
 }  // namespace cubby::testing

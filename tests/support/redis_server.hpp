@@ -41,7 +41,7 @@ inline std::string find_redis_server() {
   for (const char* folder : {"/usr/bin", "/usr/sbin", "/usr/local/bin"})
     folders.emplace_back(folder);
   for (const auto& folder : folders) {
-    const std::string candidate = folder + "/redis-server";
+    std::string candidate = folder + "/redis-server";
     if (!folder.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return {};

@@ -106,9 +106,9 @@ TEST(StatsReport, FinishReportsWhatIsNewSoLinesSumToTheTotals) {
     (void)cache.store_blob("test", "one", "payload", 2.0);
     EXPECT_FALSE(cache.load_blob("test", "absent"));
     cache.finish();
-    cache.finish();  // nothing new: no line
+    cache.finish();                               // nothing new: no line
     EXPECT_TRUE(cache.load_blob("test", "one"));  // still usable
-  }  // the destructor reports the memory hit only
+  }                                               // the destructor reports the memory hit only
   const auto lines = lines_of(file);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0]["misses"], 1);

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "util/io.hpp"
 #include "test_support.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {

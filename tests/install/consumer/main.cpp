@@ -1,6 +1,5 @@
 // A downstream project: find_package(cubby), compile through the cache, print key/tier/name.
 #include <cubby/cubby.hpp>
-
 #include <iostream>
 
 int main() {

@@ -128,7 +128,7 @@ TEST(MemoryTier, ConcurrentAccessKeepsBounds) {
     threads.emplace_back([&tier, t] {
       for (int i = 0; i < 5000; ++i) {
         const int n = (i * 31 + t * 7) % 40;
-        const auto size = static_cast<std::size_t>(n * 10);
+        const auto size = static_cast<std::size_t>(n) * 10;
         const char fill = static_cast<char>('a' + n % 26);
         switch (i % 5) {
           case 0:

@@ -14,7 +14,6 @@
 namespace cubby {
 namespace {
 
-using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
 

@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "util/bytes.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/nvrtc.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/local/verify.hpp"
 #include "test_support.hpp"
+#include "util/bytes.hpp"
 
 namespace cubby {
 namespace {
