@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "util/hash.hpp"
 #include "cubby/cubby.hpp"
-#include "storage/remote/remote.hpp"
 #include "cubby_workloads.hpp"
+#include "storage/remote/remote.hpp"
+#include "util/hash.hpp"
 
 namespace {
 

@@ -126,8 +126,8 @@ void BM_StoreColdEightProcesses(benchmark::State& state) {
 // A store holding `count` entries: kernel(0)'s real entry plus fillers (1 KiB each, valid names,
 // never read) spread over the shards like real keys.
 fs::path store_with(std::int64_t count, const std::string& tag) {
-  const fs::path dir = fresh_dir(tag);
-  compile_all(dir);  // 20 real entries
+  fs::path dir = fresh_dir(tag);  // not const: returned by move
+  compile_all(dir);               // 20 real entries
   std::mt19937_64 random(42);
   const std::string filler(1024, 'f');
   for (std::int64_t i = kKernels; i < count; ++i) {

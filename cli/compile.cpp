@@ -3,10 +3,10 @@
 #include <iomanip>
 #include <iostream>
 
-#include "key/include_plan.hpp"
 #include "cli.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/key.hpp"
+#include "key/include_plan.hpp"
 
 namespace cubby::cli {
 namespace {

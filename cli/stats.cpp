@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "storage/remote/remote.hpp"
 #include "storage/local/store_stats.hpp"
+#include "storage/remote/remote.hpp"
 
 namespace cubby::cli {
 namespace {

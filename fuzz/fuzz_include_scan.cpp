@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "key/include_scan.hpp"
+#include "key/include_lexer.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 
 #include "child_runner.hpp"
 #include "cubby/driver.hpp"
-#include "storage/local/store_stats.hpp"
 #include "cubby/testing/environment.hpp"
+#include "storage/local/store_stats.hpp"
 
 namespace cubby::testing {
 namespace {

@@ -64,15 +64,15 @@ CUBBY_API void cubby_close(cubby_cache* cache);
  * and `options` may be NULL when their count is 0. *out receives a result handle to free with
  * cubby_result_free. */
 CUBBY_API int cubby_compile(cubby_cache* cache, const char* source, const char* program_name,
-                  const char* const* name_expressions, size_t name_expression_count,
-                  const char* const* options, size_t option_count, const char* arch,
-                  cubby_result** out);
+                            const char* const* name_expressions, size_t name_expression_count,
+                            const char* const* options, size_t option_count, const char* arch,
+                            cubby_result** out);
 
 /* The key of a request without compiling (32 hex digits, written with its NUL to key_out[33]). */
 CUBBY_API int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
-              const char* const* name_expressions, size_t name_expression_count,
-              const char* const* options, size_t option_count, const char* arch,
-              char key_out[33]);
+                        const char* const* name_expressions, size_t name_expression_count,
+                        const char* const* options, size_t option_count, const char* arch,
+                        char key_out[33]);
 
 CUBBY_API void cubby_result_free(cubby_result* result);
 CUBBY_API const char* cubby_result_key(const cubby_result* result);
@@ -86,7 +86,8 @@ CUBBY_API size_t cubby_result_name_count(const cubby_result* result);
 CUBBY_API const char* cubby_result_name_expression(const cubby_result* result, size_t index);
 CUBBY_API const char* cubby_result_lowered_name(const cubby_result* result, size_t index);
 /* The lowered name of `name_expression`, or NULL if the result has none for it. */
-CUBBY_API const char* cubby_result_lowered_name_of(const cubby_result* result, const char* name_expression);
+CUBBY_API const char* cubby_result_lowered_name_of(const cubby_result* result,
+                                                   const char* name_expression);
 CUBBY_API const char* cubby_result_log(const cubby_result* result);
 CUBBY_API double cubby_result_compile_ms(const cubby_result* result);
 CUBBY_API double cubby_result_elapsed_ms(const cubby_result* result);
@@ -108,9 +109,11 @@ CUBBY_API int cubby_clear(cubby_cache* cache, uint64_t* removed);
 /* Every field the key of a request hashes, as a JSON array of {"label", "summary", "hash"}
  * (what `cubby compile --explain` prints). The string lives until this thread's next call of
  * cubby_explain_json (other threads have their own), whatever happens to the handle. */
-CUBBY_API const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
-                               const char* const* name_expressions, size_t name_expression_count,
-                               const char* const* options, size_t option_count, const char* arch);
+CUBBY_API const char* cubby_explain_json(cubby_cache* cache, const char* source,
+                                         const char* program_name,
+                                         const char* const* name_expressions,
+                                         size_t name_expression_count, const char* const* options,
+                                         size_t option_count, const char* arch);
 
 /* Blobs: opaque payloads another tool compiled (e.g. CuPy's kernel cache), stored byte for byte
  * under (namespace, name) as entries of kind "blob" in the same store, so they are bounded,
@@ -120,12 +123,13 @@ CUBBY_API const char* cubby_explain_json(cubby_cache* cache, const char* source,
  * "disk", compile_ms = what producing it cost); on a miss it returns CUBBY_OK with *out = NULL.
  * cubby_blob_put: stores `size` bytes at `data` (NULL only when size is 0); `compile_ms` is what
  * producing the payload cost (0 if unknown), credited as time saved on later hits. */
-CUBBY_API int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_result** out);
+CUBBY_API int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name,
+                             cubby_result** out);
 CUBBY_API int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
-                   size_t size, double compile_ms);
+                             size_t size, double compile_ms);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
 #endif /* CUBBY_H_ */

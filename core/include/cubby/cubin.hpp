@@ -43,6 +43,6 @@ CUBBY_API Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string
 // True when `name` is a symbol (kernel or variable) of the payload. For PTX, looks for the name
 // as an `.entry`/`.global`/`.const` declaration. LTO-IR is opaque: always true.
 CUBBY_API bool payload_has_symbol(std::string_view payload, std::string_view kind_name,
-                        std::string_view name);
+                                  std::string_view name);
 
 }  // namespace cubby

@@ -26,6 +26,7 @@ CUBBY_API bool cufilt_available() noexcept;
 // A name that is not mangled (no "_Z" prefix: extern "C" kernels) is returned unchanged.
 // Errc::invalid_argument naming the symbol when the demangler rejects it (or when the
 // requested demangler is not available, saying how to get it). Thread-safe; never throws.
-CUBBY_API Result<std::string> demangle(std::string_view mangled, Demangler demangler = Demangler::cxa);
+CUBBY_API Result<std::string> demangle(std::string_view mangled,
+                                       Demangler demangler = Demangler::cxa);
 
 }  // namespace cubby

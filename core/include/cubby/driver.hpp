@@ -77,7 +77,8 @@ struct Dim3 {
 
 // Launches `kernel` with cuLaunchKernel on the default stream and waits for it to finish.
 // `args` as for cuLaunchKernel (an array of pointers to each argument).
-CUBBY_API void launch(CUfunction kernel, Dim3 grid, Dim3 block, void** args, unsigned shared_bytes = 0);
+CUBBY_API void launch(CUfunction kernel, Dim3 grid, Dim3 block, void** args,
+                      unsigned shared_bytes = 0);
 
 // Minimal device memory helpers (throw cubby::Error on failure).
 CUBBY_API CUdeviceptr device_alloc(std::size_t bytes);

@@ -49,7 +49,8 @@ struct CompileRequest {
 
 // The payload kind `arch` and `options` produce (cubin for sm_*, ptx for compute_*, ltoir with
 // -dlto).
-CUBBY_API PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options);
+CUBBY_API PayloadKind payload_kind_for(const std::string& arch,
+                                       const std::vector<std::string>& options);
 
 // Compiles `request` for `request.arch` (which must be set) and returns an Entry whose
 // lowered_names map has one element per distinct name expression, exactly as

@@ -32,7 +32,7 @@ struct ModuleSymbol {
 
 // Every kernel and variable of `symbols`, demangled (kernels first, each group sorted).
 CUBBY_API std::vector<ModuleSymbol> list_module_symbols(const CubinSymbols& symbols,
-                                              Demangler demangler = Demangler::cxa);
+                                                        Demangler demangler = Demangler::cxa);
 
 // The answer for one name expression.
 struct RecoveredName {
@@ -55,21 +55,20 @@ enum class RecoveredText : std::uint8_t { demangled, mangled_only };
 // demangling for symbols outside its subset. Never throws; an expression that does not parse is
 // unresolved with the parse error as reason.
 CUBBY_API std::vector<RecoveredName> recover_names(const CubinSymbols& symbols,
-                                         const std::vector<std::string>& expressions,
-                                         Demangler demangler = Demangler::cxa,
-                                         RecoveredText text = RecoveredText::demangled);
+                                                   const std::vector<std::string>& expressions,
+                                                   Demangler demangler = Demangler::cxa,
+                                                   RecoveredText text = RecoveredText::demangled);
 
 // The same from CUBIN bytes: Errc::corrupt (from read_cubin_symbols) when they are not a CUBIN.
-CUBBY_API Result<std::vector<RecoveredName>> recover_names(std::string_view cubin,
-                                                 const std::vector<std::string>& expressions,
-                                                 Demangler demangler = Demangler::cxa,
-                                                 RecoveredText text = RecoveredText::demangled);
+CUBBY_API Result<std::vector<RecoveredName>> recover_names(
+    std::string_view cubin, const std::vector<std::string>& expressions,
+    Demangler demangler = Demangler::cxa, RecoveredText text = RecoveredText::demangled);
 
 // Fills `entry.lowered_names` for `expressions` the entry lacks, from its CUBIN. Returns the
 // per-expression answers; expressions left unresolved are not added. invalid_argument for a
 // payload that is not a CUBIN (PTX and LTO-IR carry no symbol table to enumerate).
-CUBBY_API Result<std::vector<RecoveredName>> recover_entry_names(Entry& entry,
-                                                       const std::vector<std::string>& expressions);
+CUBBY_API Result<std::vector<RecoveredName>> recover_entry_names(
+    Entry& entry, const std::vector<std::string>& expressions);
 
 // The cross-check of one stored name.
 struct NameCheck {

@@ -8,18 +8,18 @@
 #include <string>
 #include <utility>
 
-#include "key/key_inputs.hpp"
-#include "storage/local/local_store.hpp"
-#include "storage/local/memory.hpp"
-#include "storage/remote/remote.hpp"
-#include "util/background.hpp"
-#include "format/blob.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/driver.hpp"
-#include "storage/local/gc.hpp"
-#include "storage/local/lock.hpp"
-#include "storage/local/verify.hpp"
+#include "format/blob.hpp"
+#include "key/key_inputs.hpp"
 #include "stats/stats_report.hpp"
+#include "storage/local/gc.hpp"
+#include "storage/local/local_store.hpp"
+#include "storage/local/lock.hpp"
+#include "storage/local/memory.hpp"
+#include "storage/local/verify.hpp"
+#include "storage/remote/remote.hpp"
+#include "util/background.hpp"
 
 namespace cubby {
 namespace {
@@ -271,9 +271,7 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
   // cache fill, never correctness); they are not sent back to the remote.
   if (found && !config_.read_only) {
     auto shared = std::make_shared<std::string>(std::move(**bytes));
-    auto backfill = [this, key, shared] {
-      local_->put(key, *shared, LocalStore::Persist::lazily);
-    };
+    auto backfill = [this, key, shared] { local_->put(key, *shared, LocalStore::Persist::lazily); };
     if (!background_->post(backfill)) backfill();  // the queue is full: the caller writes it
   }
   return found;

@@ -24,7 +24,6 @@ bool resolve(void* handle, const char* name, Fn& out) {
   return out != nullptr;
 }
 
-
 Result<NvrtcApi> load_nvrtc() {
   auto library = locate_nvrtc();
   if (!library.ok()) return library.error();

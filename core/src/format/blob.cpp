@@ -1,10 +1,10 @@
-#include "util/hash.hpp"
 #include "format/blob.hpp"
 
 #include <chrono>
 #include <string>
 
 #include "util/bytes.hpp"
+#include "util/hash.hpp"
 
 namespace cubby {
 namespace {

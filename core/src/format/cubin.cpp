@@ -115,7 +115,22 @@ bool CubinSymbols::has_variable(std::string_view name) const {
   return it != variables.end() && it->name == name;
 }
 
-Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf) {
+namespace {
+
+// Where the section headers are (checked to lie inside the file).
+struct SectionTable {
+  std::uint64_t offset, entry_size, count;
+};
+
+// The symbol table and its string table (both checked to lie inside the file).
+struct SymbolTable {
+  Section symbols;
+  std::string_view strings;
+};
+
+// The ELF header of a CUBIN, checked: magic, ELF64 little-endian, machine CUDA, a section table
+// inside the file.
+Result<SectionTable> read_section_table(std::string_view elf) {
   const std::uint64_t total = elf.size();
   if (total < kElfHeaderSize || std::memcmp(elf.data(),
                                             "\x7f"
@@ -154,7 +169,13 @@ Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf)
                 " entries at offset ", std::to_string(shoff), ") does not fit in its ",
                 std::to_string(total), " bytes (truncated?).");
   }
+  return SectionTable{shoff, shentsize, shnum};
+}
 
+// The first SHT_SYMTAB section and the string table it links to.
+Result<SymbolTable> find_symbol_table(std::string_view elf, const SectionTable& table) {
+  const std::uint64_t total = elf.size();
+  const auto [shoff, shentsize, shnum] = table;
   std::uint64_t symtab_index = shnum;
   for (std::uint64_t i = 0; i < shnum; ++i) {
     if (section_at(elf, shoff, shentsize, i).type == kShtSymtab) {
@@ -184,8 +205,13 @@ Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf)
   }
   const std::string_view strings =
       elf.substr(static_cast<std::size_t>(strtab.offset), static_cast<std::size_t>(strtab.size));
+  return SymbolTable{symtab, strings};
+}
 
+// The defined kernels (entry functions) and variables of `table`, in table order.
+Result<std::vector<CubinSymbolRef>> read_symbols(std::string_view elf, const SymbolTable& table) {
   std::vector<CubinSymbolRef> symbols;
+  const auto& [symtab, strings] = table;
   const std::uint64_t count = symtab.size / symtab.entsize;
   for (std::uint64_t i = 1; i < count; ++i) {
     const auto at = static_cast<std::size_t>(symtab.offset + i * symtab.entsize);
@@ -212,6 +238,16 @@ Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf)
     symbols.push_back(CubinSymbolRef{name, !kernel, kernel ? 0 : size});
   }
   return symbols;
+}
+
+}  // namespace
+
+Result<std::vector<CubinSymbolRef>> read_cubin_symbol_refs(std::string_view elf) {
+  auto table = read_section_table(elf);
+  if (!table) return std::move(table).error();
+  auto symbols = find_symbol_table(elf, *table);
+  if (!symbols) return std::move(symbols).error();
+  return read_symbols(elf, *symbols);
 }
 
 Result<CubinSymbols> read_cubin_symbols(std::string_view elf) {

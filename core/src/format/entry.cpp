@@ -1,5 +1,4 @@
 // Entry encoding and decoding; the grammar is documented in cubby/entry.hpp.
-#include "util/hash.hpp"
 #include "cubby/entry.hpp"
 
 #include <algorithm>
@@ -7,8 +6,9 @@
 #include <cstring>
 #include <string>
 
-#include "util/bytes.hpp"
 #include "cubby/key.hpp"
+#include "util/bytes.hpp"
+#include "util/hash.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

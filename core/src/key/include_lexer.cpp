@@ -1,14 +1,13 @@
 // Translation phases 1-3 and the include directives they leave (list_includes).
+#include "key/include_lexer.hpp"
+
 #include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "key/include_scan.hpp"
-
 namespace cubby {
 namespace {
-
 
 // Phase 1 (trigraphs, only when `trigraphs`) and phase 2 (line splicing) over `text`. NVRTC 13
 // splices a backslash followed directly by LF or CR LF (not by blanks), and replaces trigraphs

@@ -1,6 +1,4 @@
 // Builtin type spellings and integral values: literals, promotions, LP64 widths.
-#include "names/name_parts.hpp"
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +8,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "names/name_parts.hpp"
 
 namespace cubby::names {
 
@@ -87,7 +87,6 @@ std::string canonical_builtin(const std::vector<std::string_view>& words) {
   return sign + "int";
 }
 
-
 std::optional<IntType> int_type(std::string_view t) {
   if (t == "bool") return IntType{1, false, 0};
   if (t == "char" || t == "signed char") return IntType{8, true, 0};
@@ -116,7 +115,6 @@ std::uint64_t truncate_to(std::uint64_t bits, const IntType& type) {
   return bits;
 }
 
-
 bool value_negative(const Value& v) {
   const auto type = int_type(v.type);
   const bool is_signed = v.type.empty() || (type && type->is_signed);
@@ -130,8 +128,8 @@ std::string common_type(const std::string& a, const std::string& b) {
     if (!type || type->rank == 0) return "int";
     return t;
   };
-  const std::string pa = promote(a);
-  const std::string pb = promote(b);
+  std::string pa = promote(a);  // not const: returned by move
+  std::string pb = promote(b);
   if (pa == pb) return pa;
   const IntType ta = *int_type(pa);
   const IntType tb = *int_type(pb);

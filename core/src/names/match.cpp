@@ -1,6 +1,4 @@
 // The structural matcher: the cost of aligning an expression with a candidate, unique best.
-#include "names/name_parts.hpp"
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +8,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "names/name_parts.hpp"
 
 namespace cubby::names {
 

@@ -1,6 +1,4 @@
 // The parser of name expressions and demangled names into the template-name AST.
-#include "names/name_parts.hpp"
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +8,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "names/name_parts.hpp"
 
 namespace cubby::names {
 

@@ -1,6 +1,4 @@
 // The AST printed back as text (messages, tests, to_string).
-#include "names/name_parts.hpp"
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +8,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "names/name_parts.hpp"
 
 namespace cubby::names {
 

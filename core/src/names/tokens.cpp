@@ -1,6 +1,4 @@
 // Tokens of name expressions and demangled names (one table lookup per character).
-#include "names/name_parts.hpp"
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -11,11 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "names/name_parts.hpp"
+
 namespace cubby::names {
-
-
-
-
 
 // Character classes, one table lookup per character.
 constexpr std::uint8_t kIdentStart = 1;
@@ -41,7 +37,6 @@ constexpr CharClasses kChars;
 
 std::uint8_t char_class(char c) { return kChars.of[static_cast<unsigned char>(c)]; }
 bool is_ident_char(char c) { return (char_class(c) & (kIdentStart | kDigit)) != 0; }
-
 
 // kBuiltin, kCv or kPlain; most identifiers are told apart by their length and first letter.
 std::uint8_t word_kind(std::string_view w) {
@@ -95,11 +90,9 @@ Tokens tokenize(std::string_view text) {
         return out;
       }
       ++i;
-    } else if (c == ':' && i + 1 < text.size() && text[i + 1] == ':') {
-      token.kind = Tok::punct;
-      i += 2;
-    } else if ((c == '&' && i + 1 < text.size() && text[i + 1] == '&') ||
-               ((c == '=' || c == '!') && i + 1 < text.size() && text[i + 1] == '=')) {
+    } else if (i + 1 < text.size() &&
+               ((c == ':' && text[i + 1] == ':') || (c == '&' && text[i + 1] == '&') ||
+                ((c == '=' || c == '!') && text[i + 1] == '='))) {
       token.kind = Tok::punct;
       i += 2;
     } else if (cls == kPunct) {

@@ -40,9 +40,8 @@ constexpr const char* kArch = "sm_90";
 
 fs::path unique_temp_dir() {
   static std::atomic<int> counter{0};
-  const fs::path dir =
-      fs::temp_directory_path() /
-      ("cubby_test_c_api_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::path dir = fs::temp_directory_path() / ("cubby_test_c_api_" + std::to_string(::getpid()) +
+                                              "_" + std::to_string(counter++));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -178,12 +177,28 @@ TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
 TEST_F(CApiTest, StatsJsonHasEveryField) {
   const nlohmann::json json = stats(cache_);
   ASSERT_TRUE(json.is_object());
-  for (const char* field : {"hits_memory", "hits_disk", "hits_remote", "misses", "compiles",
-                            "compile_failures", "corrupt", "failed_writes", "bytes_read",
-                            "bytes_written", "compile_ms", "compile_ms_saved", "remote_misses",
-                            "remote_errors", "remote_timeouts", "remote_skipped", "remote_rejected",
-                            "remote_bytes_read", "remote_bytes_written", "remote_writes",
-                            "remote_writes_dropped", "remote_ms"}) {
+  for (const char* field : {"hits_memory",
+                            "hits_disk",
+                            "hits_remote",
+                            "misses",
+                            "compiles",
+                            "compile_failures",
+                            "corrupt",
+                            "failed_writes",
+                            "bytes_read",
+                            "bytes_written",
+                            "compile_ms",
+                            "compile_ms_saved",
+                            "remote_misses",
+                            "remote_errors",
+                            "remote_timeouts",
+                            "remote_skipped",
+                            "remote_rejected",
+                            "remote_bytes_read",
+                            "remote_bytes_written",
+                            "remote_writes",
+                            "remote_writes_dropped",
+                            "remote_ms"}) {
     ASSERT_TRUE(json.contains(field)) << field;
     EXPECT_TRUE(json[field].is_number()) << field;
     EXPECT_EQ(json[field].get<double>(), 0.0) << field;

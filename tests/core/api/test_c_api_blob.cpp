@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "format/blob.hpp"
 #include "cubby/cubby.h"
+#include "format/blob.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -9,10 +9,10 @@
 #include <set>
 #include <thread>
 
-#include "format/blob.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/entry.hpp"
+#include "format/blob.hpp"
 #include "storage/local/disk.hpp"
 #include "test_support.hpp"
 
@@ -21,7 +21,6 @@ namespace {
 
 using testing::count_entries;
 using testing::read_text;
-using testing::ScopedEnv;
 using testing::TempDir;
 using testing::write_text;
 

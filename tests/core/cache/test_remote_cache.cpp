@@ -10,11 +10,11 @@
 
 #include "cubby/cache.hpp"
 #include "cubby/entry.hpp"
-#include "storage/local/lock.hpp"
-#include "storage/local/store_stats.hpp"
 #include "drip_server.hpp"
 #include "redis_server.hpp"
 #include "stats/stats_report.hpp"
+#include "storage/local/lock.hpp"
+#include "storage/local/store_stats.hpp"
 #include "storage/remote/redis.hpp"
 
 namespace cubby {
@@ -255,7 +255,8 @@ TEST_F(RemoteCacheTest, GarbageTruncatedAndWrongEntriesAreRejectedThenRepaired) 
     Cache c(machine("c"));
     other = c.compile(request(salt_, 0, true));  // another key, another set of names
   }
-  const std::string other_entry = command({"GET", RedisBackend::redis_key(other.key)})->value.value();
+  const std::string other_entry =
+      command({"GET", RedisBackend::redis_key(other.key)})->value.value();
   int round = 0;
   for (const std::string& bad : {std::string("garbage"), valid.substr(0, valid.size() / 2),
                                  valid.substr(0, valid.size() - 1), other_entry}) {

@@ -226,8 +226,8 @@ TEST(DriverWithGpu, MoveKeepsTheModuleLoaded) {
   const CUmodule native = first.native();
   Module second(std::move(first));
   EXPECT_EQ(second.native(), native);
-  EXPECT_EQ(first.native(),
-            nullptr);  // NOLINT(bugprone-use-after-move): moved-from state is specified
+  // NOLINTNEXTLINE(bugprone-use-after-move): the moved-from state is part of the contract
+  EXPECT_EQ(first.native(), nullptr);
   EXPECT_EQ(error_of([&] { static_cast<void>(first.function("t::add<int>")); }).code(),
             Errc::invalid_argument);
   Module third(compile_tiny());

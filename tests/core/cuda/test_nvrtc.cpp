@@ -14,12 +14,12 @@
 #include <set>
 #include <thread>
 
-#include "util/bytes.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/nvrtc.hpp"
-#include "name_corpus.hpp"
 #include "cuda/nvrtc_locate.hpp"
+#include "name_corpus.hpp"
 #include "test_support.hpp"
+#include "util/bytes.hpp"
 
 namespace fs = std::filesystem;
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "util/bytes.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/nvrtc.hpp"
+#include "util/bytes.hpp"
 
 namespace cubby {
 namespace {

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "util/hash.hpp"
-#include "util/bytes.hpp"
 #include "cubby/entry.hpp"
 #include "cubby/key.hpp"
+#include "util/bytes.hpp"
+#include "util/hash.hpp"
 
 namespace cubby {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "cubby/cubin.hpp"
 #include "cubby/demangle.hpp"
-#include "names/mangled_name.hpp"
 #include "cubby/nvrtc.hpp"
 #include "cubby_workloads.hpp"
+#include "names/mangled_name.hpp"
 #include "recovery_corpus.hpp"
 
 namespace cubby {
@@ -80,8 +80,8 @@ TEST(MangledName, HandWrittenNamesEqualTheDemangledParse) {
       "_ZSt1kIiEvv",                                // std::k<int>
       "_Z1kISt4pairIiiEEvv",                        // St type
       "_ZN4cuda3std3__47extentsImJLm18446744073709551615ELm4EEEE",  // a variable-like name
-      "_ZN11cubby_bench5scaleIdN4cuda3std3__47extentsImJLm18446744073709551615EEEENS3_11layout_"
-      "leftEEEvPT_PKS7_mmmmmmS7_",
+      ("_ZN11cubby_bench5scaleIdN4cuda3std3__47extentsImJLm18446744073709551615EEEENS3_11layout_"
+       "leftEEEvPT_PKS7_mmmmmmS7_"),
       "_ZN11cubby_bench12scale_factorIfEE",  // a variable
       "_Z1kIeonEvv",                         // long double, unsigned __int128, __int128
       "_Z1kI1AS0_EvT_",                      // unscoped class and its substitution

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "stats/atomic_stats.hpp"
 #include "cubby/cubby.h"
 #include "cubby/stats.hpp"
-#include "storage/local/store_stats.hpp"
+#include "stats/atomic_stats.hpp"
 #include "stats/stats_report.hpp"
+#include "storage/local/store_stats.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -1,7 +1,8 @@
 // Breaker: a circuit breaker around a remote backend. After a failure of the remote itself
 // (Errc::io: unreachable, refused, timed out) every call fails at once ("skipped", counted
-// remote_skipped, and a skipped put remote_writes_dropped) for the back-off, then the next call tries again; a success closes it. Other
-// failures (the server answered, but not usefully) leave it as it is. The first trip warns once.
+// remote_skipped, and a skipped put remote_writes_dropped) for the back-off, then the next call
+// tries again; a success closes it. Other failures (the server answered, but not usefully) leave it
+// as it is. The first trip warns once.
 #pragma once
 
 #include <atomic>

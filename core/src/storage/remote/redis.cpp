@@ -191,12 +191,13 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
   }
   auto run = [this, failed = std::move(failed)] {
     auto connection = connect(remote_deadline(timeout_));
-    if (!connection) failed(connection.error());
+    const bool connected = connection.ok();
+    if (!connected) failed(connection.error());
     std::lock_guard lock(pool_mutex_);
-    if (connection && idle_.size() < kIdleConnections) {
+    if (connected && idle_.size() < kIdleConnections) {
       idle_.push_back(std::move(connection).value());
     }
-    ahead_failed_ = !connection;
+    ahead_failed_ = !connected;
     connecting_ = false;
     connected_cv_.notify_all();
   };

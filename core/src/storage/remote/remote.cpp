@@ -43,10 +43,10 @@ RemoteTier::RemoteTier(std::unique_ptr<RemoteBackend> backend, const RemoteOptio
     : location_(options.location),
       counted_(std::move(counted)),
       breaker_(*backend, options.backoff, options.location, *counted_),
-      envelope_(breaker_,
-                EnvelopeOptions{options.location, options.secret, options.compress,
-                                options.max_entry},
-                *counted_),
+      envelope_(
+          breaker_,
+          EnvelopeOptions{options.location, options.secret, options.compress, options.max_entry},
+          *counted_),
       timeout_(options.timeout),
       backend_(std::move(backend)),
       writer_(envelope_, options.queue_entries, options.queue_bytes, *counted_) {}
@@ -89,7 +89,8 @@ std::unique_ptr<RemoteTier> open_remote_tier(const Config& config,
   options.max_entry = config.remote_max_entry;
   options.compress = config.remote_compress;
   for (const RemoteScheme& scheme : schemes) {
-    if (config.remote_url.starts_with(scheme.prefix)) return scheme.open(config, std::move(options));
+    if (config.remote_url.starts_with(scheme.prefix))
+      return scheme.open(config, std::move(options));
   }
   std::string known;
   for (const RemoteScheme& scheme : schemes) {

@@ -14,7 +14,8 @@ constexpr std::int64_t kNoCap = std::numeric_limits<std::int64_t>::max();
 // A queued write's share of the byte bound, given back when the write is done or dropped.
 class Ticket {
  public:
-  Ticket(std::atomic<std::uint64_t>& queued, std::uint64_t bytes) : queued_(queued), bytes_(bytes) {}
+  Ticket(std::atomic<std::uint64_t>& queued, std::uint64_t bytes)
+      : queued_(queued), bytes_(bytes) {}
   ~Ticket() { queued_ -= bytes_; }
   Ticket(const Ticket&) = delete;
   Ticket& operator=(const Ticket&) = delete;

@@ -13,8 +13,8 @@
 #include "storage/local/gc.hpp"
 #include "storage/local/lock.hpp"
 #include "storage/local/store_stats.hpp"
-#include "util/io.hpp"
 #include "test_support.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {

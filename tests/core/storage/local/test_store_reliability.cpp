@@ -23,8 +23,8 @@
 #include "storage/local/gc.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/local/verify.hpp"
-#include "util/io.hpp"
 #include "test_support.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {

@@ -33,10 +33,13 @@ struct Enveloped {
   explicit Enveloped(EnvelopeOptions options = {})
       : state(std::make_shared<FakeBackend::State>()),
         backend(state),
-        envelope(backend, [&] {
-          options.location = "fake://store";
-          return options;
-        }(), counted) {}
+        envelope(
+            backend,
+            [&] {
+              options.location = "fake://store";
+              return options;
+            }(),
+            counted) {}
   std::string& stored(const Key& key) { return state->values.at(key.hex()); }
   std::shared_ptr<FakeBackend::State> state;
   FakeBackend backend;

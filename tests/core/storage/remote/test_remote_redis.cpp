@@ -10,9 +10,9 @@
 
 #include "drip_server.hpp"
 #include "redis_server.hpp"
-#include "storage/remote/sign.hpp"
 #include "storage/remote/compress.hpp"
 #include "storage/remote/redis.hpp"
+#include "storage/remote/sign.hpp"
 
 namespace cubby {
 namespace {
@@ -72,7 +72,9 @@ TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
   EXPECT_EQ(counters.remote_writes, 1u);
   EXPECT_EQ(counters.remote_bytes_written, bytes.size());
   EXPECT_EQ(counters.remote_bytes_read, bytes.size());
-  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped + counters.remote_rejected, 0u);
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped +
+                counters.remote_rejected,
+            0u);
 }
 
 TEST_F(RedisTierTest, SignedWritesAndRejectedReads) {
@@ -296,7 +298,8 @@ TEST_F(RedisTierTest, CorruptCompressedValuesAreRejectedAndTheNextCallWorks) {
     EXPECT_FALSE(tier.get(key_of(43)));
   }
   EXPECT_EQ(tier.counters().remote_rejected, 3u);
-  EXPECT_EQ(tier.counters().remote_errors + tier.counters().remote_skipped, 0u);  // not a failure of Redis
+  EXPECT_EQ(tier.counters().remote_errors + tier.counters().remote_skipped,
+            0u);  // not a failure of Redis
   ASSERT_TRUE(tier.put(key_of(43), entry));
   auto good = tier.get(key_of(43));
   ASSERT_TRUE(good && good->has_value());
@@ -372,7 +375,7 @@ TEST_F(RedisTierTest, ConnectAheadOpensOneConnectionThatLookupsWaitForAndUse) {
   const std::uint64_t before = server_->connections_received();
   {
     const auto tier_tier = open_redis_remote(options());
-  RemoteTier& tier = *tier_tier;
+    RemoteTier& tier = *tier_tier;
     tier.connect_ahead();
     tier.connect_ahead();  // once per tier
     // Lookups made at once wait for that connection instead of opening their own.

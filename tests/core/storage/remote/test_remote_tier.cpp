@@ -29,8 +29,8 @@ TEST(RemoteTier, WrapsTheBackendInEnvelopeBreakerAndWriteBehind) {
   RemoteTier& tier = *remote.tier;
   ASSERT_TRUE(tier.put(fake_key(1), "entry"));
   EXPECT_EQ(remote.stored(fake_key(1)).substr(0, 8), "CBYSIG01");  // the envelope
-  EXPECT_FALSE(tier.put(fake_key(2), "123456789"));                 // its size limit
-  tier.put_later(fake_key(3), "later");                             // write-behind
+  EXPECT_FALSE(tier.put(fake_key(2), "123456789"));                // its size limit
+  tier.put_later(fake_key(3), "later");                            // write-behind
   tier.drain(std::chrono::seconds(30));
   auto later = tier.get(fake_key(3));
   ASSERT_TRUE(later && later->has_value());

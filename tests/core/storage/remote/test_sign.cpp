@@ -1,8 +1,8 @@
 // Signed remote entries: HMAC-SHA256 envelopes (core/src/sign.cpp).
 #include <gtest/gtest.h>
 
-#include "util/bytes.hpp"
 #include "storage/remote/sign.hpp"
+#include "util/bytes.hpp"
 
 namespace cubby {
 namespace {

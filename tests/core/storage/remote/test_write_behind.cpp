@@ -44,10 +44,10 @@ TEST(WriteBehind, TheQueueIsBoundedInEntriesAndBytes) {
   b.state->put_takes = std::chrono::milliseconds(300);
   b.writer->put_later(fake_key(0), "four");  // taken by the writer, still counted in bytes
   b.wait_for_first_put();
-  b.writer->put_later(fake_key(1), "12345");   // 9 bytes queued
-  b.writer->put_later(fake_key(2), "12");      // 11: over the byte bound, dropped
-  b.writer->put_later(fake_key(3), "1");       // 10 bytes, 2 entries waiting
-  b.writer->put_later(fake_key(4), "");        // a third waiting entry: dropped
+  b.writer->put_later(fake_key(1), "12345");  // 9 bytes queued
+  b.writer->put_later(fake_key(2), "12");     // 11: over the byte bound, dropped
+  b.writer->put_later(fake_key(3), "1");      // 10 bytes, 2 entries waiting
+  b.writer->put_later(fake_key(4), "");       // a third waiting entry: dropped
   EXPECT_EQ(b.counted.snapshot().remote_writes_dropped, 2u);
   b.writer->drain(std::chrono::seconds(30));
   EXPECT_EQ(b.state->values.size(), 3u);

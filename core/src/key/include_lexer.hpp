@@ -1,0 +1,29 @@
+// The include lexer: which headers one text names in its include directives, without a
+// preprocessor (the first step of the header scan, include_scan.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cubby {
+
+// The include directives of one text, found after translation phases 1-3 as NVRTC 13 applies
+// them: phase 1 (trigraphs: both readings are taken, as NVRTC replaces them in C++03/11/14 only),
+// phase 2 (a backslash directly followed by LF or CR LF splices lines, inside directives and
+// names too), phase 3 (comments are blanks, a block comment may span lines: `/**/#include`,
+// `# /*x*/ include`, a multi-line comment ending on the directive's line; string, character and
+// raw string literals are skipped so that "/*" inside them opens nothing). A directive starts
+// with `#` or the digraph `%:` first on its line. `#include`, `#include_next` and
+// `__has_include(...)` (whose answer changes the program too) count, also inside `#if 0` blocks
+// (a safe over-approximation).
+struct IncludeList {
+  std::vector<std::string> names;  // header names as spelled between the quotes or angles
+  // Directives whose operand is not a literal header name (`#include H`, `#include M(x)`),
+  // spelled as found: no scan can know which file they read without a preprocessor.
+  std::vector<std::string> unresolvable;
+};
+// Pure (no file access); both lists sorted and de-duplicated.
+IncludeList list_includes(std::string_view text);
+
+}  // namespace cubby

@@ -1,0 +1,37 @@
+// Tests for core/src/key/include_lexer.cpp: include directives after translation phases 1-3.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "key/include_lexer.hpp"
+
+namespace cubby {
+namespace {
+
+TEST(ListIncludes, LiteralsOpenNoCommentAndNonDirectivesAreNotIncludes) {
+  const IncludeList list = list_includes(
+      "const char* s = \"/*\";\n#include \"after_string.cuh\"\n"
+      "const char* r = R\"x(a\"b/*c)x\";\n#include \"after_raw.cuh\"\n"
+      "char c = '\"'; int n = 1'000; /* x */\n#include \"after_char.cuh\"\n"
+      "int q; /* a\n b */ #include \"not_first_on_line.cuh\"\n"
+      "// comment \\ \n#include \"after_backslash_blank.cuh\"\n"
+      "const char* t = R\"(\n#include \"in_raw.cuh\"\n)\";\n"
+      "%:%: include \"paste.cuh\"\n"
+      "#define X # include \"in_define.cuh\"\n");
+  EXPECT_EQ(list.names, (std::vector<std::string>{"after_backslash_blank.cuh", "after_char.cuh",
+                                                  "after_raw.cuh", "after_string.cuh"}));
+  EXPECT_TRUE(list.unresolvable.empty());
+}
+
+TEST(ListIncludes, MacroOperandsAreUnresolvable) {
+  const IncludeList list = list_includes(
+      "#define H \"v.cuh\"\n#include H\n# include MAKE(v) // why\n"
+      "#if __has_include(HDR)\n#endif\n#include <ok.cuh>\n#include\n");
+  EXPECT_EQ(list.names, std::vector<std::string>{"ok.cuh"});
+  EXPECT_EQ(list.unresolvable, (std::vector<std::string>{"#include H", "#include MAKE(v) // why",
+                                                         "__has_include(HDR)"}));
+}
+
+}  // namespace
+}  // namespace cubby

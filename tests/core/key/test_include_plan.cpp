@@ -1,0 +1,69 @@
+// Tests for core/src/key/include_plan.cpp: NVRTC include options as NVRTC 13 parses them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "key/include_plan.hpp"
+
+namespace cubby {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(IncludePaths, AllFormsInOrder) {
+  const std::vector<std::string> options = {"-std=c++17",
+                                            "-I",
+                                            "/a",
+                                            "-I/b",
+                                            "--include-path=/c",
+                                            "-DX=1",
+                                            "--include-path",
+                                            "rel/d",
+                                            "-Irel/e",
+                                            "--use_fast_math",
+                                            "-I=/f"};
+  // "-I=/f" is the folder "/f" for NVRTC (checked by compiling with a folder named "=/f" too).
+  const std::vector<fs::path> expected = {"/a", "/b", "/c", "rel/d", "rel/e", "/f"};
+  EXPECT_EQ(include_paths_from_options(options), expected);
+}
+
+TEST(IncludePaths, ValueOfAnOptionWithASeparateValueIsNoIncludePath) {
+  // NVRTC reads "-D -I/x" as the macro "-I/x" and "-Xptxas -I/y" as a ptxas option.
+  EXPECT_TRUE(include_paths_from_options({"-D", "-I/x", "-Xptxas", "-I/y"}).empty());
+  EXPECT_EQ(include_paths_from_options({"-D", "X", "-I/z"}), std::vector<fs::path>{"/z"});
+}
+
+TEST(IncludePaths, IgnoresOtherOptionsAndAMissingValue) {
+  EXPECT_TRUE(include_paths_from_options({}).empty());
+  EXPECT_TRUE(include_paths_from_options({"-DI=1", "--include-pathology", "-arch=sm_90"}).empty());
+  EXPECT_TRUE(include_paths_from_options({"-I"}).empty());
+  EXPECT_EQ(include_paths_from_options({"-Ix", "--include-path"}), std::vector<fs::path>{"x"});
+  // The value after "-I" is taken even if it looks like an option.
+  EXPECT_EQ(include_paths_from_options({"-I", "-weird"}), std::vector<fs::path>{"-weird"});
+}
+
+TEST(IncludeOptions, EverySpellingParsedAndPassedOnInOneSpelling) {
+  const IncludeOptions parsed = parse_include_options(
+      {"-include=a.cuh", "-include", "b.cuh", "--pre-include=c.cuh", "--pre-include", "d.cuh", "-I",
+       "/i1", "-I/i2", "-I=/i3", "--include-path=/i4", "--include-path", "/i5", "-DX=1", "-D",
+       "-include=no.cuh", "-no-source-include", "-std=c++17"});
+  EXPECT_EQ(parsed.pre_includes, (std::vector<std::string>{"a.cuh", "b.cuh", "c.cuh", "d.cuh"}));
+  EXPECT_EQ(parsed.include_paths, (std::vector<std::string>{"/i1", "/i2", "/i3", "/i4", "/i5"}));
+  EXPECT_TRUE(parsed.no_source_include);
+  EXPECT_EQ(parsed.nvrtc_options,
+            (std::vector<std::string>{
+                "--pre-include=a.cuh", "--pre-include=b.cuh", "--pre-include=c.cuh",
+                "--pre-include=d.cuh", "--include-path=/i1", "--include-path=/i2",
+                "--include-path=/i3", "--include-path=/i4", "--include-path=/i5", "-DX=1", "-D",
+                "-include=no.cuh", "-no-source-include", "-std=c++17"}));
+  // A trailing option without its value is passed on for NVRTC to reject.
+  const IncludeOptions dangling = parse_include_options({"-include"});
+  EXPECT_TRUE(dangling.pre_includes.empty());
+  EXPECT_EQ(dangling.nvrtc_options, std::vector<std::string>{"-include"});
+  EXPECT_FALSE(parse_include_options({"--no-source-include-x"}).no_source_include);
+}
+
+}  // namespace
+}  // namespace cubby

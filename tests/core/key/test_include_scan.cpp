@@ -1,0 +1,333 @@
+// Tests for core/src/key/include_scan.cpp: the header scan over NVRTC's search order and its memo.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cubby/key.hpp"
+#include "key/include_scan.hpp"
+#include "key_test_inputs.hpp"
+#include "test_support.hpp"
+#include "util/hash.hpp"
+
+namespace cubby {
+namespace {
+
+namespace fs = std::filesystem;
+using cubby::testing::base_inputs;
+using cubby::testing::read_text;
+using cubby::testing::TempDir;
+using cubby::testing::unresolved_header;
+using cubby::testing::write_text;
+
+// ---------------------------------------------------------------------------------------------
+// scan_headers
+// ---------------------------------------------------------------------------------------------
+
+// A project: src/ (the source's folder) and inc/ (an include path).
+//   source:               "local.cuh", <detail/ops.cuh>, <cuda/std/mdspan>, "missing.cuh", MACRO
+//   src/local.cuh         (found in the source's own folder)
+//   inc/detail/ops.cuh    includes "helper.cuh" (its own folder) and "cycle_a.cuh" (via -I)
+//   inc/detail/helper.cuh
+//   inc/cycle_a.cuh <-> inc/cycle_b.cuh
+class ScanHeaders : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_text(src() / "local.cuh", "#pragma once\nconstexpr int kLocal = 1;\n");
+    write_text(inc() / "detail" / "ops.cuh",
+               "#pragma once\n#include \"helper.cuh\"\n  #  include \"cycle_a.cuh\" // cycle\n");
+    write_text(inc() / "detail" / "helper.cuh", "#pragma once\nconstexpr int kHelper = 2;\n");
+    write_text(inc() / "cycle_a.cuh", "#pragma once\n#include \"cycle_b.cuh\"\n");
+    write_text(inc() / "cycle_b.cuh", "#pragma once\n#include <cycle_a.cuh>\n");
+  }
+
+  fs::path src() const { return dir_.path() / "src"; }
+  fs::path inc() const { return dir_.path() / "inc"; }
+  std::vector<fs::path> include_paths() const { return {inc()}; }
+
+  std::vector<HeaderDigest> scan() const { return scan_headers(kSource, src(), include_paths()); }
+
+  Key key_of(const std::vector<HeaderDigest>& headers) const {
+    KeyInputs in = base_inputs();
+    in.source = kSource;
+    in.headers = headers;
+    return derive_key(in);
+  }
+
+  static HeaderDigest digest_of(const std::string& include, const fs::path& file) {
+    return HeaderDigest{include, fs::canonical(file).string(), true, hash128(read_text(file))};
+  }
+
+  static constexpr const char* kSource =
+      "#include \"local.cuh\"   /* own folder */\n"
+      "#include <detail/ops.cuh>\n"
+      "#include <cuda/std/mdspan>\n"
+      "#include \"missing.cuh\"\n"
+      "#include KERNEL_HEADER\n"
+      "#define STR \"#include \\\"not_a_directive.cuh\\\"\"\n"
+      "__global__ void k() {}\n";
+
+  TempDir dir_{"key"};
+};
+
+TEST_F(ScanHeaders, FindsQuotedAngledNestedAndCyclicIncludes) {
+  const std::vector<HeaderDigest> headers = scan();
+  const std::vector<HeaderDigest> expected = {
+      unresolved_header("cuda/std/mdspan"),
+      digest_of("cycle_a.cuh", inc() / "cycle_a.cuh"),
+      digest_of("cycle_b.cuh", inc() / "cycle_b.cuh"),
+      digest_of("detail/ops.cuh", inc() / "detail" / "ops.cuh"),
+      digest_of("helper.cuh", inc() / "detail" / "helper.cuh"),
+      digest_of("local.cuh", src() / "local.cuh"),
+      unresolved_header("missing.cuh"),
+  };
+  EXPECT_EQ(headers, expected);
+  for (const auto& h : headers) {
+    if (h.resolved) {
+      EXPECT_TRUE(fs::path(h.path).is_absolute()) << h.path;
+    }
+  }
+}
+
+TEST_F(ScanHeaders, DirectiveSpellingsAndIgnoredForms) {
+  write_text(inc() / "a.cuh", "");
+  write_text(inc() / "b.cuh", "");
+  write_text(inc() / "c.cuh", "");
+  write_text(inc() / "d.cuh", "");
+  const std::string source =
+      "\t#include\t\"a.cuh\"\r\n"
+      "#   include <b.cuh> // trailing comment\n"
+      "#include_next \"c.cuh\"\n"
+      "#if 0\n#include \"d.cuh\"\n#endif\n"
+      "// #include \"commented.cuh\" (not at line start: not a directive)\n"
+      "#include MACRO_HEADER\n"
+      "#include \"unterminated.cuh\n"
+      "#include <>\n"
+      "#define X #include \"no.cuh\"\n"
+      "#include \"detail\"\n";  // a folder, not a file: unresolved
+  std::vector<std::string> includes;
+  for (const auto& h : scan_headers(source, fs::path(), include_paths())) {
+    includes.push_back(h.include + (h.resolved ? "" : " (unresolved)"));
+  }
+  EXPECT_EQ(includes,
+            (std::vector<std::string>{"a.cuh", "b.cuh", "c.cuh", "d.cuh", "detail (unresolved)"}));
+}
+
+// Each spelling NVRTC reads as an include of v.cuh after translation phases 1-3 (each checked by
+// compiling with NVRTC 13.0).
+TEST_F(ScanHeaders, EverySpellingAfterTranslationPhasesOneToThreeIsFound) {
+  write_text(src() / "v.cuh", "constexpr int V = 1;\n");
+  const std::vector<std::string> spellings = {
+      "#include \"v.cuh\"\n",
+      "/**/#include \"v.cuh\"\n",
+      "#inc\\\nlude \"v.cuh\"\n",
+      "#\\\ninclude \"v.cuh\"\n",
+      "#include \"v\\\n.cuh\"\n",
+      "#inc\\\r\nlude \"v.cuh\"\r\n",
+      "%:include \"v.cuh\"\n",
+      "%: include <v.cuh>\n",
+      "# /*x*/ include \"v.cuh\"\n",
+      "#include/**/\"v.cuh\"\n",
+      "/* a multi-line\n comment */ #include \"v.cuh\"\n",
+      "int a;\n  /* one\n two */  /* three */# include \"v.cuh\"\n",
+      "# /* spans\n lines */ include \"v.cuh\"\n",
+      "?\?=include \"v.cuh\"\n",  // the trigraph ??= (C++03/11/14)
+      "#if __has_include(\"v.cuh\")\n#endif\n",
+      "#if 0\n#include \"v.cuh\"\n#endif\n",
+  };
+  for (const std::string& spelling : spellings) {
+    SCOPED_TRACE(spelling);
+    const std::vector<HeaderDigest> headers = scan_headers(spelling, src(), {});
+    EXPECT_EQ(headers, std::vector<HeaderDigest>{digest_of("v.cuh", src() / "v.cuh")});
+  }
+}
+
+TEST_F(ScanHeaders, MacroIncludeInAHeaderMakesTheScanIncomplete) {
+  write_text(inc() / "outer.cuh", "#define H \"inner.cuh\"\n#include H\n");
+  IncludeSearch search;
+  search.program_dir = src();
+  search.include_paths = include_paths();
+  const HeaderScan plain = scan_includes("#include \"local.cuh\"\n", search);
+  EXPECT_TRUE(plain.unresolvable.empty());
+  const HeaderScan scan = scan_includes("#include <outer.cuh>\n", search);
+  ASSERT_EQ(scan.unresolvable.size(), 1u);
+  EXPECT_EQ(scan.unresolvable[0], fs::canonical(inc() / "outer.cuh").string() + ": #include H");
+  EXPECT_EQ(scan_includes("#include H\n", search).unresolvable,
+            std::vector<std::string>{"#include H"});
+}
+
+TEST_F(ScanHeaders, PreIncludedFilesAndTheirIncludesAreScannedFromTheWorkingFolderThenPaths) {
+  write_text(inc() / "pre.cuh", "#include \"detail/helper.cuh\"\n");
+  write_text(dir_.path() / "cwd_pre.cuh", "");
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(dir_.path());
+  IncludeSearch search;
+  search.include_paths = include_paths();
+  search.pre_includes = {"pre.cuh", "cwd_pre.cuh"};
+  const HeaderScan scan = scan_includes("", search);
+  fs::current_path(old_cwd);
+  EXPECT_EQ(scan.headers, (std::vector<HeaderDigest>{
+                              digest_of("cwd_pre.cuh", dir_.path() / "cwd_pre.cuh"),
+                              digest_of("detail/helper.cuh", inc() / "detail" / "helper.cuh"),
+                              digest_of("pre.cuh", inc() / "pre.cuh"),
+                          }));
+}
+
+TEST_F(ScanHeaders, SortedAndDeduplicated) {
+  // The same header included twice, from the source and from two headers.
+  write_text(inc() / "x.cuh", "#include \"detail/helper.cuh\"\n");
+  write_text(inc() / "y.cuh", "#include \"detail/helper.cuh\"\n#include \"missing.cuh\"\n");
+  const std::string source =
+      "#include \"y.cuh\"\n#include \"x.cuh\"\n#include \"detail/helper.cuh\"\n"
+      "#include \"missing.cuh\"\n#include \"missing.cuh\"\n";
+  const std::vector<HeaderDigest> headers = scan_headers(source, src(), include_paths());
+  ASSERT_EQ(headers.size(), 4u);
+  EXPECT_EQ(headers[0].include, "detail/helper.cuh");
+  EXPECT_EQ(headers[1].include, "missing.cuh");
+  EXPECT_FALSE(headers[1].resolved);
+  EXPECT_EQ(headers[2].include, "x.cuh");
+  EXPECT_EQ(headers[3].include, "y.cuh");
+}
+
+TEST_F(ScanHeaders, AbsoluteIncludeAndEmptySourceDir) {
+  const fs::path abs = inc() / "detail" / "helper.cuh";
+  const std::string source = "#include \"" + abs.string() + "\"\n#include \"local.cuh\"\n";
+  const std::vector<HeaderDigest> headers = scan_headers(source, fs::path(), include_paths());
+  ASSERT_EQ(headers.size(), 2u);
+  EXPECT_EQ(headers[0], digest_of(abs.string(), abs));
+  // Without a source folder, src/local.cuh is not a candidate.
+  EXPECT_EQ(headers[1], unresolved_header("local.cuh"));
+}
+
+TEST_F(ScanHeaders, ShadowingHeaderInAnEarlierFolderIsRecorded) {
+  const std::vector<HeaderDigest> before = scan();
+  // src/ is searched before inc/: src/detail/ops.cuh would shadow inc/detail/ops.cuh.
+  write_text(src() / "detail" / "ops.cuh", "#pragma once\n");
+  const std::vector<HeaderDigest> after = scan();
+  EXPECT_NE(before, after);
+  EXPECT_NE(key_of(before), key_of(after));
+  const auto count = std::count_if(after.begin(), after.end(), [](const HeaderDigest& h) {
+    return h.include == "detail/ops.cuh" && h.resolved;
+  });
+  EXPECT_EQ(count, 2);
+  EXPECT_NE(std::find(after.begin(), after.end(),
+                      digest_of("detail/ops.cuh", src() / "detail" / "ops.cuh")),
+            after.end());
+
+  // A header next to the including header and one of the same name in an include path: both.
+  write_text(inc() / "helper.cuh", "#pragma once\n");
+  const std::vector<HeaderDigest> both = scan();
+  EXPECT_NE(std::find(both.begin(), both.end(), digest_of("helper.cuh", inc() / "helper.cuh")),
+            both.end());
+  EXPECT_NE(
+      std::find(both.begin(), both.end(), digest_of("helper.cuh", inc() / "detail" / "helper.cuh")),
+      both.end());
+}
+
+TEST_F(ScanHeaders, SecondIncludePathIsSearchedToo) {
+  const fs::path other = dir_.path() / "other";
+  write_text(other / "detail" / "ops.cuh", "#pragma once\n");
+  const std::vector<HeaderDigest> one = scan();
+  const std::vector<HeaderDigest> two = scan_headers(kSource, src(), {inc(), other});
+  EXPECT_EQ(two.size(), one.size() + 1);
+  EXPECT_NE(
+      std::find(two.begin(), two.end(), digest_of("detail/ops.cuh", other / "detail" / "ops.cuh")),
+      two.end());
+}
+
+TEST_F(ScanHeaders, EditingAHeaderChangesTheKeyAndUntouchedKeepsIt) {
+  const std::vector<HeaderDigest> first = scan();
+  const Key key1 = key_of(first);
+  // Untouched: same digests, same key (warm, memoized).
+  const std::vector<HeaderDigest> again = scan();
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(key_of(again), key1);
+
+  // Edit a nested header reached through -I.
+  write_text(inc() / "detail" / "helper.cuh", "#pragma once\nconstexpr int kHelper = 3;\n");
+  const std::vector<HeaderDigest> edited = scan();
+  EXPECT_NE(key_of(edited), key1);
+  const auto helper = std::find_if(edited.begin(), edited.end(),
+                                   [](const HeaderDigest& h) { return h.include == "helper.cuh"; });
+  ASSERT_NE(helper, edited.end());
+  EXPECT_EQ(helper->content_hash, hash128(read_text(inc() / "detail" / "helper.cuh")));
+
+  // A header that now includes a new one: the new one enters the list.
+  write_text(inc() / "extra.cuh", "");
+  write_text(inc() / "cycle_b.cuh",
+             "#pragma once\n#include <cycle_a.cuh>\n#include \"extra.cuh\"\n");
+  const std::vector<HeaderDigest> extended = scan();
+  EXPECT_NE(
+      std::find(extended.begin(), extended.end(), digest_of("extra.cuh", inc() / "extra.cuh")),
+      extended.end());
+}
+
+void set_mtime(const fs::path& file, std::int64_t seconds, long nanoseconds) {
+  struct timespec times[2];
+  times[0].tv_sec = seconds;
+  times[0].tv_nsec = nanoseconds;
+  times[1] = times[0];
+  ASSERT_EQ(::utimensat(AT_FDCWD, file.c_str(), times, 0), 0);
+}
+
+TEST_F(ScanHeaders, MemoNoticesEdits) {
+  const fs::path file = inc() / "detail" / "helper.cuh";
+  set_mtime(file, 1700000000, 0);
+  const std::string source = "#include <detail/helper.cuh>\n";
+  const auto hash_now = [&] {
+    const std::vector<HeaderDigest> headers = scan_headers(source, src(), include_paths());
+    EXPECT_EQ(headers.size(), 1u);
+    return headers.empty() ? std::array<std::uint8_t, 16>{} : headers.front().content_hash;
+  };
+  const auto h1 = hash_now();
+  EXPECT_EQ(h1, hash128(read_text(file)));
+  EXPECT_EQ(hash_now(), h1);  // memoized
+
+  // New content, new size (mtime forced back to the old value).
+  write_text(file, "constexpr int kHelper = 22;\n");
+  set_mtime(file, 1700000000, 0);
+  const auto h2 = hash_now();
+  EXPECT_NE(h2, h1);
+  EXPECT_EQ(h2, hash128(read_text(file)));
+
+  // New content, same size, mtime bumped by one nanosecond.
+  write_text(file, "constexpr int kHelper = 33;\n");
+  set_mtime(file, 1700000000, 1);
+  const auto h3 = hash_now();
+  EXPECT_NE(h3, h2);
+  EXPECT_EQ(h3, hash128(read_text(file)));
+
+  // Replaced by another file (rename over it), same size.
+  write_text(inc() / "replacement.tmp", "constexpr int kHelper = 44;\n");
+  fs::rename(inc() / "replacement.tmp", file);
+  const auto h4 = hash_now();
+  EXPECT_NE(h4, h3);
+  EXPECT_EQ(h4, hash128(read_text(file)));
+}
+
+TEST_F(ScanHeaders, ConcurrentScansAgree) {
+  const std::vector<HeaderDigest> expected = scan();
+  std::vector<std::vector<HeaderDigest>> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        result = scan();
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (const auto& result : results) {
+    EXPECT_EQ(result, expected);
+  }
+}
+
+}  // namespace
+}  // namespace cubby
