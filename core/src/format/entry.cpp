@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cubby/key.hpp"
+#include "format/entry_in_place.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
 
@@ -107,7 +108,8 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
-Result<Entry> decode_body(std::string_view body, PayloadKind kind) {
+// `owner`: null, or the buffer `body` lies in, which the payload (its tail) then takes over.
+Result<Entry> decode_body(std::string_view body, PayloadKind kind, std::string* owner) {
   Entry entry;
   entry.kind = kind;
   Reader in(body, kEntryHeaderSize);
@@ -154,7 +156,13 @@ Result<Entry> decode_body(std::string_view body, PayloadKind kind) {
     return fail(Errc::corrupt, "corrupt entry: payload size ", std::to_string(*payload_size),
                 " does not match the ", std::to_string(in.remaining()), " bytes left in the body");
   }
-  entry.payload.assign(body.substr(body.size() - in.remaining()));
+  if (owner != nullptr) {
+    const std::size_t payload_bytes = in.remaining();
+    entry.payload = std::move(*owner);
+    entry.payload.erase(0, entry.payload.size() - payload_bytes);
+  } else {
+    entry.payload.assign(body.substr(body.size() - in.remaining()));
+  }
   return entry;
 }
 
@@ -222,7 +230,10 @@ std::string encode_entry(const Key& key, const Entry& entry) {
   return out;
 }
 
-Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
+namespace {
+
+// decode_entry's checks and decoding; `owner` as for decode_body.
+Result<Entry> decode_checked(std::string_view bytes, const Key& key, std::string* owner) {
   const std::size_t magic_bytes = std::min(bytes.size(), kMagic.size());
   if (bytes.substr(0, magic_bytes) != kMagic.substr(0, magic_bytes)) {
     return fail(Errc::corrupt, "corrupt entry: bad magic (not a cubby entry)");
@@ -277,7 +288,17 @@ Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
     return fail(Errc::corrupt, "corrupt entry: it belongs to key ", to_hex(stored_key, kKeySize),
                 ", not to key ", key.hex(), " it was found under (copied or linked there)");
   }
-  return decode_body(body, static_cast<PayloadKind>(kind_byte));
+  return decode_body(body, static_cast<PayloadKind>(kind_byte), owner);
+}
+
+}  // namespace
+
+Result<Entry> decode_entry(std::string_view bytes, const Key& key) {
+  return decode_checked(bytes, key, nullptr);
+}
+
+Result<Entry> decode_entry_in_place(std::string&& bytes, const Key& key) {
+  return decode_checked(bytes, key, &bytes);
 }
 
 }  // namespace cubby

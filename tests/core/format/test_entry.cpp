@@ -18,6 +18,7 @@
 
 #include "cubby/entry.hpp"
 #include "cubby/key.hpp"
+#include "format/entry_in_place.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
 
@@ -182,6 +183,31 @@ void check_golden(const std::string& variant, const Entry& entry) {
   auto decoded = decode_entry(golden, kKey);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   EXPECT_EQ(*decoded, entry);
+}
+
+TEST(Entry, DecodingInPlaceGivesTheSameEntryAndTakesTheBufferOnlyOnSuccess) {
+  Entry entry = rich_entry();
+  entry.payload.assign(300000, 'c');  // a CUBIN-sized payload
+  std::string bytes = encode_entry(kKey, entry);
+  const std::string copy = bytes;
+  auto copied = decode_entry(copy, kKey);
+  ASSERT_TRUE(copied.ok()) << copied.error().message;
+  const char* buffer = bytes.data();
+  auto taken = decode_entry_in_place(std::move(bytes), kKey);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_EQ(*taken, *copied);
+  EXPECT_EQ(*taken, entry);
+  EXPECT_EQ(taken->payload.data(), buffer);  // the read's buffer, not a copy
+  std::string damaged = copy;
+  damaged.back() ^= 1;
+  const std::string why = decode_entry(damaged, kKey).error().message;
+  auto refused = decode_entry_in_place(std::move(damaged), kKey);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, why);
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused buffer is left as it was (the contract)
+  EXPECT_EQ(damaged.size(), copy.size());
+  auto other_key = decode_entry_in_place(std::string(copy), Key{});
+  EXPECT_FALSE(other_key.ok());
 }
 
 TEST(Entry, PayloadKindNames) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "format/entry_in_place.hpp"
 #include "storage/local/gc.hpp"
 
 namespace cubby {
@@ -35,7 +36,7 @@ std::shared_ptr<const Entry> LocalStore::get(const Key& key, const char* what,
   if (!bytes->has_value()) return nullptr;
   const std::uint64_t size = (*bytes)->size();
   counted_.add(Stat::bytes_read, size);
-  auto entry = decode_entry(**bytes, key);
+  auto entry = decode_entry_in_place(std::move(**bytes), key);
   if (!entry && entry.error().code == Errc::not_found) return nullptr;  // another release's
   if (entry) {
     auto valid = check(*entry);

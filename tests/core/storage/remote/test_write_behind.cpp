@@ -58,25 +58,43 @@ TEST(WriteBehind, TheQueueIsBoundedInEntriesAndBytes) {
   EXPECT_EQ(b.state->values.count(fake_key(5).hex()), 1u);
 }
 
-TEST(WriteBehind, ABoundedDrainCapsTheWritesItLetsStartAndDropsTheRest) {
+TEST(WriteBehind, ABoundedDrainDropsWhatIsStillQueuedAtItsBound) {
   Behind b;
-  b.state->put_takes = std::chrono::seconds(60);      // every write lasts until its deadline:
-  b.state->timeout = std::chrono::milliseconds(150);  // its own, or the drain's cap
+  b.state->put_takes = std::chrono::seconds(60);      // every write lasts until its deadline,
+  b.state->timeout = std::chrono::milliseconds(500);  // the first one past the drain's bound
   for (std::uint8_t i = 0; i < 5; ++i) b.writer->put_later(fake_key(i), "bytes");
   b.wait_for_first_put();
   const auto start = RemoteClock::now();
-  b.writer->drain(std::chrono::milliseconds(200));
-  EXPECT_GE(RemoteClock::now() - start, std::chrono::milliseconds(200));
-  const std::uint64_t dropped = b.counted.snapshot().remote_writes_dropped;
-  b.writer.reset();  // waits for the write in flight
-  EXPECT_EQ(dropped + b.state->puts, 5u);
-  EXPECT_GE(dropped, 1u);
-  // The first write started before the drain (its own deadline); those started during the drain
-  // end by its bound (plus scheduling slack for one started in the instant it passed).
-  ASSERT_GE(b.state->deadlines.size(), 2u);
-  for (std::size_t i = 1; i < b.state->deadlines.size(); ++i) {
-    EXPECT_LE(b.state->deadlines[i], start + std::chrono::milliseconds(200 + 150));
+  b.writer->drain(std::chrono::milliseconds(100));
+  const auto took = RemoteClock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(100));
+  EXPECT_LT(took, std::chrono::milliseconds(450));  // not waiting for the write in flight
+  EXPECT_EQ(b.counted.snapshot().remote_writes_dropped, 4u);
+  b.writer.reset();  // waits for the write in flight (its own deadline)
+  EXPECT_EQ(b.state->puts, 1);
+}
+
+TEST(WriteBehind, AWriteStartedDuringABoundedDrainEndsByItsBound) {
+  Behind b;
+  b.state->put_takes = std::chrono::seconds(60);      // every write lasts until its deadline
+  b.state->timeout = std::chrono::milliseconds(300);  // the first: its own
+  b.writer->put_later(fake_key(0), "bytes");
+  b.writer->put_later(fake_key(1), "bytes");
+  b.wait_for_first_put();
+  {
+    std::lock_guard lock(b.state->mutex);
+    b.state->timeout = std::chrono::seconds(60);  // the second: the drain's cap, not its own
   }
+  const auto start = RemoteClock::now();
+  b.writer->drain(std::chrono::milliseconds(600));
+  const auto returned = RemoteClock::now();
+  EXPECT_LT(returned - start, std::chrono::seconds(5));
+  ASSERT_EQ(b.state->deadlines.size(), 2u);
+  // The drain's bound (taken a moment after `start`), not 60 s: by the time the drain returns.
+  EXPECT_LE(b.state->deadlines[1], returned);
+  EXPECT_EQ(b.counted.snapshot().remote_writes_dropped, 0u);
+  b.writer.reset();  // the second write ends at its capped deadline, as the drain returns
+  EXPECT_EQ(b.state->values.size(), 2u);
 }
 
 }  // namespace
