@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <system_error>
 
@@ -61,22 +62,40 @@ bool is_timeout(const redisContext& context) {
 
 redisReply* as_reply(void* reply) { return static_cast<redisReply*>(reply); }
 
-// The length a bulk reply at the start of `reader`'s buffer declares ("$<n>\r\n"), or -1 while
-// the buffer holds no whole first line of a bulk reply.
-std::int64_t declared_bulk_length(const redisReader& reader) {
+// The longest first line of a reply that is read ("+OK", "-ERR ...", "$<length>"): a server
+// that sends a longer one is not answering as Redis does.
+constexpr std::size_t kMaxReplyLine = 64 << 10;
+
+// The first line of the reply at the start of `reader`'s buffer (without its CRLF), or nullopt
+// while the buffer holds no whole first line.
+std::optional<std::string_view> first_line(const redisReader& reader) {
   const std::string_view buffered(reader.buf + reader.pos, reader.len - reader.pos);
   const std::size_t end = buffered.find("\r\n");
-  if (buffered.empty() || buffered.front() != '$' || end == std::string_view::npos) return -1;
+  if (end == std::string_view::npos) return std::nullopt;
+  return buffered.substr(0, end);
+}
+
+// Whether `line` (a reply's first line) declares a bulk value longer than `limit`.
+bool declares_more_than(std::string_view line, std::uint64_t limit) {
+  if (line.empty() || line.front() != '$') return false;
   std::int64_t length = -1;
-  const auto parsed = std::from_chars(buffered.data() + 1, buffered.data() + end, length);
-  return parsed.ec == std::errc() && parsed.ptr == buffered.data() + end ? length : -1;
+  const auto parsed = std::from_chars(line.data() + 1, line.data() + line.size(), length);
+  return parsed.ec == std::errc() && parsed.ptr == line.data() + line.size() && length > 0 &&
+         static_cast<std::uint64_t>(length) > limit;
+}
+
+// Reads more of the reply into `context`'s buffer, waiting at most until `deadline`.
+bool read_more(redisContext* context, Deadline deadline) {
+  return arm(context->fd, SO_RCVTIMEO, deadline) && redisBufferRead(context) == REDIS_OK;
 }
 
 // Sends one command (binary-safe arguments) on `context` and reads its reply, all before
 // `deadline`: the reply to free, or nullptr when the connection failed (the reason in
-// context->errstr), the deadline passed (then `passed(deadline)`) or a bulk reply declares more
-// than `limit` bytes (then `too_big` is set, nothing of it read past its first line). After
-// nullptr the connection is out of step: close it.
+// context->errstr), the deadline passed (then `passed(deadline)`) or the reply is refused unread
+// (then `too_big` is set): a bulk value declared longer than `limit`, or a first line longer than
+// kMaxReplyLine. The reply's first line is checked whole before hiredis's reader parses any of it
+// (the reader consumes the type byte of a partial reply), so a server that drips the length line
+// cannot slip a value past the limit. After nullptr the connection is out of step: close it.
 void* command(redisContext* context, std::initializer_list<std::string_view> args,
               Deadline deadline, std::uint64_t limit, bool& too_big) {
   std::vector<const char*> argv;
@@ -94,22 +113,27 @@ void* command(redisContext* context, std::initializer_list<std::string_view> arg
       return nullptr;
     }
   }
-  void* reply = nullptr;
-  for (;;) {
-    if (const std::int64_t length = declared_bulk_length(*context->reader);
-        length >= 0 && static_cast<std::uint64_t>(length) > limit) {
+  std::optional<std::string_view> line;
+  while (!(line = first_line(*context->reader))) {
+    const redisReader& reader = *context->reader;
+    if (reader.len - reader.pos > kMaxReplyLine) {
       too_big = true;
       return nullptr;
     }
+    if (!read_more(context, deadline)) return nullptr;
+  }
+  if (line->size() > kMaxReplyLine || declares_more_than(*line, limit)) {
+    too_big = true;
+    return nullptr;
+  }
+  void* reply = nullptr;
+  for (;;) {
     if (redisGetReplyFromReader(context, &reply) != REDIS_OK) return nullptr;
     if (reply != nullptr) return reply;
-    if (!arm(context->fd, SO_RCVTIMEO, deadline) || redisBufferRead(context) != REDIS_OK) {
-      return nullptr;
-    }
+    if (!read_more(context, deadline)) return nullptr;
   }
 }
 
-// How many idle connections the pool keeps.
 // How many idle connections the pool keeps.
 constexpr std::size_t kIdleConnections = 4;
 
@@ -162,6 +186,11 @@ Result<RedisBackend::Connection> RedisBackend::connect(Clock::time_point deadlin
   auto handshake = [&](std::initializer_list<std::string_view> args) -> Result<void> {
     bool too_big = false;
     Reply reply(command(connection.get(), args, deadline, UINT64_MAX, too_big));
+    if (too_big) {
+      counted_.add(Stat::remote_errors);
+      return fail(Errc::io, location_, " answered ", std::string(*args.begin()),
+                  " with a line longer than any Redis reply: not a Redis server?");
+    }
     if (!reply) return connection_failure(*connection, deadline, "");
     if (as_reply(reply.get())->type == REDIS_REPLY_ERROR) {
       // The server's words (WRONGPASS, NOAUTH, ...) never contain the password.
@@ -250,8 +279,9 @@ Result<RedisBackend::Reply> RedisBackend::call(std::initializer_list<std::string
   // reply): it is closed, never pooled.
   if (too_big) {
     counted_.add(Stat::remote_rejected);
-    return fail(Errc::corrupt, location_, ": the value of ", std::string(*(args.begin() + 1)),
-                " is over CUBBY_REMOTE_MAX_ENTRY; not read");
+    return fail(Errc::corrupt, location_, ": the reply to ", std::string(*args.begin()), " ",
+                std::string(*(args.begin() + 1)),
+                " is over CUBBY_REMOTE_MAX_ENTRY (or not a Redis reply); not read");
   }
   if (!reply) return connection_failure(*connection, deadline, "");
   const redisReader& reader = *connection->reader;

@@ -467,6 +467,25 @@ TEST(RedisTierDrip, GetWithADrippedLengthLineFailsByTheDeadline) {
   EXPECT_EQ(tier.counters().remote_timeouts, 1u);
 }
 
+TEST(RedisTierDrip, AnOversizedValueWhoseLengthLineIsDrippedIsStillRejectedUnread) {
+  // "$" at once, then "2000000\r\n" a byte at a time: hiredis's reader takes the "$" before the
+  // length arrives, so the length is checked on the whole first line before the reader parses it.
+  DripServer server({{"GET", {"$", "2000000\r\n"}}}, std::chrono::milliseconds(5));
+  RedisOptions o = drip_options(server);
+  o.timeout = std::chrono::seconds(5);
+  o.max_entry = 1 << 10;
+  const auto tier_tier = open_redis_remote(o);
+  RemoteTier& tier = *tier_tier;
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(server, [&] { got = tier.get(key_of(55)); });
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().code, Errc::corrupt);
+  EXPECT_NE(got.error().message.find("CUBBY_REMOTE_MAX_ENTRY"), std::string::npos);
+  EXPECT_LT(took, o.timeout);  // rejected once the line is whole, not timed out
+  EXPECT_EQ(tier.counters().remote_rejected, 1u);
+  EXPECT_EQ(tier.counters().remote_timeouts, 0u);
+}
+
 TEST(RedisTierDrip, SetWithADrippedReplyFailsByTheDeadline) {
   DripServer server({{"SET", {"+", "O"}}}, kDripInterval);  // "+OOOO..." never ends its line
   const auto tier_tier = open_redis_remote(drip_options(server));
