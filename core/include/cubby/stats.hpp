@@ -38,6 +38,9 @@ enum class Unit : unsigned char { count, bytes, ms };
   X(misses, count, "misses", "misses", "lookups that found no usable entry")                       \
   X(compiles, count, "compiles", "compiles", "NVRTC compiles done (successful ones)")              \
   X(compile_failures, count, "compile_failures", "compile failures", "NVRTC compiles that failed") \
+  X(pch_created, count, "pch_created", "PCH created",                                              \
+    "precompiled headers NVRTC created for the compiles after it (CUBBY_PCH)")                     \
+  X(pch_reused, count, "pch_reused", "PCH reused", "compiles that reused a precompiled header")    \
   X(corrupt, count, "corrupt", "corrupt entries",                                                  \
     "entries found bad (decode, or names missing) and removed")                                    \
   X(failed_writes, count, "failed_writes", "failed writes",                                        \

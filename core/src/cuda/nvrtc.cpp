@@ -3,7 +3,9 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <set>
 #include <string_view>
 
@@ -175,6 +177,68 @@ Result<void> read_payload(const NvrtcApi& api, nvrtcProgram program, PayloadKind
   return {};
 }
 
+// Whether `options` choose precompiled headers themselves (any option naming pch).
+bool chooses_pch(const std::vector<std::string>& options) {
+  return std::any_of(options.begin(), options.end(), [](const std::string& option) {
+    return option.starts_with("-") && option.find("pch") != std::string::npos;
+  });
+}
+
+// The options that ask NVRTC for automatic PCH in `dir` (they must come first). Its messages stay
+// on (they say whether a PCH was created or used); why a PCH could not be used is not logged.
+std::vector<std::string> pch_options(const fs::path& dir) {
+  return {"-pch", "--pch-dir=" + dir.string(), "--pch-verbose=false"};
+}
+
+// Removes NVRTC's PCH messages about files in `dir` from `log` and says what they reported.
+void take_pch_messages(std::string& log, const fs::path& dir, PchOutcome& pch) {
+  const std::string in_dir = "precompiled header file \"" + dir.string();
+  std::string kept;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    std::size_t end = log.find('\n', start);
+    end = end == std::string::npos ? log.size() : end + 1;
+    const std::string_view line(log.data() + start, end - start);
+    const std::size_t at = line.find(in_dir);
+    if (at == std::string_view::npos) {
+      kept.append(line);
+    } else if (line.substr(0, at).ends_with("creating ")) {
+      pch.created = true;
+    } else if (line.substr(0, at).ends_with("using ")) {
+      pch.reused = true;
+    }
+    start = end;
+  }
+  while (kept.ends_with("\n\n")) kept.pop_back();
+  if (kept == "\n") kept.clear();
+  log = std::move(kept);
+}
+
+// After a successful compile that asked for PCH: an exhausted PCH heap is grown to what NVRTC
+// needs, once per size, so that the next compile creates the PCH; a heap that cannot grow ends
+// PCH for the process.
+void grow_pch_heap_if_exhausted(const NvrtcApi& api, nvrtcProgram program, PchOutcome& pch) {
+  if (api.get_pch_create_status(program) != NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) return;
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  std::size_t needed = 0;
+  std::size_t current = 0;
+  if (api.get_pch_heap_size_required(program, &needed) != NVRTC_SUCCESS ||
+      api.get_pch_heap_size(&current) != NVRTC_SUCCESS) {
+    pch.failed = true;
+    return;
+  }
+  if (needed <= current) return;  // grown meanwhile by another thread's compile
+  if (api.set_pch_heap_size(needed) != NVRTC_SUCCESS) {
+    pch.failed = true;
+    return;
+  }
+  pch.grown = true;
+}
+
+// compile_nvrtc's work: with PCH in `pch_dir` unless it is empty (then `pch` is not touched).
+Result<Entry> compile(const CompileRequest& request, const fs::path& pch_dir, PchOutcome& pch);
+
 }  // namespace
 
 PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options) {
@@ -186,6 +250,19 @@ PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::str
 }
 
 Result<Entry> compile_nvrtc(const CompileRequest& request) {
+  PchOutcome unused;
+  return compile(request, fs::path(), unused);
+}
+
+Result<Entry> compile_nvrtc(const CompileRequest& request, const fs::path& pch_dir,
+                            PchOutcome& pch) {
+  pch = PchOutcome{};
+  return compile(request, pch_dir, pch);
+}
+
+namespace {
+
+Result<Entry> compile(const CompileRequest& request, const fs::path& pch_dir, PchOutcome& pch) {
   auto expressions = checked_expressions(request);
   if (!expressions.ok()) return std::move(expressions).error();
   const auto& loaded = nvrtc_api();
@@ -195,8 +272,13 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
   const PayloadKind kind = payload_kind_for(request.arch, request.options);
   const std::string arch_option = "--gpu-architecture=" + request.arch;
   const auto library = locate_nvrtc();
+  pch.requested = !pch_dir.empty() && api.supports_pch() && !chooses_pch(request.options);
   std::vector<std::string> nvrtc_options =
-      plan_includes(request, library.ok() ? library->include_dir : fs::path()).options;
+      pch.requested ? pch_options(pch_dir) : std::vector<std::string>();
+  for (std::string& option :
+       plan_includes(request, library.ok() ? library->include_dir : fs::path()).options) {
+    nvrtc_options.push_back(std::move(option));
+  }
   nvrtc_options.push_back(arch_option);
   std::vector<const char*> option_pointers;
   option_pointers.reserve(nvrtc_options.size());
@@ -223,7 +305,9 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
   rc = api.compile_program(program, static_cast<int>(option_pointers.size()),
                            option_pointers.data());
   std::string log = program_log(api, program);
+  if (pch.requested) take_pch_messages(log, pch_dir, pch);
   if (rc != NVRTC_SUCCESS) return compile_failure(api, rc, request, *expressions, std::move(log));
+  if (pch.requested) grow_pch_heap_if_exhausted(api, program, pch);
 
   Entry entry;
   if (auto named = read_lowered_names(api, program, request, *expressions, entry); !named.ok()) {
@@ -246,4 +330,5 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
   return entry;
 }
 
+}  // namespace
 }  // namespace cubby

@@ -57,6 +57,10 @@ Result<NvrtcApi> load_nvrtc() {
   need("nvrtcGetPTX", api.get_ptx);
   need("nvrtcGetLTOIRSize", api.get_ltoir_size);
   need("nvrtcGetLTOIR", api.get_ltoir);
+  resolve(handle, "nvrtcGetPCHCreateStatus", api.get_pch_create_status);
+  resolve(handle, "nvrtcGetPCHHeapSizeRequired", api.get_pch_heap_size_required);
+  resolve(handle, "nvrtcGetPCHHeapSize", api.get_pch_heap_size);
+  resolve(handle, "nvrtcSetPCHHeapSize", api.set_pch_heap_size);
   if (missing != nullptr) {
     return fail(Errc::nvrtc_unavailable, path.string(), " has no ", missing,
                 "; it is too old or not libnvrtc. Set CUBBY_NVRTC_LIBRARY to libnvrtc.so of CUDA ",

@@ -27,6 +27,16 @@ struct NvrtcApi {
   decltype(&::nvrtcGetPTX) get_ptx = nullptr;
   decltype(&::nvrtcGetLTOIRSize) get_ltoir_size = nullptr;
   decltype(&::nvrtcGetLTOIR) get_ltoir = nullptr;
+  // Precompiled headers (NVRTC 12.8+); null in an older library (then cubby compiles without).
+  decltype(&::nvrtcGetPCHCreateStatus) get_pch_create_status = nullptr;
+  decltype(&::nvrtcGetPCHHeapSizeRequired) get_pch_heap_size_required = nullptr;
+  decltype(&::nvrtcGetPCHHeapSize) get_pch_heap_size = nullptr;
+  decltype(&::nvrtcSetPCHHeapSize) set_pch_heap_size = nullptr;
+
+  bool supports_pch() const {
+    return get_pch_create_status != nullptr && get_pch_heap_size_required != nullptr &&
+           get_pch_heap_size != nullptr && set_pch_heap_size != nullptr;
+  }
 
   std::string describe(nvrtcResult rc) const {
     const char* text = error_string(rc);

@@ -183,6 +183,8 @@ TEST_F(CApiTest, StatsJsonHasEveryField) {
                             "misses",
                             "compiles",
                             "compile_failures",
+                            "pch_created",
+                            "pch_reused",
                             "corrupt",
                             "failed_writes",
                             "bytes_read",
@@ -203,7 +205,7 @@ TEST_F(CApiTest, StatsJsonHasEveryField) {
     EXPECT_TRUE(json[field].is_number()) << field;
     EXPECT_EQ(json[field].get<double>(), 0.0) << field;
   }
-  EXPECT_EQ(json.size(), 22u);
+  EXPECT_EQ(json.size(), 24u);
 }
 
 TEST_F(CApiTest, KeyEqualsResultKeyWithoutCompiling) {

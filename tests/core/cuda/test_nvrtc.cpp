@@ -16,6 +16,7 @@
 
 #include "cubby/cubin.hpp"
 #include "cubby/nvrtc.hpp"
+#include "cuda/nvrtc_library.hpp"
 #include "cuda/nvrtc_locate.hpp"
 #include "name_corpus.hpp"
 #include "test_support.hpp"
@@ -509,6 +510,100 @@ TEST(CompileNvrtc, QuotedIncludesResolveInTheSourceFolder) {
   ASSERT_TRUE(entry.ok()) << entry.error().message;
   EXPECT_EQ(entry->lowered_names.at("with_header"), "_Z11with_headerPi");
   EXPECT_EQ(entry->options, (std::vector<std::string>{"--gpu-architecture=sm_90"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Automatic precompiled headers
+
+// A small mdspan program (the heavy header is what a PCH saves) with kernel k<n>.
+CompileRequest mdspan_request(int n) {
+  CompileRequest request;
+  request.source = "#include <cuda/std/mdspan>\ntemplate <class T> __global__ void k" +
+                   std::to_string(n) + "(T* p) { cuda::std::mdspan<T, cuda::std::extents<int, 4, " +
+                   std::to_string(n + 2) + ">> m(p); m(0, 0) = T(" + std::to_string(n) + "); }\n";
+  request.program_name = "pch_" + std::to_string(n) + ".cu";
+  request.name_expressions = {"k" + std::to_string(n) + "<float>"};
+  request.options = {"-std=c++17"};
+  request.arch = "sm_90";
+  return request;
+}
+
+bool pch_supported() {
+  const auto& api = nvrtc_api();
+  return api.ok() && api->supports_pch();
+}
+
+std::size_t files_in(const fs::path& dir) {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), {}));
+}
+
+TEST(CompileNvrtcPch, TheFirstCompileCreatesAPchTheNextReusesItAndEntriesAreUnchanged) {
+  if (!pch_supported()) GTEST_SKIP() << "NVRTC without PCH (before 12.8) or not loadable";
+  TempDir dir("pch");
+  PchOutcome first;
+  auto created = compile_nvrtc(mdspan_request(1), dir.path(), first);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  EXPECT_TRUE(first.requested);
+  EXPECT_TRUE(first.created);
+  EXPECT_FALSE(first.reused);
+  EXPECT_GE(files_in(dir.path()), 1u);
+  PchOutcome second;
+  auto reused = compile_nvrtc(mdspan_request(2), dir.path(), second);
+  ASSERT_TRUE(reused.ok()) << reused.error().message;
+  EXPECT_TRUE(second.reused);
+  EXPECT_FALSE(second.created);
+  // The entry is what a compile without PCH gives: no PCH option, no PCH message in the log.
+  auto plain = compile_nvrtc(mdspan_request(2));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  for (const Entry* entry : {&created.value(), &reused.value()}) {
+    EXPECT_EQ(entry->options, plain->options);
+    EXPECT_EQ(entry->log.find("precompiled header"), std::string::npos) << entry->log;
+    EXPECT_EQ(entry->kind, PayloadKind::cubin);
+  }
+  EXPECT_EQ(reused->lowered_names, plain->lowered_names);
+  auto symbols = read_cubin_symbols(reused->payload);
+  ASSERT_TRUE(symbols.ok()) << symbols.error().message;
+  EXPECT_TRUE(symbols->has_kernel(reused->lowered_names.at("k2<float>")));
+}
+
+TEST(CompileNvrtcPch, OptionsThatChoosePchThemselvesAreLeftAlone) {
+  if (!pch_supported()) GTEST_SKIP() << "NVRTC without PCH (before 12.8) or not loadable";
+  TempDir dir("pch");
+  TempDir theirs("their-pch");
+  CompileRequest request = mdspan_request(3);
+  request.options.push_back("--pch-dir=" + theirs.path().string());
+  request.options.insert(request.options.begin(), "-pch");
+  PchOutcome pch;
+  auto entry = compile_nvrtc(request, dir.path(), pch);
+  ASSERT_TRUE(entry.ok()) << entry.error().message;
+  EXPECT_FALSE(pch.requested);
+  EXPECT_EQ(files_in(dir.path()), 0u);
+  EXPECT_GE(files_in(theirs.path()), 1u);                               // NVRTC did as they asked
+  EXPECT_NE(entry->log.find("precompiled header"), std::string::npos);  // and said so
+  PchOutcome none;
+  ASSERT_TRUE(compile_nvrtc(mdspan_request(4), fs::path(), none).ok());  // no folder: no PCH
+  EXPECT_FALSE(none.requested);
+}
+
+TEST(CompileNvrtcPch, AnExhaustedHeapIsGrownAndTheNextCompileCreatesThePch) {
+  if (!pch_supported()) GTEST_SKIP() << "NVRTC without PCH (before 12.8) or not loadable";
+  const NvrtcApi& api = nvrtc_api().value();
+  std::size_t before = 0;
+  ASSERT_EQ(api.get_pch_heap_size(&before), NVRTC_SUCCESS);
+  ASSERT_EQ(api.set_pch_heap_size(64 << 10), NVRTC_SUCCESS);  // far too small for mdspan
+  TempDir dir("pch");
+  PchOutcome first;
+  ASSERT_TRUE(compile_nvrtc(mdspan_request(5), dir.path(), first).ok());
+  EXPECT_FALSE(first.created);
+  EXPECT_TRUE(first.grown);
+  EXPECT_FALSE(first.failed);
+  std::size_t grown = 0;
+  ASSERT_EQ(api.get_pch_heap_size(&grown), NVRTC_SUCCESS);
+  EXPECT_GT(grown, std::size_t{64 << 10});
+  PchOutcome second;
+  ASSERT_TRUE(compile_nvrtc(mdspan_request(6), dir.path(), second).ok());
+  EXPECT_TRUE(second.created);
+  EXPECT_EQ(api.set_pch_heap_size(before), NVRTC_SUCCESS);  // as the other tests expect it
 }
 
 }  // namespace
