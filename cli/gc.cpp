@@ -40,6 +40,8 @@ int run_gc(const Common& common, const GcArgs& args) {
                 {"temp_removed", report->temp_removed},
                 {"locks_removed", report->locks_removed},
                 {"non_regular_removed", report->non_regular_removed},
+                {"pch_dirs_removed", report->pch_dirs_removed},
+                {"pch_bytes_removed", report->pch_bytes_removed},
                 {"elapsed_ms", report->elapsed_ms}});
     return kExitOk;
   }
@@ -51,6 +53,10 @@ int run_gc(const Common& common, const GcArgs& args) {
             << '\n';
   std::cout << "cleaned   " << report->temp_removed << " temp files, " << report->locks_removed
             << " lock files of finished processes";
+  if (report->pch_dirs_removed > 0) {
+    std::cout << ", " << report->pch_dirs_removed << " PCH folders of finished processes ("
+              << format_bytes(report->pch_bytes_removed) << ")";
+  }
   if (report->non_regular_removed > 0) {
     std::cout << ", " << report->non_regular_removed << " non-regular files at entry paths";
   }

@@ -25,6 +25,7 @@ class Background;
 class FileLock;
 class LocalStore;
 class MemoryTier;
+class PchDir;
 class RemoteTier;
 
 enum class Source { memory, disk, remote, compiled };
@@ -109,7 +110,14 @@ class CUBBY_API Cache {
   // its bytes are written to disk in the background.
   std::shared_ptr<const Entry> from_remote(const Key& key, const KeyInputs& inputs);
   // Compiles `request` (arch resolved), counting the compile or its failure; throws cubby::Error.
-  std::shared_ptr<const Entry> compile_entry(const CompileRequest& request);
+  // `inputs`: the request's key inputs (their headers choose the PCH folder).
+  std::shared_ptr<const Entry> compile_entry(const CompileRequest& request,
+                                             const KeyInputs& inputs);
+  // The folder NVRTC keeps this compile's precompiled headers in, or empty when PCH is off: this
+  // process's PCH folder in the store, made on the first compile, then a sub-folder per set of
+  // (options, architecture, header contents), so that a PCH is never reused after a header edit
+  // (NVRTC's own check goes by file times) or under other options.
+  std::filesystem::path pch_folder_for(const CompileRequest& request, const KeyInputs& inputs);
   // Writes `entry` to disk (unless read-only) and, when `share`, queues it for the remote.
   void store(const Key& key, const Entry& entry, bool share);
   // Counts a hit of `tier` (and the compile time it saved).
@@ -129,6 +137,9 @@ class CUBBY_API Cache {
   std::mutex finish_mutex_;
   Stats reported_;  // what finish() has reported to CUBBY_STATS_FILE
   std::atomic<bool> warned_remote_entry_{false};
+  std::once_flag pch_once_;
+  std::shared_ptr<PchDir> pch_;       // shared by the process's Caches on this store
+  std::atomic<bool> pch_off_{false};  // PCH failed in this process: compile without
 };
 
 }  // namespace cubby

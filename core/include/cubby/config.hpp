@@ -32,7 +32,10 @@ struct CUBBY_API Config {
   bool remote_compress = true;     // CUBBY_REMOTE_COMPRESS=0: send entries uncompressed (LZ4 else)
   bool read_only = false;          // CUBBY_READ_ONLY=1: never write the store
   bool disabled = false;           // CUBBY_DISABLE=1: always compile, never read or write
-  std::string default_arch;        // CUBBY_ARCH; empty: GPU 0's, else sm_90
+  // CUBBY_PCH=0: compile without NVRTC's automatic precompiled headers (kept per process in the
+  // store's tmp/ folder; NVRTC 12.8+; off in a read-only store)
+  bool pch = true;
+  std::string default_arch;  // CUBBY_ARCH; empty: GPU 0's, else sm_90
   // CUBBY_BASE_DIR (absolute): paths under it enter keys relative to it, so checkouts of one
   // project in different folders (CI runners) share entries; empty: paths enter keys as they are.
   std::filesystem::path base_dir;

@@ -66,7 +66,9 @@ struct PchOutcome {
   bool created = false;    // NVRTC saved a PCH of this program's headers for later compiles
   bool reused = false;     // NVRTC reused a PCH saved by an earlier compile of this process
   bool grown = false;      // NVRTC ran out of PCH heap: the heap was grown for the next compile
-  bool failed = false;     // PCH cannot work in this process (its heap cannot grow): stop asking
+  bool failed = false;     // PCH cannot work in this process (its heap cannot grow, or NVRTC
+                           // could not write it: the compile was done again without): stop asking
+  std::string why;         // when failed: what NVRTC said
 };
 
 // compile_nvrtc with NVRTC's automatic precompiled headers (NVRTC 12.8+, `-pch`) kept in
@@ -77,7 +79,8 @@ struct PchOutcome {
 // -pch-dir, ...: left as they are), when `pch_dir` is empty, or when NVRTC lacks PCH. The entry
 // is what compile_nvrtc(request) gives (the PCH options are not in its options, NVRTC's PCH
 // messages not in its log). Out of PCH heap, the heap is grown to what NVRTC asks for (the next
-// compile creates the PCH); `pch` says what happened.
+// compile creates the PCH); a compile that fails over its PCH (a full disk) is done again without;
+// `pch` says what happened.
 CUBBY_API Result<Entry> compile_nvrtc(const CompileRequest& request,
                                       const std::filesystem::path& pch_dir, PchOutcome& pch);
 

@@ -17,9 +17,13 @@
 #include "storage/local/local_store.hpp"
 #include "storage/local/lock.hpp"
 #include "storage/local/memory.hpp"
+#include "storage/local/pch_dir.hpp"
 #include "storage/local/verify.hpp"
 #include "storage/remote/remote.hpp"
 #include "util/background.hpp"
+#include "util/bytes.hpp"
+#include "util/hash.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {
@@ -284,8 +288,40 @@ void Cache::store(const Key& key, const Entry& entry, bool share) {
   local_->put(key, bytes, LocalStore::Persist::now);
 }
 
-std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request) {
-  auto compiled = compile_nvrtc(request);
+std::filesystem::path Cache::pch_folder_for(const CompileRequest& request,
+                                            const KeyInputs& inputs) {
+  if (!config_.pch || config_.read_only || config_.disabled || pch_off_) return {};
+  if (!inputs.unresolvable.empty()) return {};  // headers the scan cannot name: no fingerprint
+  std::call_once(pch_once_, [&] { pch_ = PchDir::of_store(config_.dir); });
+  if (!pch_) return {};
+  std::string fingerprint = request.arch;
+  for (const std::string& option : request.options) fingerprint += '\0' + option;
+  for (const HeaderDigest& header : inputs.headers) {
+    fingerprint += '\1' + header.include + '\0' + header.path + '\0';
+    fingerprint.append(reinterpret_cast<const char*>(header.content_hash.data()),
+                       header.content_hash.size());
+  }
+  const auto digest = hash128(fingerprint);
+  const std::filesystem::path folder = pch_->path() / to_hex(digest.data(), 8);
+  return io::make_folders(folder) ? folder : std::filesystem::path();
+}
+
+std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
+                                                  const KeyInputs& inputs) {
+  PchOutcome pch;
+  const std::filesystem::path pch_folder = pch_folder_for(request, inputs);
+  auto compiled =
+      pch_folder.empty() ? compile_nvrtc(request) : compile_nvrtc(request, pch_folder, pch);
+  if (pch.failed && !pch_off_.exchange(true)) {
+    std::fprintf(stderr,
+                 "cubby: NVRTC could not use precompiled headers (%s); compiling without PCH from "
+                 "now on in this process (CUBBY_PCH=0 turns it off)\n",
+                 pch.why.c_str());
+  }
+  count([&](Stats& s) {
+    s.pch_created += pch.created ? 1 : 0;
+    s.pch_reused += pch.reused ? 1 : 0;
+  });
   if (!compiled) {
     count([](Stats& s) { ++s.compile_failures; });
     throw Error(std::move(compiled).error());
@@ -371,7 +407,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
   if (use_store) {
     if (Found found = find(result.key, inputs, key_lock); found.entry) return done(found);
   }
-  auto entry = compile_entry(resolved);
+  auto entry = compile_entry(resolved, inputs);
   if (use_store) {
     store(result.key, *entry, true);
     memory_->put(result.key, entry);

@@ -202,9 +202,10 @@ Result<Config> Config::from_env() {
     }
     config.remote_ttl_s = *ttl;
   }
-  for (auto [name, flag] : {std::pair{"CUBBY_READ_ONLY", &config.read_only},
-                            std::pair{"CUBBY_DISABLE", &config.disabled},
-                            std::pair{"CUBBY_REMOTE_COMPRESS", &config.remote_compress}}) {
+  for (auto [name, flag] :
+       {std::pair{"CUBBY_READ_ONLY", &config.read_only},
+        std::pair{"CUBBY_DISABLE", &config.disabled}, std::pair{"CUBBY_PCH", &config.pch},
+        std::pair{"CUBBY_REMOTE_COMPRESS", &config.remote_compress}}) {
     if (const char* value = env(name)) {
       auto parsed = parse_bool(value);
       if (!parsed) return bad_variable(name, value, parsed.error());

@@ -177,10 +177,31 @@ Result<void> read_payload(const NvrtcApi& api, nvrtcProgram program, PayloadKind
   return {};
 }
 
-// Whether `options` choose precompiled headers themselves (any option naming pch).
+// The line of `text` that holds `word` first (without its newline); empty if none does.
+std::string line_containing(const std::string& text, std::string_view word) {
+  const std::size_t at = text.find(word);
+  if (at == std::string::npos) return {};
+  const std::size_t newline = text.rfind('\n', at);
+  const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+  return text.substr(start, text.find('\n', at) - start);
+}
+
+// Whether `options` choose precompiled headers themselves (one of NVRTC's PCH options, in its
+// -name or --name form, with or without =value).
 bool chooses_pch(const std::vector<std::string>& options) {
+  static constexpr std::string_view kPchOptions[] = {"pch",
+                                                     "create-pch",
+                                                     "use-pch",
+                                                     "pch-dir",
+                                                     "pch-verbose",
+                                                     "pch-messages",
+                                                     "instantiate-templates-in-pch"};
   return std::any_of(options.begin(), options.end(), [](const std::string& option) {
-    return option.starts_with("-") && option.find("pch") != std::string::npos;
+    std::string_view name(option);
+    if (!name.starts_with("-")) return false;
+    name.remove_prefix(name.starts_with("--") ? 2 : 1);
+    name = name.substr(0, name.find('='));
+    return std::find(std::begin(kPchOptions), std::end(kPchOptions), name) != std::end(kPchOptions);
   });
 }
 
@@ -226,11 +247,13 @@ void grow_pch_heap_if_exhausted(const NvrtcApi& api, nvrtcProgram program, PchOu
   if (api.get_pch_heap_size_required(program, &needed) != NVRTC_SUCCESS ||
       api.get_pch_heap_size(&current) != NVRTC_SUCCESS) {
     pch.failed = true;
+    pch.why = "its heap size is unknown";
     return;
   }
   if (needed <= current) return;  // grown meanwhile by another thread's compile
   if (api.set_pch_heap_size(needed) != NVRTC_SUCCESS) {
     pch.failed = true;
+    pch.why = "its heap could not grow to " + std::to_string(needed) + " bytes";
     return;
   }
   pch.grown = true;
@@ -257,7 +280,16 @@ Result<Entry> compile_nvrtc(const CompileRequest& request) {
 Result<Entry> compile_nvrtc(const CompileRequest& request, const fs::path& pch_dir,
                             PchOutcome& pch) {
   pch = PchOutcome{};
-  return compile(request, pch_dir, pch);
+  auto compiled = compile(request, pch_dir, pch);
+  if (compiled || !pch.requested) return compiled;
+  const std::string& log = compiled.error().log;
+  pch.why = line_containing(log, "PCH");
+  if (pch.why.empty()) pch.why = line_containing(log, "precompiled header");
+  if (pch.why.empty()) return compiled;  // the program's own error
+  pch.failed = true;
+  pch.created = pch.reused = false;  // whatever it said, the compile that counts is the next one
+  PchOutcome without;
+  return compile(request, fs::path(), without);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "cubby/cache.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/entry.hpp"
+#include "cuda/nvrtc_library.hpp"
 #include "format/blob.hpp"
 #include "storage/local/disk.hpp"
 #include "test_support.hpp"
@@ -33,6 +34,11 @@ template <class T, int N> __global__ void k(T* out) { out[0] = T(N); }
 }
 }
 )";
+
+bool compile_nvrtc_supports_pch() {
+  const auto& api = nvrtc_api();
+  return api.ok() && api->supports_pch();
+}
 
 CompileRequest request() {
   CompileRequest r;
@@ -493,6 +499,70 @@ TEST(CacheStartup, FirstHitLoadsNoNvrtc) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's hit failed or loaded NVRTC (see its output)";
+}
+
+// A small mdspan program with kernel k<n> (the heavy header is what a PCH saves).
+CompileRequest mdspan_program(int n, const std::string& header_dir = {}) {
+  CompileRequest r;
+  r.source = "#include <cuda/std/mdspan>\n" +
+             std::string(header_dir.empty() ? "" : "#include \"value.cuh\"\n") +
+             "template <class T> __global__ void k" + std::to_string(n) +
+             "(T* p) { cuda::std::mdspan<T, cuda::std::extents<int, 4, " + std::to_string(n + 2) +
+             ">> m(p); m(0, 0) = T(" + (header_dir.empty() ? std::to_string(n) : "kValue") +
+             "); }\n";
+  r.program_name = "pch_cache_" + std::to_string(n) + ".cu";
+  r.name_expressions = {"k" + std::to_string(n) + "<int>"};
+  r.options = {"-std=c++17"};
+  if (!header_dir.empty()) r.options.push_back("-I" + header_dir);
+  r.arch = "compute_90";  // PTX: the value a kernel stores can be read
+  return r;
+}
+
+std::size_t pch_folders_in(const std::filesystem::path& store) {
+  std::size_t count = 0;
+  std::error_code error;
+  for (const auto& item : std::filesystem::directory_iterator(store / "tmp", error)) {
+    if (item.is_directory() && item.path().filename().string().starts_with("pch.tmp.")) ++count;
+  }
+  return count;
+}
+
+TEST(CachePch, LaterCompilesOfTheProcessReuseThePchOfTheFirst) {
+  if (!compile_nvrtc_supports_pch()) GTEST_SKIP() << "NVRTC without PCH (before 12.8)";
+  TempDir dir("cache-pch");
+  Cache cache(config_for(dir.path()));
+  (void)cache.compile(mdspan_program(1));
+  (void)cache.compile(mdspan_program(2));
+  (void)cache.compile(mdspan_program(3));
+  EXPECT_EQ(cache.stats().pch_created, 1u);
+  EXPECT_EQ(cache.stats().pch_reused, 2u);
+  EXPECT_EQ(pch_folders_in(dir.path()), 1u);  // this process's, under tmp/
+  Config off = config_for(dir.path() / "off");
+  off.pch = false;
+  Cache without(off);
+  (void)without.compile(mdspan_program(4));
+  EXPECT_EQ(without.stats().pch_created + without.stats().pch_reused, 0u);
+  EXPECT_EQ(pch_folders_in(dir.path() / "off"), 0u);
+}
+
+TEST(CachePch, AHeaderEditIsNeverServedFromAStalePch) {
+  // NVRTC's own PCH check goes by file times: an edit within the same second kept the old header
+  // in the PCH. cubby keeps a PCH per header contents, so the edit is always compiled.
+  if (!compile_nvrtc_supports_pch()) GTEST_SKIP() << "NVRTC without PCH (before 12.8)";
+  TempDir dir("cache-pch-edit");
+  const std::filesystem::path headers = dir.path() / "include";
+  std::filesystem::create_directories(headers);
+  Cache cache(config_for(dir.path() / "store"));
+  for (int value : {111, 222, 333}) {
+    write_text(headers / "value.cuh", "constexpr int kValue = " + std::to_string(value) + ";\n");
+    for (int n : {5, 6}) {
+      const CacheResult result = cache.compile(mdspan_program(n, headers.string()));
+      EXPECT_NE(result.entry->payload.find(std::to_string(value)), std::string::npos)
+          << "kernel " << n << " compiled from a stale header (wanted " << value << ")";
+    }
+  }
+  EXPECT_EQ(cache.stats().pch_created, 3u);  // one per header version (the path holds "pch":
+  EXPECT_EQ(cache.stats().pch_reused, 3u);   // an -I value is not a PCH option)
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "storage/local/lock.hpp"
+#include "storage/local/pch_dir.hpp"
 #include "storage/local/store_stats.hpp"
 #include "util/io.hpp"
 
@@ -64,6 +65,9 @@ Result<void> clean_leftovers(const DiskTier& disk, const GcOptions& options, GcR
     }
   });
   if (!stats) return stats;
+  const PchCleanup pch = remove_dead_pch_dirs(disk.root());
+  report.pch_dirs_removed += pch.folders;
+  report.pch_bytes_removed += pch.bytes;
   return disk.list_locks([&](int folder, std::string_view name) {
     if (remove_if_unlocked_at(folder, name)) ++report.locks_removed;
   });

@@ -4,7 +4,8 @@
 //
 // gc removes only names cubby generates: `<32 hex>.entry` (and their temp files
 // `<32 hex>.entry.tmp.<pid>.<16 hex>`) in entries/<2 hex>/, `<32 hex>.lock` in locks/<2 hex>/ and
-// `counters.tmp.<pid>.<16 hex>` in stats/. It never follows a link (folders are opened with
+// `counters.tmp.<pid>.<16 hex>` in stats/, and the PCH folders of dead processes in tmp/
+// (pch_dir.hpp: their *.pch files and the folder). It never follows a link (folders are opened with
 // O_NOFOLLOW, files with openat/unlinkat) and never enters a folder it did not make: foreign
 // files, foreign sub-folders and linked shard folders are left untouched, and an entries/,
 // locks/ or stats/ that is a link (or not a folder) makes gc fail with Errc::io naming it,
@@ -55,6 +56,8 @@ struct GcReport {
   std::uint64_t temp_removed = 0;
   std::uint64_t locks_removed = 0;
   std::uint64_t non_regular_removed = 0;  // links, FIFOs, ... at entry paths (collect_garbage)
+  std::uint64_t pch_dirs_removed = 0;     // PCH folders of dead processes (collect_garbage)
+  std::uint64_t pch_bytes_removed = 0;
   double elapsed_ms = 0;
 };
 
