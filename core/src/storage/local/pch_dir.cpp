@@ -10,6 +10,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "util/bytes.hpp"
 #include "util/io.hpp"
@@ -93,8 +94,10 @@ void PchDir::remove() {
   if (removed_) return;
   removed_ = true;
   if (static_cast<int>(::getpid()) != owner_pid_) {
-    // A forked child: the folder and the lock (shared with the parent) are the parent's.
-    new FileLock(std::move(lock_));  // NOLINT: kept open, never released, on purpose
+    // A forked child: the folder and the lock (shared with the parent) are the parent's. The lock
+    // is kept, never released (releasing unlinks its file), reachable till exit.
+    static auto* kept = new std::vector<FileLock>();  // never destroyed, on purpose
+    kept->push_back(std::move(lock_));
     return;
   }
   remove_folder(path_);
