@@ -14,6 +14,7 @@
 #include "cubby/cache.hpp"
 #include "cubby/driver.hpp"
 #include "cubby_workloads.hpp"
+#include "cuda/nvrtc_library.hpp"
 #include "test_support.hpp"
 
 namespace cubby {
@@ -245,6 +246,34 @@ TEST_F(GpuModule, ColdCompileThenDiskHitLaunchesEveryKernel) {
     ADD_FAILURE() << "function() of an unknown expression did not throw";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), Errc::name_not_found) << error.what();
+  }
+}
+
+// Kernels NVRTC compiled with a reused precompiled header (CUBBY_PCH, on by default) compute what
+// those compiled without one do: the same mdspan50 program under three names (three keys) in one
+// process; the first creates the PCH, the second reuses it, the third goes without PCH.
+TEST_F(GpuModule, KernelsCompiledWithAReusedPchComputeLikeThoseWithout) {
+  const std::vector<wl::ScaleKernel> kernels = wl::mdspan50_scale_kernels();
+  CompileRequest request = request_of(wl::mdspan50());
+  Cache cache(config_);
+  request.program_name = "pch_first.cu";
+  (void)cache.compile(request);
+  request.program_name = "pch_reused.cu";
+  const CacheResult reused = cache.compile(request);
+  Config off = config_;
+  off.pch = false;
+  Cache without(off);
+  request.program_name = "pch_without.cu";
+  const CacheResult plain = without.compile(request);
+  EXPECT_EQ(without.stats().pch_created + without.stats().pch_reused, 0u);
+  if (nvrtc_api().ok() && nvrtc_api()->supports_pch()) {
+    EXPECT_EQ(cache.stats().pch_created, 1u);
+    EXPECT_EQ(cache.stats().pch_reused, 1u);
+  }
+  EXPECT_EQ(reused.entry->lowered_names, plain.entry->lowered_names);
+  for (const CacheResult* result : {&reused, &plain}) {
+    Module module(result->entry);
+    for (const wl::ScaleKernel& kernel : kernels) check_scale_kernel(module, kernel);
   }
 }
 
