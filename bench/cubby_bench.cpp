@@ -138,24 +138,43 @@ void BM_KeyDerive(benchmark::State& state, const BenchWorkload* workload) {
   add_common_counters(state, bench);
 }
 
-void BM_ColdCompile(benchmark::State& state, const BenchWorkload* workload) {
-  Bench& bench = bench_for(*workload);
+// Every program of `workload` compiled one after another in a fresh store (a cold run of a new
+// process's cache), with NVRTC's automatic PCH when `pch`; the mean seconds of a round.
+double cold_rounds(benchmark::State& state, const BenchWorkload& workload, Bench& bench, bool pch,
+                   const std::string& tag) {
   int round = 0;
-  const double seconds = timed(state, [&] {
+  return timed(state, [&] {
     state.PauseTiming();
     const fs::path dir =
-        bench_root() / ("cold-" + workload->name + "-" + std::to_string(::getpid()) + "-" +
+        bench_root() / (tag + "-" + workload.name + "-" + std::to_string(::getpid()) + "-" +
                         std::to_string(round++));
     state.ResumeTiming();
-    cubby::Cache cache(config_at(dir));
+    cubby::Config config = config_at(dir);
+    config.pch = pch;
+    cubby::Cache cache(config);
     for (const auto& request : bench.requests) {
       auto result = cache.compile(request);
       if (result.hit) state.SkipWithError("cold compile hit the cache");
       benchmark::DoNotOptimize(result);
     }
+    const cubby::Stats stats = cache.stats();
+    state.counters["pch_created"] = static_cast<double>(stats.pch_created);
+    state.counters["pch_reused"] = static_cast<double>(stats.pch_reused);
   });
-  bench.cold_seconds = seconds;
+}
+
+// The cold run as a user gets it (CUBBY_PCH's default: on): the warm families' baseline.
+void BM_ColdCompile(benchmark::State& state, const BenchWorkload* workload) {
+  Bench& bench = bench_for(*workload);
+  bench.cold_seconds = cold_rounds(state, *workload, bench, cubby::Config{}.pch, "cold");
   warm_up(bench);
+  add_common_counters(state, bench);
+}
+
+// A cold suite compiled serially without PCH (`serial`) and with it (`pch`): what PCH saves.
+void BM_ColdSuite(benchmark::State& state, const BenchWorkload* workload, bool pch) {
+  Bench& bench = bench_for(*workload);
+  (void)cold_rounds(state, *workload, bench, pch, pch ? "suite-pch" : "suite-serial");
   add_common_counters(state, bench);
 }
 
@@ -503,13 +522,21 @@ void register_all() {
         &stored({"tiny", {w::tiny()}})}) {
     const std::string& name = workload->name;
     // One cold round of a multi-program workload is already many compiles.
-    const benchmark::IterationCount cold_rounds = workload->programs.size() > 1 ? 1 : 3;
+    const benchmark::IterationCount rounds = workload->programs.size() > 1 ? 1 : 3;
     benchmark::RegisterBenchmark(("BM_KeyDerive/" + name).c_str(), BM_KeyDerive, workload)
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("BM_ColdCompile/" + name).c_str(), BM_ColdCompile, workload)
         ->Unit(benchmark::kMillisecond)
-        ->Iterations(cold_rounds)
+        ->Iterations(rounds)
         ->UseRealTime();
+    for (const bool pch : {false, true}) {
+      benchmark::RegisterBenchmark(
+          ("BM_ColdSuite/" + name + (pch ? "/pch" : "/serial")).c_str(),
+          [workload, pch](benchmark::State& state) { BM_ColdSuite(state, workload, pch); })
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(rounds)
+          ->UseRealTime();
+    }
     benchmark::RegisterBenchmark(("BM_WarmHitMemory/" + name).c_str(), BM_WarmHitMemory, workload)
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("BM_WarmHitDisk/" + name).c_str(), BM_WarmHitDisk, workload)
