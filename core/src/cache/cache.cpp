@@ -303,7 +303,13 @@ std::filesystem::path Cache::pch_folder_for(const CompileRequest& request,
   }
   const auto digest = hash128(fingerprint);
   const std::filesystem::path folder = pch_->path() / to_hex(digest.data(), 8);
-  return io::make_folders(folder) ? folder : std::filesystem::path();
+  std::error_code error;
+  if (std::filesystem::is_directory(folder, error)) return folder;
+  // The first compile of a fingerprint goes without: saving a PCH costs about a third more than
+  // the compile, which only later compiles with the same headers repay (a process that compiles
+  // one program, as `cubby compile` does, pays nothing).
+  (void)io::make_folders(folder);
+  return {};
 }
 
 std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
