@@ -302,7 +302,7 @@ std::filesystem::path Cache::pch_folder_for(const CompileRequest& request,
                        header.content_hash.size());
   }
   const auto digest = hash128(fingerprint);
-  const std::filesystem::path folder = pch_->path() / to_hex(digest.data(), 8);
+  std::filesystem::path folder = pch_->path() / to_hex(digest.data(), 8);  // returned by move
   std::error_code error;
   if (std::filesystem::is_directory(folder, error)) return folder;
   // The first compile of a fingerprint goes without: saving a PCH costs about a third more than
