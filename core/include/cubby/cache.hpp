@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cubby/config.hpp"
 #include "cubby/entry.hpp"
@@ -106,9 +107,9 @@ class CUBBY_API Cache {
   // lookup path of programs and blobs. `what` names it in messages ("entry", "blob").
   Found find_local(const Key& key, const char* what,
                    const std::function<Result<void>(const Entry&)>& check);
-  // The remote tier's verified entry for `key` (a failure or a bad entry is a counted miss);
-  // its bytes are written to disk in the background.
-  std::shared_ptr<const Entry> from_remote(const Key& key, const KeyInputs& inputs);
+  // The remote tier's verified entry for `key`, a request for the sorted, distinct `names` (a
+  // failure or a bad entry is a counted miss); its bytes are written to disk in the background.
+  std::shared_ptr<const Entry> from_remote(const Key& key, const std::vector<std::string>& names);
   // Compiles `request` (arch resolved), counting the compile or its failure; throws cubby::Error.
   // `inputs`: the request's key inputs (their headers choose the PCH folder).
   std::shared_ptr<const Entry> compile_entry(const CompileRequest& request,

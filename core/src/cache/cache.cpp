@@ -129,10 +129,7 @@ Cache::~Cache() { finish(); }
 void Cache::finish() {
   background_->drain();  // remote backfills land before the counters are persisted
   // Queued remote writes get a bounded chance to finish, so that they are shared and counted.
-  if (remote_) {
-    remote_->drain(std::max<std::chrono::milliseconds>(
-        std::chrono::seconds(1), 4 * std::chrono::milliseconds(config_.remote_timeout_ms)));
-  }
+  if (remote_) remote_->drain();
   {
     // The stats file's lines are summed: each call reports what is new since the last.
     std::lock_guard lock(finish_mutex_);
@@ -212,7 +209,7 @@ Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
   if (Found found = find_local(key, "entry", check); found.entry) return found;
   // The remote is asked before the compile lock: a hit needs no lock, no lock folder and no wait.
   if (remote_) {
-    if (auto entry = from_remote(key, inputs)) {
+    if (auto entry = from_remote(key, names)) {
       memory_->put(key, entry);
       return {std::move(entry), Source::remote};
     }
@@ -237,7 +234,8 @@ Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
   return {};
 }
 
-std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs& inputs) {
+std::shared_ptr<const Entry> Cache::from_remote(const Key& key,
+                                                const std::vector<std::string>& names) {
   const auto start = Clock::now();
   auto bytes = remote_->get(key);
   std::shared_ptr<const Entry> found;
@@ -245,7 +243,7 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const KeyInputs&
   bool rejected = false;
   if (bytes && bytes->has_value()) {
     size = (*bytes)->size();
-    auto entry = checked_entry(**bytes, key, distinct(inputs.name_expressions));
+    auto entry = checked_entry(**bytes, key, names);
     if (entry) {
       found = std::make_shared<const Entry>(std::move(entry).value());
     } else if (entry.error().code != Errc::not_found) {  // another release's entry is a miss
@@ -324,21 +322,15 @@ std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
                  "now on in this process (CUBBY_PCH=0 turns it off)\n",
                  pch.why.c_str());
   }
+  const double compile_ms = compiled ? static_cast<double>(compiled->compile_us) / 1000.0 : 0.0;
   count([&](Stats& s) {
     s.pch_created += pch.created ? 1 : 0;
     s.pch_reused += pch.reused ? 1 : 0;
-  });
-  if (!compiled) {
-    count([](Stats& s) { ++s.compile_failures; });
-    throw Error(std::move(compiled).error());
-  }
-  auto entry = std::make_shared<const Entry>(std::move(compiled).value());
-  const double compile_ms = static_cast<double>(entry->compile_us) / 1000.0;
-  count([&](Stats& s) {
-    ++s.compiles;
+    ++(compiled ? s.compiles : s.compile_failures);
     s.compile_ms += compile_ms;
   });
-  return entry;
+  if (!compiled) throw Error(std::move(compiled).error());
+  return std::make_shared<const Entry>(std::move(compiled).value());
 }
 
 std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_view name) {

@@ -51,9 +51,7 @@ RemoteTier::RemoteTier(std::unique_ptr<RemoteBackend> backend, const RemoteOptio
       backend_(std::move(backend)),
       writer_(envelope_, options.queue_entries, options.queue_bytes, *counted_) {}
 
-RemoteTier::~RemoteTier() {
-  drain(std::max<std::chrono::milliseconds>(std::chrono::seconds(1), 4 * timeout_));
-}
+RemoteTier::~RemoteTier() { drain(); }
 
 void RemoteTier::put_later(const Key& key, std::string bytes) {
   if (!backend_->writable()) return;  // read mode: nothing is queued, nothing is counted

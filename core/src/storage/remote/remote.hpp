@@ -14,6 +14,7 @@
 // verification are the orchestrator's.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -85,6 +86,10 @@ class RemoteTier final : public Tier {
   // writes started meanwhile end (or fail) by then too, and one already in flight within the
   // timeout of its start: with `bound` >= the timeout, no write outlives the drain.
   void drain(std::chrono::milliseconds bound) { writer_.drain(bound); }
+  // drain at exit (the destructor, Cache::finish): bounded by max(1 s, 4 x timeout).
+  void drain() {
+    drain(std::max<std::chrono::milliseconds>(std::chrono::seconds(1), 4 * timeout_));
+  }
   // Opens a connection in the background, so that the first lookup need not wait for one (the
   // orchestrator calls it for a fresh store folder, whose lookups all go to the remote). A
   // failure counts and trips the breaker as a lookup's would. At most once per tier.
