@@ -58,15 +58,15 @@ void LocalStore::put(const Key& key, const std::string& bytes, Persist persist_w
   counted_.add(Stat::bytes_written, bytes.size());
   pending_bytes_ += static_cast<std::int64_t>(bytes.size());
   pending_entries_ += 1;
-  if (persist_when == Persist::now) {
-    if (auto totals = persist(true)) evict_if_over(key, *totals);
+  // Lazily: no stats lock per write; only a store that may be over its bound pays for totals.
+  if (persist_when == Persist::lazily &&
+      persisted_bytes() + pending_bytes_.load() <= static_cast<std::int64_t>(max_size_)) {
     return;
   }
-  // Lazily: no stats lock per write; only a store that may be over its bound pays for totals.
-  if (persisted_bytes() + pending_bytes_.load() <= static_cast<std::int64_t>(max_size_)) return;
   if (auto totals = persist(true)) {
     evict_if_over(key, *totals);
-    persisted_bytes_.store(-1);  // re-read after the trim
+    // The persisted size moved (this write, other processes', a trim): re-read when next needed.
+    persisted_bytes_.store(-1);
   }
 }
 
