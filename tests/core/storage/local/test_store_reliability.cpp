@@ -269,15 +269,46 @@ TEST(SizeBound, WritesOverTheBoundEvictAndGcRestoresTheBound) {
 
 bool is_root() { return ::geteuid() == 0; }
 
+// A small tmpfs mounted at `mount_point` (made if missing) for one test, unmounted when it ends;
+// root only. When it cannot be mounted, `why_not()` says why (the test skips with it).
+class SmallTmpfs {
+ public:
+  SmallTmpfs(const fs::path& mount_point, const char* size) : path_(mount_point), size_(size) {
+    if (!is_root()) {
+      why_not_ = "mounting a tmpfs needs root";
+      return;
+    }
+    fs::create_directories(path_);
+    if (::mount("tmpfs", path_.c_str(), "tmpfs", 0, size_) != 0) {
+      why_not_ = std::string("cannot mount a tmpfs here (") + std::strerror(errno) + ")";
+    }
+  }
+  ~SmallTmpfs() {
+    if (mounted()) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+
+  bool mounted() const { return why_not_.empty(); }
+  const std::string& why_not() const { return why_not_; }
+  const fs::path& path() const { return path_; }
+  // Remounts it read-only; false if that failed.
+  bool make_read_only() {
+    return ::mount("tmpfs", path_.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, size_) == 0;
+  }
+
+ private:
+  fs::path path_;
+  const char* size_;
+  std::string why_not_;
+};
+
 // A real full disk: a 64 KiB tmpfs (root only; skipped otherwise, see FaultInjected below).
 TEST(FullDisk, RealEnospcLeavesTheResultUsableAndReadsWorking) {
-  if (!is_root()) GTEST_SKIP() << "mounting a small tmpfs needs root";
   TempDir dir("enospc");
-  const fs::path mount_point = dir / "fs";
-  fs::create_directories(mount_point);
-  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << ")";
-  }
+  SmallTmpfs tmpfs(dir / "fs", "size=64k");
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.why_not();
+  const fs::path& mount_point = tmpfs.path();
   {
     Config config = small_fs_config(mount_point / "store");
     Cache first(config);
@@ -305,17 +336,13 @@ TEST(FullDisk, RealEnospcLeavesTheResultUsableAndReadsWorking) {
     const CacheResult hit = cache.compile(kernel(1));  // reads keep working
     EXPECT_EQ(hit.tier, Source::disk);
   }
-  ::umount2(mount_point.c_str(), MNT_DETACH);
 }
 
 TEST(FullDisk, APchThatCannotBeWrittenIsACompileWithoutIt) {
-  if (!is_root()) GTEST_SKIP() << "mounting a small tmpfs needs root";
   TempDir dir("pch-enospc");
-  const fs::path mount_point = dir / "fs";
-  fs::create_directories(mount_point);
-  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << ")";
-  }
+  SmallTmpfs tmpfs(dir / "fs", "size=1m");
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.why_not();
+  const fs::path& mount_point = tmpfs.path();
   {
     Cache cache(config_for(mount_point / "store"));  // PCH on (the default)
     ::testing::internal::CaptureStderr();
@@ -331,7 +358,6 @@ TEST(FullDisk, APchThatCannotBeWrittenIsACompileWithoutIt) {
       EXPECT_NE(warnings.find("compiling without PCH"), std::string::npos) << warnings;
     }
   }
-  ::umount2(mount_point.c_str(), MNT_DETACH);
 }
 
 TEST(FullDisk, FaultInjectedEnospcLeavesTheResultUsable) {
@@ -354,15 +380,12 @@ TEST(FullDisk, FaultInjectedEnospcLeavesTheResultUsable) {
 }
 
 TEST(ReadOnlyStore, ARealReadOnlyMountServesHitsAndCountsFailedWrites) {
-  if (!is_root()) GTEST_SKIP() << "mounting a read-only tmpfs needs root";
   TempDir dir("erofs");
-  const fs::path mount_point = dir / "fs";
-  fs::create_directories(mount_point);
-  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << ")";
-  }
+  SmallTmpfs tmpfs(dir / "fs", "size=1m");
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.why_not();
+  const fs::path& mount_point = tmpfs.path();
   { Cache(small_fs_config(mount_point)).compile(kernel(6)); }
-  ASSERT_EQ(::mount("tmpfs", mount_point.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, "size=1m"), 0);
+  ASSERT_TRUE(tmpfs.make_read_only());
   {
     Cache cache(config_for(mount_point));
     ::testing::internal::CaptureStderr();
@@ -374,24 +397,19 @@ TEST(ReadOnlyStore, ARealReadOnlyMountServesHitsAndCountsFailedWrites) {
     EXPECT_EQ(cache.stats().failed_writes, 1u);
     EXPECT_NE(warnings.find("read-only"), std::string::npos) << warnings;
   }
-  ::umount2(mount_point.c_str(), MNT_DETACH);
 }
 
 // gc must write (its lock, the removals), and refuses CUBBY_READ_ONLY=1: on a read-only file
 // system its message must not send the user there.
 TEST(ReadOnlyStore, GcOnAReadOnlyMountGivesAdviceThatWorks) {
-  if (!is_root()) GTEST_SKIP() << "mounting a read-only tmpfs needs root";
   TempDir dir("erofs-gc");
-  const fs::path mount_point = dir / "fs";
-  fs::create_directories(mount_point);
-  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno) << ")";
-  }
+  SmallTmpfs tmpfs(dir / "fs", "size=1m");
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.why_not();
+  const fs::path& mount_point = tmpfs.path();
   DiskTier disk(mount_point);
   ASSERT_TRUE(disk.put(Key{}, "entry").ok());
-  ASSERT_EQ(::mount("tmpfs", mount_point.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, "size=1m"), 0);
+  ASSERT_TRUE(tmpfs.make_read_only());
   auto report = collect_garbage(disk, GcOptions{});
-  ::umount2(mount_point.c_str(), MNT_DETACH);
   ASSERT_FALSE(report.ok());
   const std::string& message = report.error().message;
   EXPECT_EQ(message.find("CUBBY_READ_ONLY"), std::string::npos) << message;
