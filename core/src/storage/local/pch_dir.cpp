@@ -44,13 +44,6 @@ Registry& registry() {
   return instance;
 }
 
-bool is_pch_file(int folder, std::string_view name) {
-  struct stat st {};
-  return name.ends_with(".pch") &&
-         ::fstatat(folder, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-         S_ISREG(st.st_mode);
-}
-
 // A sub-folder a Cache makes per set of options and headers: 16 lowercase hex digits.
 bool is_fingerprint_folder(int folder, std::string_view name) {
   struct stat st {};
@@ -70,10 +63,11 @@ std::uint64_t remove_folder(const fs::path& folder, int parent_fd = AT_FDCWD, in
           bytes += remove_folder(folder / std::string(name), fd, depth + 1);
           return;
         }
+        // What NVRTC writes there: regular files named *.pch.
+        const std::string file(name);
         struct stat st {};
-        if (!is_pch_file(fd, name)) return;
-        if (::fstatat(fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            ::unlinkat(fd, std::string(name).c_str(), 0) == 0) {
+        if (name.ends_with(".pch") && ::fstatat(fd, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(st.st_mode) && ::unlinkat(fd, file.c_str(), 0) == 0) {
           bytes += static_cast<std::uint64_t>(st.st_size);
         }
       },
