@@ -96,5 +96,6 @@ Command add_gc(CLI::App& app, Common& common);
 Command add_export(CLI::App& app, Common& common);
 Command add_import(CLI::App& app, Common& common);
 Command add_recover(CLI::App& app, Common& common);
+Command add_warm(CLI::App& app, Common& common);
 
 }  // namespace cubby::cli

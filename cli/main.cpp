@@ -27,7 +27,7 @@ int run(int argc, char** argv) {
       add_compile(app, common), add_stats(app, common),  add_ls(app, common),
       add_show(app, common),    add_clear(app, common),  add_verify(app, common),
       add_gc(app, common),      add_export(app, common), add_import(app, common),
-      add_recover(app, common),
+      add_recover(app, common), add_warm(app, common),
   };
 
   try {

@@ -28,6 +28,7 @@ class LocalStore;
 class MemoryTier;
 class PchDir;
 class RemoteTier;
+class SuiteRecorder;
 
 enum class Source { memory, disk, remote, compiled };
 
@@ -86,7 +87,9 @@ class CUBBY_API Cache {
   std::string default_arch() const;
 
   Stats stats() const;
-  // Finishes the work in flight: waits for the disk back-fills of remote hits, gives queued
+  // Finishes the work in flight: records the requests of Config::suite into its manifest (and
+  // queues the manifest for the remote when that changed it), waits for the disk back-fills of
+  // remote hits, gives queued
   // remote writes a bounded chance (max(1 s, 4 x CUBBY_REMOTE_TIMEOUT_MS); what is left is
   // dropped and counted), persists the counters to the store and reports them to
   // CUBBY_STATS_FILE. The destructor does the same; call it where a Cache lives until the
@@ -125,6 +128,8 @@ class CUBBY_API Cache {
   // Counts a hit of `tier` (and the compile time it saved).
   void count_hit(const Entry& entry, Source tier);
   void count(const std::function<void(Stats&)>& update);
+  // Merges the suite's recorded recipes into its manifest (warns once when it cannot).
+  void save_manifest();
 
   Config config_;
   std::unique_ptr<MemoryTier> memory_;
@@ -142,6 +147,8 @@ class CUBBY_API Cache {
   std::once_flag pch_once_;
   std::shared_ptr<PchDir> pch_;       // shared by the process's Caches on this store
   std::atomic<bool> pch_off_{false};  // PCH failed in this process: compile without
+  std::unique_ptr<SuiteRecorder> recorder_;  // null without Config::suite
+  std::atomic<bool> warned_manifest_{false};
 };
 
 }  // namespace cubby

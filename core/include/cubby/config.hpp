@@ -40,6 +40,15 @@ struct CUBBY_API Config {
   // project in different folders (CI runners) share entries; empty: paths enter keys as they are.
   std::filesystem::path base_dir;
   std::size_t memory_entries = 1024;  // CUBBY_MEMORY_ENTRIES: memory tier size (a count: "1024")
+  // CUBBY_SUITE: record what this process compiles as suite `suite`'s recipes (format/recipe.hpp)
+  // when it finishes; empty: record nothing (the GoogleTest harness and the pytest plugin name
+  // their suite when this is empty: the test binary's file name, "pytest-<rootdir name>").
+  std::string suite;
+  // CUBBY_PREFETCH=0: the harness and the pytest plugin do not start `cubby warm --prefetch`.
+  bool prefetch = true;
+  // CUBBY_JOBS: worker processes of `cubby warm` and of prefetch; 0: one per core. Never more
+  // than the cores this process may run on.
+  unsigned jobs = 0;
 
   // Reads the environment. invalid_argument, naming the variable, for a malformed value.
   static Result<Config> from_env();

@@ -10,7 +10,9 @@
 
 #include "cubby/cubin.hpp"
 #include "cubby/driver.hpp"
+#include "cache/suite_recorder.hpp"
 #include "format/blob.hpp"
+#include "format/recipe.hpp"
 #include "key/key_inputs.hpp"
 #include "stats/stats_report.hpp"
 #include "storage/local/gc.hpp"
@@ -114,6 +116,9 @@ Cache::Cache(Config config)
       local_(std::make_unique<LocalStore>(config_, [this] { return stats(); })),
       remote_(config_.disabled ? nullptr : open_remote_tier(config_)),
       background_(std::make_unique<Background>()) {
+  if (!config_.suite.empty() && !config_.disabled && !config_.read_only) {
+    recorder_ = std::make_unique<SuiteRecorder>(config_.suite);
+  }
   // A store folder without entries is a fresh runner: every lookup goes to the remote, so its
   // connection opens while the caller gets ready (a warm store never connects unless it misses).
   std::error_code ignored;
@@ -127,6 +132,7 @@ Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 Cache::~Cache() { finish(); }
 
 void Cache::finish() {
+  save_manifest();
   background_->drain();  // remote backfills land before the counters are persisted
   // Queued remote writes get a bounded chance to finish, so that they are shared and counted.
   if (remote_) remote_->drain();
@@ -138,6 +144,22 @@ void Cache::finish() {
     reported_ = now;
   }
   local_->flush(true);
+}
+
+void Cache::save_manifest() {
+  if (!recorder_) return;
+  auto written = recorder_->save(config_.dir);
+  if (!written) {
+    if (!warned_manifest_.exchange(true)) {
+      std::fprintf(stderr,
+                   "cubby: could not record suite '%s' (%s); `cubby warm` and prefetch will not "
+                   "know this run's kernels (shown once)\n",
+                   recorder_->suite().c_str(), written.error().message.c_str());
+    }
+    return;
+  }
+  // A fresh runner of the fleet learns what to warm from the remote (`cubby warm` fetches it).
+  if (*written && remote_) remote_->put_later(manifest_key(recorder_->suite()), **written);
 }
 
 std::string Cache::default_arch() const {
@@ -382,8 +404,13 @@ CacheResult Cache::compile(const CompileRequest& request) {
   const KeyInputs inputs = key_inputs(resolved);
   CacheResult result;
   result.key = derive_key(inputs);
+  // A program with an include the scan cannot name has no trustworthy key
+  // (key/include_scan.hpp, HeaderScan): it is compiled without the store, never looked up or
+  // stored under a partial key.
+  const bool use_store = !config_.disabled && inputs.unresolvable.empty();
   const auto done = [&](Found found) {
     if (found.tier != Source::compiled) count_hit(*found.entry, found.tier);
+    if (recorder_ && use_store) recorder_->add(result.key, request, inputs);
     result.entry = std::move(found.entry);
     result.tier = found.tier;
     result.hit = found.tier != Source::compiled;
@@ -391,10 +418,6 @@ CacheResult Cache::compile(const CompileRequest& request) {
     return result;
   };
 
-  // A program with an include the scan cannot name has no trustworthy key
-  // (key/include_scan.hpp, HeaderScan): it is compiled without the store, never looked up or
-  // stored under a partial key.
-  const bool use_store = !config_.disabled && inputs.unresolvable.empty();
   if (!config_.disabled && !use_store) warn_unresolvable(request.program_name, inputs.unresolvable);
   if (use_store) {
     if (auto entry = memory_->get(result.key)) return done({std::move(entry), Source::memory});

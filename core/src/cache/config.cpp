@@ -154,6 +154,17 @@ Result<Config> Config::from_env() {
   if (const char* value = env("CUBBY_REMOTE")) config.remote_url = value;
   if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
   if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
+  if (const char* value = env("CUBBY_SUITE")) config.suite = value;
+  if (const char* value = env("CUBBY_JOBS")) {
+    const std::string_view text(value);
+    if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != text.npos ||
+        std::stoul(value) > 4096) {
+      return bad_variable("CUBBY_JOBS", value,
+                          Failure{Errc::invalid_argument,
+                                  "expected a number of worker processes (0: one per core)"});
+    }
+    config.jobs = static_cast<unsigned>(std::stoul(value));
+  }
   if (const char* value = env("CUBBY_BASE_DIR")) {
     const std::filesystem::path base(value);
     if (!base.is_absolute()) {
@@ -205,6 +216,7 @@ Result<Config> Config::from_env() {
   for (auto [name, flag] :
        {std::pair{"CUBBY_READ_ONLY", &config.read_only},
         std::pair{"CUBBY_DISABLE", &config.disabled}, std::pair{"CUBBY_PCH", &config.pch},
+        std::pair{"CUBBY_PREFETCH", &config.prefetch},
         std::pair{"CUBBY_REMOTE_COMPRESS", &config.remote_compress}}) {
     if (const char* value = env(name)) {
       auto parsed = parse_bool(value);

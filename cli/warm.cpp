@@ -1,0 +1,287 @@
+// `cubby warm [--suite S]... [-j N]`: compiles every recorded recipe (format/recipe.hpp) whose key
+// now misses, in worker processes (warm_pool.hpp), first-needed first, with progress and a
+// summary. `--prefetch` is the form the harness and the pytest plugin start beside a test run.
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <set>
+
+#include "cli.hpp"
+#include "cubby/cache.hpp"
+#include "format/recipe.hpp"
+#include "storage/local/lock.hpp"
+#include "storage/local/manifests.hpp"
+#include "storage/local/pch_dir.hpp"
+#include "storage/remote/remote.hpp"
+#include "warm_pool.hpp"
+
+namespace cubby::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct WarmArgs {
+  std::vector<std::string> suites;
+  unsigned jobs = 0;
+  double timeout_s = 300;
+  bool quiet = false;
+  bool prefetch = false;
+  bool worker = false;
+  long parent = 0;
+};
+
+// The recipes to warm, de-duplicated across suites, and what became of each.
+struct Plan {
+  std::vector<std::string> suites;
+  std::vector<Recipe> recipes;
+  std::vector<std::string> suite_of;
+  std::deque<std::size_t> missing;  // indexes into recipes, first-needed first
+  std::size_t warm = 0;             // already in the store
+  json skipped = json::array();     // {program, suite, reason}
+  json failed = json::array();      // {program, suite, error}
+  std::size_t compiled = 0;
+  std::size_t hits = 0;  // found by a worker: another process or the remote had it meanwhile
+  double compile_ms = 0;
+  std::string stopped;  // why warming stopped early; empty: it did not
+};
+
+std::atomic<int> g_signal{0};
+
+void on_signal(int signal) { g_signal.store(signal); }
+
+void catch_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_signal;  // no SA_RESTART: poll returns at once
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
+}
+
+unsigned cores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// `suite`'s manifest from the remote (saved in the store), for a runner that never ran the suite.
+std::optional<Manifest> remote_manifest(const Config& config, const std::string& suite) {
+  if (config.remote_url.empty()) return std::nullopt;
+  auto remote = open_remote_tier(config);
+  if (!remote) return std::nullopt;
+  auto bytes = remote->get(manifest_key(suite));
+  if (!bytes || !bytes->has_value()) return std::nullopt;
+  auto manifest = decode_manifest(**bytes);
+  if (!manifest || manifest->suite != suite) return std::nullopt;
+  static_cast<void>(save_manifest(config.dir, *manifest));
+  return std::move(manifest).value();
+}
+
+// The manifests to warm (all of the store's without --suite), their recipes in order.
+void load_recipes(const Config& config, const WarmArgs& args, Plan& plan) {
+  plan.suites = args.suites.empty() ? list_suites(config.dir) : args.suites;
+  std::set<std::array<std::uint8_t, 16>> seen;
+  for (const std::string& suite : plan.suites) {
+    auto loaded = load_manifest(config.dir, suite);
+    std::optional<Manifest> manifest;
+    if (!loaded) {
+      if (!args.quiet) std::cerr << "cubby: " << loaded.error().message << "; ignored\n";
+    } else {
+      manifest = std::move(*loaded);
+    }
+    if (!manifest && loaded) manifest = remote_manifest(config, suite);
+    if (!manifest) {
+      if (!args.quiet && loaded && !args.suites.empty()) {
+        std::cerr << "cubby: no recipes are recorded for suite '" << suite
+                  << "'; run the suite once with cubby (CUBBY_SUITE names it) to record them\n";
+      }
+      continue;
+    }
+    for (Recipe& recipe : manifest->recipes) {
+      if (!seen.insert(recipe_id(recipe)).second) continue;
+      plan.recipes.push_back(std::move(recipe));
+      plan.suite_of.push_back(suite);
+    }
+  }
+}
+
+// Sorts the recipes into skipped (a header is gone), warm (the key is in the store) and missing.
+void find_missing(const Config& config, Plan& plan) {
+  Config quiet = config;
+  quiet.suite.clear();
+  Cache cache(quiet);
+  const DiskTier disk(config.dir);
+  for (std::size_t i = 0; i < plan.recipes.size() && g_signal.load() == 0; ++i) {
+    const Recipe& recipe = plan.recipes[i];
+    std::string gone;
+    for (const std::string& header : recipe.header_paths) {
+      if (::access(header.c_str(), F_OK) != 0) gone = header;
+    }
+    if (!gone.empty()) {
+      plan.skipped.push_back({{"program", recipe.program_name},
+                              {"suite", plan.suite_of[i]},
+                              {"reason", "header " + gone + " no longer exists"}});
+      continue;
+    }
+    std::error_code error;
+    if (fs::exists(disk.path_of(cache.key_of(request_of(recipe))), error)) {
+      ++plan.warm;
+    } else {
+      plan.missing.push_back(i);
+    }
+  }
+}
+
+void show_progress(const Plan& plan, std::size_t total, unsigned jobs, Clock::time_point start) {
+  const std::size_t done = plan.compiled + plan.hits + plan.failed.size();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  char line[160];
+  std::snprintf(line, sizeof line, "\r\033[Kcubby warm: %zu/%zu compiled %zu, failed %zu (%u jobs, %.1f s)",
+                done, total, plan.compiled, plan.failed.size(), jobs, seconds);
+  std::cerr << line << std::flush;
+}
+
+// Runs the missing recipes on `jobs` workers, filling in the plan's outcome counters.
+void compile_missing(const Config& config, const WarmArgs& args, unsigned jobs, Plan& plan) {
+  PoolOptions options;
+  options.jobs = jobs;
+  options.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeout_s * 1000));
+  options.worker_args = {"warm", "--worker", "--dir", config.dir.string()};
+  options.silence_workers = args.prefetch;
+  const bool progress = !args.quiet && ::isatty(2) != 0;
+  const std::size_t total = plan.missing.size();
+  const auto start = Clock::now();
+  const auto payload = [&](std::size_t i) { return encode_recipe(plan.recipes[i]); };
+  const auto done = [&](std::size_t i, const WorkerReply& reply) {
+    if (reply.status == "compiled" || reply.status == "hit") {
+      (reply.status == "hit" ? plan.hits : plan.compiled) += 1;
+      if (reply.status == "compiled") plan.compile_ms += reply.compile_ms;
+      if (!reply.stored && plan.stopped.empty()) {
+        plan.stopped = "the store " + config.dir.string() +
+                       " could not be written (full disk? see the message above); free space "
+                       "and run `cubby warm` again";
+      }
+    } else {
+      plan.failed.push_back({{"program", plan.recipes[i].program_name},
+                             {"suite", plan.suite_of[i]},
+                             {"error", reply.error}});
+      if (!args.quiet && !progress) {
+        std::cerr << "cubby warm: " << plan.recipes[i].program_name << " failed: "
+                  << reply.error.substr(0, reply.error.find('\n')) << '\n';
+      }
+    }
+    if (progress) show_progress(plan, total, jobs, start);
+  };
+  const auto stop = [&] { return g_signal.load() != 0 || !plan.stopped.empty(); };
+  run_pool(options, plan.missing, payload, done, stop);
+  if (progress) std::cerr << '\n';
+  if (g_signal.load() != 0 && plan.stopped.empty()) plan.stopped = "interrupted by a signal";
+  // The workers' PCH folders: a worker that was killed could not remove its own.
+  static_cast<void>(remove_dead_pch_dirs(config.dir));
+}
+
+json summary_json(const Config& config, const Plan& plan, unsigned jobs, double elapsed_ms) {
+  return {{"dir", config.dir.string()},       {"suites", plan.suites},
+          {"recipes", plan.recipes.size()},   {"warm", plan.warm},
+          {"compiled", plan.compiled},        {"hits", plan.hits},
+          {"failed", plan.failed},            {"skipped", plan.skipped},
+          {"jobs", jobs},                     {"compile_ms", plan.compile_ms},
+          {"elapsed_ms", elapsed_ms},         {"stopped", plan.stopped}};
+}
+
+void print_summary(const Plan& plan, unsigned jobs, double elapsed_ms) {
+  std::cout << "suites    " << plan.suites.size() << '\n';
+  std::cout << "recipes   " << plan.recipes.size() << ": " << plan.warm << " already warm, "
+            << plan.compiled << " compiled, " << plan.hits << " found meanwhile, "
+            << plan.failed.size() << " failed, " << plan.skipped.size() << " skipped\n";
+  std::cout << "jobs      " << jobs << " worker processes\n";
+  std::cout << "elapsed   " << format_ms(elapsed_ms) << " (compiling " << format_ms(plan.compile_ms)
+            << ")\n";
+  for (const auto& [list, key, label] : {std::tuple{&plan.failed, "error", "failed    "},
+                                         std::tuple{&plan.skipped, "reason", "skipped   "}}) {
+    for (const json& item : *list) {
+      const std::string why = item[key].get<std::string>();
+      std::cout << label << item["program"].get<std::string>() << " (" << item["suite"].get<std::string>()
+                << "): " << why.substr(0, why.find('\n')) << '\n';
+    }
+  }
+  if (!plan.stopped.empty()) std::cout << "stopped   " << plan.stopped << '\n';
+}
+
+int run_warm(const Common& common, const WarmArgs& args_in) {
+  WarmArgs args = args_in;
+  const Config config = load_config(common);
+  if (args.worker) return run_worker(config, args.parent);
+  if (args.prefetch) {
+    args.quiet = true;
+    if (args.parent != 0 && !die_with_parent(args.parent, SIGTERM)) return kExitOk;
+  }
+  if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set: warming writes the store; unset it");
+  if (config.disabled) fail_with(kExitUsage, "CUBBY_DISABLE is set: nothing is cached; unset it");
+  catch_signals();
+  const auto start = Clock::now();
+  // One warm of a suite at a time: a second prefetch of it leaves the work to the first.
+  std::optional<FileLock> suite_lock;
+  if (args.suites.size() == 1) {
+    auto lock = FileLock::try_acquire(manifests_dir(config.dir) /
+                                      (manifest_stem(args.suites.front()) + ".warm.lock"));
+    if (lock && lock->has_value()) {
+      suite_lock = std::move(*lock);
+    } else if (args.prefetch) {
+      return kExitOk;
+    }
+  }
+  Plan plan;
+  load_recipes(config, args, plan);
+  find_missing(config, plan);
+  const unsigned jobs = std::min({args.jobs != 0 ? args.jobs : (config.jobs != 0 ? config.jobs : cores()),
+                                  cores(), static_cast<unsigned>(std::max<std::size_t>(1, plan.missing.size()))});
+  if (!plan.missing.empty() && g_signal.load() == 0) compile_missing(config, args, jobs, plan);
+  const double elapsed_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  if (common.json) {
+    print_json(summary_json(config, plan, jobs, elapsed_ms));
+  } else if (!args.quiet) {
+    print_summary(plan, jobs, elapsed_ms);
+  }
+  return plan.stopped.empty() ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+Command add_warm(CLI::App& app, Common& common) {
+  auto args = std::make_shared<WarmArgs>();
+  CLI::App* command = app.add_subcommand(
+      "warm",
+      "Compile the recorded recipes of test suites whose entries are missing (after a toolchain "
+      "upgrade, a header edit, on a fresh runner), in parallel worker processes");
+  command
+      ->add_option("--suite", args->suites,
+                   "Warm this suite's recipes (repeatable; default: every suite of the store)")
+      ->type_name("S");
+  command
+      ->add_option("-j,--jobs", args->jobs,
+                   "Worker processes (default: $CUBBY_JOBS, else one per core; never more than "
+                   "the cores)")
+      ->type_name("N");
+  command
+      ->add_option("--timeout", args->timeout_s,
+                   "Seconds one recipe may take before its worker is killed (default 300)")
+      ->type_name("S")
+      ->check(CLI::PositiveNumber);
+  command->add_flag("-q,--quiet", args->quiet, "No progress and no summary (errors still show)");
+  command->add_flag("--prefetch", args->prefetch,
+                    "Run beside a test run (quiet; exits when another warm of the suite runs)")
+      ->group("");
+  command->add_flag("--worker", args->worker, "Internal: a worker process")->group("");
+  command->add_option("--parent", args->parent, "Internal: exit with this process")->group("");
+  add_common(*command, common);
+  command->footer(
+      "Recipes are recorded by test runs under the harness (suite: the test binary's name), the "
+      "pytest plugin (pytest-<rootdir>) or any process with CUBBY_SUITE set. Exit status 0 when "
+      "every recipe is warm, compiled, or reported as failed/skipped; 1 when warming stopped (the "
+      "store could not be written, a signal).");
+  return {command, [&common, args] { return run_warm(common, *args); }};
+}
+
+}  // namespace cubby::cli

@@ -1,0 +1,284 @@
+#include "warm_pool.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+
+extern char** environ;
+
+namespace cubby::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Task {
+  std::size_t index = 0;
+  bool wait = false;  // the second try of a task that was busy: wait for its lock
+};
+
+struct Worker {
+  pid_t pid = -1;
+  int to = -1;    // its stdin
+  int from = -1;  // its stdout
+  std::string buffer;
+  std::optional<Task> task;
+  Clock::time_point deadline{};
+};
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// Starts one worker: this program with `args`, stdin and stdout on pipes.
+std::optional<Worker> spawn_worker(const PoolOptions& options) {
+  int in[2];
+  int out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) return std::nullopt;
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    ::close(in[0]);
+    ::close(in[1]);
+    return std::nullopt;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  if (options.silence_workers) {
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  }
+  std::vector<std::string> args{"cubby"};
+  args.insert(args.end(), options.worker_args.begin(), options.worker_args.end());
+  args.push_back("--parent");
+  args.push_back(std::to_string(::getpid()));
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawned =
+      ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (spawned != 0) {
+    ::close(in[1]);
+    ::close(out[0]);
+    return std::nullopt;
+  }
+  ::fcntl(out[0], F_SETFL, ::fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  return Worker{pid, in[1], out[0], {}, std::nullopt, {}};
+}
+
+// Kills (when `kill`) and reaps `worker`; what its exit status says, for messages.
+std::string end_worker(Worker& worker, bool kill) {
+  close_fd(worker.to);
+  close_fd(worker.from);
+  if (worker.pid < 0) return {};
+  if (kill) ::kill(worker.pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  worker.pid = -1;
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(wrote));
+  }
+  return true;
+}
+
+WorkerReply failed(std::string why) {
+  WorkerReply reply;
+  reply.status = "failed";
+  reply.error = std::move(why);
+  return reply;
+}
+
+class Pool {
+ public:
+  Pool(const PoolOptions& options, std::deque<std::size_t> tasks,
+       const std::function<std::string(std::size_t)>& payload,
+       const std::function<void(std::size_t, const WorkerReply&)>& done)
+      : options_(options), payload_(payload), done_(done) {
+    for (std::size_t index : tasks) queue_.push_back({index, false});
+  }
+  ~Pool() {
+    for (Worker& worker : workers_) end_worker(worker, true);
+  }
+
+  void run(const std::function<bool()>& stop) {
+    ::signal(SIGPIPE, SIG_IGN);  // a worker that died: its pipe's write fails with EPIPE
+    const std::size_t jobs = std::min<std::size_t>(options_.jobs, queue_.size());
+    std::size_t spawn_failures = 0;
+    while (!stop() && (!queue_.empty() || busy() > 0)) {
+      while (workers_.size() < jobs && !queue_.empty() && spawn_failures < 3) {
+        auto worker = spawn_worker(options_);
+        if (!worker) {
+          ++spawn_failures;
+          continue;
+        }
+        workers_.push_back(std::move(*worker));
+      }
+      if (workers_.empty()) {  // no worker could be started: each task fails
+        for (const Task& task : queue_) done_(task.index, failed("no worker process could start"));
+        queue_.clear();
+        return;
+      }
+      for (Worker& worker : workers_) {
+        if (!worker.task && !queue_.empty()) dispatch(worker);
+      }
+      wait_for_replies();
+      std::erase_if(workers_, [](const Worker& worker) { return worker.pid < 0; });
+      // A finished queue needs no idle workers: close them as they come free.
+      for (Worker& worker : workers_) {
+        if (!worker.task && queue_.empty()) end_worker(worker, false);
+      }
+      std::erase_if(workers_, [](const Worker& worker) { return worker.pid < 0; });
+    }
+  }
+
+ private:
+  std::size_t busy() const {
+    std::size_t count = 0;
+    for (const Worker& worker : workers_) count += worker.task ? 1 : 0;
+    return count;
+  }
+
+  void dispatch(Worker& worker) {
+    const Task task = queue_.front();
+    queue_.pop_front();
+    const std::string bytes = payload_(task.index);
+    const std::string header =
+        std::to_string(bytes.size()) + (task.wait ? " wait" : " try") + "\n";
+    worker.task = task;
+    worker.deadline = Clock::now() + options_.timeout;
+    if (!write_all(worker.to, header) || !write_all(worker.to, bytes)) {
+      lose(worker, "worker process " + end_worker(worker, true) + " before it took the task");
+    }
+  }
+
+  // The task of `worker` ends with `why`; the worker is gone.
+  void lose(Worker& worker, const std::string& why) {
+    if (worker.task) done_(worker.task->index, failed(why));
+    worker.task.reset();
+  }
+
+  void wait_for_replies() {
+    std::vector<pollfd> fds;
+    auto next = Clock::now() + std::chrono::milliseconds(200);
+    for (const Worker& worker : workers_) {
+      fds.push_back({worker.from, POLLIN, 0});
+      if (worker.task) next = std::min(next, worker.deadline);
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+    ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(0, wait.count())));
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      Worker& worker = workers_[i];
+      if (fds[i].revents != 0) read_from(worker);
+      if (worker.pid >= 0 && worker.task && Clock::now() > worker.deadline) {
+        const auto seconds = std::chrono::duration<double>(options_.timeout).count();
+        end_worker(worker, true);
+        lose(worker, "timed out after " + std::to_string(static_cast<long long>(seconds)) +
+                         " s (the worker was killed)");
+      }
+    }
+  }
+
+  void read_from(Worker& worker) {
+    char chunk[4096];
+    bool gone = false;
+    for (;;) {
+      const ssize_t got = ::read(worker.from, chunk, sizeof chunk);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {  // EAGAIN: all read; 0: the worker is gone
+        gone = got == 0;
+        break;
+      }
+      worker.buffer.append(chunk, static_cast<std::size_t>(got));
+    }
+    std::size_t end = 0;
+    while ((end = worker.buffer.find('\n')) != std::string::npos) {
+      const WorkerReply reply = parse_reply(worker.buffer.substr(0, end));
+      worker.buffer.erase(0, end + 1);
+      if (!worker.task) continue;
+      const Task task = *worker.task;
+      worker.task.reset();
+      if (reply.status == "busy" && !task.wait) {
+        queue_.push_back({task.index, true});
+      } else {
+        done_(task.index, reply);
+      }
+    }
+    if (gone) {
+      const std::string how = end_worker(worker, false);
+      lose(worker, "worker process " + how + " while compiling it");
+    }
+  }
+
+  const PoolOptions& options_;
+  const std::function<std::string(std::size_t)>& payload_;
+  const std::function<void(std::size_t, const WorkerReply&)>& done_;
+  std::deque<Task> queue_;
+  std::vector<Worker> workers_;
+};
+
+}  // namespace
+
+void run_pool(const PoolOptions& options, std::deque<std::size_t> tasks,
+              const std::function<std::string(std::size_t)>& payload,
+              const std::function<void(std::size_t, const WorkerReply&)>& done,
+              const std::function<bool()>& stop) {
+  Pool pool(options, std::move(tasks), payload, done);
+  pool.run(stop);
+}
+
+std::string reply_line(const WorkerReply& reply) {
+  nlohmann::json line = {{"status", reply.status},
+                         {"tier", reply.tier},
+                         {"compile_ms", reply.compile_ms},
+                         {"stored", reply.stored},
+                         {"error", reply.error}};
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+WorkerReply parse_reply(const std::string& line) {
+  const auto not_a_reply = [&] {
+    return failed("the worker answered something that is not a reply: " + line.substr(0, 200));
+  };
+  const auto parsed = nlohmann::json::parse(line, nullptr, false);
+  if (!parsed.is_object()) return not_a_reply();
+  try {
+    WorkerReply reply;
+    reply.status = parsed.at("status").get<std::string>();
+    reply.tier = parsed.value("tier", "");
+    reply.compile_ms = parsed.value("compile_ms", 0.0);
+    reply.stored = parsed.value("stored", true);
+    reply.error = parsed.value("error", "");
+    return reply;
+  } catch (const nlohmann::json::exception&) {  // a field missing or of another type
+    return not_a_reply();
+  }
+}
+
+bool die_with_parent(long parent_pid, int signal) {
+  if (::prctl(PR_SET_PDEATHSIG, signal) != 0) return true;  // not Linux: best effort
+  return static_cast<long>(::getppid()) == parent_pid;
+}
+
+}  // namespace cubby::cli

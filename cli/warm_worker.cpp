@@ -1,0 +1,91 @@
+// `cubby warm --worker`: one worker process of `cubby warm` (see warm_pool.hpp).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "cli.hpp"
+#include "cubby/cache.hpp"
+#include "format/recipe.hpp"
+#include "storage/local/lock.hpp"
+#include "warm_pool.hpp"
+
+namespace cubby::cli {
+namespace {
+
+constexpr std::size_t kMaxTaskBytes = std::size_t{1} << 30;
+
+// For tests of the pool: CUBBY_TEST_WORKER_FAULT="crash:<program name>" or "hang:<program name>"
+// makes a worker die or hang on that program.
+void inject_fault(const std::string& program) {
+  const char* fault = std::getenv("CUBBY_TEST_WORKER_FAULT");
+  if (fault == nullptr) return;
+  const std::string text(fault);
+  if (text == "crash:" + program) ::raise(SIGKILL);
+  if (text == "hang:" + program) {
+    for (;;) ::pause();
+  }
+}
+
+// Whether another process holds `key`'s compile lock in the store at `root` (a compile of it is
+// in progress there).
+bool lock_held(const fs::path& root, const Key& key) {
+  auto lock = FileLock::try_acquire(DiskTier(root).lock_path_of(key));
+  return lock && !lock->has_value();
+}
+
+WorkerReply warm_one(Cache& cache, const std::string& bytes, bool wait) {
+  WorkerReply reply;
+  auto recipe = decode_recipe(bytes);
+  if (!recipe) {
+    reply.status = "failed";
+    reply.error = recipe.error().message;
+    return reply;
+  }
+  const CompileRequest request = request_of(*recipe);
+  inject_fault(request.program_name);
+  try {
+    if (!wait && lock_held(cache.config().dir, cache.key_of(request))) {
+      reply.status = "busy";
+      return reply;
+    }
+    const std::uint64_t failed_writes = cache.stats().failed_writes;
+    const CacheResult result = cache.compile(request);
+    reply.status = result.hit ? "hit" : "compiled";
+    reply.tier = source_name(result.tier);
+    reply.compile_ms = static_cast<double>(result.entry->compile_us) / 1000.0;
+    reply.stored = result.hit || cache.stats().failed_writes == failed_writes;
+  } catch (const Error& error) {
+    reply.status = "failed";
+    reply.error = error.what();
+  }
+  return reply;
+}
+
+}  // namespace
+
+int run_worker(Config config, long parent_pid) {
+  if (!die_with_parent(parent_pid, SIGKILL)) return kExitFailed;
+  config.suite.clear();  // the coordinator's recipes, not a suite's requests
+  Cache cache(std::move(config));
+  std::string header;
+  while (std::getline(std::cin, header)) {
+    const std::size_t space = header.find(' ');
+    std::size_t size = 0;
+    try {
+      size = std::stoul(header.substr(0, space));
+    } catch (const std::exception&) {
+      return kExitUsage;  // not the coordinator's protocol
+    }
+    if (size > kMaxTaskBytes) return kExitUsage;
+    std::string bytes(size, '\0');
+    if (!std::cin.read(bytes.data(), static_cast<std::streamsize>(size))) return kExitUsage;
+    const bool wait = space != std::string::npos && header.substr(space + 1) == "wait";
+    std::cout << reply_line(warm_one(cache, bytes, wait)) << std::flush;
+  }
+  return kExitOk;
+}
+
+}  // namespace cubby::cli

@@ -1,0 +1,184 @@
+#include "format/recipe.hpp"
+
+#include <set>
+#include <utility>
+
+#include "util/bytes.hpp"
+#include "util/hash.hpp"
+
+namespace cubby {
+namespace {
+
+constexpr std::string_view kMagic = "CUBBYMAN";
+constexpr std::size_t kChecksumBytes = 16;
+
+void put_str(std::string& out, std::string_view text) {
+  put_le(out, static_cast<std::uint32_t>(text.size()));
+  out.append(text);
+}
+
+void put_list(std::string& out, const std::vector<std::string>& list) {
+  put_le(out, static_cast<std::uint32_t>(list.size()));
+  for (const std::string& item : list) put_str(out, item);
+}
+
+void put_recipe(std::string& out, const Recipe& recipe) {
+  put_str(out, recipe.program_name);
+  put_str(out, recipe.source);
+  put_str(out, recipe.arch);
+  put_str(out, recipe.source_dir);
+  put_list(out, recipe.options);
+  put_list(out, recipe.name_expressions);
+  put_list(out, recipe.header_paths);
+}
+
+// Reads the grammar's fields from `bytes`; every read checks what is left first, so a count or
+// length larger than the input is a failure, never an allocation.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+
+  bool u32(std::uint32_t& value) {
+    if (bytes_.size() - pos_ < 4) return false;
+    value = load_le<std::uint32_t>(bytes_, pos_);
+    pos_ += 4;
+    return true;
+  }
+  bool str(std::string& value) {
+    std::uint32_t size = 0;
+    if (!u32(size) || bytes_.size() - pos_ < size) return false;
+    value.assign(bytes_.substr(pos_, size));
+    pos_ += size;
+    return true;
+  }
+  bool list(std::vector<std::string>& value) {
+    std::uint32_t count = 0;
+    if (!u32(count) || count > (bytes_.size() - pos_) / 4) return false;  // each item >= 4 bytes
+    value.resize(count);
+    for (std::string& item : value) {
+      if (!str(item)) return false;
+    }
+    return true;
+  }
+  bool recipe(Recipe& value) {
+    return str(value.program_name) && str(value.source) && str(value.arch) &&
+           str(value.source_dir) && list(value.options) && list(value.name_expressions) &&
+           list(value.header_paths);
+  }
+  std::size_t left() const { return bytes_.size() - pos_; }
+
+ private:
+  std::string_view bytes_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+Recipe recipe_of(const CompileRequest& request, const KeyInputs& inputs) {
+  Recipe recipe;
+  recipe.program_name = request.program_name;
+  recipe.source = request.source;
+  recipe.arch = request.arch;
+  recipe.source_dir = request.source_dir.string();
+  recipe.options = request.options;
+  recipe.name_expressions = request.name_expressions;
+  for (const HeaderDigest& header : inputs.headers) {
+    if (header.resolved) recipe.header_paths.push_back(header.path);
+  }
+  return recipe;
+}
+
+CompileRequest request_of(const Recipe& recipe) {
+  CompileRequest request;
+  request.source = recipe.source;
+  request.program_name = recipe.program_name;
+  request.name_expressions = recipe.name_expressions;
+  request.options = recipe.options;
+  request.arch = recipe.arch;
+  request.source_dir = recipe.source_dir;
+  return request;
+}
+
+std::array<std::uint8_t, 16> recipe_id(const Recipe& recipe) {
+  return hash128(encode_recipe(recipe));
+}
+
+std::string encode_recipe(const Recipe& recipe) {
+  std::string out;
+  put_recipe(out, recipe);
+  return out;
+}
+
+Result<Recipe> decode_recipe(std::string_view bytes) {
+  Reader reader(bytes);
+  Recipe recipe;
+  if (!reader.recipe(recipe) || reader.left() != 0) {
+    return fail(Errc::corrupt, "not a cubby recipe (truncated or trailing bytes)");
+  }
+  return recipe;
+}
+
+std::string encode_manifest(const Manifest& manifest) {
+  std::string out(kMagic);
+  put_le(out, kManifestFormatVersion);
+  put_str(out, manifest.suite);
+  put_le(out, static_cast<std::uint32_t>(manifest.recipes.size()));
+  for (const Recipe& recipe : manifest.recipes) put_recipe(out, recipe);
+  const auto checksum = hash128(out);
+  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  return out;
+}
+
+Result<Manifest> decode_manifest(std::string_view bytes) {
+  if (bytes.size() < kMagic.size() + 4 + kChecksumBytes || !bytes.starts_with(kMagic)) {
+    return fail(Errc::corrupt, "not a cubby manifest (bad magic or too short)");
+  }
+  const std::uint32_t version = load_le<std::uint32_t>(bytes, kMagic.size());
+  if (version > kManifestFormatVersion) {
+    return fail(Errc::corrupt, "written by a newer cubby (manifest format ", std::to_string(version),
+                ", this one reads up to ", std::to_string(kManifestFormatVersion),
+                "); run that cubby's `cubby warm`, or delete the file to record it again");
+  }
+  const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
+  const auto checksum = hash128(body);
+  if (bytes.substr(body.size()) !=
+      std::string_view(reinterpret_cast<const char*>(checksum.data()), checksum.size())) {
+    return fail(Errc::corrupt, "manifest checksum mismatch (truncated or damaged)");
+  }
+  Reader reader(body.substr(kMagic.size() + 4));
+  Manifest manifest;
+  std::uint32_t count = 0;
+  if (!reader.str(manifest.suite) || !reader.u32(count) || count > kMaxManifestRecipes) {
+    return fail(Errc::corrupt, "manifest header is damaged");
+  }
+  manifest.recipes.resize(count);
+  for (Recipe& recipe : manifest.recipes) {
+    if (!reader.recipe(recipe)) return fail(Errc::corrupt, "manifest recipe is truncated");
+  }
+  if (reader.left() != 0) return fail(Errc::corrupt, "manifest has trailing bytes");
+  return manifest;
+}
+
+std::vector<Recipe> merge_recipes(const std::vector<Recipe>& recent,
+                                  const std::vector<Recipe>& older) {
+  std::vector<Recipe> merged;
+  std::set<std::array<std::uint8_t, 16>> seen;
+  for (const auto* list : {&recent, &older}) {
+    for (const Recipe& recipe : *list) {
+      if (merged.size() == kMaxManifestRecipes) return merged;
+      if (seen.insert(recipe_id(recipe)).second) merged.push_back(recipe);
+    }
+  }
+  return merged;
+}
+
+Key manifest_key(std::string_view suite) {
+  std::string fields;
+  put_str(fields, "cubby-manifest");
+  put_str(fields, suite);
+  Key key;
+  key.bytes = hash128(fields);
+  return key;
+}
+
+}  // namespace cubby

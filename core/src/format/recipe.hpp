@@ -1,0 +1,79 @@
+// Recipes and suite manifests: what it takes to compile an entry again, recorded per suite (a
+// test binary, a pytest session, or CUBBY_SUITE) under a name that survives key changes, so that
+// `cubby warm` and the prefetch of the harness and the pytest plugin can compile what a suite will
+// ask for before it asks, also after a toolchain upgrade or a header edit changed every key.
+//
+// A recipe holds the request, not its key inputs: the header *paths* the program read when it
+// was recorded (to report a deleted one), never their contents; the key is derived again when
+// the recipe is warmed. Pure encoding, no file access.
+//
+// Grammar (integers little-endian):
+//   manifest := magic "CUBBYMAN" (8) | u32 version (kManifestFormatVersion) | str suite
+//               | u32 count | recipe{count} | checksum
+//   recipe   := str program_name | str source | str arch | str source_dir
+//               | list options | list name_expressions | list header_paths
+//   list     := u32 count | str{count}
+//   str      := u32 length | bytes{length}
+//   checksum := XXH3-128 of every byte before it (16 bytes)
+// The worker protocol of `cubby warm` sends a bare `recipe`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubby/error.hpp"
+#include "cubby/key.hpp"
+#include "cubby/nvrtc.hpp"
+
+namespace cubby {
+
+inline constexpr std::uint32_t kManifestFormatVersion = 1;
+// The most recipes a manifest keeps (the first ones in request order); more are dropped.
+inline constexpr std::size_t kMaxManifestRecipes = 100'000;
+
+struct Recipe {
+  std::string program_name;
+  std::string source;
+  std::string arch;  // as requested: empty means the default of the process that compiles it
+  std::string source_dir;
+  std::vector<std::string> options;
+  std::vector<std::string> name_expressions;
+  std::vector<std::string> header_paths;  // user headers it read when recorded (resolved paths)
+
+  friend bool operator==(const Recipe&, const Recipe&) = default;
+};
+
+struct Manifest {
+  std::string suite;
+  std::vector<Recipe> recipes;  // in the order the suite first asked for them, no two equal
+};
+
+// The recipe of `request`; `inputs` (its key inputs) give the header paths.
+Recipe recipe_of(const CompileRequest& request, const KeyInputs& inputs);
+// The request that compiles `recipe` again.
+CompileRequest request_of(const Recipe& recipe);
+// Identity of a recipe: XXH3-128 of its encoding (what merge_recipes de-duplicates by).
+std::array<std::uint8_t, 16> recipe_id(const Recipe& recipe);
+
+std::string encode_recipe(const Recipe& recipe);
+// Errc::corrupt for bytes that are not exactly one recipe.
+Result<Recipe> decode_recipe(std::string_view bytes);
+
+std::string encode_manifest(const Manifest& manifest);
+// Errc::corrupt (bad magic, checksum, truncation; a version newer than kManifestFormatVersion,
+// with a message that says a newer cubby wrote it), never a crash.
+Result<Manifest> decode_manifest(std::string_view bytes);
+
+// `recent` (one run's recipes in request order) followed by the recipes of `older` not in it,
+// without duplicates, at most kMaxManifestRecipes: the next warm compiles the recipes a suite
+// needs first, first, and keeps those a filtered run did not ask for.
+std::vector<Recipe> merge_recipes(const std::vector<Recipe>& recent,
+                                  const std::vector<Recipe>& older);
+
+// The remote tier's key of suite `suite`'s manifest (domain-tagged: never a compile or blob key).
+Key manifest_key(std::string_view suite);
+
+}  // namespace cubby

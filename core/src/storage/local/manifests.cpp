@@ -1,0 +1,109 @@
+#include "storage/local/manifests.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "storage/local/lock.hpp"
+#include "util/bytes.hpp"
+#include "util/hash.hpp"
+#include "util/io.hpp"
+
+namespace cubby {
+namespace {
+
+constexpr std::string_view kSuffix = ".manifest";
+// How long a writer waits for another process merging the same suite's manifest.
+constexpr std::chrono::milliseconds kMergeLockWait = std::chrono::seconds(30);
+// The largest manifest read (a suite of very large sources).
+constexpr std::uint64_t kMaxManifestBytes = 1ull << 30;
+
+bool safe_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '+' || c == '-';
+}
+
+Result<std::optional<Manifest>> decode_file(const std::filesystem::path& path) {
+  auto bytes = io::read_file(path, kMaxManifestBytes);
+  if (!bytes) {
+    if (bytes.error().code == Errc::not_found) return std::optional<Manifest>();
+    return bytes.error();
+  }
+  auto manifest = decode_manifest(*bytes);
+  if (!manifest) {
+    return fail(Errc::corrupt, "manifest ", path.string(), " is not usable: ",
+                manifest.error().message);
+  }
+  return std::optional<Manifest>(std::move(manifest).value());
+}
+
+}  // namespace
+
+std::string manifest_stem(std::string_view suite) {
+  const bool plain = !suite.empty() && suite.size() <= 64 && suite.front() != '.' &&
+                     std::all_of(suite.begin(), suite.end(), safe_char);
+  if (plain) return std::string(suite);
+  std::string stem;
+  for (char c : suite.substr(0, 40)) stem += safe_char(c) ? c : '_';
+  if (!stem.empty() && stem.front() == '.') stem.front() = '_';
+  const auto digest = hash128(suite);
+  return stem + '-' + to_hex(digest.data(), 8);
+}
+
+std::filesystem::path manifests_dir(const std::filesystem::path& root) {
+  return root / "manifests";
+}
+
+std::filesystem::path manifest_path(const std::filesystem::path& root, std::string_view suite) {
+  return manifests_dir(root) / (manifest_stem(suite) + std::string(kSuffix));
+}
+
+Result<std::optional<Manifest>> load_manifest(const std::filesystem::path& root,
+                                              std::string_view suite) {
+  const std::filesystem::path path = manifest_path(root, suite);
+  auto manifest = decode_file(path);
+  if (manifest && *manifest && (*manifest)->suite != suite) {
+    return fail(Errc::corrupt, "manifest ", path.string(), " belongs to suite '",
+                (*manifest)->suite, "', not '", std::string(suite), "'");
+  }
+  return manifest;
+}
+
+Result<std::optional<std::string>> record_manifest(const std::filesystem::path& root,
+                                                   std::string_view suite,
+                                                   const std::vector<Recipe>& recent) {
+  const std::filesystem::path path = manifest_path(root, suite);
+  auto lock = FileLock::acquire(manifests_dir(root) / (manifest_stem(suite) + ".lock"),
+                                kMergeLockWait);
+  if (!lock) return lock.error();  // a wait that expired merges unlocked: the rename is atomic
+  std::vector<Recipe> older;
+  if (auto existing = load_manifest(root, suite); existing && *existing) {
+    older = std::move((*existing)->recipes);
+  }
+  Manifest merged{std::string(suite), merge_recipes(recent, older)};
+  if (merged.recipes == older) return std::optional<std::string>();
+  std::string bytes = encode_manifest(merged);
+  if (auto written = io::write_file_atomic(path, bytes); !written) return written.error();
+  return std::optional<std::string>(std::move(bytes));
+}
+
+Result<void> save_manifest(const std::filesystem::path& root, const Manifest& manifest) {
+  return io::write_file_atomic(manifest_path(root, manifest.suite), encode_manifest(manifest));
+}
+
+std::vector<std::string> list_suites(const std::filesystem::path& root) {
+  std::vector<std::string> suites;
+  std::vector<std::string> names;
+  static_cast<void>(io::for_each_name(manifests_dir(root), [&](int, std::string_view name) {
+    if (name.ends_with(kSuffix)) names.emplace_back(name);
+  }));
+  for (const std::string& name : names) {
+    auto manifest = decode_file(manifests_dir(root) / name);
+    if (manifest && *manifest && manifest_stem((*manifest)->suite) + std::string(kSuffix) == name) {
+      suites.push_back((*manifest)->suite);
+    }
+  }
+  std::sort(suites.begin(), suites.end());
+  return suites;
+}
+
+}  // namespace cubby

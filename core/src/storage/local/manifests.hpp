@@ -1,0 +1,44 @@
+// The suite manifests of a store (format/recipe.hpp): <root>/manifests/<file name>.manifest, one
+// per suite, replaced atomically (readers take no lock); writers merge under
+// <root>/manifests/<file name>.lock so that two processes of one suite finishing together lose
+// neither's recipes.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubby/error.hpp"
+#include "format/recipe.hpp"
+
+namespace cubby {
+
+// The file name stem of `suite`'s manifest: the name itself when it is 1..64 characters of
+// [A-Za-z0-9._+-] and does not start with '.', else those characters of it (others as '_', at
+// most 40) followed by '-' and 16 hex digits of its hash, so two suites never share a file.
+std::string manifest_stem(std::string_view suite);
+std::filesystem::path manifests_dir(const std::filesystem::path& root);
+std::filesystem::path manifest_path(const std::filesystem::path& root, std::string_view suite);
+
+// `suite`'s manifest in the store at `root`: nullopt when there is none; Errc::corrupt (a damaged
+// file, a newer format, a file of another suite) or Errc::io, with a message naming the file.
+Result<std::optional<Manifest>> load_manifest(const std::filesystem::path& root,
+                                              std::string_view suite);
+
+// Merges `recent` into `suite`'s manifest (merge_recipes; a damaged or newer manifest is
+// replaced) and writes it when that changed it. Returns the bytes written, or nullopt when the
+// manifest already held the same recipes in the same order. Errc::io when the store cannot be
+// written.
+Result<std::optional<std::string>> record_manifest(const std::filesystem::path& root,
+                                                   std::string_view suite,
+                                                   const std::vector<Recipe>& recent);
+
+// Writes `manifest` as its suite's manifest, replacing any (import, remote fetch). Errc::io.
+Result<void> save_manifest(const std::filesystem::path& root, const Manifest& manifest);
+
+// The suite names of the readable manifests of the store, sorted; damaged files are skipped.
+std::vector<std::string> list_suites(const std::filesystem::path& root);
+
+}  // namespace cubby
