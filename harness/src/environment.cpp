@@ -74,9 +74,12 @@ void Environment::SetUp() {
   configure(options_);
   start_ = cache().stats();  // opens the store; a malformed CUBBY_* variable fails the run here
   time_start_ = lookup_time();
+  const std::string note = start_prefetch();
+  if (!note.empty() && !options_.quiet) std::cout << "[cubby] " << note << std::endl;
 }
 
 void Environment::TearDown() {
+  stop_prefetch();  // what it has not compiled yet, no test of this run needs
   // The session's Cache lives until the process exits and is never destroyed: its back-fills,
   // remote writes and counters are finished here, after the last test.
   cache().finish();

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "cubby/config.hpp"
 #include "cubby/driver.hpp"
 #include "cubby/key.hpp"
+#include "cubby/prefetch.hpp"
 
 namespace cubby::testing {
 namespace {
@@ -26,7 +28,15 @@ struct Session {
   std::once_flag arch_once;
   std::once_flag gpu_once;
   std::optional<std::string> gpu_reason;
+  Prefetch prefetch;
 };
+
+// The suite of a test binary: its file name.
+std::string binary_suite() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("gtest") : self.filename().string();
+}
 
 // Never destroyed: tests and listeners may use it until the process exits.
 Session& session() {
@@ -54,6 +64,7 @@ Cache& cache() {
   if (!s.cache) {
     Config config = Config::from_env().value_or_throw();
     if (!s.options.dir.empty()) config.dir = s.options.dir;
+    if (config.suite.empty()) config.suite = binary_suite();
     s.cache = std::make_unique<Cache>(std::move(config));
   }
   return *s.cache;
@@ -100,6 +111,20 @@ CacheResult compile(const CompileRequest& request) {
                   << describe_key(request);
   }
   return result;
+}
+
+std::string start_prefetch() {
+  const Config config = cache().config();
+  Session& s = session();
+  std::lock_guard lock(s.mutex);
+  s.prefetch.start(config);
+  return s.prefetch.note();
+}
+
+void stop_prefetch() {
+  Session& s = session();
+  std::lock_guard lock(s.mutex);
+  s.prefetch.stop();
 }
 
 LookupTime lookup_time() {

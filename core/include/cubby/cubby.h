@@ -128,6 +128,19 @@ CUBBY_API int cubby_blob_get(cubby_cache* cache, const char* ns, const char* nam
 CUBBY_API int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
                              size_t size, double compile_ms);
 
+/* Prefetch (cubby/prefetch.hpp): starts `cubby warm --prefetch` for suite `suite` (non-empty) on
+ * the store `dir` (NULL: CUBBY_DIR / XDG default), other settings from CUBBY_* variables, so the
+ * kernels the suite recorded compile in worker processes while its tests run. *out receives a
+ * handle for cubby_prefetch_stop also when nothing was started (prefetch off, read-only store,
+ * nothing recorded, tool not found): cubby_prefetch_pid is then 0 and cubby_prefetch_note says
+ * why, when that is worth saying ("" otherwise). The prefetch ends with the calling process and
+ * thread, or with cubby_prefetch_stop (which frees the handle; NULL is ignored). */
+typedef struct cubby_prefetch cubby_prefetch;
+CUBBY_API int cubby_prefetch_start(const char* dir, const char* suite, cubby_prefetch** out);
+CUBBY_API long cubby_prefetch_pid(const cubby_prefetch* prefetch);
+CUBBY_API const char* cubby_prefetch_note(const cubby_prefetch* prefetch);
+CUBBY_API void cubby_prefetch_stop(cubby_prefetch* prefetch);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

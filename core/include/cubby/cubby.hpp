@@ -9,4 +9,5 @@
 #include "cubby/error.hpp"
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
+#include "cubby/prefetch.hpp"
 #include "cubby/version.hpp"

@@ -25,6 +25,7 @@
 #include "cubby/config.hpp"
 #include "cubby/cubby.h"
 #include "cubby/error.hpp"
+#include "cubby/prefetch.hpp"
 #include "cubby/version.hpp"
 #include "stats/stats_report.hpp"
 #include "storage/local/disk.hpp"
@@ -506,5 +507,40 @@ int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const v
     return record_current_exception();
   }
 }
+
+struct cubby_prefetch {
+  cubby::Prefetch prefetch;
+};
+
+int cubby_prefetch_start(const char* dir, const char* suite, cubby_prefetch** out) {
+  if (out == nullptr) {
+    return invalid("cubby_prefetch_start: out is NULL; pass the address of a cubby_prefetch*");
+  }
+  *out = nullptr;
+  if (suite == nullptr || *suite == '\0') {
+    return invalid("cubby_prefetch_start: suite is empty; name the suite whose recipes to warm");
+  }
+  try {
+    cubby::Config config = cubby::Config::from_env().value_or_throw();
+    if (dir != nullptr && *dir != '\0') config.dir = dir;
+    config.suite = suite;
+    auto handle = std::make_unique<cubby_prefetch>();
+    handle->prefetch.start(config);
+    *out = handle.release();
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+long cubby_prefetch_pid(const cubby_prefetch* prefetch) {
+  return prefetch == nullptr ? 0 : prefetch->prefetch.pid();
+}
+
+const char* cubby_prefetch_note(const cubby_prefetch* prefetch) {
+  return prefetch == nullptr ? "" : prefetch->prefetch.note().c_str();
+}
+
+void cubby_prefetch_stop(cubby_prefetch* prefetch) { delete prefetch; }
 
 }  // extern "C"

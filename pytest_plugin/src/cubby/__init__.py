@@ -13,6 +13,7 @@ from __future__ import annotations
 from ._cache import Cache, CompileResult, Request
 from ._errors import CompileError, Error, LibraryError
 from ._library import library_path
+from ._prefetch import Prefetch
 
 __all__ = [
     "Cache",
@@ -20,6 +21,7 @@ __all__ = [
     "CompileResult",
     "Error",
     "LibraryError",
+    "Prefetch",
     "Request",
     "library_path",
     "version",

@@ -57,6 +57,10 @@ _SIGNATURES = {
     "cubby_clear": (c_int, [c_void_p, POINTER(c_uint64)]),
     "cubby_blob_get": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "cubby_blob_put": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, c_size_t, c_double]),
+    "cubby_prefetch_start": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
+    "cubby_prefetch_pid": (ctypes.c_long, [c_void_p]),
+    "cubby_prefetch_note": (c_char_p, [c_void_p]),
+    "cubby_prefetch_stop": (None, [c_void_p]),
 }
 
 _HOW_TO_FIX = (

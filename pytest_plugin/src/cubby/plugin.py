@@ -20,6 +20,7 @@ import pytest
 
 from . import _cache, cupy_adapter
 from ._errors import Error
+from ._prefetch import Prefetch
 
 # (name, flag, kind, variable, help): kind "path" | "str" | "bool".
 _SETTINGS = [
@@ -37,9 +38,16 @@ _SETTINGS = [
     ("clear", "--cubby-clear", "bool", "CUBBY_CLEAR", "empty the store before the session"),
     ("no_cupy", "--no-cubby-cupy", "bool", "CUBBY_NO_CUPY",
      "do not install the cubby kernel-cache backend into CuPy"),
+    ("suite", "--cubby-suite", "str", "CUBBY_SUITE",
+     "name under which the session records its kernels for `cubby warm` and prefetch "
+     "(default: pytest-<rootdir name>)"),
+    ("jobs", "--cubby-jobs", "str", "CUBBY_JOBS",
+     "worker processes of the prefetch (default: one per core)"),
+    ("no_prefetch", "--no-cubby-prefetch", "bool", "CUBBY_NO_PREFETCH",
+     "do not compile the kernels an earlier session recorded in worker processes at the start"),
 ]
 _EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_BASE_DIR",
-             "CUBBY_STATS_FILE")
+             "CUBBY_STATS_FILE", "CUBBY_SUITE", "CUBBY_JOBS", "CUBBY_PREFETCH")
 # Fields of a stats line (a CUBBY_STATS_FILE line, Cache.stats(), the CuPy backend's counters)
 # that are not counters: every other number is summed, so the counters' names come from libcubby
 # (its counter table, cubby/stats.hpp, as cubby_stats_json writes it) and are not listed here.
@@ -148,6 +156,8 @@ class CubbyPlugin:
         self.fixture_cache: Optional[_cache.Cache] = None
         self.totals: Dict[str, float] = {}
         self.workers = 0
+        self.prefetch: Optional[Prefetch] = None
+        self.prefetch_note = ""
 
     # -- set-up and tear-down ---------------------------------------------------------------
     def export(self) -> None:
@@ -159,11 +169,18 @@ class CubbyPlugin:
             "CUBBY_REMOTE": values["remote"],
             "CUBBY_BASE_DIR": values["base_dir"],
             "CUBBY_STATS_FILE": self.stats_file,
+            "CUBBY_SUITE": self.suite(),
+            "CUBBY_JOBS": values["jobs"],
+            "CUBBY_PREFETCH": "0" if values["no_prefetch"] else None,
         }
         for variable, value in wanted.items():
             self.saved_env[variable] = os.environ.get(variable)
             if value is not None:
                 os.environ[variable] = str(value)
+
+    def suite(self) -> str:
+        """The session's suite: --cubby-suite / CUBBY_SUITE, else pytest-<rootdir name>."""
+        return str(self.settings.values["suite"] or f"pytest-{self.config.rootpath.name}")
 
     def restore(self) -> None:
         for variable, value in self.saved_env.items():
@@ -183,6 +200,18 @@ class CubbyPlugin:
         except Error as error:
             self.library_error = str(error)
         self.start_cupy()
+        self.start_prefetch()
+
+    def start_prefetch(self) -> None:
+        # The controller prefetches for the session (xdist workers share its compiles).
+        if self.worker or self.settings.values["disable"]:
+            return
+        try:
+            self.prefetch = Prefetch(self.suite())
+            self.prefetch_note = (f"started for suite '{self.suite()}' (pid {self.prefetch.pid})"
+                                  if self.prefetch.pid else self.prefetch.note)
+        except Error as error:
+            self.library_error = self.library_error or str(error)
 
     def start_cupy(self) -> None:
         if self.settings.values["no_cupy"]:
@@ -204,6 +233,9 @@ class CubbyPlugin:
             self.cupy_note = "not installed: libcubby unavailable"
 
     def stop(self) -> None:
+        if self.prefetch is not None:
+            self.prefetch.stop()
+            self.prefetch = None
         if self.on_compile in _cache._compile_observers:
             _cache._compile_observers.remove(self.on_compile)
         if self.on_cupy_save in cupy_adapter._save_observers:
@@ -291,6 +323,8 @@ class CubbyPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session):
+        if self.prefetch is not None:  # what it has not compiled yet, no test of this run needs
+            self.prefetch.stop()
         local = self.local_totals()
         if self.worker:
             self.config.workeroutput["cubby"] = json.dumps(local)
@@ -348,6 +382,8 @@ class CubbyPlugin:
                   f"{t.get('remote_bytes_written', 0) / 2**20:.1f} MiB out"
                   + (" (" + ", ".join(why) + ")" if why else ""))
         write(f"processes: {int(t.get('processes', 0))} (xdist workers: {self.workers})")
+        if self.prefetch_note:
+            write(f"prefetch: {self.prefetch_note}")
         write(f"cupy: {self.cupy_note}" + (
             f"; loads hit {int(t.get('cupy_hits', 0))}, missed {int(t.get('cupy_misses', 0))}, "
             f"saved {int(t.get('cupy_saves', 0))}" if t.get("cupy_hits", 0) or

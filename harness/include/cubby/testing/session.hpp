@@ -28,6 +28,14 @@ Cache& cache();
 // Throws cubby::Error as Cache::compile does.
 CacheResult compile(const CompileRequest& request);
 
+// Starts the prefetch of the session's suite (cubby/prefetch.hpp: the kernels an earlier run of
+// this test binary recorded compile in worker processes while the tests run) and returns what is
+// worth telling the user about it ("" when nothing is). The suite is CUBBY_SUITE, else the test
+// binary's file name. The Environment calls it in SetUp, from the main thread.
+std::string start_prefetch();
+// Stops it (the Environment's TearDown); idempotent.
+void stop_prefetch();
+
 // Wall time spent inside the shared cache by `compile` (every KernelTest::compile goes through
 // it), summed over calls; each call is counted once. Calls that bypass `compile` (e.g.
 // cache().compile) are not timed. What a warm suite spends in cubby: the lookups (key derivation,
