@@ -79,13 +79,15 @@ std::optional<Manifest> remote_manifest(const Config& config, const std::string&
 
 // The manifests to warm (all of the store's without --suite), their recipes in order.
 void load_recipes(const Config& config, const WarmArgs& args, Plan& plan) {
-  plan.suites = args.suites.empty() ? list_suites(config.dir) : args.suites;
+  std::vector<std::string> problems;
+  plan.suites = args.suites.empty() ? list_suites(config.dir, &problems) : args.suites;
+  for (const std::string& problem : problems) std::cerr << "cubby: " << problem << "; ignored\n";
   std::set<std::array<std::uint8_t, 16>> seen;
   for (const std::string& suite : plan.suites) {
     auto loaded = load_manifest(config.dir, suite);
     std::optional<Manifest> manifest;
     if (!loaded) {
-      if (!args.quiet) std::cerr << "cubby: " << loaded.error().message << "; ignored\n";
+      std::cerr << "cubby: " << loaded.error().message << "; ignored\n";
     } else {
       manifest = std::move(*loaded);
     }

@@ -39,8 +39,8 @@ class CUBBY_API Prefetch {
 };
 
 // The `cubby` tool: $CUBBY_CLI; else beside the file holding this library (<dir>/../bin/cubby,
-// <dir>/cubby, <dir>/../cli/cubby for a build tree); else the installed one; else `cubby` on
-// PATH. Empty when none is an executable file.
+// <dir>/cubby, <dir>/../cli/cubby); else the one of cubby's build tree, else the installed one;
+// else `cubby` on PATH. Empty when none is an executable file.
 CUBBY_API std::filesystem::path locate_cli();
 
 }  // namespace cubby

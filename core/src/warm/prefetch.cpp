@@ -56,11 +56,11 @@ std::filesystem::path locate_cli() {
                     dir.parent_path() / "cli" / "cubby"};
     }
   }
-#ifdef CUBBY_INSTALL_BINDIR
-  candidates.emplace_back(std::filesystem::path(CUBBY_INSTALL_BINDIR) / "cubby");
-#endif
 #ifdef CUBBY_BUILD_CLI
   candidates.emplace_back(CUBBY_BUILD_CLI);
+#endif
+#ifdef CUBBY_INSTALL_BINDIR
+  candidates.emplace_back(std::filesystem::path(CUBBY_INSTALL_BINDIR) / "cubby");
 #endif
   if (const char* path = std::getenv("PATH")) {
     std::string_view folders(path);

@@ -15,6 +15,7 @@
 #include "cuda/nvrtc_library.hpp"
 #include "format/blob.hpp"
 #include "storage/local/disk.hpp"
+#include "storage/local/manifests.hpp"
 #include "test_support.hpp"
 
 namespace cubby {
@@ -567,6 +568,73 @@ TEST(CachePch, AHeaderEditIsNeverServedFromAStalePch) {
   }
   EXPECT_EQ(cache.stats().pch_created, 3u);  // one per header version (the path holds "pch":
   EXPECT_EQ(cache.stats().pch_reused, 3u);   // an -I value is not a PCH option)
+}
+
+// A program distinct per `tag` (no heavy header: a fast compile).
+CompileRequest tiny(const std::string& tag) {
+  CompileRequest r;
+  r.source = "__global__ void k_" + tag + "(int* p) { *p = 1; }\n";
+  r.program_name = tag + ".cu";
+  r.name_expressions = {"k_" + tag};
+  return r;  // arch left empty: recorded as the caller asked
+}
+
+TEST(CacheSuite, RecordsEachRequestOnceInTheOrderItWasFirstAskedFor) {
+  TempDir dir("cache-suite");
+  Config config = config_for(dir.path());
+  config.suite = "unit suite";
+  {
+    Cache cache(config);
+    for (const char* tag : {"b", "a", "b", "c"}) (void)cache.compile(tiny(tag));
+    EXPECT_FALSE(std::filesystem::exists(manifest_path(dir.path(), "unit suite")));  // at finish
+  }
+  auto manifest = load_manifest(dir.path(), "unit suite");
+  ASSERT_TRUE(manifest && *manifest);
+  std::vector<std::string> programs;
+  for (const Recipe& recipe : (*manifest)->recipes) programs.push_back(recipe.program_name);
+  EXPECT_EQ(programs, (std::vector<std::string>{"b.cu", "a.cu", "c.cu"}));
+  EXPECT_EQ((*manifest)->recipes[0].arch, "");
+  // A later run that hits (warm) records its order first and keeps what it did not ask for.
+  {
+    Cache cache(config);
+    (void)cache.compile(tiny("c"));
+    (void)cache.compile(tiny("d"));
+  }
+  programs.clear();
+  manifest = load_manifest(dir.path(), "unit suite");
+  ASSERT_TRUE(manifest && *manifest);
+  for (const Recipe& recipe : (*manifest)->recipes) programs.push_back(recipe.program_name);
+  EXPECT_EQ(programs, (std::vector<std::string>{"c.cu", "d.cu", "b.cu", "a.cu"}));
+}
+
+TEST(CacheSuite, NothingIsRecordedWithoutASuiteInAReadOnlyStoreOrForAFailedCompile) {
+  TempDir dir("cache-suite-none");
+  {
+    Cache cache(config_for(dir.path()));
+    (void)cache.compile(tiny("a"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(manifests_dir(dir.path())));
+  Config read_only = config_for(dir.path());
+  read_only.suite = "s";
+  read_only.read_only = true;
+  {
+    Cache cache(read_only);
+    (void)cache.compile(tiny("a"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(manifests_dir(dir.path())));
+  Config suite = config_for(dir.path());
+  suite.suite = "s";
+  {
+    Cache cache(suite);
+    CompileRequest broken = tiny("broken");
+    broken.source = "this is not C++";
+    EXPECT_THROW((void)cache.compile(broken), Error);
+    (void)cache.compile(tiny("a"));
+  }
+  auto manifest = load_manifest(dir.path(), "s");
+  ASSERT_TRUE(manifest && *manifest);
+  ASSERT_EQ((*manifest)->recipes.size(), 1U);
+  EXPECT_EQ((*manifest)->recipes[0].program_name, "a.cu");
 }
 
 }  // namespace

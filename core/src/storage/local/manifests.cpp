@@ -90,7 +90,8 @@ Result<void> save_manifest(const std::filesystem::path& root, const Manifest& ma
   return io::write_file_atomic(manifest_path(root, manifest.suite), encode_manifest(manifest));
 }
 
-std::vector<std::string> list_suites(const std::filesystem::path& root) {
+std::vector<std::string> list_suites(const std::filesystem::path& root,
+                                     std::vector<std::string>* problems) {
   std::vector<std::string> suites;
   std::vector<std::string> names;
   static_cast<void>(io::for_each_name(manifests_dir(root), [&](int, std::string_view name) {
@@ -98,7 +99,9 @@ std::vector<std::string> list_suites(const std::filesystem::path& root) {
   }));
   for (const std::string& name : names) {
     auto manifest = decode_file(manifests_dir(root) / name);
-    if (manifest && *manifest && manifest_stem((*manifest)->suite) + std::string(kSuffix) == name) {
+    if (!manifest) {
+      if (problems != nullptr) problems->push_back(manifest.error().message);
+    } else if (*manifest && manifest_stem((*manifest)->suite) + std::string(kSuffix) == name) {
       suites.push_back((*manifest)->suite);
     }
   }

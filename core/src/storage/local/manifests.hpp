@@ -38,7 +38,9 @@ Result<std::optional<std::string>> record_manifest(const std::filesystem::path& 
 // Writes `manifest` as its suite's manifest, replacing any (import, remote fetch). Errc::io.
 Result<void> save_manifest(const std::filesystem::path& root, const Manifest& manifest);
 
-// The suite names of the readable manifests of the store, sorted; damaged files are skipped.
-std::vector<std::string> list_suites(const std::filesystem::path& root);
+// The suite names of the readable manifests of the store, sorted. Damaged files are skipped; when
+// `problems` is given, it gets a message for each (naming the file).
+std::vector<std::string> list_suites(const std::filesystem::path& root,
+                                     std::vector<std::string>* problems = nullptr);
 
 }  // namespace cubby

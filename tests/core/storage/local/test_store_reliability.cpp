@@ -25,6 +25,7 @@
 #include "storage/local/pch_dir.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/local/verify.hpp"
+#include "small_tmpfs.hpp"
 #include "test_support.hpp"
 #include "util/io.hpp"
 
@@ -33,6 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using testing::SmallTmpfs;
 using testing::TempDir;
 
 // Kernel `i` of a family of small, distinct programs (distinct keys).
@@ -268,40 +270,6 @@ TEST(SizeBound, WritesOverTheBoundEvictAndGcRestoresTheBound) {
 }
 
 bool is_root() { return ::geteuid() == 0; }
-
-// A small tmpfs mounted at `mount_point` (made if missing) for one test, unmounted when it ends;
-// root only. When it cannot be mounted, `why_not()` says why (the test skips with it).
-class SmallTmpfs {
- public:
-  SmallTmpfs(const fs::path& mount_point, const char* size) : path_(mount_point), size_(size) {
-    if (!is_root()) {
-      why_not_ = "mounting a tmpfs needs root";
-      return;
-    }
-    fs::create_directories(path_);
-    if (::mount("tmpfs", path_.c_str(), "tmpfs", 0, size_) != 0) {
-      why_not_ = std::string("cannot mount a tmpfs here (") + std::strerror(errno) + ")";
-    }
-  }
-  ~SmallTmpfs() {
-    if (mounted()) ::umount2(path_.c_str(), MNT_DETACH);
-  }
-  SmallTmpfs(const SmallTmpfs&) = delete;
-  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
-
-  bool mounted() const { return why_not_.empty(); }
-  const std::string& why_not() const { return why_not_; }
-  const fs::path& path() const { return path_; }
-  // Remounts it read-only; false if that failed.
-  bool make_read_only() {
-    return ::mount("tmpfs", path_.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, size_) == 0;
-  }
-
- private:
-  fs::path path_;
-  const char* size_;
-  std::string why_not_;
-};
 
 // A real full disk: a 64 KiB tmpfs (root only; skipped otherwise, see FaultInjected below).
 TEST(FullDisk, RealEnospcLeavesTheResultUsableAndReadsWorking) {

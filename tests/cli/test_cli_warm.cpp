@@ -1,0 +1,206 @@
+// `cubby warm`: recorded recipes compiled in worker processes, and every way one can go wrong.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli_process.hpp"
+#include "cubby/cache.hpp"
+#include "small_tmpfs.hpp"
+#include "storage/local/manifests.hpp"
+#include "test_support.hpp"
+#include "util/bytes.hpp"
+
+namespace cubby {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::cli_json;
+using testing::CliOutcome;
+using testing::TempDir;
+using testing::write_text;
+
+constexpr const char* kSuite = "warm suite";
+
+// Program `tag`: a tiny kernel; with a header, it includes <tag>.cuh from the include folder.
+CompileRequest program(const std::string& tag, const fs::path& include_dir = {}) {
+  CompileRequest r;
+  r.source = (include_dir.empty() ? "" : "#include \"" + tag + ".cuh\"\n") +
+             "__global__ void k_" + tag + "(int* p) { *p = 1; }\n";
+  r.program_name = tag + ".cu";
+  r.name_expressions = {"k_" + tag};
+  if (!include_dir.empty()) r.options = {"-I" + include_dir.string()};
+  r.arch = "sm_90";
+  return r;
+}
+
+class Warm : public ::testing::Test {
+ protected:
+  // Records p0..p3 (p3 reads include/p3.cuh) as suite kSuite, then empties the store's entries:
+  // what a toolchain upgrade does to the keys.
+  void SetUp() override {
+    fs::create_directories(include_);
+    write_text(include_ / "p3.cuh", "constexpr int kP3 = 3;\n");
+    Config config;
+    config.dir = store_;
+    config.suite = kSuite;
+    {
+      Cache cache(config);
+      for (const CompileRequest& request : requests()) (void)cache.compile(request);
+    }
+    fs::remove_all(store_ / "entries");
+  }
+
+  std::vector<CompileRequest> requests() const {
+    return {program("p0"), program("p1"), program("p2"), program("p3", include_)};
+  }
+
+  CliOutcome warm(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+    args.insert(args.begin(), "warm");
+    const testing::CliOutputFiles files{dir_ / "out", dir_ / "err"};
+    return testing::finish_cli(testing::start_cli(args, store_, files, env), files);
+  }
+
+  TempDir dir_{"cli-warm"};
+  fs::path store_ = dir_ / "store";
+  fs::path include_ = dir_ / "include";
+};
+
+TEST_F(Warm, CompilesEveryMissingRecipeThenFindsThemWarm) {
+  const CliOutcome first = warm({"--suite", kSuite, "-j", "2", "--json"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const auto summary = cli_json(first);
+  EXPECT_EQ(summary["recipes"], 4);
+  EXPECT_EQ(summary["compiled"], 4);
+  EXPECT_EQ(summary["warm"], 0);
+  EXPECT_TRUE(summary["failed"].empty()) << summary.dump();
+  EXPECT_EQ(summary["stopped"], "");
+  Config config;
+  config.dir = store_;
+  Cache cache(config);
+  for (const CompileRequest& request : requests()) {
+    EXPECT_EQ(cache.compile(request).tier, Source::disk) << request.program_name;
+  }
+  const auto again = cli_json(warm({"--json"}));  // every suite of the store
+  EXPECT_EQ(again["warm"], 4);
+  EXPECT_EQ(again["compiled"], 0);
+  EXPECT_EQ(again["suites"], nlohmann::json::array({kSuite}));
+}
+
+TEST_F(Warm, ADeletedHeaderIsSkippedAndASourceThatNoLongerCompilesFailsWhileTheRestCompile) {
+  fs::remove(include_ / "p3.cuh");
+  // p1's recipe, edited in the manifest into a program that no longer compiles.
+  auto manifest = load_manifest(store_, kSuite);
+  ASSERT_TRUE(manifest && *manifest);
+  (*manifest)->recipes[1].source = "__global__ void k_p1(int* p) { *p = undeclared; }\n";
+  ASSERT_TRUE(save_manifest(store_, **manifest));
+  const CliOutcome run = warm({"--suite", kSuite, "--json"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto summary = cli_json(run);
+  EXPECT_EQ(summary["compiled"], 2);
+  ASSERT_EQ(summary["skipped"].size(), 1U);
+  EXPECT_EQ(summary["skipped"][0]["program"], "p3.cu");
+  EXPECT_NE(summary["skipped"][0]["reason"].get<std::string>().find("no longer exists"),
+            std::string::npos);
+  ASSERT_EQ(summary["failed"].size(), 1U);
+  EXPECT_EQ(summary["failed"][0]["program"], "p1.cu");
+  EXPECT_NE(summary["failed"][0]["error"].get<std::string>().find("undeclared"),
+            std::string::npos);
+  const CliOutcome text = warm({"--suite", kSuite});
+  EXPECT_NE(text.out.find("skipped   p3.cu"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("failed    p1.cu"), std::string::npos) << text.out;
+}
+
+TEST_F(Warm, AWorkerThatCrashesFailsOnlyItsRecipe) {
+  const CliOutcome run =
+      warm({"--suite", kSuite, "-j", "2", "--json"}, {"CUBBY_TEST_WORKER_FAULT=crash:p1.cu"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto summary = cli_json(run);
+  EXPECT_EQ(summary["compiled"], 3);
+  ASSERT_EQ(summary["failed"].size(), 1U);
+  EXPECT_EQ(summary["failed"][0]["program"], "p1.cu");
+  EXPECT_NE(summary["failed"][0]["error"].get<std::string>().find("killed by signal"),
+            std::string::npos)
+      << summary.dump();
+}
+
+TEST_F(Warm, AWorkerThatHangsIsKilledAtTheTimeoutAndTheRestCompile) {
+  const auto start = std::chrono::steady_clock::now();
+  const CliOutcome run = warm({"--suite", kSuite, "-j", "1", "--timeout", "2", "--json"},
+                              {"CUBBY_TEST_WORKER_FAULT=hang:p0.cu"});
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto summary = cli_json(run);
+  EXPECT_EQ(summary["compiled"], 3);  // a new worker took the hung one's place
+  ASSERT_EQ(summary["failed"].size(), 1U);
+  EXPECT_NE(summary["failed"][0]["error"].get<std::string>().find("timed out after 2 s"),
+            std::string::npos);
+  EXPECT_LT(seconds, 60.0);  // bounded by the timeout, not by the hang
+}
+
+TEST_F(Warm, ACorruptOrNewerManifestIsIgnoredWithAMessage) {
+  const fs::path path = manifest_path(store_, kSuite);
+  std::string bytes = testing::read_text(path);
+  store_le(bytes.data() + 8, std::uint32_t{99});
+  write_text(path, bytes);
+  const CliOutcome newer = warm({"--suite", kSuite, "--json"});
+  EXPECT_EQ(newer.exit_code, 0);
+  EXPECT_NE(newer.err.find("newer cubby"), std::string::npos) << newer.err;
+  EXPECT_EQ(cli_json(newer)["recipes"], 0);
+  write_text(path, "CUBBYMAN\1\0\0\0 damaged");
+  const CliOutcome damaged = warm({"--json"});  // found by listing the store's suites
+  EXPECT_EQ(damaged.exit_code, 0);
+  EXPECT_NE(damaged.err.find("ignored"), std::string::npos) << damaged.err;
+  EXPECT_NE(damaged.err.find(path.string()), std::string::npos) << damaged.err;
+}
+
+TEST_F(Warm, AReadOnlyOrDisabledStoreAndAnUnknownSuiteSayWhatToDo) {
+  const CliOutcome read_only = warm({"--suite", kSuite}, {"CUBBY_READ_ONLY=1"});
+  EXPECT_EQ(read_only.exit_code, 2);
+  EXPECT_NE(read_only.err.find("CUBBY_READ_ONLY"), std::string::npos) << read_only.err;
+  const CliOutcome disabled = warm({"--suite", kSuite}, {"CUBBY_DISABLE=1"});
+  EXPECT_EQ(disabled.exit_code, 2);
+  const CliOutcome unknown = warm({"--suite", "never ran", "--json"});
+  EXPECT_EQ(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("no recipes are recorded for suite 'never ran'"), std::string::npos)
+      << unknown.err;
+  EXPECT_EQ(cli_json(unknown)["recipes"], 0);
+}
+
+TEST_F(Warm, AFullDiskStopsWarmingWithExitStatusOne) {
+  TempDir outer("cli-warm-full");
+  testing::SmallTmpfs tmpfs(outer / "fs", "size=256k");
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.why_not();
+  fs::create_directories(tmpfs.path() / "store");
+  fs::copy(store_ / "manifests", tmpfs.path() / "store" / "manifests");
+  {
+    std::string filler(4096, 'f');  // fill the file system
+    FILE* file = std::fopen((tmpfs.path() / "filler").c_str(), "wb");
+    ASSERT_NE(file, nullptr);
+    while (std::fwrite(filler.data(), 1, filler.size(), file) == filler.size()) {
+    }
+    std::fclose(file);
+  }
+  store_ = tmpfs.path() / "store";
+  const CliOutcome run = warm({"--suite", kSuite, "-j", "1", "--json"}, {"CUBBY_PCH=0"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto summary = cli_json(run);
+  EXPECT_NE(summary["stopped"].get<std::string>().find("could not be written"),
+            std::string::npos);
+  EXPECT_LT(summary["compiled"].get<int>(), 4);  // it stopped rather than compile in vain
+}
+
+TEST(WarmCli, HelpNamesTheCommand) {
+  TempDir dir("cli-warm-help");
+  const testing::CliOutputFiles files{dir / "out", dir / "err"};
+  const CliOutcome run = testing::run_cli({"warm", "--help"}, dir / "store", files);
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.out.find("--jobs"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("--worker"), std::string::npos) << "internal options are hidden";
+}
+
+}  // namespace
+}  // namespace cubby

@@ -1,0 +1,117 @@
+// Tests of format/recipe: recipes and suite manifests, their encoding and merge.
+#include "format/recipe.hpp"
+
+#include <gtest/gtest.h>
+
+#include "format/blob.hpp"
+#include "util/bytes.hpp"
+
+namespace cubby {
+namespace {
+
+Recipe sample(const std::string& tag) {
+  Recipe recipe;
+  recipe.program_name = tag + ".cu";
+  recipe.source = "__global__ void k_" + tag + "() {}\n";
+  recipe.arch = tag == "a" ? "" : "sm_90";
+  recipe.source_dir = "/src/" + tag;
+  recipe.options = {"-std=c++17", "-DTAG=" + tag};
+  recipe.name_expressions = {"k_" + tag};
+  recipe.header_paths = {"/src/" + tag + "/ops.cuh"};
+  return recipe;
+}
+
+Manifest sample_manifest() { return {"suite one", {sample("a"), sample("b"), sample("c")}}; }
+
+TEST(Recipe, EncodesAndDecodesEveryField) {
+  const Recipe recipe = sample("b");
+  auto decoded = decode_recipe(encode_recipe(recipe));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, recipe);
+}
+
+TEST(Recipe, TrailingOrMissingBytesAreCorrupt) {
+  const std::string bytes = encode_recipe(sample("a"));
+  EXPECT_EQ(decode_recipe(bytes + "x").error().code, Errc::corrupt);
+  for (std::size_t size = 0; size < bytes.size(); ++size) {
+    EXPECT_FALSE(decode_recipe(bytes.substr(0, size))) << "size " << size;
+  }
+}
+
+TEST(Recipe, RequestRoundTripKeepsTheRequestAndTakesResolvedHeaderPaths) {
+  CompileRequest request;
+  request.source = "#include \"ops.cuh\"\n";
+  request.program_name = "p.cu";
+  request.name_expressions = {"k<int>"};
+  request.options = {"-I/inc"};
+  request.source_dir = "/src";
+  KeyInputs inputs;
+  inputs.headers = {{"ops.cuh", "/inc/ops.cuh", true, {}}, {"gone.cuh", "", false, {}}};
+  const Recipe recipe = recipe_of(request, inputs);
+  EXPECT_EQ(recipe.header_paths, std::vector<std::string>{"/inc/ops.cuh"});
+  EXPECT_EQ(recipe.arch, "");  // as requested: the warming process picks its default
+  const CompileRequest again = request_of(recipe);
+  EXPECT_EQ(again.source, request.source);
+  EXPECT_EQ(again.program_name, request.program_name);
+  EXPECT_EQ(again.name_expressions, request.name_expressions);
+  EXPECT_EQ(again.options, request.options);
+  EXPECT_EQ(again.source_dir, request.source_dir);
+  EXPECT_EQ(again.arch, request.arch);
+}
+
+TEST(Manifest, EncodesAndDecodesInOrder) {
+  auto decoded = decode_manifest(encode_manifest(sample_manifest()));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->suite, "suite one");
+  EXPECT_EQ(decoded->recipes, sample_manifest().recipes);
+}
+
+TEST(Manifest, EveryTruncationAndEveryFlippedByteIsCorruptNeverACrash) {
+  const std::string bytes = encode_manifest(sample_manifest());
+  for (std::size_t size = 0; size < bytes.size(); ++size) {
+    auto decoded = decode_manifest(bytes.substr(0, size));
+    ASSERT_FALSE(decoded) << "size " << size;
+    EXPECT_EQ(decoded.error().code, Errc::corrupt);
+  }
+  for (std::size_t at = 0; at < bytes.size(); ++at) {
+    std::string damaged = bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
+    EXPECT_FALSE(decode_manifest(damaged)) << "byte " << at;
+  }
+}
+
+TEST(Manifest, ANewerFormatIsRefusedWithAMessageThatSaysSo) {
+  std::string bytes = encode_manifest(sample_manifest());
+  store_le(bytes.data() + 8, kManifestFormatVersion + 1);
+  auto decoded = decode_manifest(bytes);
+  ASSERT_FALSE(decoded);
+  EXPECT_NE(decoded.error().message.find("newer cubby"), std::string::npos)
+      << decoded.error().message;
+}
+
+TEST(Manifest, MergeKeepsTheRecentOrderFirstThenOlderRecipesOnce) {
+  const std::vector<Recipe> recent = {sample("c"), sample("a"), sample("c")};
+  const std::vector<Recipe> older = {sample("a"), sample("b"), sample("d")};
+  const auto merged = merge_recipes(recent, older);
+  ASSERT_EQ(merged.size(), 4U);
+  EXPECT_EQ(merged[0], sample("c"));
+  EXPECT_EQ(merged[1], sample("a"));
+  EXPECT_EQ(merged[2], sample("b"));
+  EXPECT_EQ(merged[3], sample("d"));
+}
+
+TEST(Manifest, RecipesDifferingInOneFieldAreDistinct) {
+  Recipe other = sample("a");
+  other.options.push_back("-G");
+  EXPECT_NE(recipe_id(other), recipe_id(sample("a")));
+  EXPECT_EQ(merge_recipes({sample("a")}, {other}).size(), 2U);
+}
+
+TEST(Manifest, RemoteKeysAreDistinctPerSuiteAndFromBlobKeys) {
+  EXPECT_NE(manifest_key("one"), manifest_key("two"));
+  EXPECT_EQ(manifest_key("one"), manifest_key("one"));
+  EXPECT_NE(manifest_key("one"), blob_key("cubby-manifest", "one"));
+}
+
+}  // namespace
+}  // namespace cubby

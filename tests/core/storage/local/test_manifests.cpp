@@ -1,0 +1,94 @@
+// Tests of storage/local/manifests: suite manifest files in a store.
+#include "storage/local/manifests.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+#include "util/bytes.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::TempDir;
+
+Recipe recipe(const std::string& tag) {
+  Recipe r;
+  r.program_name = tag + ".cu";
+  r.source = "__global__ void " + tag + "() {}\n";
+  r.name_expressions = {tag};
+  return r;
+}
+
+TEST(ManifestStem, PlainNamesStayAndOthersGetAHashThatKeepsThemApart) {
+  EXPECT_EQ(manifest_stem("test_mdspan-1.2+x"), "test_mdspan-1.2+x");
+  const std::string slashed = manifest_stem("a/b");
+  const std::string spaced = manifest_stem("a b");
+  EXPECT_EQ(slashed.find('/'), std::string::npos);
+  EXPECT_NE(slashed, spaced);  // both sanitize to "a_b": the hash tells them apart
+  EXPECT_TRUE(slashed.starts_with("a_b-"));
+  EXPECT_FALSE(manifest_stem("..").starts_with("."));
+  EXPECT_FALSE(manifest_stem("").empty());
+  EXPECT_LE(manifest_stem(std::string(500, 'x')).size(), 64U);
+}
+
+TEST(Manifests, RecordWritesMergesAndSkipsAnUnchangedManifest) {
+  TempDir store("manifests");
+  auto first = record_manifest(store.path(), "s", {recipe("a"), recipe("b")});
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_TRUE(first->has_value());
+  auto same = record_manifest(store.path(), "s", {recipe("a"), recipe("b")});
+  ASSERT_TRUE(same);
+  EXPECT_FALSE(same->has_value());  // nothing new: not written again
+  // Another process of the suite that asked for c first and b: c, b, then a from before.
+  ASSERT_TRUE(record_manifest(store.path(), "s", {recipe("c"), recipe("b")}));
+  auto loaded = load_manifest(store.path(), "s");
+  ASSERT_TRUE(loaded && *loaded);
+  ASSERT_EQ((*loaded)->recipes.size(), 3U);
+  EXPECT_EQ((*loaded)->recipes[0], recipe("c"));
+  EXPECT_EQ((*loaded)->recipes[1], recipe("b"));
+  EXPECT_EQ((*loaded)->recipes[2], recipe("a"));
+}
+
+TEST(Manifests, AMissingManifestIsNoneAndADamagedOneAnErrorNamingTheFile) {
+  TempDir store("manifests");
+  auto none = load_manifest(store.path(), "s");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->has_value());
+  testing::write_text(manifest_path(store.path(), "s"), "CUBBYMAN garbage");
+  auto damaged = load_manifest(store.path(), "s");
+  ASSERT_FALSE(damaged);
+  EXPECT_EQ(damaged.error().code, Errc::corrupt);
+  EXPECT_NE(damaged.error().message.find(manifest_path(store.path(), "s").string()),
+            std::string::npos);
+  // Recording replaces a damaged manifest.
+  ASSERT_TRUE(record_manifest(store.path(), "s", {recipe("a")}));
+  EXPECT_TRUE(load_manifest(store.path(), "s"));
+}
+
+TEST(Manifests, AFileOfAnotherSuiteAtThePathIsRefused) {
+  TempDir store("manifests");
+  ASSERT_TRUE(save_manifest(store.path(), {"other", {recipe("a")}}));
+  std::filesystem::rename(manifest_path(store.path(), "other"), manifest_path(store.path(), "s"));
+  auto loaded = load_manifest(store.path(), "s");
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().message.find("belongs to suite 'other'"), std::string::npos);
+}
+
+TEST(Manifests, ListSuitesNamesReadableManifestsOnly) {
+  TempDir store("manifests");
+  ASSERT_TRUE(save_manifest(store.path(), {"b/suite", {recipe("a")}}));
+  ASSERT_TRUE(save_manifest(store.path(), {"a", {recipe("a")}}));
+  testing::write_text(manifests_dir(store.path()) / "broken.manifest", "not a manifest");
+  EXPECT_EQ(list_suites(store.path()), (std::vector<std::string>{"a", "b/suite"}));
+}
+
+TEST(Manifests, AStoreThatCannotBeWrittenIsAnErrorNotACrash) {
+  TempDir store("manifests");
+  testing::write_text(manifests_dir(store.path()), "a file where the folder should be");
+  auto written = record_manifest(store.path(), "s", {recipe("a")});
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().code, Errc::io);
+}
+
+}  // namespace
+}  // namespace cubby
