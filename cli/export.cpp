@@ -1,10 +1,11 @@
-// `cubby export FILE`: every good entry of the store in one archive (ustar; see archive.hpp), to
-// carry a warm store to a fresh machine (`cubby import FILE` there).
+// `cubby export FILE`: every good entry of the store and every suite's recipes in one archive
+// (ustar; see archive.hpp), to carry a warm store to a fresh machine (`cubby import FILE` there).
 #include <iostream>
 #include <sstream>
 
 #include "archive.hpp"
 #include "cli.hpp"
+#include "storage/local/manifests.hpp"
 #include "storage/local/verify.hpp"
 #include "util/io.hpp"
 
@@ -23,6 +24,23 @@ bool append_to(io::AtomicFile& out, Write&& write, std::string& why) {
   auto written = out.write(part.view());
   if (!written) why = written.error().message;
   return written.ok();
+}
+
+// Appends every suite's manifest (manifests/<stem>.manifest), so that `cubby warm` on the
+// importing machine knows what to compile; counts them in `count`. False as append_to.
+bool append_manifests(io::AtomicFile& out, const fs::path& root, std::uint64_t& count,
+                      std::string& why) {
+  for (const std::string& suite : list_suites(root)) {
+    auto manifest = load_manifest(root, suite);
+    if (!manifest || !*manifest) continue;
+    const std::string name = "manifests/" + manifest_stem(suite) + ".manifest";
+    const std::string bytes = encode_manifest(**manifest);
+    const bool written = append_to(
+        out, [&](std::ostream& part) { return write_tar_member(part, name, bytes, 0); }, why);
+    if (!written) return false;
+    ++count;
+  }
+  return true;
 }
 
 int run_export(const Common& common, const std::string& file) {
@@ -68,6 +86,8 @@ int run_export(const Common& common, const std::string& file) {
     ++exported;
     bytes += entry.size();
   }
+  std::uint64_t manifests = 0;
+  if (written) written = append_manifests(*out, config.dir, manifests, why);
   if (written) {
     written = append_to(
         *out, [](std::ostream& part) { return write_tar_end(part); }, why);
@@ -86,10 +106,12 @@ int run_export(const Common& common, const std::string& file) {
                 {"file", file},
                 {"entries", exported},
                 {"bytes", bytes},
+                {"manifests", manifests},
                 {"skipped_bad", skipped}});
   } else {
     std::cout << "exported " << exported << (exported == 1 ? " entry" : " entries") << " ("
-              << format_bytes(bytes) << ") to " << file << '\n';
+              << format_bytes(bytes) << ") and the recipes of " << manifests
+              << (manifests == 1 ? " suite" : " suites") << " to " << file << '\n';
     if (skipped > 0) std::cout << "skipped " << skipped << " bad or unreadable entries\n";
   }
   return kExitOk;

@@ -10,6 +10,7 @@
 #include "archive.hpp"
 #include "cli.hpp"
 #include "storage/local/disk.hpp"
+#include "storage/local/manifests.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/local/verify.hpp"
 
@@ -24,6 +25,7 @@ struct ImportTally {
   std::uint64_t foreign = 0;
   std::uint64_t other_format = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t manifests = 0;
   json problems = json::array();
   std::string write_error;
 };
@@ -53,9 +55,37 @@ std::optional<Key> member_key(const TarMember& member) {
   return *key;
 }
 
+// Merges a suite manifest member (manifests/<stem>.manifest) into the store's: the recipes the
+// store knows first, then the archive's. A member that does not decode is rejected.
+void import_manifest(DiskTier& disk, const Common& common, const TarMember& member,
+                     ImportTally& tally) {
+  auto manifest = decode_manifest(member.bytes);
+  if (!manifest) {
+    ++tally.rejected;
+    tally.problems.push_back({{"member", member.name}, {"problem", manifest.error().message}});
+    if (!common.json) {
+      std::cerr << "cubby: rejected " << member.name << ": " << manifest.error().message << '\n';
+    }
+    return;
+  }
+  auto local = load_manifest(disk.root(), manifest->suite);  // a damaged one is replaced
+  if (local && *local) manifest->recipes = merge_recipes((*local)->recipes, manifest->recipes);
+  if (!tally.write_error.empty()) return;
+  if (auto saved = save_manifest(disk.root(), *manifest); !saved) {
+    tally.write_error = saved.error().message;
+    return;
+  }
+  ++tally.manifests;
+}
+
 // Imports one archive member into `disk` (after the first write error, only counts), verified.
 void import_member(DiskTier& disk, const Common& common, const TarMember& member,
                    ImportTally& tally) {
+  if (member.regular() && member.name.starts_with("manifests/") &&
+      member.name.ends_with(".manifest")) {
+    import_manifest(disk, common, member, tally);
+    return;
+  }
   const std::optional<Key> key = member_key(member);
   if (!key) {
     ++tally.foreign;
@@ -95,6 +125,7 @@ void print_import_report(const Common& common, const Config& config, const std::
                 {"file", file},
                 {"imported", tally.imported},
                 {"bytes", tally.bytes},
+                {"manifests", tally.manifests},
                 {"present", tally.present},
                 {"rejected", tally.rejected},
                 {"foreign", tally.foreign},
@@ -104,7 +135,9 @@ void print_import_report(const Common& common, const Config& config, const std::
     return;
   }
   std::cout << "imported " << tally.imported << (tally.imported == 1 ? " entry" : " entries")
-            << " (" << format_bytes(tally.bytes) << ") into " << config.dir.string() << "; "
+            << " (" << format_bytes(tally.bytes) << ") and the recipes of " << tally.manifests
+            << (tally.manifests == 1 ? " suite" : " suites") << " into " << config.dir.string()
+            << "; "
             << tally.present << " already present, " << tally.rejected << " rejected, "
             << tally.foreign << " foreign members skipped";
   if (tally.other_format > 0) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 extern char** environ;
 
@@ -20,6 +21,9 @@ namespace cubby::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long stopping workers waits for those finishing a task before killing them.
+constexpr std::chrono::seconds kStopGrace{2};
 
 struct Task {
   std::size_t index = 0;
@@ -118,8 +122,22 @@ class Pool {
       : options_(options), payload_(payload), done_(done) {
     for (std::size_t index : tasks) queue_.push_back({index, false});
   }
+  // Stops the workers left: SIGTERM, which a worker takes between tasks (it ends a task it is
+  // in, so that a compile about to finish is stored and counted), then SIGKILL after kStopGrace.
   ~Pool() {
-    for (Worker& worker : workers_) end_worker(worker, true);
+    for (Worker& worker : workers_) {
+      close_fd(worker.to);
+      if (worker.pid > 0) ::kill(worker.pid, SIGTERM);
+    }
+    const auto deadline = Clock::now() + kStopGrace;
+    for (Worker& worker : workers_) {
+      while (worker.pid > 0 && Clock::now() < deadline) {
+        int status = 0;
+        if (::waitpid(worker.pid, &status, WNOHANG) == worker.pid) worker.pid = -1;
+        if (worker.pid > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      end_worker(worker, true);
+    }
   }
 
   void run(const std::function<bool()>& stop) {

@@ -4,7 +4,8 @@
 //
 // A worker dies with the process that started it (PR_SET_PDEATHSIG); a worker that exits or is
 // killed in the middle of a task fails that task ("crashed"), one that takes longer than the
-// timeout is killed and fails it ("timed out"), and a new worker takes its place.
+// timeout is killed and fails it ("timed out"), and a new worker takes its place. Stopping the
+// pool (stop(), the end of the tasks) gives a worker in a task 2 s to finish it, then kills it.
 #pragma once
 
 #include <chrono>

@@ -83,7 +83,16 @@ int run_worker(Config config, long parent_pid) {
     std::string bytes(size, '\0');
     if (!std::cin.read(bytes.data(), static_cast<std::streamsize>(size))) return kExitUsage;
     const bool wait = space != std::string::npos && header.substr(space + 1) == "wait";
-    std::cout << reply_line(warm_one(cache, bytes, wait)) << std::flush;
+    // A stop (SIGTERM) waits until the task is done and counted (CUBBY_STATS_FILE, the store's
+    // counters): the coordinator kills a worker that takes longer (warm_pool.hpp).
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ::sigprocmask(SIG_BLOCK, &term, nullptr);
+    const WorkerReply reply = warm_one(cache, bytes, wait);
+    cache.finish();
+    std::cout << reply_line(reply) << std::flush;
+    ::sigprocmask(SIG_UNBLOCK, &term, nullptr);
   }
   return kExitOk;
 }

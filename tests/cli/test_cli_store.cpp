@@ -286,15 +286,22 @@ TEST_F(StoreCliTest, GcEvictsToMaxSizeAndCleansLeftovers) {
 }
 
 TEST_F(StoreCliTest, ExportThenImportIntoAFreshStoreServesHits) {
-  parse(cubby(compile_args(1)));
-  parse(cubby(compile_args(2)));
+  parse(cubby(compile_args(1), {"CUBBY_SUITE=exported suite"}));
+  parse(cubby(compile_args(2), {"CUBBY_SUITE=exported suite"}));
   const fs::path archive = root_ / "warm.tar";
   const json exported = parse(cubby({"export", archive.string(), "--json"}));
   EXPECT_EQ(exported["entries"], 2);
+  EXPECT_EQ(exported["manifests"], 1);
   const fs::path fresh = root_ / "fresh";
   const json imported = parse(cubby({"import", archive.string(), "--json"}, {}, fresh));
   EXPECT_EQ(imported["imported"], 2);
+  EXPECT_EQ(imported["manifests"], 1);
   EXPECT_EQ(imported["rejected"], 0);
+  // The suite's recipes came along: the fresh store knows what to warm (all of it is there).
+  const json warmed = parse(cubby({"warm", "--json"}, {}, fresh));
+  EXPECT_EQ(warmed["suites"], json::array({"exported suite"}));
+  EXPECT_EQ(warmed["recipes"], 2);
+  EXPECT_EQ(warmed["warm"], 2);
   const json again = parse(cubby({"import", archive.string(), "--json"}, {}, fresh));
   EXPECT_EQ(again["present"], 2);
   const json hit = parse(cubby(compile_args(2), {}, fresh));

@@ -37,6 +37,7 @@ inline std::string child_command(const std::vector<std::string>& args,
                                  const std::map<std::string, std::string>& env) {
   std::string command =
       "env -u CUBBY_REQUIRE_WARM -u CUBBY_DIR -u CUBBY_DISABLE -u CUBBY_READ_ONLY"
+      " -u CUBBY_SUITE -u CUBBY_PREFETCH -u CUBBY_JOBS -u CUBBY_STATS_FILE"
       " -u GTEST_OUTPUT -u GTEST_FILTER -u GTEST_TOTAL_SHARDS"
       " -u GTEST_SHARD_INDEX -u GTEST_SHARD_STATUS_FILE";
   for (const auto& [name, value] : env) command += " " + shell_quote(name + "=" + value);

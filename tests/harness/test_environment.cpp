@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include "child_runner.hpp"
@@ -111,6 +115,35 @@ TEST_F(EnvironmentRuns, CountersReachTheStoreAndTheStatsFileAtTheEndOfTheRun) {
   const std::string lines = read_text(stats_file);
   EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 2) << lines;  // one per run
   EXPECT_NE(lines.find("\"hits_disk\":1"), std::string::npos) << lines;
+}
+
+// The stress case of prefetch: four processes of one suite started at once on a store that holds
+// the suite's recipes but none of its entries (every key changed) compile each kernel once, among
+// them and the prefetch workers, and all pass.
+TEST_F(EnvironmentRuns, FourProcessesOfOneSuiteStartedTogetherCompileEachKeyOnce) {
+  const std::vector<std::string> filter = {"--gtest_filter=Child.*"};
+  const ChildRun first = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(store()) / "manifests"));
+  std::filesystem::remove_all(std::filesystem::path(store()) / "entries");
+  const std::string stats_file = (scratch_.path() / "stats.jsonl").string();
+  std::vector<ChildRun> runs(4);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::filesystem::path own = scratch_.path() / ("run" + std::to_string(i));
+    std::filesystem::create_directories(own);
+    threads.emplace_back([&, i, own] {
+      runs[i] = run_child(own, filter, {{"CUBBY_DIR", store()}, {"CUBBY_STATS_FILE", stats_file}});
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const ChildRun& run : runs) EXPECT_EQ(run.exit_code, 0) << run.output;
+  std::istringstream lines(read_text(stats_file));
+  std::uint64_t compiles = 0;
+  for (std::string line; std::getline(lines, line);) {
+    compiles += nlohmann::json::parse(line).at("compiles").get<std::uint64_t>();
+  }
+  EXPECT_EQ(compiles, 3u) << "alpha, beta and gamma, once each:\n" << read_text(stats_file);
 }
 
 TEST_F(EnvironmentRuns, QuietPrintsNoSummary) {

@@ -1,0 +1,189 @@
+// Prefetch: `cubby warm --prefetch` started beside a run, when it starts, what it compiles, and
+// that it never outlives the process that started it.
+#include "cubby/prefetch.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "cubby/cache.hpp"
+#include "storage/local/disk.hpp"
+#include "storage/local/manifests.hpp"
+#include "test_support.hpp"
+
+namespace cubby {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::ScopedEnv;
+using testing::TempDir;
+
+CompileRequest program(int n) {
+  CompileRequest r;
+  r.source = "__global__ void k" + std::to_string(n) + "(int* p) { *p = " + std::to_string(n) +
+             "; }\n";
+  r.program_name = "p" + std::to_string(n) + ".cu";
+  r.name_expressions = {"k" + std::to_string(n)};
+  r.arch = "sm_90";
+  return r;
+}
+
+// A store whose suite "s" recorded p0..p(count-1), with no entries left (keys changed).
+Config recorded_store(const fs::path& dir, int count) {
+  Config config;
+  config.dir = dir;
+  config.suite = "s";
+  {
+    Cache cache(config);
+    for (int n = 0; n < count; ++n) (void)cache.compile(program(n));
+  }
+  fs::remove_all(dir / "entries");
+  return config;
+}
+
+// Whether process `pid` is gone (or a zombie no one reaped yet: it runs no more).
+bool gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return true;
+  const std::size_t close = text.rfind(')');
+  return close == std::string::npos || text.substr(close + 2, 1) == "Z";
+}
+
+// The processes whose parent is `parent`.
+std::set<pid_t> children_of(pid_t parent) {
+  std::set<pid_t> children;
+  for (const auto& item : fs::directory_iterator("/proc")) {
+    const std::string name = item.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(item.path() / "stat");
+    std::string text;
+    if (!std::getline(stat, text)) continue;
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && state != "Z") children.insert(std::stoi(name));
+  }
+  return children;
+}
+
+template <class Predicate>
+bool wait_until(Predicate done, std::chrono::seconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+TEST(Prefetch, StartsOnlyWhenThereIsSomethingToWarmAndSaysWhyNot) {
+  TempDir dir("prefetch-notes");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  Config config;
+  config.dir = dir.path();
+  config.suite = "never recorded";
+  Prefetch prefetch;
+  prefetch.start(config);
+  EXPECT_FALSE(prefetch.running());
+  EXPECT_EQ(prefetch.note(), "");  // the first run records; nothing to say
+  config = recorded_store(dir.path(), 1);
+  config.read_only = true;
+  prefetch.start(config);
+  EXPECT_FALSE(prefetch.running());
+  EXPECT_NE(prefetch.note().find("read-only"), std::string::npos) << prefetch.note();
+  config.read_only = false;
+  config.prefetch = false;
+  prefetch.start(config);
+  EXPECT_FALSE(prefetch.running());
+  EXPECT_EQ(prefetch.note(), "");
+  config.prefetch = true;
+  const ScopedEnv missing("CUBBY_CLI", (dir.path() / "no-such-tool").string());
+  prefetch.start(config);
+  EXPECT_FALSE(prefetch.running());
+  EXPECT_NE(prefetch.note().find("CUBBY_CLI"), std::string::npos) << prefetch.note();
+}
+
+TEST(Prefetch, CompilesTheRecordedKernelsSoTheRunHitsThem) {
+  TempDir dir("prefetch-run");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const Config config = recorded_store(dir.path(), 4);
+  Prefetch prefetch;
+  prefetch.start(config);
+  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+  const DiskTier disk(dir.path());
+  EXPECT_TRUE(wait_until([&] { return testing::count_entries(disk) == 4; }, 120s));
+  prefetch.stop();
+  EXPECT_FALSE(prefetch.running());
+  Cache cache(config);
+  for (int n = 0; n < 4; ++n) EXPECT_TRUE(cache.compile(program(n)).hit) << n;
+}
+
+TEST(Prefetch, DiesWithTheProcessThatStartedItEvenOnKill9) {
+  TempDir dir("prefetch-orphans");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const ScopedEnv hang("CUBBY_TEST_WORKER_FAULT", "hang:p0.cu");  // a worker that never ends
+  const Config config = recorded_store(dir.path(), 2);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t test_process = ::fork();
+  if (test_process == 0) {  // a "test binary" that starts a prefetch and is then killed
+    Prefetch prefetch;
+    prefetch.start(config);
+    const long pid = prefetch.pid();
+    (void)!::write(pipe_fds[1], &pid, sizeof pid);
+    for (;;) ::pause();
+  }
+  long coordinator = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &coordinator, sizeof coordinator),
+            static_cast<ssize_t>(sizeof coordinator));
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  ASSERT_GT(coordinator, 0);
+  std::set<pid_t> workers;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        workers = children_of(static_cast<pid_t>(coordinator));
+        return !workers.empty();
+      },
+      60s));
+  ::kill(test_process, SIGKILL);
+  int status = 0;
+  ::waitpid(test_process, &status, 0);
+  EXPECT_TRUE(wait_until([&] { return gone(static_cast<pid_t>(coordinator)); }, 20s))
+      << "the prefetch outlived the killed process";
+  for (pid_t worker : workers) {
+    EXPECT_TRUE(wait_until([&] { return gone(worker); }, 20s)) << "worker " << worker;
+  }
+}
+
+TEST(LocateCli, CubbyCliWinsAndMustBeAnExecutable) {
+  TempDir dir("locate-cli");
+  {
+    const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+    EXPECT_EQ(locate_cli(), fs::path(CUBBY_CLI_PATH));
+  }
+  testing::write_text(dir / "cubby", "not executable");
+  const ScopedEnv cli("CUBBY_CLI", (dir / "cubby").string());
+  EXPECT_TRUE(locate_cli().empty());
+}
+
+TEST(LocateCli, FindsTheBuildTreesToolWithoutCubbyCli) {
+  const ScopedEnv cli("CUBBY_CLI", std::nullopt);
+  const fs::path found = locate_cli();
+  ASSERT_FALSE(found.empty());
+  EXPECT_EQ(found.filename(), "cubby");
+}
+
+}  // namespace
+}  // namespace cubby
