@@ -54,6 +54,28 @@ def fleet_bench_json():
     }
 
 
+def cold_suite_json():
+    """cubby_bench's BM_ColdSuite variants of mdspan-suite, out of display order, and one skipped."""
+    def run(variant, ms, **counters):
+        return {"name": f"BM_ColdSuite/mdspan-suite/{variant}/iterations:1/real_time", "run_type": "iteration",
+                "real_time": ms, "time_unit": "ms", "programs": 25.0, **counters}
+
+    return {
+        "context": {"cubby_bench_schema": "2"},
+        "benchmarks": [
+            run("parallel_pch:4", 5000, jobs=4.0, speedup_vs_serial=5.0),
+            run("serial", 25000, speedup_vs_serial=1.0),
+            run("parallel:2", 12500, jobs=2.0, speedup_vs_serial=1.9),  # the report's own ratio wins
+            run("pch", 20000, speedup_vs_serial=1.25),
+            run("parallel_pch:2", 10000, jobs=2.0),  # no counter: computed from serial
+            {"name": "BM_ColdSuite/mdspan-suite/parallel:4/iterations:1/real_time", "run_type": "iteration",
+             "error_occurred": True, "error_message": "cubby warm exited 1: 1 of 25 programs failed (first: boom)"},
+            {"name": "BM_ColdSuite/tiny/serial/iterations:3/real_time", "run_type": "iteration", "real_time": 60,
+             "time_unit": "ms"},
+        ],
+    }
+
+
 def suite_timing_json(fleet=True):
     """ci/suite-timing.sh's timing.json, with its fleet simulation or with that part skipped."""
     data = {"scope": "full suite", "cold_s": {"test_mdspan_transform": 45.0, "suite": 45.3},
@@ -148,6 +170,39 @@ class ReadBench(Workdir):
         self.assertAlmostEqual(mdspan50["fleet_loaded_ratio_vs_local_warm"], 1.2)
         self.assertNotIn("fleet_loaded_us", record["workloads"]["mdspan-suite"])
         self.assertIn("no Redis", record["skipped"]["BM_FleetFirstRunLoaded/mdspan-suite"])
+
+    def test_reads_cold_suite_variants_in_order_with_speedups_over_serial(self):
+        record, used = self.record(cold_suite_json())
+        bench_report.finish_cold_suite(record)
+        self.assertEqual(used, 6)
+        rows = record["workloads"]["mdspan-suite"]["cold_suite"]
+        self.assertEqual(list(rows), ["serial", "pch", "parallel:2", "parallel_pch:2", "parallel_pch:4"])
+        self.assertEqual(rows["parallel:2"], {"ms": 12500, "jobs": 2.0, "speedup_vs_serial": 2.0})
+        self.assertEqual(rows["parallel_pch:2"], {"ms": 10000, "jobs": 2.0, "speedup_vs_serial": 2.5})
+        self.assertEqual(rows["pch"]["speedup_vs_serial"], 1.25)
+        self.assertEqual(rows["serial"]["speedup_vs_serial"], 1.0)
+        self.assertNotIn("jobs", rows["serial"])
+        self.assertEqual(record["workloads"]["mdspan-suite"]["programs"], 25.0)
+        self.assertIn("1 of 25 programs failed", record["skipped"]["BM_ColdSuite/mdspan-suite/parallel:4"])
+        self.assertEqual(record["workloads"]["tiny"]["cold_suite"], {"serial": {"ms": 60, "speedup_vs_serial": 1.0}})
+        self.assertNotIn("cold_ms", record["workloads"]["mdspan-suite"])  # not BM_ColdCompile
+
+    def test_cold_suite_without_serial_keeps_the_benchmark_s_counter(self):
+        data = cold_suite_json()
+        data["benchmarks"] = [b for b in data["benchmarks"] if "/serial/" not in b["name"]]
+        record, _ = self.record(data)
+        bench_report.finish_cold_suite(record)
+        rows = record["workloads"]["mdspan-suite"]["cold_suite"]
+        self.assertEqual(rows["parallel:2"]["speedup_vs_serial"], 1.9)
+        self.assertNotIn("speedup_vs_serial", rows["parallel_pch:2"])
+
+    def test_split_name_keeps_variants_and_drops_google_benchmark_suffixes(self):
+        self.assertEqual(bench_report.split_name("BM_ColdSuite/mdspan-suite/parallel_pch:16/iterations:1/real_time"),
+                         ("BM_ColdSuite", "mdspan-suite", "parallel_pch:16"))
+        self.assertEqual(bench_report.split_name("BM_WarmHitDisk/mdspan50/repeats:3/threads:2/manual_time"),
+                         ("BM_WarmHitDisk", "mdspan50", ""))
+        self.assertEqual(bench_report.split_name("BM_ColdCompile/mdspan-suite/iterations:1/min_time:0.5"),
+                         ("BM_ColdCompile", "mdspan-suite", ""))
 
     def test_malformed_entries_are_ignored(self):
         data = {"context": {"cubby_bench_schema": "2"},
@@ -244,6 +299,41 @@ class Command(Workdir):
         self.assertEqual(results["skipped"]["suite/pytest"], "no pytest suite")
 
 
+class ColdSuite(Workdir):
+    def test_table_and_github_action_benchmark_show_the_variants(self):
+        done = self.report("--bench", self.write("b.json", cold_suite_json()))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("cold suite (BM_ColdSuite", done.stdout)
+        self.assertIn("  mdspan-suite: serial 25 s; pch 20 s = 1.25x; parallel:2 12.5 s = 2.00x (2 jobs); "
+                      "parallel_pch:2 10 s = 2.50x (2 jobs); parallel_pch:4 5 s = 5.00x (4 jobs)", done.stdout)
+        results = json.loads((self.dir / "out/results.json").read_text())
+        self.assertEqual(results["workloads"]["mdspan-suite"]["cold_suite"]["parallel_pch:2"]["speedup_vs_serial"], 2.5)
+        smaller = json.loads((self.dir / "out/github-action-benchmark/smaller.json").read_text())
+        bigger = json.loads((self.dir / "out/github-action-benchmark/bigger.json").read_text())
+        self.assertIn({"mdspan-suite: cold suite, parallel:2": 12500}, [{i["name"]: i["value"]} for i in smaller])
+        self.assertIn({"mdspan-suite: cold suite, parallel_pch:2 vs serial": 2.5},
+                      [{i["name"]: i["value"]} for i in bigger])
+        self.assertNotIn("mdspan-suite: cold suite, serial vs serial", [i["name"] for i in bigger])
+
+
+class SuiteEdit(Workdir):
+    def test_reads_the_run_after_a_header_edit(self):
+        suite = self.write("s.json", {"schema": 1, "suites": {
+            "pytest": {"cold_s": 60.0, "warm_s": 2.0, "edit_s": 20.0, "edit_ratio": 3.0, "edit_serial_s": 58.0},
+            "gtest": {"cold_s": 40.0, "warm_s": 1.0}}})  # an older file: no edit run
+        done = self.report("--suite", suite)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        results = json.loads((self.dir / "out/results.json").read_text())
+        self.assertEqual(results["suite"]["pytest"], {"cold_s": 60.0, "warm_s": 2.0, "ratio": 30.0, "edit_s": 20.0,
+                                                      "edit_ratio": 3.0, "edit_serial_s": 58.0})
+        self.assertEqual(results["suite"]["gtest"], {"cold_s": 40.0, "warm_s": 1.0, "ratio": 40.0})
+        self.assertIn("after header edit", done.stdout)
+        self.assertRegex(done.stdout, r"pytest +60 s +2 s +30\.00x +20 s +3\.00x")
+        self.assertRegex(done.stdout, r"gtest +40 s +1 s +40\.00x +- +-")
+        bigger = json.loads((self.dir / "out/github-action-benchmark/bigger.json").read_text())
+        self.assertIn({"suite pytest: cold / after a header edit": 3.0}, [{i["name"]: i["value"]} for i in bigger])
+
+
 class SuiteTiming(Workdir):
     def test_reads_ci_suite_timing_json(self):
         timing = self.write("t.json", {"scope": "full suite", "cold_s": {"suite": 68.0}, "warm_s": {"suite": 3.4}})
@@ -327,6 +417,45 @@ class WholeSuite(Workdir):
         self.assertGreater(suites["demo"]["ratio"], 1)
         self.assertEqual(suites["other"], {"skipped": "not here"})
         self.assertIn("warm", (self.dir / "suite-logs/demo-warm.log").read_text())
+
+    def test_run_after_a_header_edit_keeps_the_manifest_and_drops_the_entries(self):
+        # A suite stand-in: a cold run compiles (0.4 s), records a manifest and an entry; with the
+        # entries gone and the manifest kept, "prefetch" makes it cheaper (0.1 s) unless
+        # CUBBY_PREFETCH=0.
+        command = ('mkdir -p "$CUBBY_DIR/manifests" "$CUBBY_DIR/entries"; echo "prefetch=${CUBBY_PREFETCH:-1}"; '
+                   'if [ -e "$CUBBY_DIR/entries/e" ]; then echo warm; '
+                   'elif [ -e "$CUBBY_DIR/manifests/demo.manifest" ] && [ "${CUBBY_PREFETCH:-1}" != 0 ]; '
+                   'then sleep 0.1; else sleep 0.4; fi; '
+                   'touch "$CUBBY_DIR/entries/e" "$CUBBY_DIR/manifests/demo.manifest"')
+        done = self.run_suites("--suite", f"demo={command}", "--edit-serial")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        demo = json.loads((self.dir / "suite.json").read_text())["suites"]["demo"]
+        self.assertEqual((demo["edit_exit"], demo["edit_serial_exit"]), (0, 0))
+        self.assertLess(demo["warm_s"], demo["edit_s"])
+        self.assertLess(demo["edit_s"], demo["cold_s"])
+        self.assertGreater(demo["edit_serial_s"], demo["edit_s"])
+        self.assertAlmostEqual(demo["edit_ratio"], demo["cold_s"] / demo["edit_s"])
+        self.assertIn("prefetch=1", (self.dir / "suite-logs/demo-edit.log").read_text())
+        self.assertIn("prefetch=0", (self.dir / "suite-logs/demo-edit-serial.log").read_text())
+        self.assertIn("after edit", done.stdout)
+        self.assertIn("edit, no prefetch", done.stdout)
+
+    def test_no_edit_leaves_the_third_run_out(self):
+        done = self.run_suites("--suite", "demo=true", "--no-edit")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        demo = json.loads((self.dir / "suite.json").read_text())["suites"]["demo"]
+        self.assertEqual(set(demo), {"cold_s", "warm_s", "cold_exit", "warm_exit", "ratio"})
+        self.assertNotIn("after edit", done.stdout)
+
+    def test_failed_edit_run_gets_no_edit_ratio(self):
+        command = 'if [ -e "$CUBBY_DIR/ran-twice" ]; then exit 4; fi; [ -e "$CUBBY_DIR/ran" ] && touch "$CUBBY_DIR/ran-twice"; touch "$CUBBY_DIR/ran"'
+        done = self.run_suites("--suite", f"demo={command}")
+        self.assertEqual(done.returncode, 1)
+        demo = json.loads((self.dir / "suite.json").read_text())["suites"]["demo"]
+        self.assertEqual(demo["edit_exit"], 4)
+        self.assertIn("ratio", demo)
+        self.assertNotIn("edit_ratio", demo)
+        self.assertIn("no ratio", demo["note"])
 
     def test_failing_suite_gets_no_ratio_and_others_still_run(self):
         done = self.run_suites("--suite", "bad=echo boom; exit 3", "--suite", "good=true")

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const { readHistory, buildModel, renderPage, REGRESSION_FACTOR } = await import(
+const { readHistory, buildModel, renderPage, coldSuiteOrder, REGRESSION_FACTOR } = await import(
   path.join(root, "bench", "dashboard", "build.mjs"));
 
 function record(commit, host, gpu, workloads, extra = {}) {
@@ -83,6 +83,57 @@ test("model: name recovery in percent and whole-suite runs", () => {
                    [["mdspan50/cubby @ box (no GPU)", 100], ["mdspan50/demangle @ box (no GPU)", 50]]);
   const suite = model.charts.find((c) => c.id === "suite");
   assert.deepEqual(suite.datasets.map((d) => d.data[0]), [60, 3]);
+});
+
+test("model: the whole-suite run after a header edit, beside cold and warm", () => {
+  const model = buildModel([
+    record("c1", "box", "", {}, { suite: { pytest: { cold_s: 60, warm_s: 3 } } }),  // before the edit run
+    record("c2", "box", "", {}, { suite: { pytest: { cold_s: 62, warm_s: 3, edit_s: 21, edit_ratio: 2.95,
+                                                     edit_serial_s: 59 } } }),
+  ]);
+  const suite = model.charts.find((c) => c.id === "suite");
+  assert.deepEqual(suite.datasets.map((d) => [d.label, d.data]), [
+    ["pytest 1st run (cold) @ box (no GPU)", [60, 62]],
+    ["pytest 2nd run (warm) @ box (no GPU)", [3, 3]],
+    ["pytest after a header edit (prefetch) @ box (no GPU)", [null, 21]],
+    ["pytest after a header edit (no prefetch) @ box (no GPU)", [null, 59]],
+  ]);
+});
+
+test("model: the cold suite's variants in order, in seconds, with their speedup over serial", () => {
+  // results.json is written with sorted keys: the variants arrive in alphabetical order.
+  const coldSuite = {
+    "parallel:2": { ms: 12500, jobs: 2, speedup_vs_serial: 2 },
+    "parallel_pch:16": { ms: 2000, jobs: 16, speedup_vs_serial: 12.5 },
+    "parallel_pch:2": { ms: 10000, jobs: 2, speedup_vs_serial: 2.5 },
+    pch: { ms: 20000, speedup_vs_serial: 1.25 },
+    serial: { ms: 25000, speedup_vs_serial: 1 },
+  };
+  const model = buildModel([
+    record("c1", "box", "", { "mdspan-suite": { cold_suite: coldSuite }, tiny: { warm_disk_us: 7 } }),
+    record("c2", "gpu", "NVIDIA H200", { "mdspan-suite": { cold_suite: { serial: { ms: 9000 } } } }),
+  ]);
+  const times = model.charts.find((c) => c.id === "cold-suite-mdspan-suite");
+  assert.equal(times.section, "mdspan-suite");
+  assert.deepEqual(times.datasets.map((d) => [d.label, d.data]), [
+    ["serial @ box (no GPU)", [25, null]],
+    ["pch @ box (no GPU)", [20, null]],
+    ["parallel:2 @ box (no GPU)", [12.5, null]],
+    ["parallel_pch:2 @ box (no GPU)", [10, null]],
+    ["parallel_pch:16 @ box (no GPU)", [2, null]],
+    ["serial @ gpu (NVIDIA H200)", [null, 9]],
+  ]);
+  const speedup = model.charts.find((c) => c.id === "cold-suite-speedup-mdspan-suite");
+  assert.deepEqual(speedup.datasets.map((d) => [d.label, d.data[0]]), [
+    ["pch vs serial @ box (no GPU)", 1.25],
+    ["parallel:2 vs serial @ box (no GPU)", 2],
+    ["parallel_pch:2 vs serial @ box (no GPU)", 2.5],
+    ["parallel_pch:16 vs serial @ box (no GPU)", 12.5],
+  ]);
+  // Workloads without BM_ColdSuite results get no cold-suite charts.
+  assert.equal(model.charts.some((c) => c.id === "cold-suite-tiny"), false);
+  assert.deepEqual(["parallel_pch:2", "other", "serial", "parallel:16", "parallel:2", "pch"].sort(coldSuiteOrder),
+                   ["serial", "pch", "parallel:2", "parallel:16", "parallel_pch:2", "other"]);
 });
 
 test("model: the remote tier's fleet ratios, guarded by the 1.5x goal", () => {

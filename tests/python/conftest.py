@@ -52,6 +52,7 @@ needs_library = pytest.mark.skipif(
 _CLEARED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_BASE_DIR",
             "CUBBY_REQUIRE_WARM",
             "CUBBY_CLEAR", "CUBBY_NO_CUPY", "CUBBY_STATS_FILE", "CUBBY_READ_ONLY",
+            "CUBBY_SUITE", "CUBBY_JOBS", "CUBBY_PREFETCH", "CUBBY_NO_PREFETCH",
             "PYTEST_ADDOPTS", "PYTEST_XDIST_AUTO_NUM_WORKERS")
 
 
@@ -73,6 +74,8 @@ def env(monkeypatch, tmp_path):
         [str(SRC)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("CUBBY_ARCH", "sm_90")
+    if CLI:  # the tool prefetch runs (the library finds its own build tree's otherwise)
+        monkeypatch.setenv("CUBBY_CLI", CLI)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     return monkeypatch
 

@@ -167,3 +167,13 @@ def test_default_dir_follows_cubby_dir(tmp_path, env):
 def test_the_library_version_and_path(env):
     assert cubby.version().count(".") == 2
     assert "libcubby" in cubby.library_path()
+
+
+def test_prefetch_of_a_suite_never_recorded_starts_nothing_and_says_nothing(tmp_path):
+    import cubby
+
+    with cubby.Prefetch("never recorded", str(tmp_path / "store")) as prefetch:
+        assert prefetch.pid == 0
+        assert prefetch.note == ""
+    with pytest.raises(cubby.Error, match="suite"):
+        cubby.Prefetch("")

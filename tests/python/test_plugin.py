@@ -279,3 +279,41 @@ def test_the_entry_point_loads_the_plugin_when_installed(pytester, env, store, t
                                            f"--cubby-dir={store}")
     result.assert_outcomes(passed=1)
     assert counter(result, "compiles") == 1
+
+
+def test_a_session_records_its_suite_and_the_next_one_prefetches_it(pytester, run, store):
+    pytester.makepyfile(test_k=kernel_test(3))
+    run(f"--cubby-dir={store}").assert_outcomes(passed=3)
+    suite = f"pytest-{pytester.path.name}"
+    manifests = list((store / "manifests").glob("*.manifest"))
+    assert len(manifests) == 1, manifests
+    # Every key changed (a toolchain upgrade): the entries are gone, the recipes are not.
+    shutil.rmtree(store / "entries")
+    second = run(f"--cubby-dir={store}")
+    second.assert_outcomes(passed=3)
+    assert f"prefetch: started for suite '{suite}'" in summary(second)
+    # The session and the prefetch workers (which report to the session's stats file) compiled
+    # each kernel once between them.
+    assert counter(second, "compiles") == 3
+
+
+def test_no_cubby_prefetch_starts_none_and_a_suite_name_names_the_manifest(pytester, run, store):
+    pytester.makepyfile(test_k=kernel_test(1))
+    run(f"--cubby-dir={store}", "--cubby-suite=my suite").assert_outcomes(passed=1)
+    assert [p.name for p in (store / "manifests").glob("*.manifest")] == [
+        p.name for p in (store / "manifests").glob("my_suite-*.manifest")]
+    shutil.rmtree(store / "entries")
+    quiet = run(f"--cubby-dir={store}", "--cubby-suite=my suite", "--no-cubby-prefetch")
+    quiet.assert_outcomes(passed=1)
+    assert "prefetch:" not in summary(quiet)
+    assert counter(quiet, "compiles") == 1
+
+
+def test_the_suite_and_prefetch_settings_are_exported(pytester, run, env, store):
+    pytester.makepyfile(test_env=SHOW_ENV.replace(
+        '"CUBBY_BASE_DIR"', '"CUBBY_BASE_DIR", "CUBBY_SUITE", "CUBBY_PREFETCH", "CUBBY_JOBS"'))
+    values = exported(pytester, run, f"--cubby-dir={store}", "--no-cubby-prefetch",
+                      "--cubby-jobs=3", "--cubby-suite=s1")
+    assert values["CUBBY_SUITE"] == "s1"
+    assert values["CUBBY_PREFETCH"] == "0"
+    assert values["CUBBY_JOBS"] == "3"
