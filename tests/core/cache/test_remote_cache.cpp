@@ -8,12 +8,15 @@
 #include <random>
 #include <thread>
 
+#include "cli_process.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/entry.hpp"
 #include "drip_server.hpp"
 #include "redis_server.hpp"
 #include "stats/stats_report.hpp"
+#include "format/recipe.hpp"
 #include "storage/local/lock.hpp"
+#include "storage/local/manifests.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/remote/redis.hpp"
 
@@ -125,6 +128,32 @@ TEST_F(RemoteCacheTest, FreshStoreIsServedByRedisAndBackfillsDisk) {
   auto counters = StoreStats(b_config.dir).read();
   ASSERT_TRUE(counters);
   EXPECT_EQ(counters->at("hits_remote"), 1);
+}
+
+// A fresh runner of the fleet learns a suite's recipes from the remote: `cubby warm` there fetches
+// the manifest another machine recorded, and its workers find the entries in the remote.
+TEST_F(RemoteCacheTest, ASuitesRecipesReachAFreshRunnerThroughTheRemote) {
+  Config a_config = machine("a");
+  a_config.suite = "fleet suite " + salt_;
+  {
+    Cache a(a_config);
+    (void)a.compile(request(salt_));
+  }  // finish: the manifest is queued for the remote and drained
+  ASSERT_TRUE(remote_has(manifest_key(a_config.suite)));
+  const Config b_config = machine("b");
+  const testing::CliOutputFiles files{b_config.dir / "out", b_config.dir / "err"};
+  const testing::CliOutcome run = testing::finish_cli(
+      testing::start_cli({"warm", "--suite", a_config.suite, "--json"}, b_config.dir, files,
+                         {"CUBBY_REMOTE=" + b_config.remote_url}),
+      files);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto summary = testing::cli_json(run);
+  EXPECT_EQ(summary["recipes"], 1);
+  EXPECT_EQ(summary["hits"], 1) << summary.dump();  // from the remote, not compiled again
+  EXPECT_EQ(summary["compiled"], 0);
+  auto saved = load_manifest(b_config.dir, a_config.suite);  // kept for the next warm
+  ASSERT_TRUE(saved && *saved);
+  EXPECT_EQ((*saved)->recipes.size(), 1u);
 }
 
 TEST_F(RemoteCacheTest, RemoteHitTakesNoCompileLockAndCreatesNoLockFiles) {
