@@ -25,6 +25,9 @@
 # after the tables and in timing.json (fleet_problems), and the script exits 1. Without a
 # redis-server the fleet part is skipped with the reason (fleet_skipped) and its fields are null.
 #
+# The fleet runs prefetch nothing (CUBBY_PREFETCH=0): with a remote, a fresh store's prefetch
+# fetches the suite's recipes and entries from it too, and these runs measure the remote tier.
+#
 # Each warm, fleet first and fleet second figure is the run of median wall time among
 # CUBBY_TIMING_WARM_RUNS (default 5) runs.
 #   ci/suite-timing.sh [BUILD_DIR [OUT_DIR]]      BUILD_DIR default build/ci (already built)
@@ -82,7 +85,10 @@ problems=()
 check_tiers() {
   local name="$1" kind="$2" programs="${3:-}" line remote disk compiles asked=no want=""
   line="$(grep '^\[cubby\]' "$logs/$name.log" | tail -1)"
-  [[ "$line" == *"; remote: "* ]] && asked=yes
+  # Asked = remote lookups ("remote: HITS/LOOKUPS hits"); a write (the suite's recipes) is not.
+  if [[ "$line" =~ remote:\ [0-9]+/([0-9]+)\ hits ]] && [ "${BASH_REMATCH[1]}" != 0 ]; then
+    asked=yes
+  fi
   remote="$(attr "$name" cubby_hits_remote)"; disk="$(attr "$name" cubby_hits_disk)"
   compiles="$(attr "$name" cubby_compiles)"
   case "$kind:$remote:$disk:$compiles:$asked" in
@@ -137,10 +143,10 @@ if [ -z "$fleet_skip" ]; then
   programs="$(attr cold_transform cubby_compiles)"
   first_times=() second_times=()
   for ((i = 1; i <= warm_runs; i++)); do
-    CUBBY_DIR="$logs/fleet-store.$i" run "fleet_first.$i" "$bin/test_mdspan_transform" --cubby_require_warm
+    CUBBY_PREFETCH=0 CUBBY_DIR="$logs/fleet-store.$i" run "fleet_first.$i" "$bin/test_mdspan_transform" --cubby_require_warm
     check_tiers "fleet_first.$i" remote "$programs"
     first_times+=("$seconds $i")
-    CUBBY_DIR="$logs/fleet-store.$i" run "fleet_second.$i" "$bin/test_mdspan_transform" --cubby_require_warm
+    CUBBY_PREFETCH=0 CUBBY_DIR="$logs/fleet-store.$i" run "fleet_second.$i" "$bin/test_mdspan_transform" --cubby_require_warm
     check_tiers "fleet_second.$i" disk "$programs"
     second_times+=("$seconds $i")
     rm -rf "$logs/fleet-store.$i"
@@ -149,6 +155,19 @@ if [ -z "$fleet_skip" ]; then
   median fleet_second "${second_times[@]}"; fleet2_t="$seconds"
   fleet_hits="$(attr fleet_first cubby_hits_remote)"
 fi
+
+# The cold paths (no remote: it holds every entry by now): test_mdspan_transform on an empty
+# store without PCH (CUBBY_PCH=0: how cubby compiled before PCH; it records the suite's recipes),
+# then, its entries removed and its recipes kept (what a header edit or a toolchain upgrade does
+# to the keys), again with prefetch (the default): worker processes compile the recorded programs
+# while the tests run.
+edit_store="$logs/edit-store"
+run cold_nopch env -u CUBBY_REMOTE CUBBY_DIR="$edit_store" CUBBY_PCH=0 "$bin/test_mdspan_transform"
+cold_nopch_t="$seconds"
+rm -rf "$edit_store/entries"
+run edited env -u CUBBY_REMOTE CUBBY_DIR="$edit_store" "$bin/test_mdspan_transform"; edited_t="$seconds"
+edited_summary="$(grep '^\[cubby\]' "$logs/edited.log" | tail -1)"
+rm -rf "$edit_store"
 
 # What cubby added to each warm run, in ms.
 calc() { awk "BEGIN { printf \"%.4f\", $1 }"; }
@@ -201,6 +220,18 @@ TABLE
 
 # The fleet simulation's table; ratios as the goals state them.
 goal_status() { awk -v v="$1" -v t="$3" "BEGIN { print (v $2 t) ? \"met\" : \"NOT met\" }"; }
+pch_gain="$(awk -v a="$cold_nopch_t" -v b="$cold_t" 'BEGIN { printf "%.2f", a / b }')"
+edit_gain="$(awk -v a="$cold_nopch_t" -v b="$edited_t" 'BEGIN { printf "%.2f", a / b }')"
+cat <<TABLE
+
+Cold paths of test_mdspan_transform (no remote)
+| run | wall time | vs cold without PCH |
+| --- | ---: | ---: |
+| cold, empty store, CUBBY_PCH=0 | ${cold_nopch_t} s | 1.00x |
+| cold, empty store, PCH (the 1st run above) | ${cold_t} s | ${pch_gain}x |
+| after a header edit: no entry, recipes present, prefetch | ${edited_t} s | ${edit_gain}x |
+after the edit: $edited_summary
+TABLE
 if [ -z "$fleet_skip" ]; then
   fleet_over_warm="$(ratio2 "$fleet_t" "$warm_t")"; fleet2_over_warm="$(ratio2 "$fleet2_t" "$warm_t")"
   cold_over_fleet="$(awk -v a="$cold_t" -v b="$fleet_t" 'BEGIN { printf "%.1f", a / b }')"
@@ -247,6 +278,8 @@ if [ -n "$out" ]; then
  "compilation_removed_ms": {"test_mdspan_transform": $removed_t, "test_mdspan_reuse": $removed_r, "suite": $removed_all},
  "warm_over_removed": $(ratio2 "$warm_ms_all" "$removed_all" | sed 's/^-$/null/'),
  "warm_runs": $warm_runs,
+ "cold_nopch_s": {"test_mdspan_transform": $cold_nopch_t}, "edited_s": {"test_mdspan_transform": $edited_t},
+ "pch_gain": $pch_gain, "edit_gain": $edit_gain,
  "reference_only": {"warm_iteration_ms": ${warm_iteration_ms:-0}, "steady_state_iteration_ms": ${steady_ms:-0}},
 $fleet_json}
 JSON
