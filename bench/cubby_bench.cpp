@@ -4,24 +4,48 @@
 // order registered, so every warm family can report its speedup over the cold compile measured
 // in the same run (counter `speedup_vs_cold`). GPU families skip with the reason when no GPU is
 // usable. The store is a fresh temporary folder unless CUBBY_BENCH_DIR names one.
+// BM_ColdSuite/<workload>/parallel*:N run the `cubby` tool built with this benchmark as a child
+// process (`cubby warm`; $CUBBY_CLI names another).
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cubby/cubby.hpp"
 #include "cubby_workloads.hpp"
+#include "format/recipe.hpp"
+#include "storage/local/manifests.hpp"
+#include "storage/local/store_stats.hpp"
 #include "storage/remote/remote.hpp"
 #include "util/hash.hpp"
+
+extern char** environ;
+
+// The `cubby` tool built with this benchmark (bench/CMakeLists.txt); empty: `cubby` on PATH.
+#ifndef CUBBY_BENCH_CLI
+#define CUBBY_BENCH_CLI ""
+#endif
 
 namespace {
 
@@ -35,6 +59,7 @@ struct Bench {
   fs::path warm_dir;
   std::vector<std::shared_ptr<const cubby::Entry>> entries;  // warm entries (load baseline)
   double cold_seconds = 0;                                   // mean of BM_ColdCompile in this run
+  double suite_serial_seconds = 0;   // mean of BM_ColdSuite/<workload>/serial in this run
   double load_baseline_seconds = 0;  // mean of BM_ModuleLoadBaseline in this run
   double disk_seconds = 0;           // mean of BM_WarmHitDisk in this run (a local warm run)
   double disk_served_seconds = 0;    // its part until every program is resolved (no exit work)
@@ -138,6 +163,14 @@ void BM_KeyDerive(benchmark::State& state, const BenchWorkload* workload) {
   add_common_counters(state, bench);
 }
 
+// A store folder no run has used: google/benchmark calls a family more than once, and
+// CUBBY_BENCH_DIR may be reused, so folders are named by process and a counter.
+fs::path fresh_dir(const std::string& family, const BenchWorkload& workload) {
+  static int round = 0;
+  return bench_root() / (family + "-" + workload.name + "-" + std::to_string(::getpid()) + "-" +
+                         std::to_string(round++));
+}
+
 // Every program of `workload` compiled one after another in a fresh store (a cold run of a new
 // process's cache), with NVRTC's automatic PCH when `pch`; the mean seconds of a round.
 double cold_rounds(benchmark::State& state, const BenchWorkload& workload, Bench& bench, bool pch,
@@ -171,11 +204,227 @@ void BM_ColdCompile(benchmark::State& state, const BenchWorkload* workload) {
   add_common_counters(state, bench);
 }
 
-// A cold suite compiled serially without PCH (`serial`) and with it (`pch`): what PCH saves.
+// The counters of every BM_ColdSuite variant beside the common ones, for a round of `seconds`:
+// seconds_per_program (wall time over programs: the throughput) and speedup_vs_serial
+// (BM_ColdSuite/<workload>/serial of this run over this variant; 1 for serial itself).
+void report_suite_counters(benchmark::State& state, const Bench& bench, double seconds) {
+  add_common_counters(state, bench);
+  if (bench.requests.empty() || seconds <= 0) return;
+  state.counters["seconds_per_program"] = seconds / static_cast<double>(bench.requests.size());
+  if (bench.suite_serial_seconds > 0) {
+    state.counters["speedup_vs_serial"] = bench.suite_serial_seconds / seconds;
+  }
+}
+
+// A cold suite compiled serially in this process without PCH (`serial`) and with it (`pch`):
+// what PCH saves. `serial` is the baseline of the variants registered after it.
 void BM_ColdSuite(benchmark::State& state, const BenchWorkload* workload, bool pch) {
   Bench& bench = bench_for(*workload);
-  (void)cold_rounds(state, *workload, bench, pch, pch ? "suite-pch" : "suite-serial");
-  add_common_counters(state, bench);
+  const double seconds =
+      cold_rounds(state, *workload, bench, pch, pch ? "suite-pch" : "suite-serial");
+  if (!pch) bench.suite_serial_seconds = seconds;
+  report_suite_counters(state, bench, seconds);
+}
+
+// The cores this process may run on (its affinity mask), counted as `cubby warm` counts them.
+unsigned usable_cores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1U, std::thread::hardware_concurrency());
+}
+
+// The worker counts of BM_ColdSuite/<workload>/parallel:N for a workload of `programs` programs:
+// those of 2, 4, 8, 16 not above the cores (2 always), none above `programs` (`cubby warm` never
+// starts more workers than it has programs, so a one-program workload gets none).
+std::vector<unsigned> parallel_jobs(std::size_t programs) {
+  std::vector<unsigned> jobs;
+  for (const unsigned n : {2U, 4U, 8U, 16U}) {
+    if (n <= programs && (n == 2 || n <= usable_cores())) jobs.push_back(n);
+  }
+  return jobs;
+}
+
+// The `cubby` tool: $CUBBY_CLI, else the one built with this benchmark, else `cubby` on PATH.
+std::string cubby_cli() {
+  if (const char* cli = std::getenv("CUBBY_CLI"); cli != nullptr && *cli != '\0') return cli;
+  const std::string built = CUBBY_BENCH_CLI;
+  return built.empty() ? "cubby" : built;
+}
+
+// Writes suite `suite`'s manifest into the store at `dir`: a recipe per program of `bench`, in
+// order (what a recorded run of the workload leaves there).
+cubby::Result<void> write_manifest(const fs::path& dir, const std::string& suite,
+                                   const Bench& bench) {
+  cubby::Manifest manifest;
+  manifest.suite = suite;
+  for (const auto& request : bench.requests) {
+    manifest.recipes.push_back(cubby::recipe_of(request, cubby::KeyInputs{}));
+  }
+  return cubby::save_manifest(dir, manifest);
+}
+
+// This process's environment for a `cubby warm` child, with CUBBY_PCH=1 (`pch`) or 0, and without
+// the settings that would make it anything but a local cold run (a remote tier, a read-only or
+// disabled cache, another store, a worker count, a suite to record).
+std::vector<std::string> warm_environment(bool pch) {
+  static const char* const kDropped[] = {
+      "CUBBY_PCH=", "CUBBY_REMOTE=", "CUBBY_READ_ONLY=", "CUBBY_DISABLE=",
+      "CUBBY_DIR=", "CUBBY_JOBS=",   "CUBBY_SUITE="};
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view item(*entry);
+    if (std::none_of(std::begin(kDropped), std::end(kDropped),
+                     [&](const char* name) { return item.starts_with(name); })) {
+      env.emplace_back(item);
+    }
+  }
+  env.emplace_back(pch ? "CUBBY_PCH=1" : "CUBBY_PCH=0");
+  return env;
+}
+
+// What a child process did.
+struct ToolRun {
+  int exit_code = -1;      // 128 + signal when a signal ended it; -1 when it could not be started
+  std::string out;         // its stdout
+  std::string error;       // why it could not be started, else the last line of its stderr
+  double cpu_seconds = 0;  // user + system CPU time of it and the descendants it waited for
+};
+
+// User + system CPU seconds of this process's children that have ended and were waited for.
+double children_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_CHILDREN, &usage);
+  const auto seconds = [](const timeval& time) {
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& items) {
+  std::vector<char*> pointers;
+  for (auto& item : items) pointers.push_back(item.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Runs `argv` (argv[0] searched on PATH when it holds no '/') with environment `env`, no stdin,
+// stdout into file `out` and stderr into file `err`, and waits for it to end.
+ToolRun run_tool(std::vector<std::string> argv, std::vector<std::string> env, const fs::path& out,
+                 const fs::path& err) {
+  const std::vector<char*> args = c_strings(argv);
+  const std::vector<char*> envp = c_strings(env);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const double cpu_before = children_cpu_seconds();
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ToolRun run;
+  if (spawned != 0) {
+    run.error = "cannot start " + argv[0] + " (" + std::strerror(spawned) +
+                "): build the cubby target or set CUBBY_CLI to the tool";
+    return run;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.cpu_seconds = children_cpu_seconds() - cpu_before;
+  run.out = read_text(out);
+  std::string errors = read_text(err);
+  while (!errors.empty() && errors.back() == '\n') errors.pop_back();
+  run.error = errors.substr(errors.find_last_of('\n') + 1);
+  return run;
+}
+
+// Checks the run of `cubby warm --json` over `programs` programs on a cold store: it printed a
+// summary, compiled every program, none failed and warming did not stop. Returns why not, or ""
+// (and `jobs`: the workers it ran).
+std::string check_warm(const ToolRun& run, std::size_t programs, double& jobs) {
+  if (run.exit_code < 0) return run.error;
+  const std::string exited = "cubby warm exited " + std::to_string(run.exit_code);
+  try {
+    const auto summary = nlohmann::json::parse(run.out);
+    jobs = summary.at("jobs").get<double>();
+    const auto compiled = summary.at("compiled").get<std::size_t>();
+    const auto& failed = summary.at("failed");
+    const auto stopped = summary.at("stopped").get<std::string>();
+    if (!failed.empty()) {
+      return exited + ": " + std::to_string(failed.size()) + " of " + std::to_string(programs) +
+             " programs failed (first: " + failed.front().value("error", std::string("?")) + ")";
+    }
+    if (!stopped.empty()) return exited + ": warming stopped (" + stopped + ")";
+    if (compiled != programs) {
+      return exited + ": compiled " + std::to_string(compiled) + " of " + std::to_string(programs) +
+             " programs (a cold store must compile them all)";
+    }
+  } catch (const nlohmann::json::exception& error) {
+    return exited + " without a usable --json summary (" + error.what() + "; stderr: " + run.error +
+           ")";
+  }
+  return "";
+}
+
+// A cold suite compiled by `cubby warm` in `jobs` worker processes, with CUBBY_PCH=1 (`pch`) or 0,
+// from the suite's manifest: what a prefetch does after a header edit, a toolchain upgrade or on
+// a fresh runner. Each iteration writes the manifest of the workload's programs (suite
+// bench-<workload>) into a fresh, empty store (untimed), then times the whole
+// `cubby warm --suite bench-<workload> -j N --json --dir STORE` process (wall clock: its start,
+// key derivation, workers, exit). Skips with the reason unless it compiled every program and
+// none failed. Counters: jobs (the workers it ran), cpu_s (CPU seconds of the tool and its
+// workers per round; the CPU column counts this process only), pch_created / pch_reused (its
+// workers' sums, from the store's counters) and those of every BM_ColdSuite variant.
+void BM_ColdSuiteParallel(benchmark::State& state, const BenchWorkload* workload, unsigned jobs,
+                          bool pch) {
+  Bench& bench = bench_for(*workload);
+  const std::string suite = "bench-" + workload->name;
+  const std::vector<std::string> env = warm_environment(pch);
+  double tool_seconds = 0;
+  double cpu_seconds = 0;
+  double workers = 0;
+  cubby::Counters counters;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const fs::path dir = fresh_dir(pch ? "suite-parallel-pch" : "suite-parallel", *workload);
+    if (auto written = write_manifest(dir, suite, bench); !written) {
+      state.SkipWithError(("cannot write the manifest: " + written.error().message).c_str());
+      break;
+    }
+    const std::vector<std::string> argv = {cubby_cli(), "warm",  "--suite",
+                                           suite,       "-j",    std::to_string(jobs),
+                                           "--json",    "--dir", dir.string()};
+    state.ResumeTiming();
+    const auto start = Clock::now();
+    const ToolRun run = run_tool(argv, env, dir.string() + ".out", dir.string() + ".err");
+    tool_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    state.PauseTiming();
+    cpu_seconds += run.cpu_seconds;
+    const std::string problem = check_warm(run, bench.requests.size(), workers);
+    if (!problem.empty()) {
+      state.SkipWithError(problem.c_str());
+      break;
+    }
+    if (auto read = cubby::StoreStats(dir).read()) counters = std::move(*read);
+    state.ResumeTiming();
+  }
+  if (state.error_occurred() || state.iterations() == 0) return;
+  state.counters["jobs"] = workers;
+  state.counters["cpu_s"] = cpu_seconds / static_cast<double>(state.iterations());
+  state.counters["pch_created"] = static_cast<double>(counters["pch_created"]);
+  state.counters["pch_reused"] = static_cast<double>(counters["pch_reused"]);
+  report_suite_counters(state, bench, tool_seconds / static_cast<double>(state.iterations()));
 }
 
 void BM_WarmHitMemory(benchmark::State& state, const BenchWorkload* workload) {
@@ -249,14 +498,6 @@ bool fill_remote(benchmark::State& state, Bench& bench, const cubby::Config& con
   }
   bench.remote_filled = true;
   return true;
-}
-
-// A store folder no run has used: google/benchmark calls a family more than once, and
-// CUBBY_BENCH_DIR may be reused, so folders are named by process and a counter.
-fs::path fresh_dir(const std::string& family, const BenchWorkload& workload) {
-  static int round = 0;
-  return bench_root() / (family + "-" + workload.name + "-" + std::to_string(::getpid()) + "-" +
-                         std::to_string(round++));
 }
 
 // One fresh runner: a new, empty store folder and memory tier, every request served by the
@@ -513,6 +754,32 @@ const BenchWorkload& stored(BenchWorkload workload) {
   return *slot;
 }
 
+// BM_ColdSuite/<workload>/{serial,pch}, then parallel:N and parallel_pch:N for each N of
+// parallel_jobs (serial first: the others report their speedup over it).
+void register_cold_suite(const BenchWorkload* workload, benchmark::IterationCount rounds) {
+  const std::string prefix = "BM_ColdSuite/" + workload->name;
+  for (const bool pch : {false, true}) {
+    benchmark::RegisterBenchmark(
+        (prefix + (pch ? "/pch" : "/serial")).c_str(),
+        [workload, pch](benchmark::State& state) { BM_ColdSuite(state, workload, pch); })
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(rounds)
+        ->UseRealTime();
+  }
+  for (const unsigned jobs : parallel_jobs(workload->programs.size())) {
+    for (const bool pch : {false, true}) {
+      benchmark::RegisterBenchmark(
+          (prefix + (pch ? "/parallel_pch:" : "/parallel:") + std::to_string(jobs)).c_str(),
+          [workload, jobs, pch](benchmark::State& state) {
+            BM_ColdSuiteParallel(state, workload, jobs, pch);
+          })
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(rounds)
+          ->UseRealTime();
+    }
+  }
+}
+
 void register_all() {
   namespace w = cubby::workloads;
   const char* remote_url = std::getenv("CUBBY_REMOTE");
@@ -529,14 +796,7 @@ void register_all() {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(rounds)
         ->UseRealTime();
-    for (const bool pch : {false, true}) {
-      benchmark::RegisterBenchmark(
-          ("BM_ColdSuite/" + name + (pch ? "/pch" : "/serial")).c_str(),
-          [workload, pch](benchmark::State& state) { BM_ColdSuite(state, workload, pch); })
-          ->Unit(benchmark::kMillisecond)
-          ->Iterations(rounds)
-          ->UseRealTime();
-    }
+    register_cold_suite(workload, rounds);
     benchmark::RegisterBenchmark(("BM_WarmHitMemory/" + name).c_str(), BM_WarmHitMemory, workload)
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("BM_WarmHitDisk/" + name).c_str(), BM_WarmHitDisk, workload)

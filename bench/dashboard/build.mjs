@@ -7,9 +7,10 @@
 // schema, are skipped and counted (shown on the page and on stderr). Exit status 0, or 1 when
 // Chart.js is not installed (run `npm ci` here first).
 //
-// The page draws, per workload: cold vs warm time over commits, speedup over cold, and the
-// hit-path overhead over cuModuleLoadData; then name-recovery accuracy and the whole-suite
-// cold/warm runs. Each point's tooltip names its commit, date, machine and GPU. Datasets are split
+// The page draws, per workload: cold vs warm time over commits, speedup over cold, the
+// hit-path overhead over cuModuleLoadData and, where measured, the cold suite's variants
+// (BM_ColdSuite: serial, pch, parallel:N, parallel_pch:N) with their speedup over serial; then
+// name-recovery accuracy and the whole-suite runs (cold, warm, after a header edit). Each point's tooltip names its commit, date, machine and GPU. Datasets are split
 // by machine. The regression threshold (REGRESSION_FACTOR x the median warm disk hit of that
 // machine) is drawn dashed, and points above it are red.
 import fs from "node:fs";
@@ -62,6 +63,18 @@ function machineOf(record) {
   const m = record.machine ?? {};
   const gpu = m.gpu_name || (m.gpu ? "GPU" : "no GPU");
   return `${m.host ?? "?"} (${gpu})`;
+}
+
+// BM_ColdSuite variants in display order: serial, pch, parallel:N, parallel_pch:N (N ascending).
+export function coldSuiteOrder(a, b) {
+  const kinds = ["serial", "pch", "parallel", "parallel_pch"];
+  const key = (variant) => {
+    const [kind, jobs] = variant.split(":");
+    const rank = kinds.indexOf(kind);
+    return [rank < 0 ? kinds.length : rank, Number(jobs ?? 0) || 0];
+  };
+  const [ka, kb] = [key(a), key(b)];
+  return ka[0] - kb[0] || ka[1] - kb[1] || a.localeCompare(b);
 }
 
 function median(values) {
@@ -138,6 +151,27 @@ export function buildModel(records) {
     charts.push({ id: `overhead-${name}`, section: name,
                   title: `${name}: hit-path overhead over cuModuleLoadData (x; GPU runs only)`,
                   log: false, datasets: overhead });
+
+    // The cold suite's variants (charted only for workloads that have them).
+    const variants = [...new Set(records.flatMap((r) => Object.keys(w(r).cold_suite ?? {})))].sort(coldSuiteOrder);
+    if (variants.length) {
+      const suiteTimes = [];
+      const suiteSpeedups = [];
+      for (const machine of machines) {
+        for (const variant of variants) {
+          const row = (r) => w(r).cold_suite?.[variant] ?? {};
+          const data = series((r) => (row(r).ms != null ? row(r).ms / 1000 : null), machine);
+          if (hasData(data)) suiteTimes.push({ label: `${variant} @ ${machine}`, data });
+          if (variant === "serial") continue;
+          const speedup = series((r) => row(r).speedup_vs_serial, machine);
+          if (hasData(speedup)) suiteSpeedups.push({ label: `${variant} vs serial @ ${machine}`, data: speedup });
+        }
+      }
+      charts.push({ id: `cold-suite-${name}`, section: name,
+                    title: `${name}: cold suite, serial / pch / parallel:N workers (s)`, log: false, datasets: suiteTimes });
+      charts.push({ id: `cold-suite-speedup-${name}`, section: name,
+                    title: `${name}: cold suite, speedup over serial (x)`, log: false, datasets: suiteSpeedups });
+    }
   }
 
   const recovery = [];
@@ -162,13 +196,16 @@ export function buildModel(records) {
   const suites = [...new Set(records.flatMap((r) => Object.keys(r.suite ?? {})))];
   for (const s of suites) {
     for (const machine of machines) {
-      for (const [label, field] of [["1st run (cold)", "cold_s"], ["2nd run (warm)", "warm_s"]]) {
+      for (const [label, field] of [["1st run (cold)", "cold_s"], ["2nd run (warm)", "warm_s"],
+                                    ["after a header edit (prefetch)", "edit_s"],
+                                    ["after a header edit (no prefetch)", "edit_serial_s"]]) {
         const data = series((r) => r.suite?.[s]?.[field], machine);
         if (hasData(data)) suite.push({ label: `${s} ${label} @ ${machine}`, data });
       }
     }
   }
-  charts.push({ id: "suite", section: "whole suite", title: "whole suite: 1st run (cold) vs 2nd run (warm), seconds",
+  charts.push({ id: "suite", section: "whole suite",
+                title: "whole suite: 1st run (cold), 2nd run (warm), after a header edit (manifest kept), seconds",
                 log: true, datasets: suite });
 
   // The remote tier: a fresh store's first run, served by Redis, against a local warm run.

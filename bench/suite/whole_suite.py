@@ -1,15 +1,28 @@
 #!/usr/bin/python3
-"""Whole-suite benchmark: runs each test suite as a whole process twice on one store — first on an
-empty store (cold), then again (warm) — and reports "1st run (cold) / 2nd run (warm)" with the ratio.
+"""Whole-suite benchmark: runs each test suite as a whole process three times on one store — first on
+an empty store (cold), then again (warm), then after a header edit with its manifest present (edit)
+— and reports "1st run (cold) / 2nd run (warm) / after a header edit" with the ratios.
 
   whole_suite.py --suite NAME=COMMAND [--suite ...] [--skip NAME=REASON ...] --out suite.json
-                 [--store DIR]
+                 [--store DIR] [--no-edit] [--edit-serial]
 
 COMMAND is run with `bash -c` and CUBBY_DIR set to a fresh store (a temporary folder, or
-DIR/NAME when --store is given; an existing DIR/NAME is emptied first). A run that exits
-non-zero is reported with its exit status and the last lines of its output, and the suite gets
-no ratio; the other suites still run. Writes {"schema": 1, "suites": {NAME: {cold_s, warm_s,
-ratio, cold_exit, warm_exit} or {skipped: REASON}}}.
+DIR/NAME when --store is given; an existing DIR/NAME is emptied first).
+
+The edit run: a header edit or a toolchain upgrade changes every key of the suite, while the
+suite's manifest (recorded by the cold run under manifests/) still names what it compiles. The
+faithful and simplest way to get that state is to delete the store's entries/ folder and keep
+manifests/ (and the rest): every key misses, the recipes are there. The suite then runs with
+prefetch on (the default: the harness and the pytest plugin start `cubby warm --prefetch`), so
+its workers compile ahead of the tests. --edit-serial also runs the same edited state with
+CUBBY_PREFETCH=0 (edit_serial_s: what the edit costs without the prefetch); --no-edit leaves
+the edit run out.
+
+A run that exits non-zero is reported with its exit status and the last lines of its output, and
+the suite gets no ratio for it; the other suites still run. Writes {"schema": 1, "suites": {NAME:
+{cold_s, warm_s, ratio, cold_exit, warm_exit, [edit_s, edit_exit, edit_ratio (cold_s / edit_s),]
+[edit_serial_s, edit_serial_exit,] [note]} or {skipped: REASON}}}; the edit fields are optional
+(files without them, from older versions, stay valid schema 1).
 """
 from __future__ import annotations
 
@@ -29,9 +42,10 @@ def say(message: str) -> None:
     print(f"[whole suite] {message}", file=sys.stderr, flush=True)
 
 
-def run_once(name: str, label: str, command: str, store: Path, log: Path) -> tuple[float, int]:
-    """Runs `command` with CUBBY_DIR=store; shows elapsed time every 10 s while it runs."""
-    env = dict(os.environ, CUBBY_DIR=str(store))
+def run_once(name: str, label: str, command: str, store: Path, log: Path,
+             extra_env: dict[str, str] | None = None) -> tuple[float, int]:
+    """Runs `command` with CUBBY_DIR=store (and `extra_env`); shows elapsed time every 10 s while it runs."""
+    env = dict(os.environ, CUBBY_DIR=str(store), **(extra_env or {}))
     start = time.monotonic()
     done = threading.Event()
 
@@ -52,12 +66,63 @@ def run_once(name: str, label: str, command: str, store: Path, log: Path) -> tup
     return seconds, status
 
 
+def edit_runs(name: str, command: str, store: Path, logs: Path, result: dict, serial: bool) -> None:
+    """The runs after a header edit (see the top of this file): every entry of `store` removed, its
+    manifests kept, then the suite with prefetch on (and, with `serial`, again with CUBBY_PREFETCH=0).
+    Adds edit_s, edit_exit, edit_ratio (and edit_serial_s, edit_serial_exit) to `result`."""
+    runs = [("edit", "3rd run (after a header edit, prefetch)", None)]
+    if serial:
+        runs.append(("edit_serial", "3rd run again (after a header edit, CUBBY_PREFETCH=0)",
+                     {"CUBBY_PREFETCH": "0"}))
+    for field, label, env in runs:
+        if not any((store / "manifests").glob("*.manifest")):
+            say(f"{name}: {label}: the store has no manifest (does this cubby record suites?); "
+                "the run compiles like a cold one")
+        shutil.rmtree(store / "entries", ignore_errors=True)  # every key misses; manifests/ stays
+        seconds, status = run_once(name, label, command, store, logs / f"{name}-{field.replace('_', '-')}.log", env)
+        result[f"{field}_s"], result[f"{field}_exit"] = seconds, status
+        if status != 0:
+            result["note"] = "a run failed; no ratio for it (see suite-logs)"
+    if result.get("edit_exit") == 0 and result.get("cold_exit") == 0 and result["edit_s"] > 0:
+        result["edit_ratio"] = result["cold_s"] / result["edit_s"]
+
+
+def table(suites: dict[str, dict]) -> str:
+    """The runs of each suite that ran, one line each, in seconds, with the ratios over cold."""
+    edit = any("edit_s" in s for s in suites.values())
+    serial = any("edit_serial_s" in s for s in suites.values())
+    header = f"{'suite':<24}{'1st run (cold)':>16}{'2nd run (warm)':>17}{'ratio':>9}"
+    if edit:
+        header += f"{'after edit':>14}{'ratio':>9}"
+    if serial:
+        header += f"{'edit, no prefetch':>19}"
+    lines = [header]
+    for name, s in suites.items():
+        if "cold_s" not in s:
+            continue
+        ratio = f"{s['ratio']:.1f}x" if "ratio" in s else "failed"
+        line = f"{name:<24}{s['cold_s']:>14.2f} s{s['warm_s']:>15.2f} s{ratio:>9}"
+        if edit:
+            edit_s = f"{s['edit_s']:.2f} s" if "edit_s" in s else "-"
+            edit_ratio = f"{s['edit_ratio']:.1f}x" if "edit_ratio" in s else ("failed" if "edit_s" in s else "-")
+            line += f"{edit_s:>14}{edit_ratio:>9}"
+        if serial:
+            serial_s = f"{s['edit_serial_s']:.2f} s" if "edit_serial_s" in s else "-"
+            line += f"{serial_s:>19}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", action="append", default=[], help="NAME=COMMAND")
     parser.add_argument("--skip", action="append", default=[], help="NAME=REASON (reported as skipped)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--store", type=Path, help="parent folder of the stores (default: temporary)")
+    parser.add_argument("--no-edit", dest="edit", action="store_false",
+                        help="leave out the run after a header edit (manifest present)")
+    parser.add_argument("--edit-serial", action="store_true",
+                        help="also run the edited state with CUBBY_PREFETCH=0 (edit_serial_s)")
     args = parser.parse_args(argv)
 
     suites: dict[str, dict] = {}
@@ -84,17 +149,15 @@ def main(argv: list[str]) -> int:
                 result["ratio"] = cold / warm
             else:
                 result["note"] = "a run failed; no ratio (see suite-logs)"
+            if args.edit:
+                edit_runs(name, command, store, logs, result, args.edit_serial)
             suites[name] = result
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
 
     if any("cold_s" in s for s in suites.values()):
-        print(f"{'suite':<24}{'1st run (cold)':>16}{'2nd run (warm)':>17}{'ratio':>9}")
-        for name, s in suites.items():
-            if "cold_s" in s:
-                ratio = f"{s['ratio']:.1f}x" if "ratio" in s else "failed"
-                print(f"{name:<24}{s['cold_s']:>14.2f} s{s['warm_s']:>15.2f} s{ratio:>9}")
+        print(table(suites))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"schema": 1, "suites": suites}, indent=2) + "\n")
     failed = [n for n, s in suites.items() if "note" in s]

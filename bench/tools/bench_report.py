@@ -17,10 +17,17 @@ results.json ("schema": 1):
                     ratio_vs_load_baseline, cubin_bytes, name_expressions, programs,
                     fleet_first_run_us, speedup_fleet_first_run, fleet_ratio_vs_local_warm,
                     fleet_served_ratio_vs_local_warm, (BM_FleetFirstRun: a fresh store served by Redis)
-                    fleet_loaded_us, speedup_fleet_loaded, fleet_loaded_ratio_vs_local_warm}},
+                    fleet_loaded_us, speedup_fleet_loaded, fleet_loaded_ratio_vs_local_warm,
                                                       (BM_FleetFirstRunLoaded: the same + module loads)
+                    cold_suite {VARIANT: {ms, speedup_vs_serial, jobs}}}},
+                      (BM_ColdSuite/<workload>/VARIANT, a cold suite's programs: serial and pch in one
+                       process, parallel:N and parallel_pch:N by `cubby warm -j N` from the suite's
+                       manifest; speedup_vs_serial = serial ms / VARIANT ms of the same run; jobs:
+                       the workers `cubby warm` ran, parallel variants only)
   recovery {WORKLOAD: {METHOD: accuracy in [0, 1]}},
-  suite {SUITE: {cold_s, warm_s, ratio, note}},
+  suite {SUITE: {cold_s, warm_s, ratio, note, edit_s, edit_ratio, edit_serial_s}},
+    (edit_*: whole_suite.py's run after a header edit with the manifest present, prefetch on;
+     edit_ratio = cold_s / edit_s; edit_serial_s: the same with CUBBY_PREFETCH=0; each optional)
     gtest-examples (--suite-timing: ci/suite-timing.sh's JSON) adds its fleet simulation of
     test_mdspan_transform when it ran: fleet_s and fleet_second_s (a fresh store's first run,
     served by Redis, and its second run), fleet_over_warm (first run / local warm run),
@@ -71,6 +78,12 @@ COUNTERS = {
                          "served_ratio_vs_local_warm": "fleet_served_ratio_vs_local_warm"},
     "BM_FleetFirstRunLoaded": {"ratio_vs_local_warm": "fleet_loaded_ratio_vs_local_warm"},
 }
+# BM_ColdSuite/<workload>/<variant>: the variants' order in tables and charts (then any other).
+COLD_SUITE_ORDER = ("serial", "pch", "parallel", "parallel_pch")
+# Google Benchmark's own name parts of the form key:value (not a variant such as parallel:2).
+BENCHMARK_SUFFIXES = ("iterations", "repeats", "min_time", "min_warmup_time", "threads")
+# whole_suite.py's optional runs after a header edit: JSON key -> record key.
+SUITE_EDIT = {"edit_s": "edit_s", "edit_ratio": "edit_ratio", "edit_serial_s": "edit_serial_s"}
 # ci/suite-timing.sh's fleet simulation (test_mdspan_transform): timing.json key -> record key.
 SUITE_FLEET = {"fleet_s": "fleet_s", "fleet_second_s": "fleet_second_s", "fleet_over_warm": "fleet_over_warm",
                "cold_over_fleet": "cold_over_fleet", "fleet_remote_hits": "fleet_remote_hits",
@@ -101,14 +114,55 @@ def load_json(path: Path | None, what: str) -> dict | None:
 
 
 def split_name(name: str) -> tuple[str, str, str]:
-    """'BM_X/work/load/iterations:3/real_time' -> ('BM_X', 'work/load', ''); NameRecovery ->
-    (family, workload, method). Google Benchmark's own suffixes (key:value, real_time) go."""
-    parts = [p for p in name.split("/") if ":" not in p and p not in ("real_time", "process_time")]
+    """'BM_X/work/load/iterations:3/real_time' -> ('BM_X', 'work/load', ''); NameRecovery and
+    ColdSuite -> (family, workload, method or variant, e.g. 'parallel:2'). Google Benchmark's own
+    suffixes (iterations:N and its other key:value parts, real_time, ...) go."""
+    parts = [p for p in name.split("/")
+             if p.partition(":")[0] not in BENCHMARK_SUFFIXES and p not in ("real_time", "process_time", "manual_time")]
     family = parts[0] if parts else name
     rest = parts[1:]
-    if family == "BM_NameRecovery" and len(rest) >= 2:
+    if family in ("BM_NameRecovery", "BM_ColdSuite") and len(rest) >= 2:
         return family, "/".join(rest[:-1]), rest[-1]
     return family, "/".join(rest), ""
+
+
+def cold_suite_order(variant: str) -> tuple:
+    """Sort key of a BM_ColdSuite variant: serial, pch, parallel:N, parallel_pch:N (N ascending)."""
+    kind, _, jobs = variant.partition(":")
+    rank = COLD_SUITE_ORDER.index(kind) if kind in COLD_SUITE_ORDER else len(COLD_SUITE_ORDER)
+    return (rank, int(jobs) if jobs.isdigit() else 0, variant)
+
+
+def read_cold_suite(bench: dict, record: dict, workload: str, variant: str) -> bool:
+    """Adds one BM_ColdSuite/<workload>/<variant> run to record["workloads"][workload]["cold_suite"]."""
+    time = finite(bench.get("real_time"))
+    scale = TO_SECONDS.get(bench.get("time_unit", "ns"))
+    if time is None or scale is None or not workload or not variant:
+        warn(f"{bench['name']}: no usable real_time/time_unit; skipped")
+        return False
+    entry = record["workloads"].setdefault(workload, {})
+    row = {"ms": time * scale / TO_SECONDS["ms"]}
+    for counter in ("speedup_vs_serial", "jobs"):
+        if finite(bench.get(counter)) and bench[counter] > 0:
+            row[counter] = bench[counter]
+    entry.setdefault("cold_suite", {})[variant] = row
+    if finite(bench.get("programs")) and bench["programs"] > 0:
+        entry.setdefault("programs", bench["programs"])
+    return True
+
+
+def finish_cold_suite(record: dict) -> None:
+    """Orders each workload's BM_ColdSuite variants and sets speedup_vs_serial from the serial time
+    of the same record (the same run), where there is one."""
+    for entry in record["workloads"].values():
+        rows = entry.get("cold_suite")
+        if not rows:
+            continue
+        serial = rows.get("serial", {}).get("ms")
+        for row in rows.values():
+            if serial and row["ms"] > 0:
+                row["speedup_vs_serial"] = serial / row["ms"]
+        entry["cold_suite"] = {v: rows[v] for v in sorted(rows, key=cold_suite_order)}
 
 
 def finite(value) -> float | None:
@@ -162,6 +216,9 @@ def read_bench(data: dict, record: dict, source: str) -> int:
             record["recovery"].setdefault(workload, {})[method] = accuracy / 100 if accuracy > 1 else accuracy
             used += 1
             continue
+        if family == "BM_ColdSuite":
+            used += read_cold_suite(bench, record, workload, method)
+            continue
         if family not in FAMILIES or not workload:
             continue
         field, unit = FAMILIES[family]
@@ -200,6 +257,9 @@ def read_suite(data: dict, record: dict) -> int:
         if cold is None or warm is None:
             continue
         record["suite"][name] = {"cold_s": cold, "warm_s": warm, "ratio": cold / warm if warm > 0 else None}
+        for field, key in SUITE_EDIT.items():  # the run after a header edit (optional)
+            if finite(suite.get(field)) is not None:
+                record["suite"][name][key] = suite[field]
         used += 1
     return used
 
@@ -308,11 +368,32 @@ def table(record: dict) -> str:
     lines = ["  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
              for r in rows]
     lines.insert(1, "  ".join("-" * n for n in widths))
+    cold_suite = [(name, w["cold_suite"]) for name, w in record["workloads"].items() if w.get("cold_suite")]
+    if cold_suite:
+        lines += ["", "cold suite (BM_ColdSuite: serial and pch in one process, parallel*:N by `cubby warm -j N`; "
+                      "speedup over serial)"]
+        for name, rows in cold_suite:
+            parts = []
+            for variant, row in rows.items():
+                part = f"{variant} {fmt_time(row['ms'], 'ms')}"
+                if variant != "serial" and row.get("speedup_vs_serial") is not None:
+                    part += f" = {fmt_ratio(row['speedup_vs_serial'])}"
+                if row.get("jobs") is not None:
+                    part += f" ({row['jobs']:.0f} jobs)"
+                parts.append(part)
+            lines.append(f"  {name}: " + "; ".join(parts))
     if record["suite"]:
-        lines += ["", "whole suite                 1st run (cold)   2nd run (warm)   ratio"]
+        edit = any(s.get("edit_s") is not None for s in record["suite"].values())
+        lines += ["", "whole suite                 1st run (cold)   2nd run (warm)   ratio"
+                  + ("   after header edit   ratio" if edit else "")]
         for name, s in record["suite"].items():
-            lines.append(f"{name:<26}{fmt_time(s['cold_s'], 's'):>16}{fmt_time(s['warm_s'], 's'):>17}"
-                         f"{fmt_ratio(s.get('ratio')):>9}")
+            line = (f"{name:<26}{fmt_time(s['cold_s'], 's'):>16}{fmt_time(s['warm_s'], 's'):>17}"
+                    f"{fmt_ratio(s.get('ratio')):>9}")
+            if edit:
+                line += f"{fmt_time(s.get('edit_s'), 's'):>20}{fmt_ratio(s.get('edit_ratio')):>9}"
+            lines.append(line)
+        if edit:
+            lines.append("  (after header edit: every key misses, the suite's manifest is kept; prefetch on)")
     fleet = []
     for name, w in record["workloads"].items():
         for family, field, ratio, speedup, local in (
@@ -373,10 +454,22 @@ def github_action_benchmark(record: dict) -> tuple[list, list]:
                              ("speedup_fleet_loaded", "speedup, fleet first run + load vs cold")):
             if w.get(field) is not None:
                 bigger.append({"name": f"{name}: {label}", "unit": "x", "value": w[field], "extra": extra})
+        for variant, row in w.get("cold_suite", {}).items():
+            smaller.append({"name": f"{name}: cold suite, {variant}", "unit": "ms", "value": row["ms"],
+                            "extra": extra})
+            if variant != "serial" and row.get("speedup_vs_serial") is not None:
+                bigger.append({"name": f"{name}: cold suite, {variant} vs serial", "unit": "x",
+                               "value": row["speedup_vs_serial"], "extra": extra})
     for name, s in record["suite"].items():
         smaller.append({"name": f"suite {name}: warm run", "unit": "s", "value": s["warm_s"], "extra": extra})
         if s.get("ratio"):
             bigger.append({"name": f"suite {name}: cold / warm", "unit": "x", "value": s["ratio"], "extra": extra})
+        if s.get("edit_s") is not None:
+            smaller.append({"name": f"suite {name}: run after a header edit", "unit": "s", "value": s["edit_s"],
+                            "extra": extra})
+        if s.get("edit_ratio"):
+            bigger.append({"name": f"suite {name}: cold / after a header edit", "unit": "x",
+                           "value": s["edit_ratio"], "extra": extra})
         if s.get("fleet_s") is not None:
             smaller.append({"name": f"suite {name}: fleet first run (Redis)", "unit": "s", "value": s["fleet_s"],
                             "extra": extra})
@@ -443,6 +536,7 @@ def main(argv: list[str]) -> int:
         data = load_json(path, f"{what} JSON")
         if data is not None:
             used += read_bench(data, record, what)
+    finish_cold_suite(record)
     suite = load_json(args.suite, "suite timing JSON")
     if suite is not None:
         used += read_suite(suite, record)

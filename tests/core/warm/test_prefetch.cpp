@@ -129,6 +129,25 @@ TEST(Prefetch, CompilesTheRecordedKernelsSoTheRunHitsThem) {
   for (int n = 0; n < 4; ++n) EXPECT_TRUE(cache.compile(program(n)).hit) << n;
 }
 
+TEST(Prefetch, AWorkerThatCrashesMeansTheRunCompilesThatKernelItself) {
+  TempDir dir("prefetch-crash");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const ScopedEnv crash("CUBBY_TEST_WORKER_FAULT", "crash:p1.cu");
+  const Config config = recorded_store(dir.path(), 3);
+  Prefetch prefetch;
+  prefetch.start(config);
+  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+  Cache cache(config);
+  for (int n = 0; n < 3; ++n) {
+    const CacheResult result = cache.compile(program(n));  // the crash never reaches the run
+    EXPECT_FALSE(result.entry->lowered_names.empty());
+    // Every worker that takes p1 dies before compiling it: only this run compiles p1.
+    if (n == 1) {
+      EXPECT_FALSE(result.hit);
+    }
+  }
+}
+
 TEST(Prefetch, DiesWithTheProcessThatStartedItEvenOnKill9) {
   TempDir dir("prefetch-orphans");
   const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
