@@ -46,6 +46,7 @@ struct Plan {
   std::size_t hits = 0;  // found by a worker: another process or the remote had it meanwhile
   double compile_ms = 0;
   std::string stopped;  // why warming stopped early; empty: it did not
+  std::string worker_pch = "off";  // "eager" when workers compile several programs each
 };
 
 std::atomic<int> g_signal{0};
@@ -150,6 +151,10 @@ void compile_missing(const Config& config, const WarmArgs& args, unsigned jobs, 
   options.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeout_s * 1000));
   options.worker_args = {"warm", "--worker", "--dir", config.dir.string()};
   options.silence_workers = args.prefetch;
+  // A worker that compiles several programs saves its PCH from the first (CUBBY_PCH=eager); one
+  // that compiles a single program is faster without one.
+  plan.worker_pch = config.pch && plan.missing.size() > jobs ? "eager" : "off";
+  options.worker_env = {std::string("CUBBY_PCH=") + (plan.worker_pch == "eager" ? "eager" : "0")};
   const bool progress = !args.quiet && ::isatty(2) != 0;
   const std::size_t total = plan.missing.size();
   const auto start = Clock::now();
@@ -187,7 +192,8 @@ json summary_json(const Config& config, const Plan& plan, unsigned jobs, double 
           {"recipes", plan.recipes.size()},   {"warm", plan.warm},
           {"compiled", plan.compiled},        {"hits", plan.hits},
           {"failed", plan.failed},            {"skipped", plan.skipped},
-          {"jobs", jobs},                     {"compile_ms", plan.compile_ms},
+          {"jobs", jobs},                     {"worker_pch", plan.worker_pch},
+          {"compile_ms", plan.compile_ms},
           {"elapsed_ms", elapsed_ms},         {"stopped", plan.stopped}};
 }
 

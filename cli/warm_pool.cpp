@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -68,9 +69,22 @@ std::optional<Worker> spawn_worker(const PoolOptions& options) {
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view item(*entry);
+    const bool replaced = std::any_of(
+        options.worker_env.begin(), options.worker_env.end(), [&](const std::string& set) {
+          return item.substr(0, item.find('=') + 1) == set.substr(0, set.find('=') + 1);
+        });
+    if (!replaced) env.emplace_back(item);
+  }
+  env.insert(env.end(), options.worker_env.begin(), options.worker_env.end());
+  std::vector<char*> envp;
+  for (std::string& item : env) envp.push_back(item.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
   const int spawned =
-      ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+      ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);

@@ -33,6 +33,7 @@ struct PoolOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};  // per task
   std::vector<std::string> worker_args;  // after the program: "warm", "--worker", ...
   bool silence_workers = false;          // workers' stderr to /dev/null (prefetch)
+  std::vector<std::string> worker_env;   // "NAME=value": set (replaced) in the workers' environment
 };
 
 // Runs `tasks` (indexes, first first) on up to `options.jobs` workers. `payload(i)` is the recipe

@@ -77,6 +77,7 @@ TEST_F(Warm, CompilesEveryMissingRecipeThenFindsThemWarm) {
   EXPECT_EQ(summary["warm"], 0);
   EXPECT_TRUE(summary["failed"].empty()) << summary.dump();
   EXPECT_EQ(summary["stopped"], "");
+  EXPECT_EQ(summary["worker_pch"], "eager");  // two programs a worker: the PCH pays
   Config config;
   config.dir = store_;
   Cache cache(config);
@@ -139,6 +140,21 @@ TEST_F(Warm, AWorkerThatHangsIsKilledAtTheTimeoutAndTheRestCompile) {
   EXPECT_NE(summary["failed"][0]["error"].get<std::string>().find("timed out after 2 s"),
             std::string::npos);
   EXPECT_LT(seconds, 60.0);  // bounded by the timeout, not by the hang
+}
+
+TEST_F(Warm, WorkersThatCompileOneProgramEachGoWithoutPch) {
+  auto manifest = load_manifest(store_, kSuite);
+  ASSERT_TRUE(manifest && *manifest);
+  (*manifest)->recipes.resize(2);
+  ASSERT_TRUE(save_manifest(store_, **manifest));
+  const auto one_each = cli_json(warm({"--suite", kSuite, "-j", "2", "--json"}));
+  if (one_each["jobs"] != 2) GTEST_SKIP() << "a single core: " << one_each.dump();
+  EXPECT_EQ(one_each["worker_pch"], "off");
+  EXPECT_EQ(one_each["compiled"], 2);
+  fs::remove_all(store_ / "entries");
+  const auto off = cli_json(warm({"--suite", kSuite, "-j", "1", "--json"}, {"CUBBY_PCH=0"}));
+  EXPECT_EQ(off["worker_pch"], "off");  // the user's CUBBY_PCH=0 holds
+  EXPECT_EQ(off["compiled"], 2);
 }
 
 TEST_F(Warm, ACorruptOrNewerManifestIsIgnoredWithAMessage) {

@@ -121,7 +121,7 @@ class CUBBY_API Cache {
   // process's PCH folder in the store, made on the first compile, then a sub-folder per set of
   // (options, architecture, header contents), so that a PCH is never reused after a header edit
   // (NVRTC's own check goes by file times) or under other options. Empty for the first compile of
-  // each set: the second one saves the PCH, later ones reuse it.
+  // each set (unless Config::pch_eager): the second one saves the PCH, later ones reuse it.
   std::filesystem::path pch_folder_for(const CompileRequest& request, const KeyInputs& inputs);
   // Writes `entry` to disk (unless read-only) and, when `share`, queues it for the remote.
   void store(const Key& key, const Entry& entry, bool share);

@@ -35,6 +35,11 @@ struct CUBBY_API Config {
   // CUBBY_PCH=0: compile without NVRTC's automatic precompiled headers (kept per process in the
   // store's tmp/ folder; NVRTC 12.8+; off in a read-only store)
   bool pch = true;
+  // CUBBY_PCH=eager: save the PCH from the first compile of each set of headers and options
+  // (else the second compile saves it and the first goes without: saving costs about a quarter
+  // more than the compile, which a process compiling one program never gets back). For processes
+  // that compile many programs; `cubby warm` gives it to its workers when each gets several.
+  bool pch_eager = false;
   std::string default_arch;  // CUBBY_ARCH; empty: GPU 0's, else sm_90
   // CUBBY_BASE_DIR (absolute): paths under it enter keys relative to it, so checkouts of one
   // project in different folders (CI runners) share entries; empty: paths enter keys as they are.

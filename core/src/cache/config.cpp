@@ -155,6 +155,15 @@ Result<Config> Config::from_env() {
   if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
   if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
   if (const char* value = env("CUBBY_SUITE")) config.suite = value;
+  if (const char* value = env("CUBBY_PCH")) {
+    config.pch_eager = lower(value) == "eager";
+    auto on = config.pch_eager ? Result<bool>(true) : parse_bool(value);
+    if (!on) {
+      return bad_variable("CUBBY_PCH", value,
+                          fail(Errc::invalid_argument, "expected 1/0 (on/off, ...) or eager"));
+    }
+    config.pch = *on;
+  }
   if (const char* value = env("CUBBY_JOBS")) {
     const std::string_view text(value);
     if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != text.npos ||
@@ -215,7 +224,7 @@ Result<Config> Config::from_env() {
   }
   for (auto [name, flag] :
        {std::pair{"CUBBY_READ_ONLY", &config.read_only},
-        std::pair{"CUBBY_DISABLE", &config.disabled}, std::pair{"CUBBY_PCH", &config.pch},
+        std::pair{"CUBBY_DISABLE", &config.disabled},
         std::pair{"CUBBY_PREFETCH", &config.prefetch},
         std::pair{"CUBBY_REMOTE_COMPRESS", &config.remote_compress}}) {
     if (const char* value = env(name)) {

@@ -550,6 +550,18 @@ TEST(CachePch, TheSecondCompileSavesAPchAndLaterOnesReuseIt) {
   EXPECT_EQ(pch_folders_in(dir.path() / "off"), 0u);
 }
 
+TEST(CachePch, EagerSavesThePchFromTheFirstCompile) {
+  if (!compile_nvrtc_supports_pch()) GTEST_SKIP() << "NVRTC without PCH (before 12.8)";
+  TempDir dir("cache-pch-eager");
+  Config config = config_for(dir.path());
+  config.pch_eager = true;
+  Cache cache(config);
+  (void)cache.compile(mdspan_program(1));
+  EXPECT_EQ(cache.stats().pch_created, 1u);
+  (void)cache.compile(mdspan_program(2));
+  EXPECT_EQ(cache.stats().pch_reused, 1u);
+}
+
 TEST(CachePch, AHeaderEditIsNeverServedFromAStalePch) {
   // NVRTC's own PCH check goes by file times: an edit within the same second kept the old header
   // in the PCH. cubby keeps a PCH per header contents, so the edit is always compiled.

@@ -92,6 +92,40 @@ TEST(Config, ReadsEveryVariable) {
   EXPECT_EQ(config->memory_entries, 7u);
 }
 
+TEST(Config, ReadsTheColdPathVariables) {
+  {
+    ScopedEnv suite("CUBBY_SUITE", "my suite");
+    ScopedEnv jobs("CUBBY_JOBS", "12");
+    ScopedEnv prefetch("CUBBY_PREFETCH", "off");
+    ScopedEnv pch("CUBBY_PCH", "Eager");
+    auto config = Config::from_env();
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->suite, "my suite");
+    EXPECT_EQ(config->jobs, 12u);
+    EXPECT_FALSE(config->prefetch);
+    EXPECT_TRUE(config->pch);
+    EXPECT_TRUE(config->pch_eager);
+  }
+  for (const char* unset : {"CUBBY_SUITE", "CUBBY_JOBS", "CUBBY_PREFETCH", "CUBBY_PCH"}) {
+    ::unsetenv(unset);
+  }
+  auto defaults = Config::from_env();
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->suite, "");
+  EXPECT_EQ(defaults->jobs, 0u);
+  EXPECT_TRUE(defaults->prefetch);
+  EXPECT_TRUE(defaults->pch);
+  EXPECT_FALSE(defaults->pch_eager);
+  for (const auto& [name, value] : {std::pair{"CUBBY_JOBS", "2K"}, std::pair{"CUBBY_JOBS", "-1"},
+                                    std::pair{"CUBBY_JOBS", "99999"},
+                                    std::pair{"CUBBY_PCH", "sometimes"}}) {
+    ScopedEnv bad(name, value);
+    auto config = Config::from_env();
+    ASSERT_FALSE(config.ok()) << name << "=" << value;
+    EXPECT_NE(config.error().message.find(name), std::string::npos);
+  }
+}
+
 TEST(Config, DefaultsWhenUnset) {
   for (const char* name : {"CUBBY_MAX_SIZE", "CUBBY_READ_ONLY", "CUBBY_DISABLE", "CUBBY_ARCH"}) {
     ::unsetenv(name);
