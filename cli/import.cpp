@@ -137,8 +137,7 @@ void print_import_report(const Common& common, const Config& config, const std::
   std::cout << "imported " << tally.imported << (tally.imported == 1 ? " entry" : " entries")
             << " (" << format_bytes(tally.bytes) << ") and the recipes of " << tally.manifests
             << (tally.manifests == 1 ? " suite" : " suites") << " into " << config.dir.string()
-            << "; "
-            << tally.present << " already present, " << tally.rejected << " rejected, "
+            << "; " << tally.present << " already present, " << tally.rejected << " rejected, "
             << tally.foreign << " foreign members skipped";
   if (tally.other_format > 0) {
     std::cout << ", " << tally.other_format

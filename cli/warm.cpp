@@ -45,7 +45,7 @@ struct Plan {
   std::size_t compiled = 0;
   std::size_t hits = 0;  // found by a worker: another process or the remote had it meanwhile
   double compile_ms = 0;
-  std::string stopped;  // why warming stopped early; empty: it did not
+  std::string stopped;             // why warming stopped early; empty: it did not
   std::string worker_pch = "off";  // "eager" when workers compile several programs each
 };
 
@@ -139,8 +139,9 @@ void show_progress(const Plan& plan, std::size_t total, unsigned jobs, Clock::ti
   const std::size_t done = plan.compiled + plan.hits + plan.failed.size();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   char line[160];
-  std::snprintf(line, sizeof line, "\r\033[Kcubby warm: %zu/%zu compiled %zu, failed %zu (%u jobs, %.1f s)",
-                done, total, plan.compiled, plan.failed.size(), jobs, seconds);
+  std::snprintf(line, sizeof line,
+                "\r\033[Kcubby warm: %zu/%zu compiled %zu, failed %zu (%u jobs, %.1f s)", done,
+                total, plan.compiled, plan.failed.size(), jobs, seconds);
   std::cerr << line << std::flush;
 }
 
@@ -173,8 +174,8 @@ void compile_missing(const Config& config, const WarmArgs& args, unsigned jobs, 
                              {"suite", plan.suite_of[i]},
                              {"error", reply.error}});
       if (!args.quiet && !progress) {
-        std::cerr << "cubby warm: " << plan.recipes[i].program_name << " failed: "
-                  << reply.error.substr(0, reply.error.find('\n')) << '\n';
+        std::cerr << "cubby warm: " << plan.recipes[i].program_name
+                  << " failed: " << reply.error.substr(0, reply.error.find('\n')) << '\n';
       }
     }
     if (progress) show_progress(plan, total, jobs, start);
@@ -188,13 +189,19 @@ void compile_missing(const Config& config, const WarmArgs& args, unsigned jobs, 
 }
 
 json summary_json(const Config& config, const Plan& plan, unsigned jobs, double elapsed_ms) {
-  return {{"dir", config.dir.string()},       {"suites", plan.suites},
-          {"recipes", plan.recipes.size()},   {"warm", plan.warm},
-          {"compiled", plan.compiled},        {"hits", plan.hits},
-          {"failed", plan.failed},            {"skipped", plan.skipped},
-          {"jobs", jobs},                     {"worker_pch", plan.worker_pch},
+  return {{"dir", config.dir.string()},
+          {"suites", plan.suites},
+          {"recipes", plan.recipes.size()},
+          {"warm", plan.warm},
+          {"compiled", plan.compiled},
+          {"hits", plan.hits},
+          {"failed", plan.failed},
+          {"skipped", plan.skipped},
+          {"jobs", jobs},
+          {"worker_pch", plan.worker_pch},
           {"compile_ms", plan.compile_ms},
-          {"elapsed_ms", elapsed_ms},         {"stopped", plan.stopped}};
+          {"elapsed_ms", elapsed_ms},
+          {"stopped", plan.stopped}};
 }
 
 void print_summary(const Plan& plan, unsigned jobs, double elapsed_ms) {
@@ -209,8 +216,9 @@ void print_summary(const Plan& plan, unsigned jobs, double elapsed_ms) {
                                          std::tuple{&plan.skipped, "reason", "skipped   "}}) {
     for (const json& item : *list) {
       const std::string why = item[key].get<std::string>();
-      std::cout << label << item["program"].get<std::string>() << " (" << item["suite"].get<std::string>()
-                << "): " << why.substr(0, why.find('\n')) << '\n';
+      std::cout << label << item["program"].get<std::string>() << " ("
+                << item["suite"].get<std::string>() << "): " << why.substr(0, why.find('\n'))
+                << '\n';
     }
   }
   if (!plan.stopped.empty()) std::cout << "stopped   " << plan.stopped << '\n';
@@ -224,7 +232,8 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
     args.quiet = true;
     if (args.parent != 0 && !die_with_parent(args.parent, SIGTERM)) return kExitOk;
   }
-  if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set: warming writes the store; unset it");
+  if (config.read_only)
+    fail_with(kExitUsage, "CUBBY_READ_ONLY is set: warming writes the store; unset it");
   if (config.disabled) fail_with(kExitUsage, "CUBBY_DISABLE is set: nothing is cached; unset it");
   catch_signals();
   const auto start = Clock::now();
@@ -242,11 +251,11 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   Plan plan;
   load_recipes(config, args, plan);
   find_missing(config, plan);
-  const unsigned jobs = std::min({args.jobs != 0 ? args.jobs : (config.jobs != 0 ? config.jobs : cores()),
-                                  cores(), static_cast<unsigned>(std::max<std::size_t>(1, plan.missing.size()))});
+  const unsigned jobs =
+      std::min({args.jobs != 0 ? args.jobs : (config.jobs != 0 ? config.jobs : cores()), cores(),
+                static_cast<unsigned>(std::max<std::size_t>(1, plan.missing.size()))});
   if (!plan.missing.empty() && g_signal.load() == 0) compile_missing(config, args, jobs, plan);
-  const double elapsed_ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  const double elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (common.json) {
     print_json(summary_json(config, plan, jobs, elapsed_ms));
   } else if (!args.quiet) {
@@ -278,8 +287,9 @@ Command add_warm(CLI::App& app, Common& common) {
       ->type_name("S")
       ->check(CLI::PositiveNumber);
   command->add_flag("-q,--quiet", args->quiet, "No progress and no summary (errors still show)");
-  command->add_flag("--prefetch", args->prefetch,
-                    "Run beside a test run (quiet; exits when another warm of the suite runs)")
+  command
+      ->add_flag("--prefetch", args->prefetch,
+                 "Run beside a test run (quiet; exits when another warm of the suite runs)")
       ->group("");
   command->add_flag("--worker", args->worker, "Internal: a worker process")->group("");
   command->add_option("--parent", args->parent, "Internal: exit with this process")->group("");

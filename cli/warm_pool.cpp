@@ -196,8 +196,7 @@ class Pool {
     const Task task = queue_.front();
     queue_.pop_front();
     const std::string bytes = payload_(task.index);
-    const std::string header =
-        std::to_string(bytes.size()) + (task.wait ? " wait" : " try") + "\n";
+    const std::string header = std::to_string(bytes.size()) + (task.wait ? " wait" : " try") + "\n";
     worker.task = task;
     worker.deadline = Clock::now() + options_.timeout;
     if (!write_all(worker.to, header) || !write_all(worker.to, bytes)) {

@@ -27,8 +27,8 @@ constexpr const char* kSuite = "warm suite";
 // Program `tag`: a tiny kernel; with a header, it includes <tag>.cuh from the include folder.
 CompileRequest program(const std::string& tag, const fs::path& include_dir = {}) {
   CompileRequest r;
-  r.source = (include_dir.empty() ? "" : "#include \"" + tag + ".cuh\"\n") +
-             "__global__ void k_" + tag + "(int* p) { *p = 1; }\n";
+  r.source = (include_dir.empty() ? "" : "#include \"" + tag + ".cuh\"\n") + "__global__ void k_" +
+             tag + "(int* p) { *p = 1; }\n";
   r.program_name = tag + ".cu";
   r.name_expressions = {"k_" + tag};
   if (!include_dir.empty()) r.options = {"-I" + include_dir.string()};
@@ -107,8 +107,7 @@ TEST_F(Warm, ADeletedHeaderIsSkippedAndASourceThatNoLongerCompilesFailsWhileTheR
             std::string::npos);
   ASSERT_EQ(summary["failed"].size(), 1U);
   EXPECT_EQ(summary["failed"][0]["program"], "p1.cu");
-  EXPECT_NE(summary["failed"][0]["error"].get<std::string>().find("undeclared"),
-            std::string::npos);
+  EXPECT_NE(summary["failed"][0]["error"].get<std::string>().find("undeclared"), std::string::npos);
   const CliOutcome text = warm({"--suite", kSuite});
   EXPECT_NE(text.out.find("skipped   p3.cu"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("failed    p1.cu"), std::string::npos) << text.out;
@@ -204,8 +203,7 @@ TEST_F(Warm, AFullDiskStopsWarmingWithExitStatusOne) {
   const CliOutcome run = warm({"--suite", kSuite, "-j", "1", "--json"}, {"CUBBY_PCH=0"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
   const auto summary = cli_json(run);
-  EXPECT_NE(summary["stopped"].get<std::string>().find("could not be written"),
-            std::string::npos);
+  EXPECT_NE(summary["stopped"].get<std::string>().find("could not be written"), std::string::npos);
   EXPECT_LT(summary["compiled"].get<int>(), 4);  // it stopped rather than compile in vain
 }
 

@@ -7,9 +7,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
-#include <string>
 
 #include "child_runner.hpp"
 #include "cubby/driver.hpp"

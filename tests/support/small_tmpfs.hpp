@@ -16,7 +16,8 @@ namespace cubby::testing {
 // root only. When it cannot be mounted, `why_not()` says why (the test skips with it).
 class SmallTmpfs {
  public:
-  SmallTmpfs(const std::filesystem::path& mount_point, const char* size) : path_(mount_point), size_(size) {
+  SmallTmpfs(const std::filesystem::path& mount_point, const char* size)
+      : path_(mount_point), size_(size) {
     if (::geteuid() != 0) {
       why_not_ = "mounting a tmpfs needs root";
       return;

@@ -145,8 +145,8 @@ class CUBBY_API Cache {
   Stats reported_;  // what finish() has reported to CUBBY_STATS_FILE
   std::atomic<bool> warned_remote_entry_{false};
   std::once_flag pch_once_;
-  std::shared_ptr<PchDir> pch_;       // shared by the process's Caches on this store
-  std::atomic<bool> pch_off_{false};  // PCH failed in this process: compile without
+  std::shared_ptr<PchDir> pch_;              // shared by the process's Caches on this store
+  std::atomic<bool> pch_off_{false};         // PCH failed in this process: compile without
   std::unique_ptr<SuiteRecorder> recorder_;  // null without Config::suite
   std::atomic<bool> warned_manifest_{false};
 };

@@ -8,9 +8,9 @@
 #include <string>
 #include <utility>
 
+#include "cache/suite_recorder.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/driver.hpp"
-#include "cache/suite_recorder.hpp"
 #include "format/blob.hpp"
 #include "format/recipe.hpp"
 #include "key/key_inputs.hpp"

@@ -142,18 +142,10 @@ Result<bool> parse_bool(std::string_view text) {
   return fail(Errc::invalid_argument, "expected 1/0, true/false, yes/no or on/off");
 }
 
-Result<Config> Config::from_env() {
-  Config config;
-  config.dir = default_store_dir();
-  if (const char* value = env("CUBBY_MAX_SIZE")) {
-    auto size = parse_size(value);
-    if (!size) return bad_variable("CUBBY_MAX_SIZE", value, size.error());
-    config.max_size = *size;
-    if (*size < kMaxSizeFloor) warn_small_max_size_once(value);
-  }
-  if (const char* value = env("CUBBY_REMOTE")) config.remote_url = value;
-  if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
-  if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
+namespace {
+
+// CUBBY_SUITE, CUBBY_PCH (1/0 or eager) and CUBBY_JOBS into `config`.
+Result<void> read_cold_path(Config& config) {
   if (const char* value = env("CUBBY_SUITE")) config.suite = value;
   if (const char* value = env("CUBBY_PCH")) {
     config.pch_eager = lower(value) == "eager";
@@ -174,6 +166,24 @@ Result<Config> Config::from_env() {
     }
     config.jobs = static_cast<unsigned>(std::stoul(value));
   }
+  return {};
+}
+
+}  // namespace
+
+Result<Config> Config::from_env() {
+  Config config;
+  config.dir = default_store_dir();
+  if (const char* value = env("CUBBY_MAX_SIZE")) {
+    auto size = parse_size(value);
+    if (!size) return bad_variable("CUBBY_MAX_SIZE", value, size.error());
+    config.max_size = *size;
+    if (*size < kMaxSizeFloor) warn_small_max_size_once(value);
+  }
+  if (const char* value = env("CUBBY_REMOTE")) config.remote_url = value;
+  if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
+  if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
+  if (auto cold = read_cold_path(config); !cold) return cold.error();
   if (const char* value = env("CUBBY_BASE_DIR")) {
     const std::filesystem::path base(value);
     if (!base.is_absolute()) {
@@ -224,8 +234,7 @@ Result<Config> Config::from_env() {
   }
   for (auto [name, flag] :
        {std::pair{"CUBBY_READ_ONLY", &config.read_only},
-        std::pair{"CUBBY_DISABLE", &config.disabled},
-        std::pair{"CUBBY_PREFETCH", &config.prefetch},
+        std::pair{"CUBBY_DISABLE", &config.disabled}, std::pair{"CUBBY_PREFETCH", &config.prefetch},
         std::pair{"CUBBY_REMOTE_COMPRESS", &config.remote_compress}}) {
     if (const char* value = env(name)) {
       auto parsed = parse_bool(value);

@@ -135,8 +135,9 @@ Result<Manifest> decode_manifest(std::string_view bytes) {
   }
   const std::uint32_t version = load_le<std::uint32_t>(bytes, kMagic.size());
   if (version > kManifestFormatVersion) {
-    return fail(Errc::corrupt, "written by a newer cubby (manifest format ", std::to_string(version),
-                ", this one reads up to ", std::to_string(kManifestFormatVersion),
+    return fail(Errc::corrupt, "written by a newer cubby (manifest format ",
+                std::to_string(version), ", this one reads up to ",
+                std::to_string(kManifestFormatVersion),
                 "); run that cubby's `cubby warm`, or delete the file to record it again");
   }
   const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);

@@ -2,9 +2,9 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,9 +119,9 @@ void Prefetch::start(const Config& config) {
         "PATH)";
     return;
   }
-  std::vector<std::string> args = {cli.string(), "warm",         "--prefetch",
-                                   "--suite",    config.suite,   "--dir",
-                                   config.dir.string(), "--parent", std::to_string(::getpid())};
+  std::vector<std::string> args = {cli.string(),        "warm",       "--prefetch",
+                                   "--suite",           config.suite, "--dir",
+                                   config.dir.string(), "--parent",   std::to_string(::getpid())};
   if (config.jobs != 0) {
     args.push_back("--jobs");
     args.push_back(std::to_string(config.jobs));

@@ -116,9 +116,9 @@ TEST(Config, ReadsTheColdPathVariables) {
   EXPECT_TRUE(defaults->prefetch);
   EXPECT_TRUE(defaults->pch);
   EXPECT_FALSE(defaults->pch_eager);
-  for (const auto& [name, value] : {std::pair{"CUBBY_JOBS", "2K"}, std::pair{"CUBBY_JOBS", "-1"},
-                                    std::pair{"CUBBY_JOBS", "99999"},
-                                    std::pair{"CUBBY_PCH", "sometimes"}}) {
+  for (const auto& [name, value] :
+       {std::pair{"CUBBY_JOBS", "2K"}, std::pair{"CUBBY_JOBS", "-1"},
+        std::pair{"CUBBY_JOBS", "99999"}, std::pair{"CUBBY_PCH", "sometimes"}}) {
     ScopedEnv bad(name, value);
     auto config = Config::from_env();
     ASSERT_FALSE(config.ok()) << name << "=" << value;

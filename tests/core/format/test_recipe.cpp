@@ -1,9 +1,8 @@
 // Tests of format/recipe: recipes and suite manifests, their encoding and merge.
-#include "format/recipe.hpp"
-
 #include <gtest/gtest.h>
 
 #include "format/blob.hpp"
+#include "format/recipe.hpp"
 #include "util/bytes.hpp"
 
 namespace cubby {

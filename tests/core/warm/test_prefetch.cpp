@@ -1,7 +1,5 @@
 // Prefetch: `cubby warm --prefetch` started beside a run, when it starts, what it compiles, and
 // that it never outlives the process that started it.
-#include "cubby/prefetch.hpp"
-
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "cubby/cache.hpp"
+#include "cubby/prefetch.hpp"
 #include "storage/local/disk.hpp"
 #include "storage/local/manifests.hpp"
 #include "test_support.hpp"
@@ -27,8 +26,8 @@ using testing::TempDir;
 
 CompileRequest program(int n) {
   CompileRequest r;
-  r.source = "__global__ void k" + std::to_string(n) + "(int* p) { *p = " + std::to_string(n) +
-             "; }\n";
+  r.source =
+      "__global__ void k" + std::to_string(n) + "(int* p) { *p = " + std::to_string(n) + "; }\n";
   r.program_name = "p" + std::to_string(n) + ".cu";
   r.name_expressions = {"k" + std::to_string(n)};
   r.arch = "sm_90";

@@ -30,8 +30,8 @@ Result<std::optional<Manifest>> decode_file(const std::filesystem::path& path) {
   }
   auto manifest = decode_manifest(*bytes);
   if (!manifest) {
-    return fail(Errc::corrupt, "manifest ", path.string(), " is not usable: ",
-                manifest.error().message);
+    return fail(Errc::corrupt, "manifest ", path.string(),
+                " is not usable: ", manifest.error().message);
   }
   return std::optional<Manifest>(std::move(manifest).value());
 }
@@ -72,8 +72,8 @@ Result<std::optional<std::string>> record_manifest(const std::filesystem::path& 
                                                    std::string_view suite,
                                                    const std::vector<Recipe>& recent) {
   const std::filesystem::path path = manifest_path(root, suite);
-  auto lock = FileLock::acquire(manifests_dir(root) / (manifest_stem(suite) + ".lock"),
-                                kMergeLockWait);
+  auto lock =
+      FileLock::acquire(manifests_dir(root) / (manifest_stem(suite) + ".lock"), kMergeLockWait);
   if (!lock) return lock.error();  // a wait that expired merges unlocked: the rename is atomic
   std::vector<Recipe> older;
   if (auto existing = load_manifest(root, suite); existing && *existing) {

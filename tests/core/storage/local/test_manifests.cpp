@@ -1,8 +1,7 @@
 // Tests of storage/local/manifests: suite manifest files in a store.
-#include "storage/local/manifests.hpp"
-
 #include <gtest/gtest.h>
 
+#include "storage/local/manifests.hpp"
 #include "test_support.hpp"
 #include "util/bytes.hpp"
 

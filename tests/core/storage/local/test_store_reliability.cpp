@@ -21,11 +21,11 @@
 #include "cubby/cache.hpp"
 #include "cubby/driver.hpp"
 #include "cuda/nvrtc_library.hpp"
+#include "small_tmpfs.hpp"
 #include "storage/local/gc.hpp"
 #include "storage/local/pch_dir.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/local/verify.hpp"
-#include "small_tmpfs.hpp"
 #include "test_support.hpp"
 #include "util/io.hpp"
 
