@@ -110,24 +110,29 @@ void load_recipes(const Config& config, const WarmArgs& args, Plan& plan) {
 
 // Sorts the recipes into skipped (a header is gone), warm (the key is in the store) and missing.
 void find_missing(const Config& config, Plan& plan) {
-  Config quiet = config;
+  Config quiet = config;  // for keys only: no suite to record, no remote to connect to
   quiet.suite.clear();
+  quiet.remote_url.clear();
   Cache cache(quiet);
   const DiskTier disk(config.dir);
   for (std::size_t i = 0; i < plan.recipes.size() && g_signal.load() == 0; ++i) {
     const Recipe& recipe = plan.recipes[i];
     std::string gone;
-    for (const std::string& header : recipe.header_paths) {
+    for (const std::string& header : header_paths_of(recipe, config.base_dir)) {
       if (::access(header.c_str(), F_OK) != 0) gone = header;
     }
     if (!gone.empty()) {
-      plan.skipped.push_back({{"program", recipe.program_name},
-                              {"suite", plan.suite_of[i]},
-                              {"reason", "header " + gone + " no longer exists"}});
+      const bool unset_base = gone.starts_with(kBaseDirMarker);
+      plan.skipped.push_back(
+          {{"program", recipe.program_name},
+           {"suite", plan.suite_of[i]},
+           {"reason", unset_base ? "it was recorded under CUBBY_BASE_DIR; set CUBBY_BASE_DIR to "
+                                   "this checkout's folder to warm it"
+                                 : "header " + gone + " no longer exists"}});
       continue;
     }
     std::error_code error;
-    if (fs::exists(disk.path_of(cache.key_of(request_of(recipe))), error)) {
+    if (fs::exists(disk.path_of(cache.key_of(request_of(recipe, config.base_dir))), error)) {
       ++plan.warm;
     } else {
       plan.missing.push_back(i);

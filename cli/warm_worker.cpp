@@ -44,7 +44,7 @@ WorkerReply warm_one(Cache& cache, const std::string& bytes, bool wait) {
     reply.error = recipe.error().message;
     return reply;
   }
-  const CompileRequest request = request_of(*recipe);
+  const CompileRequest request = request_of(*recipe, cache.config().base_dir);
   inject_fault(request.program_name);
   try {
     if (!wait && lock_held(cache.config().dir, cache.key_of(request))) {

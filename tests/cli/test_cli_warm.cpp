@@ -156,6 +156,37 @@ TEST_F(Warm, WorkersThatCompileOneProgramEachGoWithoutPch) {
   EXPECT_EQ(off["compiled"], 2);
 }
 
+// A manifest recorded in one checkout (CUBBY_BASE_DIR) warms another checkout of the project.
+TEST_F(Warm, RecipesRecordedUnderABaseFolderWarmAnotherCheckout) {
+  const fs::path first = dir_ / "checkout-a";
+  const fs::path second = dir_ / "checkout-b";
+  for (const fs::path& checkout : {first, second}) {
+    fs::create_directories(checkout / "include");
+    write_text(checkout / "include" / "p7.cuh", "constexpr int kP7 = 7;\n");
+  }
+  Config config;
+  config.dir = store_;
+  config.suite = "checkouts";
+  config.base_dir = first;
+  {
+    Cache cache(config);
+    (void)cache.compile(program("p7", first / "include"));
+  }
+  fs::remove_all(first);
+  fs::remove_all(store_ / "entries");
+  const CliOutcome unset = warm({"--suite", "checkouts", "--json"});
+  const auto skipped = cli_json(unset);
+  ASSERT_EQ(skipped["skipped"].size(), 1U) << skipped.dump();
+  EXPECT_NE(skipped["skipped"][0]["reason"].get<std::string>().find("set CUBBY_BASE_DIR"),
+            std::string::npos);
+  const auto warmed =
+      cli_json(warm({"--suite", "checkouts", "--json"}, {"CUBBY_BASE_DIR=" + second.string()}));
+  EXPECT_EQ(warmed["compiled"], 1) << warmed.dump();
+  config.base_dir = second;
+  Cache cache(config);
+  EXPECT_TRUE(cache.compile(program("p7", second / "include")).hit);
+}
+
 TEST_F(Warm, ACorruptOrNewerManifestIsIgnoredWithAMessage) {
   const fs::path path = manifest_path(store_, kSuite);
   std::string bytes = testing::read_text(path);

@@ -117,7 +117,7 @@ Cache::Cache(Config config)
       remote_(config_.disabled ? nullptr : open_remote_tier(config_)),
       background_(std::make_unique<Background>()) {
   if (!config_.suite.empty() && !config_.disabled && !config_.read_only) {
-    recorder_ = std::make_unique<SuiteRecorder>(config_.suite);
+    recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.base_dir);
   }
   // A store folder without entries is a fresh runner: every lookup goes to the remote, so its
   // connection opens while the caller gets ready (a warm store never connects unless it misses).

@@ -7,7 +7,7 @@ namespace cubby {
 void SuiteRecorder::add(const Key& key, const CompileRequest& request, const KeyInputs& inputs) {
   std::lock_guard lock(mutex_);
   if (keys_.size() >= kMaxManifestRecipes || !keys_.insert(key).second) return;
-  recipes_.push_back(recipe_of(request, inputs));
+  recipes_.push_back(recipe_of(request, inputs, base_dir_));
 }
 
 Result<std::optional<std::string>> SuiteRecorder::save(const std::filesystem::path& root) {

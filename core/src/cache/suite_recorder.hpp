@@ -19,7 +19,9 @@ namespace cubby {
 
 class SuiteRecorder {
  public:
-  explicit SuiteRecorder(std::string suite) : suite_(std::move(suite)) {}
+  // `base_dir`: Config::base_dir (recipe_of records paths under it relative to it).
+  SuiteRecorder(std::string suite, std::filesystem::path base_dir)
+      : suite_(std::move(suite)), base_dir_(std::move(base_dir)) {}
 
   const std::string& suite() const { return suite_; }
 
@@ -32,6 +34,7 @@ class SuiteRecorder {
 
  private:
   std::string suite_;
+  std::filesystem::path base_dir_;
   std::mutex mutex_;
   std::set<Key> keys_;
   std::vector<Recipe> recipes_;

@@ -72,31 +72,74 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+// `text` with the kBaseDirMarker that starts at `at` replaced by `base_dir` (as it is without a
+// base folder or a marker there).
+std::string expand_base_dir(const std::string& text, std::size_t at,
+                            const std::filesystem::path& base_dir) {
+  if (base_dir.empty() || text.compare(at, kBaseDirMarker.size(), kBaseDirMarker) != 0) {
+    return text;
+  }
+  std::string base = base_dir.lexically_normal().string();
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  std::string expanded = text;
+  expanded.replace(at, kBaseDirMarker.size(), base);
+  return expanded;
+}
+
 }  // namespace
 
-Recipe recipe_of(const CompileRequest& request, const KeyInputs& inputs) {
+Recipe recipe_of(const CompileRequest& request, const KeyInputs& inputs,
+                 const std::filesystem::path& base_dir) {
+  // The paths of the request in key-input form, relativized as the key relativizes them (the
+  // source folder rides along as one more path).
+  KeyInputs paths;
+  paths.options = request.options;
+  paths.program_name = request.program_name;
+  paths.headers.push_back({"", request.source_dir.string(), true, {}});
+  for (const HeaderDigest& header : inputs.headers) {
+    if (header.resolved) paths.headers.push_back(header);
+  }
+  if (!base_dir.empty()) relativize_paths(paths, base_dir);
   Recipe recipe;
-  recipe.program_name = request.program_name;
+  recipe.program_name = paths.program_name;
   recipe.source = request.source;
   recipe.arch = request.arch;
-  recipe.source_dir = request.source_dir.string();
-  recipe.options = request.options;
+  recipe.source_dir = paths.headers.front().path;
+  recipe.options = paths.options;
   recipe.name_expressions = request.name_expressions;
-  for (const HeaderDigest& header : inputs.headers) {
-    if (header.resolved) recipe.header_paths.push_back(header.path);
+  for (std::size_t i = 1; i < paths.headers.size(); ++i) {
+    recipe.header_paths.push_back(paths.headers[i].path);
   }
   return recipe;
 }
 
-CompileRequest request_of(const Recipe& recipe) {
+CompileRequest request_of(const Recipe& recipe, const std::filesystem::path& base_dir) {
   CompileRequest request;
   request.source = recipe.source;
-  request.program_name = recipe.program_name;
+  request.program_name = expand_base_dir(recipe.program_name, 0, base_dir);
   request.name_expressions = recipe.name_expressions;
-  request.options = recipe.options;
+  for (const std::string& option : recipe.options) {
+    std::string expanded = expand_base_dir(option, 0, base_dir);
+    if (expanded == option && option.starts_with("-I")) {
+      expanded = expand_base_dir(option, 2, base_dir);
+    }
+    if (const auto equals = option.find('='); expanded == option && equals != std::string::npos) {
+      expanded = expand_base_dir(option, equals + 1, base_dir);
+    }
+    request.options.push_back(std::move(expanded));
+  }
   request.arch = recipe.arch;
-  request.source_dir = recipe.source_dir;
+  request.source_dir = expand_base_dir(recipe.source_dir, 0, base_dir);
   return request;
+}
+
+std::vector<std::string> header_paths_of(const Recipe& recipe,
+                                         const std::filesystem::path& base_dir) {
+  std::vector<std::string> paths;
+  for (const std::string& path : recipe.header_paths) {
+    paths.push_back(expand_base_dir(path, 0, base_dir));
+  }
+  return paths;
 }
 
 std::array<std::uint8_t, 16> recipe_id(const Recipe& recipe) {

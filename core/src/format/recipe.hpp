@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,10 +52,18 @@ struct Manifest {
   std::vector<Recipe> recipes;  // in the order the suite first asked for them, no two equal
 };
 
-// The recipe of `request`; `inputs` (its key inputs) give the header paths.
-Recipe recipe_of(const CompileRequest& request, const KeyInputs& inputs);
-// The request that compiles `recipe` again.
-CompileRequest request_of(const Recipe& recipe);
+// The recipe of `request`; `inputs` (its key inputs) give the header paths. With a `base_dir`
+// (Config::base_dir), paths under it are recorded as "${CUBBY_BASE_DIR}/..." by the key's own
+// rule (relativize_paths: source folder, program name, options, header paths), so the recipes of
+// one checkout warm another.
+Recipe recipe_of(const CompileRequest& request, const KeyInputs& inputs,
+                 const std::filesystem::path& base_dir = {});
+// The request that compiles `recipe` again, "${CUBBY_BASE_DIR}" read as `base_dir` (left as it is
+// without one).
+CompileRequest request_of(const Recipe& recipe, const std::filesystem::path& base_dir = {});
+// The recipe's header paths, "${CUBBY_BASE_DIR}" read as `base_dir`.
+std::vector<std::string> header_paths_of(const Recipe& recipe,
+                                         const std::filesystem::path& base_dir = {});
 // Identity of a recipe: XXH3-128 of its encoding (what merge_recipes de-duplicates by).
 std::array<std::uint8_t, 16> recipe_id(const Recipe& recipe);
 

@@ -58,6 +58,30 @@ TEST(Recipe, RequestRoundTripKeepsTheRequestAndTakesResolvedHeaderPaths) {
   EXPECT_EQ(again.arch, request.arch);
 }
 
+TEST(Recipe, PathsUnderTheBaseFolderAreRecordedRelativeAndReadInAnotherCheckout) {
+  CompileRequest request;
+  request.source = "#include \"ops.cuh\"\n";
+  request.program_name = "/ci/a/src/p.cu";
+  request.options = {"-I/ci/a/include", "--include-path=/ci/a/more", "-DX=1", "-I/elsewhere"};
+  request.source_dir = "/ci/a/src";
+  KeyInputs inputs;
+  inputs.headers = {{"ops.cuh", "/ci/a/include/ops.cuh", true, {}}};
+  const Recipe recipe = recipe_of(request, inputs, "/ci/a");
+  EXPECT_EQ(recipe.program_name, "${CUBBY_BASE_DIR}/src/p.cu");
+  EXPECT_EQ(recipe.source_dir, "${CUBBY_BASE_DIR}/src");
+  EXPECT_EQ(recipe.options, (std::vector<std::string>{"-I${CUBBY_BASE_DIR}/include",
+                                                      "--include-path=${CUBBY_BASE_DIR}/more",
+                                                      "-DX=1", "-I/elsewhere"}));
+  EXPECT_EQ(recipe.header_paths, std::vector<std::string>{"${CUBBY_BASE_DIR}/include/ops.cuh"});
+  const CompileRequest there = request_of(recipe, "/ci/b/");
+  EXPECT_EQ(there.program_name, "/ci/b/src/p.cu");
+  EXPECT_EQ(there.source_dir, "/ci/b/src");
+  EXPECT_EQ(there.options, (std::vector<std::string>{"-I/ci/b/include", "--include-path=/ci/b/more",
+                                                     "-DX=1", "-I/elsewhere"}));
+  EXPECT_EQ(header_paths_of(recipe, "/ci/b"), std::vector<std::string>{"/ci/b/include/ops.cuh"});
+  EXPECT_EQ(request_of(recipe).source_dir, "${CUBBY_BASE_DIR}/src");  // no base: left as is
+}
+
 TEST(Manifest, EncodesAndDecodesInOrder) {
   auto decoded = decode_manifest(encode_manifest(sample_manifest()));
   ASSERT_TRUE(decoded) << decoded.error().message;
