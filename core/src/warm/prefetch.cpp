@@ -30,14 +30,13 @@ bool executable(const std::filesystem::path& path) {
 
 // Why prefetch does not start for `config`, or nullopt when it should ("" : nothing to say).
 std::optional<std::string> reason_not_to_start(const Config& config) {
-  if (!config.prefetch || config.suite.empty()) return "";
-  if (config.disabled) return "";
-  if (config.read_only) return "prefetch is off: the store is read-only (CUBBY_READ_ONLY)";
+  if (!config.prefetch || config.suite.empty() || config.disabled) return "";
   std::error_code error;
   if (config.remote_url.empty() &&
       !std::filesystem::exists(manifest_path(config.dir, config.suite), error)) {
     return "";  // the first run of the suite records what a later one prefetches
   }
+  if (config.read_only) return "prefetch is off: the store is read-only (CUBBY_READ_ONLY)";
   return std::nullopt;
 }
 
