@@ -16,6 +16,15 @@
 #     [TEST_PREFIX <prefix>]
 #     [DISCOVERY_MODE PRE_TEST|POST_BUILD])  default PRE_TEST
 #
+# Cold runs: every test runs in its own process, so a prefetch per test process would start and
+# stop with each test. Instead a CTest fixture test "<target>.cubby_warm" runs
+# `cubby warm --prefetch --suite <the binary's file name>` once before the tests of <target> (and
+# its WARM_UP): after a header edit or a toolchain upgrade it compiles the recipes an earlier run
+# recorded in parallel worker processes; it is best effort and never fails (nothing recorded, a
+# read-only store: it does nothing). The tests themselves run with CUBBY_PREFETCH=0. It needs the
+# cubby tool: cubby's own build's, else CUBBY_CLI_EXECUTABLE (searched beside the installed
+# package, then on PATH); without it there is no such fixture.
+#
 # Registers the tests of a GoogleTest executable <target> with CTest through
 # gtest_discover_tests(DISCOVERY_MODE PRE_TEST by default): the test list is read when ctest runs, so
 # building never needs to run the binary (cross builds, machines without a GPU) and a new test is
@@ -26,6 +35,7 @@
 # the cubby store (CUBBY_DIR): keep the store outside the build tree and pass it along.
 include_guard(GLOBAL)
 include(GoogleTest)
+set(_cubby_gtest_dir "${CMAKE_CURRENT_LIST_DIR}")  # <prefix>/lib/cmake/cubby when installed
 
 function(cubby_add_gtest target)
   cmake_parse_arguments(ARG "REQUIRE_WARM"
@@ -55,14 +65,30 @@ function(cubby_add_gtest target)
   endif()
 
   set(fixtures ${ARG_REQUIRES})
+  get_property(cli_target GLOBAL PROPERTY CUBBY_CLI_TARGET)
+  if(cli_target)
+    set(cli "$<TARGET_FILE:${cli_target}>")
+  else()
+    find_program(CUBBY_CLI_EXECUTABLE cubby HINTS "${_cubby_gtest_dir}/../../../bin"
+                 DOC "the cubby tool (its cubby_warm fixtures warm the suites' recipes)")
+    set(cli "${CUBBY_CLI_EXECUTABLE}")
+  endif()
+  if(cli)
+    add_test(NAME ${ARG_TEST_PREFIX}${target}.cubby_warm
+             COMMAND ${cli} warm --prefetch --suite $<TARGET_FILE_NAME:${target}>)
+    set_tests_properties(${ARG_TEST_PREFIX}${target}.cubby_warm PROPERTIES
+      FIXTURES_SETUP cubby_warm_${target} LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+    list(APPEND fixtures cubby_warm_${target})
+  endif()
   if(DEFINED ARG_WARM_UP)
     add_test(NAME ${ARG_TEST_PREFIX}${target}.cubby_warm_up
              COMMAND ${target} --gtest_filter=${ARG_WARM_UP} --gtest_brief=1 ${ARG_EXTRA_ARGS})
     set_tests_properties(${ARG_TEST_PREFIX}${target}.cubby_warm_up PROPERTIES
-      FIXTURES_SETUP cubby_warm_up_${target} LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
-    if(ARG_REQUIRES)
+      FIXTURES_SETUP cubby_warm_up_${target} LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+      ENVIRONMENT "CUBBY_PREFETCH=0")
+    if(fixtures)
       set_tests_properties(${ARG_TEST_PREFIX}${target}.cubby_warm_up PROPERTIES
-        FIXTURES_REQUIRED "${ARG_REQUIRES}")
+        FIXTURES_REQUIRED "${fixtures}")
     endif()
     list(APPEND fixtures cubby_warm_up_${target})
   endif()
@@ -108,7 +134,7 @@ function(cubby_add_gtest target)
     endif()
     set(tests "\${${target}_cubby_${kind}_tests}")
     string(APPEND content "if(NOT \"${tests}\" STREQUAL \"\")\n"
-                          "  set_tests_properties(${tests} PROPERTIES")
+                          "  set_tests_properties(${tests} PROPERTIES ENVIRONMENT CUBBY_PREFETCH=0")
     if(kind_labels)
       string(APPEND content " LABELS \"${kind_labels}\"")
     endif()

@@ -21,9 +21,11 @@ step cmake -S "$here/gtest_consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
 step cmake --build "$work/build" -j2
 
-# 2 tests x 2 targets, plus the warm-up fixture; the launch tests are labelled gpu.
+# 2 tests x 2 targets, plus the warm-up fixture and a cubby_warm fixture per target (the installed
+# cubby tool was found); the launch tests are labelled gpu.
 step ctest --test-dir "$work/build" -N
-grep -q 'Total Tests: 5$' "$work/log" || fail "expected 5 registered tests"
+grep -q 'Total Tests: 7$' "$work/log" || fail "expected 7 registered tests"
+grep -q 'consumer_tests.cubby_warm$' "$work/log" || fail "no cubby_warm fixture: the tool was not found"
 step ctest --test-dir "$work/build" -N -L gpu   # lists the warm-up fixture they require too
 if [ "$(grep -c 'Test *#[0-9]*: FillGpu\.WritesSeven$' "$work/log")" != 2 ] || grep -q 'Fill\.' "$work/log"; then
   fail "expected the 2 FillGpu tests, and only those, labelled gpu"
@@ -35,7 +37,13 @@ grep -q '\[cubby\] 0 hits (memory 0, disk 0), 1 compile (' "$work/log" \
   || fail "the warm-up did not compile exactly one program"
 # Everything, in parallel: the warm-up again, then the tests; consumer_tests_post fails on any compile.
 step ctest --test-dir "$work/build" -j2 --output-on-failure
-grep -q '100% tests passed, 0 tests failed out of 5' "$work/log" || fail "not every test passed"
+grep -q '100% tests passed, 0 tests failed out of 7' "$work/log" || fail "not every test passed"
+# After a header edit or a toolchain upgrade (every key changed, the recorded recipes kept): the
+# cubby_warm fixture compiles the program before the tests, so the warm-up finds it.
+rm -rf "$CUBBY_DIR/entries"
+step ctest --test-dir "$work/build" -R 'cubby_warm' -V
+grep -q '\[cubby\] 1 hit (memory 0, disk 1) in [0-9.]* ms, 0 compiles, ' "$work/log" \
+  || fail "the cubby_warm fixture did not compile the recorded program before the warm-up"
 # A direct run is warm.
 step "$work/build/consumer_tests" --gtest_filter='Fill.*' --cubby_require_warm
 grep -q '\[cubby\] 1 hit (memory 0, disk 1) in [0-9.]* ms, 0 compiles, ' "$work/log" \
