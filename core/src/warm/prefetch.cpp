@@ -84,7 +84,7 @@ std::filesystem::path locate_cli() {
     }
   }
 #ifdef CUBBY_BUILD_CLI
-  if (std::string_view(CUBBY_BUILD_CLI).empty() == false) candidates.emplace_back(CUBBY_BUILD_CLI);
+  if (!std::string_view(CUBBY_BUILD_CLI).empty()) candidates.emplace_back(CUBBY_BUILD_CLI);
 #endif
 #ifdef CUBBY_INSTALL_BINDIR
   candidates.emplace_back(std::filesystem::path(CUBBY_INSTALL_BINDIR) / "cubby");
