@@ -69,13 +69,16 @@ class CUBBY_API Cache {
   // nvrtc_unavailable.
   CacheResult compile(const CompileRequest& request);
 
-  // Blob `name` of namespace `ns` (see blob.hpp): from memory, else disk; nullopt on a miss
-  // (counted as a miss). A stored entry that does not decode or is not that blob is counted
-  // corrupt, removed and reported as a miss. Throws cubby::Error(invalid_argument) for a bad name.
+  // Blob `name` of namespace `ns` (see blob.hpp): from memory, else disk, else the remote (checked
+  // like a program's entry, then written to disk in the background); nullopt on a miss (counted as
+  // a miss). A stored entry that does not decode or is not that blob is counted corrupt, removed
+  // and reported as a miss; a remote one is a counted remote miss, never served. Throws
+  // cubby::Error(invalid_argument) for a bad name.
   std::optional<CacheResult> load_blob(std::string_view ns, std::string_view name);
-  // Stores `payload` byte for byte as blob `name` of `ns` (memory and disk; `compile_ms`: what
-  // producing it cost, credited as saved on later hits). A store that cannot be written warns
-  // once and counts failed_writes, as for compiles. Throws cubby::Error(invalid_argument).
+  // Stores `payload` byte for byte as blob `name` of `ns` (memory and disk, and queued for the
+  // remote unless in read mode; `compile_ms`: what producing it cost, credited as saved on later
+  // hits). A store that cannot be written warns once and counts failed_writes, as for compiles.
+  // Throws cubby::Error(invalid_argument).
   CacheResult store_blob(std::string_view ns, std::string_view name, std::string_view payload,
                          double compile_ms);
 
@@ -110,9 +113,11 @@ class CUBBY_API Cache {
   // lookup path of programs and blobs. `what` names it in messages ("entry", "blob").
   Found find_local(const Key& key, const char* what,
                    const std::function<Result<void>(const Entry&)>& check);
-  // The remote tier's verified entry for `key`, a request for the sorted, distinct `names` (a
-  // failure or a bad entry is a counted miss); its bytes are written to disk in the background.
-  std::shared_ptr<const Entry> from_remote(const Key& key, const std::vector<std::string>& names);
+  // The remote tier's entry for `key` that decodes under it and passes `check` (a failure or a
+  // bad entry is a counted miss): the one remote lookup of programs and blobs. Its bytes are
+  // written to disk in the background.
+  std::shared_ptr<const Entry> from_remote(const Key& key,
+                                           const std::function<Result<void>(const Entry&)>& check);
   // Compiles `request` (arch resolved), counting the compile or its failure; throws cubby::Error.
   // `inputs`: the request's key inputs (their headers choose the PCH folder).
   std::shared_ptr<const Entry> compile_entry(const CompileRequest& request,

@@ -119,10 +119,12 @@ CUBBY_API const char* cubby_explain_json(cubby_cache* cache, const char* source,
  * under (namespace, name) as entries of kind "blob" in the same store, so they are bounded,
  * checked and shared like compiled entries. `ns`: 1..255 of [A-Za-z0-9._-]; `name`: non-empty.
  *
- * cubby_blob_get: on a hit *out receives a result handle (payload, key, hit = 1, tier "memory" or
- * "disk", compile_ms = what producing it cost); on a miss it returns CUBBY_OK with *out = NULL.
- * cubby_blob_put: stores `size` bytes at `data` (NULL only when size is 0); `compile_ms` is what
- * producing the payload cost (0 if unknown), credited as time saved on later hits. */
+ * cubby_blob_get: on a hit *out receives a result handle (payload, key, hit = 1, tier "memory",
+ * "disk" or "remote", compile_ms = what producing it cost); on a miss it returns CUBBY_OK with
+ * *out = NULL. cubby_blob_put: stores `size` bytes at `data` (NULL only when size is 0), and
+ * queues them for the remote tier like a compiled entry (unless CUBBY_REMOTE_MODE=read);
+ * `compile_ms` is what producing the payload cost (0 if unknown), credited as time saved on later
+ * hits. */
 CUBBY_API int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name,
                              cubby_result** out);
 CUBBY_API int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,

@@ -73,14 +73,13 @@ Result<void> validate(const Entry& entry, const std::vector<std::string>& names)
   return verify_entry_symbols(entry);
 }
 
-// The entry a remote holds for `key` (a request for `names`): decode_entry(bytes, key), then
-// validate. Errc::not_found (an entry of another format version) is a miss, anything else a
-// defect.
+// The entry a remote holds for `key`: decode_entry(bytes, key), then `check`. Errc::not_found (an
+// entry of another format version) is a miss, anything else a defect.
 Result<Entry> checked_entry(std::string_view bytes, const Key& key,
-                            const std::vector<std::string>& names) {
+                            const std::function<Result<void>(const Entry&)>& check) {
   auto entry = decode_entry(bytes, key);
   if (!entry) return entry;
-  if (auto valid = validate(*entry, names); !valid) return valid.error();
+  if (auto valid = check(*entry); !valid) return valid.error();
   return entry;
 }
 
@@ -231,7 +230,7 @@ Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
   if (Found found = find_local(key, "entry", check); found.entry) return found;
   // The remote is asked before the compile lock: a hit needs no lock, no lock folder and no wait.
   if (remote_) {
-    if (auto entry = from_remote(key, names)) {
+    if (auto entry = from_remote(key, check)) {
       memory_->put(key, entry);
       return {std::move(entry), Source::remote};
     }
@@ -256,8 +255,8 @@ Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
   return {};
 }
 
-std::shared_ptr<const Entry> Cache::from_remote(const Key& key,
-                                                const std::vector<std::string>& names) {
+std::shared_ptr<const Entry> Cache::from_remote(
+    const Key& key, const std::function<Result<void>(const Entry&)>& check) {
   const auto start = Clock::now();
   auto bytes = remote_->get(key);
   std::shared_ptr<const Entry> found;
@@ -265,7 +264,7 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key,
   bool rejected = false;
   if (bytes && bytes->has_value()) {
     size = (*bytes)->size();
-    auto entry = checked_entry(**bytes, key, names);
+    auto entry = checked_entry(**bytes, key, check);
     if (entry) {
       found = std::make_shared<const Entry>(std::move(entry).value());
     } else if (entry.error().code != Errc::not_found) {  // another release's entry is a miss
@@ -367,6 +366,12 @@ std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_vie
     return fail(Errc::corrupt, "it is not the blob it is stored as");
   };
   Found found = find_local(result.key, "blob", check);
+  if (!found.entry && remote_) {  // the fleet's: read through like a program's entry
+    if (auto entry = from_remote(result.key, check)) {
+      memory_->put(result.key, entry);
+      found = {std::move(entry), Source::remote};
+    }
+  }
   if (!found.entry) {
     count([](Stats& s) { ++s.misses; });
     return std::nullopt;
@@ -388,7 +393,7 @@ CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::s
   const auto compile_us = compile_ms > 0 ? static_cast<std::uint64_t>(compile_ms * 1000.0) : 0;
   auto entry = std::make_shared<const Entry>(blob_entry(ns, name, payload, compile_us));
   if (!config_.disabled) {
-    store(result.key, *entry, false);  // blobs are looked up locally only
+    store(result.key, *entry, true);  // shared with the fleet like a compiled entry
     memory_->put(result.key, entry);
   }
   result.entry = std::move(entry);

@@ -12,6 +12,7 @@
 #include "cubby/cache.hpp"
 #include "cubby/entry.hpp"
 #include "drip_server.hpp"
+#include "format/blob.hpp"
 #include "format/recipe.hpp"
 #include "redis_server.hpp"
 #include "stats/stats_report.hpp"
@@ -154,6 +155,57 @@ TEST_F(RemoteCacheTest, ASuitesRecipesReachAFreshRunnerThroughTheRemote) {
   auto saved = load_manifest(b_config.dir, a_config.suite);  // kept for the next warm
   ASSERT_TRUE(saved && *saved);
   EXPECT_EQ((*saved)->recipes.size(), 1u);
+}
+
+// Blobs (CuPy's kernels through the adapter) go to the fleet like compiled entries: written to the
+// remote, read through on a fresh runner and back-filled to its disk; read mode writes nothing; a
+// remote value that is another blob is never served.
+TEST_F(RemoteCacheTest, BlobsAreSharedThroughTheRemoteLikeCompiledEntries) {
+  const std::string name = "kernel-" + salt_;
+  const std::string payload = "cubin bytes of " + salt_;
+  {
+    Cache a(machine("a"));
+    (void)a.store_blob("cupy", name, payload, 12.5);
+  }  // finish drains the write
+  ASSERT_TRUE(remote_has(blob_key("cupy", name)));
+  const Config b_config = machine("b");
+  {
+    Cache b(b_config);
+    const auto hit = b.load_blob("cupy", name);
+    ASSERT_TRUE(hit.has_value());
+    EXPECT_EQ(hit->tier, Source::remote);
+    EXPECT_EQ(hit->entry->payload, payload);
+    EXPECT_EQ(b.stats().hits_remote, 1u);
+    EXPECT_FALSE(b.load_blob("cupy", name + "-other").has_value());  // a counted remote miss
+    EXPECT_EQ(b.stats().remote_misses, 1u);
+  }  // destruction waits for the back-fill
+  Config b_offline = b_config;
+  b_offline.remote_url.clear();
+  Cache b_again(b_offline);
+  const auto disk = b_again.load_blob("cupy", name);
+  ASSERT_TRUE(disk.has_value());
+  EXPECT_EQ(disk->tier, Source::disk);
+  // Read mode: looked up, never written.
+  Config reader = machine("c");
+  reader.remote_read_only = true;
+  {
+    Cache c(reader);
+    (void)c.store_blob("cupy", name + "-read", payload, 1.0);
+  }
+  EXPECT_FALSE(remote_has(blob_key("cupy", name + "-read")));
+  // Another blob's bytes under this blob's key: rejected, not served.
+  {
+    Cache d(machine("d"));
+    (void)d.store_blob("cupy", name + "-d", "other payload", 1.0);
+  }
+  auto other = command({"GET", RedisBackend::redis_key(blob_key("cupy", name + "-d"))});
+  ASSERT_TRUE(other.has_value() && other->value.has_value());
+  ASSERT_TRUE(
+      command({"SET", RedisBackend::redis_key(blob_key("cupy", name + "-x")), *other->value})
+          .has_value());
+  Cache e(machine("e"));
+  EXPECT_FALSE(e.load_blob("cupy", name + "-x").has_value());
+  EXPECT_EQ(e.stats().remote_rejected, 1u);
 }
 
 TEST_F(RemoteCacheTest, RemoteHitTakesNoCompileLockAndCreatesNoLockFiles) {
