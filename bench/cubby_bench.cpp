@@ -8,7 +8,6 @@
 // process (`cubby warm`; $CUBBY_CLI names another).
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -29,7 +28,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cubby/cubby.hpp"
@@ -39,6 +37,7 @@
 #include "storage/local/store_stats.hpp"
 #include "storage/remote/remote.hpp"
 #include "util/hash.hpp"
+#include "util/process.hpp"
 
 extern char** environ;
 
@@ -226,20 +225,13 @@ void BM_ColdSuite(benchmark::State& state, const BenchWorkload* workload, bool p
   report_suite_counters(state, bench, seconds);
 }
 
-// The cores this process may run on (its affinity mask), counted as `cubby warm` counts them.
-unsigned usable_cores() {
-  cpu_set_t set;
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1U, std::thread::hardware_concurrency());
-}
-
 // The worker counts of BM_ColdSuite/<workload>/parallel:N for a workload of `programs` programs:
 // those of 2, 4, 8, 16 not above the cores (2 always), none above `programs` (`cubby warm` never
 // starts more workers than it has programs, so a one-program workload gets none).
 std::vector<unsigned> parallel_jobs(std::size_t programs) {
   std::vector<unsigned> jobs;
   for (const unsigned n : {2U, 4U, 8U, 16U}) {
-    if (n <= programs && (n == 2 || n <= usable_cores())) jobs.push_back(n);
+    if (n <= programs && (n == 2 || n <= cubby::usable_cores())) jobs.push_back(n);
   }
   return jobs;
 }

@@ -1,7 +1,6 @@
 // `cubby warm [--suite S]... [-j N]`: compiles every recorded recipe (format/recipe.hpp) whose key
 // now misses, in worker processes (warm_pool.hpp), first-needed first, with progress and a
 // summary. `--prefetch` is the form the harness and the pytest plugin start beside a test run.
-#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "storage/local/manifests.hpp"
 #include "storage/local/pch_dir.hpp"
 #include "storage/remote/remote.hpp"
+#include "util/process.hpp"
 #include "warm_pool.hpp"
 
 namespace cubby::cli {
@@ -57,12 +57,6 @@ void catch_signals() {
   struct sigaction action {};
   action.sa_handler = on_signal;  // no SA_RESTART: poll returns at once
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
-}
-
-unsigned cores() {
-  cpu_set_t set;
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 // `suite`'s manifest from the remote (saved in the store), for a runner that never ran the suite.
@@ -258,9 +252,9 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   Plan plan;
   load_recipes(config, args, plan);
   find_missing(config, plan);
-  const unsigned jobs =
-      std::min({args.jobs != 0 ? args.jobs : (config.jobs != 0 ? config.jobs : cores()), cores(),
-                static_cast<unsigned>(std::max<std::size_t>(1, plan.missing.size()))});
+  const unsigned jobs = std::min(
+      {args.jobs != 0 ? args.jobs : (config.jobs != 0 ? config.jobs : usable_cores()),
+       usable_cores(), static_cast<unsigned>(std::max<std::size_t>(1, plan.missing.size()))});
   if (!plan.missing.empty() && g_signal.load() == 0) compile_missing(config, args, jobs, plan);
   const double elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (common.json) {

@@ -14,7 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
-#include <thread>
+
+#include "util/process.hpp"
 
 extern char** environ;
 
@@ -145,10 +146,11 @@ class Pool {
     }
     const auto deadline = Clock::now() + kStopGrace;
     for (Worker& worker : workers_) {
-      while (worker.pid > 0 && Clock::now() < deadline) {
-        int status = 0;
-        if (::waitpid(worker.pid, &status, WNOHANG) == worker.pid) worker.pid = -1;
-        if (worker.pid > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (worker.pid > 0 &&
+          reaped_within(worker.pid, std::max(left, std::chrono::milliseconds(0)))) {
+        worker.pid = -1;
       }
       end_worker(worker, true);
     }

@@ -157,14 +157,13 @@ Result<void> read_cold_path(Config& config) {
     config.pch = *on;
   }
   if (const char* value = env("CUBBY_JOBS")) {
-    const std::string_view text(value);
-    if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != text.npos ||
-        std::stoul(value) > 4096) {
+    const auto jobs = parse_count(value);
+    if (!jobs || *jobs > 4096) {
       return bad_variable("CUBBY_JOBS", value,
                           Failure{Errc::invalid_argument,
                                   "expected a number of worker processes (0: one per core)"});
     }
-    config.jobs = static_cast<unsigned>(std::stoul(value));
+    config.jobs = static_cast<unsigned>(*jobs);
   }
   return {};
 }

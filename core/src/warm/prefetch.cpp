@@ -2,10 +2,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,10 +11,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <system_error>
-#include <thread>
 #include <vector>
 
 #include "storage/local/manifests.hpp"
+#include "util/process.hpp"
 
 extern char** environ;
 
@@ -38,32 +36,6 @@ std::optional<std::string> reason_not_to_start(const Config& config) {
   }
   if (config.read_only) return "prefetch is off: the store is read-only (CUBBY_READ_ONLY)";
   return std::nullopt;
-}
-
-// Reaps child `pid` if it exits within `bound`; false if it has not. Waits on a pidfd (no polling
-// delay: a prefetch that is done costs a warm run nothing), else polls every millisecond.
-bool exited_within(pid_t pid, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  for (;;) {
-    int status = 0;
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR)) break;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      if (pidfd >= 0) ::close(pidfd);
-      return false;
-    }
-    if (pidfd >= 0) {
-      pollfd ready{pidfd, POLLIN, 0};
-      ::poll(&ready, 1, static_cast<int>(left.count()));
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  if (pidfd >= 0) ::close(pidfd);
-  return true;
 }
 
 }  // namespace
@@ -149,7 +121,7 @@ void Prefetch::stop() {
   const auto pid = static_cast<pid_t>(pid_);
   pid_ = 0;
   ::kill(pid, SIGTERM);
-  if (!exited_within(pid, std::chrono::seconds(5))) {
+  if (!reaped_within(pid, std::chrono::seconds(5))) {
     ::kill(pid, SIGKILL);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
