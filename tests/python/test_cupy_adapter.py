@@ -135,3 +135,49 @@ def test_the_backend_round_trips_through_a_cache(tmp_path):
         assert backend.counters() == {"cupy_hits": 1, "cupy_misses": 1, "cupy_saves": 1}
     with cubby.Cache(tmp_path) as other:
         assert cupy_adapter.CubbyKernelCacheBackend(other).load("a.cubin") == payload
+
+
+def test_a_worker_waits_for_the_kernel_another_worker_compiles(tmp_path):
+    """Two backends on one store stand for two xdist workers: the second asks for the kernel the
+    first is compiling, waits, and gets the first one's payload (one compile, not two)."""
+    import threading
+
+    import cubby
+    from cubby import cupy_adapter
+
+    with cubby.Cache(tmp_path) as first, cubby.Cache(tmp_path) as second:
+        compiler, waiter = (cupy_adapter.CubbyKernelCacheBackend(c) for c in (first, second))
+        assert compiler.load("k.cubin") is None  # a miss: claimed, "compiling"
+        got = []
+        thread = threading.Thread(target=lambda: got.append(waiter.load("k.cubin")))
+        thread.start()
+        thread.join(0.3)
+        assert thread.is_alive(), "the second worker did not wait for the first one's compile"
+        compiler.save("k.cubin", b"\x00payload", "source")
+        thread.join(30)
+        assert got == [b"\x00payload"]
+        assert waiter.counters() == {"cupy_hits": 1, "cupy_misses": 0, "cupy_saves": 0}
+        assert second.stats()["waited_for_others"] == 1
+
+
+def test_a_failed_compile_gives_its_claim_back_at_the_next_load(tmp_path, monkeypatch):
+    """CuPy compiles on the thread that asked: when save() never comes (the compile failed), the
+    thread's next load() gives the claim back, so another worker compiles it without waiting."""
+    import threading
+    import time
+
+    import cubby
+    from cubby import cupy_adapter
+
+    monkeypatch.setattr(cupy_adapter, "CLAIM_WAIT_S", 60.0)
+    with cubby.Cache(tmp_path) as first, cubby.Cache(tmp_path) as second:
+        failing, other = (cupy_adapter.CubbyKernelCacheBackend(c) for c in (first, second))
+        assert failing.load("bad.cubin") is None  # claimed; its compile "fails": no save()
+        assert failing.load("next.cubin") is None  # gives bad.cubin back
+        got = []
+        started = time.perf_counter()
+        thread = threading.Thread(target=lambda: got.append(other.load("bad.cubin")))
+        thread.start()
+        thread.join(30)
+        assert got == [None]
+        assert time.perf_counter() - started < 20, "waited for a claim that was given back"

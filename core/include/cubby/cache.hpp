@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -23,6 +24,7 @@
 namespace cubby {
 
 class Background;
+struct BlobClaims;
 class FileLock;
 class LocalStore;
 class MemoryTier;
@@ -81,6 +83,20 @@ class CUBBY_API Cache {
   // Throws cubby::Error(invalid_argument).
   CacheResult store_blob(std::string_view ns, std::string_view name, std::string_view payload,
                          double compile_ms);
+  // load_blob, and on a miss a claim: the caller is to produce the blob and store_blob it (which
+  // gives the claim back), so that other processes asking for it meanwhile wait for that instead
+  // of producing it again (the per-key lock compiles take). A miss while another process holds
+  // the claim waits up to `wait` for it, then looks again: a hit when the other one stored it
+  // (counted in waited_for_others). A wait that expires, a read-only store, or one whose locks
+  // cannot be made: a miss without a claim (the caller produces the blob anyway). A claim lasts
+  // until store_blob, release_blob_claim, the Cache's end or the process's.
+  std::optional<CacheResult> load_or_claim_blob(std::string_view ns, std::string_view name,
+                                                std::chrono::milliseconds wait);
+  // Gives back the claim on blob `name` of `ns` without storing it (it could not be produced).
+  // No effect without a claim.
+  void release_blob_claim(std::string_view ns, std::string_view name);
+  // Whether this Cache holds the claim on blob `name` of `ns`.
+  bool holds_blob_claim(std::string_view ns, std::string_view name);
 
   // The key inputs / key of `request` (arch resolved as `compile` would). No NVRTC work.
   KeyInputs key_inputs(const CompileRequest& request) const;
@@ -106,18 +122,28 @@ class CUBBY_API Cache {
     Source tier = Source::compiled;
   };
 
-  // The lookups of compile, in order: memory, disk, remote, then (holding the cross-process
-  // compile lock, returned in `key_lock`) disk again. Counts a miss when all miss.
+  using Check = std::function<Result<void>(const Entry&)>;
+
+  // The lookups of compile, in order: memory, disk, remote, then claim(). Counts a miss when all
+  // miss.
   Found find(const Key& key, const KeyInputs& inputs, std::optional<FileLock>& key_lock);
+  // The cross-process lock of `key` (one producer per key), waiting up to `wait` for another
+  // holder, then the disk again: the entry another process stored meanwhile (counted in
+  // waited_for_others), else nothing, with the lock in `key_lock` for the caller to hold while it
+  // produces the entry. Neither (an expired wait, said on stderr; a read-only store; locks that
+  // cannot be made): the caller produces it unlocked. `what` names it in messages.
+  Found claim(const Key& key, const char* what, const Check& check, std::chrono::milliseconds wait,
+              std::optional<FileLock>& key_lock);
+  // load_blob and load_or_claim_blob: the lookups, and claim() on a miss when `claim_wait`.
+  std::optional<CacheResult> find_blob(std::string_view ns, std::string_view name,
+                                       std::optional<std::chrono::milliseconds> claim_wait);
   // The entry for `key` in memory, else on disk (`check`ed there, then kept in memory): the one
   // lookup path of programs and blobs. `what` names it in messages ("entry", "blob").
-  Found find_local(const Key& key, const char* what,
-                   const std::function<Result<void>(const Entry&)>& check);
+  Found find_local(const Key& key, const char* what, const Check& check);
   // The remote tier's entry for `key` that decodes under it and passes `check` (a failure or a
   // bad entry is a counted miss): the one remote lookup of programs and blobs. Its bytes are
   // written to disk in the background.
-  std::shared_ptr<const Entry> from_remote(const Key& key,
-                                           const std::function<Result<void>(const Entry&)>& check);
+  std::shared_ptr<const Entry> from_remote(const Key& key, const Check& check);
   // Compiles `request` (arch resolved), counting the compile or its failure; throws cubby::Error.
   // `inputs`: the request's key inputs (their headers choose the PCH folder).
   std::shared_ptr<const Entry> compile_entry(const CompileRequest& request,
@@ -153,6 +179,8 @@ class CUBBY_API Cache {
   std::shared_ptr<PchDir> pch_;              // shared by the process's Caches on this store
   std::atomic<bool> pch_off_{false};         // PCH failed in this process: compile without
   std::unique_ptr<SuiteRecorder> recorder_;  // null without Config::suite
+  std::mutex claims_mutex_;
+  std::unique_ptr<BlobClaims> claims_;  // the claims load_or_claim_blob took, by key
   std::atomic<bool> warned_manifest_{false};
 };
 

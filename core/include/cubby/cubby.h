@@ -130,6 +130,17 @@ CUBBY_API int cubby_blob_get(cubby_cache* cache, const char* ns, const char* nam
 CUBBY_API int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
                              size_t size, double compile_ms);
 
+/* cubby_blob_get_or_claim: cubby_blob_get, and on a miss a claim on the blob: the caller is to
+ * produce it and cubby_blob_put it (which gives the claim back), and other processes asking for
+ * it meanwhile wait for that (up to `wait_ms`) instead of producing it again; a waiter that finds
+ * it stored gets a hit. On a miss *claimed is 1 when this call holds the claim, 0 when it does not
+ * (the wait expired, a read-only store): produce the blob either way. cubby_blob_release gives a
+ * claim back without storing (the blob could not be produced); no effect without one. A claim
+ * also ends with the handle and with the process. */
+CUBBY_API int cubby_blob_get_or_claim(cubby_cache* cache, const char* ns, const char* name,
+                                      unsigned wait_ms, cubby_result** out, int* claimed);
+CUBBY_API int cubby_blob_release(cubby_cache* cache, const char* ns, const char* name);
+
 /* Prefetch (cubby/prefetch.hpp): starts `cubby warm --prefetch` for suite `suite` (non-empty) on
  * the store `dir` (NULL: CUBBY_DIR / XDG default), other settings from CUBBY_* variables, so the
  * kernels the suite recorded compile in worker processes while its tests run. *out receives a

@@ -41,6 +41,8 @@ enum class Unit : unsigned char { count, bytes, ms };
   X(pch_created, count, "pch_created", "PCH created",                                              \
     "precompiled headers NVRTC created for the compiles after it (CUBBY_PCH)")                     \
   X(pch_reused, count, "pch_reused", "PCH reused", "compiles that reused a precompiled header")    \
+  X(waited_for_others, count, "waited_for_others", "served after a wait",                          \
+    "lookups served by another process's compile they waited for (a compile not done twice)")      \
   X(corrupt, count, "corrupt", "corrupt entries",                                                  \
     "entries found bad (decode, or names missing) and removed")                                    \
   X(failed_writes, count, "failed_writes", "failed writes",                                        \

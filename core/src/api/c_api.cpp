@@ -7,6 +7,7 @@
 // it runs; cubby_close removes the cache from the registry (later calls fail with
 // CUBBY_ERROR_INVALID_ARGUMENT: "closed"), waits until its calls in flight have ended, then
 // destroys it. So a close racing with calls on other threads is never a use-after-free.
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -473,17 +475,58 @@ const char* cubby_explain_json(cubby_cache* cache, const char* source, const cha
   }
 }
 
-int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_result** out) {
-  if (out == nullptr)
-    return invalid("cubby_blob_get: out is NULL; pass the address of a cubby_result*");
+namespace {
+
+// cubby_blob_get and cubby_blob_get_or_claim (`claim_wait`, with `claimed` set when given).
+int blob_get(const char* function, cubby_cache* cache, const char* ns, const char* name,
+             std::optional<std::chrono::milliseconds> claim_wait, cubby_result** out,
+             int* claimed) {
+  if (out == nullptr) {
+    return invalid(
+        (std::string(function) + ": out is NULL; pass the address of a cubby_result*").c_str());
+  }
   *out = nullptr;
-  const Call call(cache, "cubby_blob_get");
+  if (claimed != nullptr) *claimed = 0;
+  const Call call(cache, function);
   if (!call) return call.status();
-  if (ns == nullptr || name == nullptr)
-    return invalid("cubby_blob_get: ns or name is NULL; pass a namespace and a name");
+  if (ns == nullptr || name == nullptr) {
+    return invalid(
+        (std::string(function) + ": ns or name is NULL; pass a namespace and a name").c_str());
+  }
   try {
-    auto result = call.cache().load_blob(ns, name);
-    if (result) *out = make_result(std::move(*result)).release();
+    auto result = claim_wait ? call.cache().load_or_claim_blob(ns, name, *claim_wait)
+                             : call.cache().load_blob(ns, name);
+    if (result) {
+      *out = make_result(std::move(*result)).release();
+    } else if (claimed != nullptr) {
+      *claimed = call.cache().holds_blob_claim(ns, name) ? 1 : 0;
+    }
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+}  // namespace
+
+int cubby_blob_get(cubby_cache* cache, const char* ns, const char* name, cubby_result** out) {
+  return blob_get("cubby_blob_get", cache, ns, name, std::nullopt, out, nullptr);
+}
+
+int cubby_blob_get_or_claim(cubby_cache* cache, const char* ns, const char* name, unsigned wait_ms,
+                            cubby_result** out, int* claimed) {
+  return blob_get("cubby_blob_get_or_claim", cache, ns, name, std::chrono::milliseconds(wait_ms),
+                  out, claimed);
+}
+
+int cubby_blob_release(cubby_cache* cache, const char* ns, const char* name) {
+  const Call call(cache, "cubby_blob_release");
+  if (!call) return call.status();
+  if (ns == nullptr || name == nullptr) {
+    return invalid("cubby_blob_release: ns or name is NULL; pass a namespace and a name");
+  }
+  try {
+    call.cache().release_blob_claim(ns, name);
     return CUBBY_OK;
   } catch (...) {
     return record_current_exception();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -114,7 +115,8 @@ Cache::Cache(Config config)
       memory_(std::make_unique<MemoryTier>(config_.memory_entries)),
       local_(std::make_unique<LocalStore>(config_, [this] { return stats(); })),
       remote_(config_.disabled ? nullptr : open_remote_tier(config_)),
-      background_(std::make_unique<Background>()) {
+      background_(std::make_unique<Background>()),
+      claims_(std::make_unique<BlobClaims>()) {
   if (!config_.suite.empty() && !config_.disabled && !config_.read_only) {
     recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.base_dir);
   }
@@ -213,8 +215,7 @@ void Cache::count_hit(const Entry& entry, Source tier) {
   });
 }
 
-Cache::Found Cache::find_local(const Key& key, const char* what,
-                               const std::function<Result<void>(const Entry&)>& check) {
+Cache::Found Cache::find_local(const Key& key, const char* what, const Check& check) {
   if (auto entry = memory_->get(key)) return {std::move(entry), Source::memory};
   if (auto entry = local_->get(key, what, check)) {
     memory_->put(key, entry);
@@ -235,28 +236,40 @@ Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
       return {std::move(entry), Source::remote};
     }
   }
-  // One compile per key at a time across processes: the per-key file lock. A waiter finds the
-  // entry its owner stored; a dead owner's lock is released by the kernel; a wait that expires
-  // (a hung owner) compiles anyway. A store whose locks cannot be created compiles unlocked.
-  if (!config_.read_only) {
-    auto locked = FileLock::acquire(local_->disk().lock_path_of(key), kCompileLockWait);
-    if (locked && locked->has_value()) {
-      key_lock = std::move(*locked);
-      if (Found found = find_local(key, "entry", check); found.entry) return found;
-    } else if (locked) {
-      std::fprintf(stderr,
-                   "cubby: waited %lld s for another process compiling entry %s in %s; "
-                   "compiling it here too\n",
-                   static_cast<long long>(kCompileLockWait.count() / 1000), key.hex().c_str(),
-                   local_->disk().root().c_str());
-    }
+  if (Found found = claim(key, "entry", check, kCompileLockWait, key_lock); found.entry) {
+    return found;
   }
   count([](Stats& s) { ++s.misses; });
   return {};
 }
 
-std::shared_ptr<const Entry> Cache::from_remote(
-    const Key& key, const std::function<Result<void>(const Entry&)>& check) {
+// One producer per key at a time across processes: the per-key file lock. A waiter finds the
+// entry its owner stored; a dead owner's lock is released by the kernel; a wait that expires
+// (a hung owner) produces it anyway.
+Cache::Found Cache::claim(const Key& key, const char* what, const Check& check,
+                          std::chrono::milliseconds wait, std::optional<FileLock>& key_lock) {
+  if (config_.read_only) return {};
+  auto locked = FileLock::acquire(local_->disk().lock_path_of(key), wait);
+  if (locked && locked->has_value()) {
+    key_lock = std::move(*locked);
+    Found found = find_local(key, what, check);
+    if (found.entry) {
+      key_lock.reset();
+      count([](Stats& s) { ++s.waited_for_others; });
+    }
+    return found;
+  }
+  if (locked && wait.count() > 0) {
+    std::fprintf(stderr,
+                 "cubby: waited %.1f s for another process producing %s %s in %s; producing it "
+                 "here too\n",
+                 static_cast<double>(wait.count()) / 1000.0, what, key.hex().c_str(),
+                 local_->disk().root().c_str());
+  }
+  return {};
+}
+
+std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const Check& check) {
   const auto start = Clock::now();
   auto bytes = remote_->get(key);
   std::shared_ptr<const Entry> found;
@@ -355,7 +368,22 @@ std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
   return std::make_shared<const Entry>(std::move(compiled).value());
 }
 
+// The claims of load_or_claim_blob, by key (hex), until the blob is stored or given back.
+struct BlobClaims {
+  std::map<std::string, FileLock> held;
+};
+
 std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_view name) {
+  return find_blob(ns, name, std::nullopt);
+}
+
+std::optional<CacheResult> Cache::load_or_claim_blob(std::string_view ns, std::string_view name,
+                                                     std::chrono::milliseconds wait) {
+  return find_blob(ns, name, wait);
+}
+
+std::optional<CacheResult> Cache::find_blob(std::string_view ns, std::string_view name,
+                                            std::optional<std::chrono::milliseconds> claim_wait) {
   const auto start = Clock::now();
   check_blob_name(ns, name).value_or_throw();
   CacheResult result;
@@ -372,6 +400,14 @@ std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_vie
       found = {std::move(entry), Source::remote};
     }
   }
+  if (!found.entry && claim_wait) {
+    std::optional<FileLock> key_lock;
+    found = claim(result.key, "blob", check, *claim_wait, key_lock);
+    if (key_lock) {
+      std::lock_guard lock(claims_mutex_);
+      claims_->held.insert_or_assign(result.key.hex(), std::move(*key_lock));
+    }
+  }
   if (!found.entry) {
     count([](Stats& s) { ++s.misses; });
     return std::nullopt;
@@ -382,6 +418,18 @@ std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_vie
   result.hit = true;
   result.elapsed_ms = ms_since(start);
   return result;
+}
+
+bool Cache::holds_blob_claim(std::string_view ns, std::string_view name) {
+  check_blob_name(ns, name).value_or_throw();
+  std::lock_guard lock(claims_mutex_);
+  return claims_->held.contains(blob_key(ns, name).hex());
+}
+
+void Cache::release_blob_claim(std::string_view ns, std::string_view name) {
+  check_blob_name(ns, name).value_or_throw();
+  std::lock_guard lock(claims_mutex_);
+  claims_->held.erase(blob_key(ns, name).hex());
 }
 
 CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::string_view payload,
@@ -395,6 +443,10 @@ CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::s
   if (!config_.disabled) {
     store(result.key, *entry, true);  // shared with the fleet like a compiled entry
     memory_->put(result.key, entry);
+  }
+  {
+    std::lock_guard lock(claims_mutex_);
+    claims_->held.erase(result.key.hex());  // waiters find it now
   }
   result.entry = std::move(entry);
   result.tier = Source::compiled;

@@ -241,12 +241,24 @@ class Cache:
             lib.cubby_result_free(handle)
 
     # -- blobs (opaque payloads of other tools, e.g. CuPy) ----------------------------------
-    def blob_get(self, namespace: str, name: str) -> Optional[bytes]:
-        """The payload stored as ``name`` in ``namespace``, byte for byte, or None."""
+    def blob_get(self, namespace: str, name: str,
+                 claim_wait: Optional[float] = None) -> Optional[bytes]:
+        """The payload stored as ``name`` in ``namespace``, byte for byte, or None.
+
+        With ``claim_wait`` (seconds), a miss also claims the blob: the caller is to produce it and
+        ``blob_put`` it (or ``blob_release`` it when it cannot), and other processes asking for
+        it meanwhile wait up to their ``claim_wait`` for that instead of producing it again (a
+        waiter that finds it stored gets it). See ``cubby_blob_get_or_claim`` in cubby.h."""
         ns, key = _c_string(namespace, "namespace"), _c_string(name, "name")
         out = ctypes.c_void_p()
         with self._call() as handle:
-            _check(self._lib.cubby_blob_get(handle, ns, key, ctypes.byref(out)))
+            if claim_wait is None:
+                _check(self._lib.cubby_blob_get(handle, ns, key, ctypes.byref(out)))
+            else:
+                wait_ms = max(0, min(int(claim_wait * 1000), 2**32 - 1))
+                claimed = ctypes.c_int()
+                _check(self._lib.cubby_blob_get_or_claim(handle, ns, key, wait_ms,
+                                                         ctypes.byref(out), ctypes.byref(claimed)))
         if out.value is None:
             return None
         size = ctypes.c_size_t()
@@ -255,6 +267,12 @@ class Cache:
             return ctypes.string_at(pointer, size.value) if size.value else b""
         finally:
             self._lib.cubby_result_free(out.value)
+
+    def blob_release(self, namespace: str, name: str) -> None:
+        """Gives back the claim ``blob_get(..., claim_wait=...)`` took, without storing."""
+        ns, key = _c_string(namespace, "namespace"), _c_string(name, "name")
+        with self._call() as handle:
+            _check(self._lib.cubby_blob_release(handle, ns, key))
 
     def blob_put(self, namespace: str, name: str, payload: bytes, compile_ms: float = 0.0) -> None:
         """Stores ``payload`` byte for byte as ``name`` in ``namespace``."""

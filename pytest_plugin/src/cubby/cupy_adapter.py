@@ -5,6 +5,12 @@ CuPy (>= 14) asks its kernel-cache backend ``load(name) -> bytes | None`` before
 ``cupy.cuda.compiler._set_kernel_cache_backend``. This backend stores each payload byte for byte
 as blob ``name`` of the ``cupy`` namespace, so CuPy's kernels share the store's bound, checks,
 sharing and remote tier. CuPy's names already hash everything its compile depends on.
+
+One compile per kernel across processes (pytest-xdist workers): a miss claims the kernel, so a
+worker asking for a kernel another one is compiling waits for that compile (up to
+``CLAIM_WAIT_S``, then compiles it itself) instead of compiling it again. CuPy compiles on the
+thread that asked, so a thread's claim that ``save`` never answered (the compile failed) is given
+back at that thread's next ``load``.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from ._cache import Cache
 
 NAMESPACE = "cupy"
 MIN_CUPY_MAJOR = 14
+# How long a miss waits for another process's compile of the same kernel (a mdspan module takes a
+# few seconds; a dead compiler's claim ends with its process at once).
+CLAIM_WAIT_S = 120.0
 
 # Called as observer(name) after every save() (a compile CuPy did): the plugin's require-warm.
 _save_observers: List[Callable[[str], None]] = []
@@ -31,16 +40,23 @@ class CubbyKernelCacheBackend:
         self._cache = cache
         self._lock = threading.Lock()
         self._missed_at: Dict[str, float] = {}
+        self._claims: Dict[int, str] = {}  # thread id -> the kernel it claimed and compiles
         self.hits = 0
         self.misses = 0
         self.saves = 0
 
     def load(self, name: str) -> Optional[bytes]:
-        payload = self._cache.blob_get(NAMESPACE, name)
+        thread = threading.get_ident()
+        with self._lock:
+            unanswered = self._claims.pop(thread, None)
+        if unanswered is not None:  # its compile failed: let the others compile it
+            self._cache.blob_release(NAMESPACE, unanswered)
+        payload = self._cache.blob_get(NAMESPACE, name, claim_wait=CLAIM_WAIT_S)
         with self._lock:
             if payload is None:
                 self.misses += 1
                 self._missed_at[name] = time.perf_counter()
+                self._claims[thread] = name
             else:
                 self.hits += 1
         return payload
@@ -48,10 +64,12 @@ class CubbyKernelCacheBackend:
     def save(self, name: str, cubin: bytes, source: str = "") -> None:
         with self._lock:
             started = self._missed_at.pop(name, None)
+            if self._claims.get(threading.get_ident()) == name:
+                del self._claims[threading.get_ident()]
             self.saves += 1
         # The time from the miss to the save is what CuPy's compile cost (credited on later hits).
         compile_ms = (time.perf_counter() - started) * 1000.0 if started is not None else 0.0
-        self._cache.blob_put(NAMESPACE, name, bytes(cubin), compile_ms)
+        self._cache.blob_put(NAMESPACE, name, bytes(cubin), compile_ms)  # gives the claim back
         for observer in list(_save_observers):
             observer(name)
 

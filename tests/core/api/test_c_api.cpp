@@ -177,35 +177,24 @@ TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
 TEST_F(CApiTest, StatsJsonHasEveryField) {
   const nlohmann::json json = stats(cache_);
   ASSERT_TRUE(json.is_object());
-  for (const char* field : {"hits_memory",
-                            "hits_disk",
-                            "hits_remote",
-                            "misses",
-                            "compiles",
-                            "compile_failures",
-                            "pch_created",
-                            "pch_reused",
-                            "corrupt",
-                            "failed_writes",
-                            "bytes_read",
-                            "bytes_written",
-                            "compile_ms",
-                            "compile_ms_saved",
-                            "remote_misses",
-                            "remote_errors",
-                            "remote_timeouts",
-                            "remote_skipped",
-                            "remote_rejected",
-                            "remote_bytes_read",
-                            "remote_bytes_written",
-                            "remote_writes",
-                            "remote_writes_dropped",
+  for (const char* field : {"hits_memory",       "hits_disk",
+                            "hits_remote",       "misses",
+                            "compiles",          "compile_failures",
+                            "pch_created",       "pch_reused",
+                            "waited_for_others", "corrupt",
+                            "failed_writes",     "bytes_read",
+                            "bytes_written",     "compile_ms",
+                            "compile_ms_saved",  "remote_misses",
+                            "remote_errors",     "remote_timeouts",
+                            "remote_skipped",    "remote_rejected",
+                            "remote_bytes_read", "remote_bytes_written",
+                            "remote_writes",     "remote_writes_dropped",
                             "remote_ms"}) {
     ASSERT_TRUE(json.contains(field)) << field;
     EXPECT_TRUE(json[field].is_number()) << field;
     EXPECT_EQ(json[field].get<double>(), 0.0) << field;
   }
-  EXPECT_EQ(json.size(), 24u);
+  EXPECT_EQ(json.size(), 25u);
 }
 
 TEST_F(CApiTest, KeyEqualsResultKeyWithoutCompiling) {
