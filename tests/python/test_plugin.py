@@ -263,7 +263,9 @@ def test_a_broken_library_file_is_reported(pytester, run, env, store):
 
 
 def test_the_entry_point_loads_the_plugin_when_installed(pytester, env, store, tmp_path):
-    """`pip install ./pytest_plugin` with no network, then pytest finds the plugin by itself."""
+    """`pip install ./pytest_plugin` with no network, then pytest finds the plugin by itself (a pure
+    wheel: libcubby from CUBBY_LIBRARY; test_wheel.py installs the native one)."""
+    env.setenv("CUBBY_WHEEL_PURE", "1")
     target = tmp_path / "site"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target",
