@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KERNEL, LIBRARY, SRC
+from conftest import KERNEL, LIBRARY, REPO, SRC
 
 PLUGIN = SRC.parent  # pytest_plugin/
 BACKEND = PLUGIN / "build_backend"
@@ -198,3 +198,25 @@ def test_the_build_uses_cmake_build_parallel_level_else_every_core(monkeypatch):
     assert cubby_native._jobs() == []  # cmake --build reads it
     monkeypatch.delenv("CMAKE_BUILD_PARALLEL_LEVEL")
     assert cubby_native._jobs() == ["-j", str(len(os.sched_getaffinity(0)))]
+
+
+def test_an_editable_install_uses_the_checkouts_build(tmp_path):
+    _configured_build()  # a build of this checkout exists
+    venv = _fresh_venv(tmp_path)
+    env = _clean_env(tmp_path)
+    install = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index", "--no-deps", "-e",
+         str(PLUGIN)], capture_output=True, text=True, env=env)
+    assert install.returncode == 0, install.stdout + install.stderr
+    probe = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "import cubby; print(cubby.__file__); print(cubby.library_path()); print(cubby.cli_path())"],
+        capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert probe.returncode == 0, probe.stderr
+    package, library, cli = probe.stdout.split()
+    assert Path(package).parent == SRC / "cubby"
+    assert Path(library).is_relative_to(REPO / "build"), library
+    assert Path(cli).is_relative_to(REPO / "build"), cli
+    usage = subprocess.run([str(venv / "bin" / "cubby"), "--help"], capture_output=True,
+                           text=True, env=env)
+    assert usage.returncode == 0 and "Usage" in usage.stdout, usage.stdout + usage.stderr

@@ -3,7 +3,8 @@ arguments, replacing this process (``os.execv``), so exit status, signals and ou
 
 The tool is, in order: ``CUBBY_CLI``; the one bundled in the wheel (``cubby/_native/bin/cubby``);
 the one beside the loaded libcubby (``<lib>/../bin/cubby``, or ``<build>/cli/cubby`` in a build
-tree, as libcubby's own search for prefetch in core/include/cubby/prefetch.hpp).
+tree, as libcubby's own search for prefetch in core/include/cubby/prefetch.hpp); when the package
+runs from a checkout (an editable install), that of the checkout's newest build.
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ def _candidates() -> List[Path]:
     if explicit:
         found.append(Path(explicit))
     found.append(BUNDLED)
-    try:
-        from ._library import library_path
+    from ._library import checkout_builds, library_path
 
+    try:
         folder = Path(library_path()).resolve().parent
         found += [folder.parent / "bin" / "cubby", folder.parent / "cli" / "cubby"]
     except Error:
         pass  # no libcubby either: the error below says what to do
+    found += [library.parent.parent / "cli" / "cubby" for library in checkout_builds()]
     return found
 
 

@@ -77,13 +77,22 @@ HERE = Path(__file__).resolve().parent
 BUNDLED = HERE / "_native" / "lib"  # cubby_build's layout (pytest_plugin/build_backend)
 
 
-def _checkout_builds() -> list:
+def _sanitized(build: Path) -> bool:
+    """Whether a build folder is a sanitizer build (its libcubby would abort a plain Python)."""
+    try:
+        return "-fsanitize" in (build / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def checkout_builds() -> list:
     """libcubby.so of the build folders of the checkout this package runs from, newest first
-    (none when it runs from an installed wheel)."""
+    (none when it runs from an installed wheel); sanitizer builds are left out."""
     checkout = HERE.parent.parent.parent  # <checkout>/pytest_plugin/src/cubby
     if not (checkout / "core" / "include" / "cubby" / "cubby.h").is_file():
         return []
-    built = [path for path in checkout.glob("build/*/core/libcubby.so") if path.is_file()]
+    built = [path for path in checkout.glob("build/*/core/libcubby.so")
+             if path.is_file() and not _sanitized(path.parent.parent)]
     return sorted(built, key=lambda path: path.stat().st_mtime, reverse=True)
 
 
@@ -97,7 +106,7 @@ def _candidates() -> list:
     name = ctypes.util.find_library("cubby")
     if name:
         found.append(("ldconfig", name))
-    found += [("the checkout's build tree", str(path)) for path in _checkout_builds()]
+    found += [("the checkout's build tree", str(path)) for path in checkout_builds()]
     return found
 
 
