@@ -191,8 +191,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
     """A wheel holding a .pth file that puts src/ on sys.path (the console command included)."""
-    return _write_wheel(wheel_directory, {"cubby_editable.pth": (str(ROOT / "src") + "\n").encode()},
-                        native=False, scripts=True)
+    pth = (str(ROOT / "src") + "\n").encode()
+    return _write_wheel(wheel_directory, {"cubby_editable.pth": pth}, native=False, scripts=True)
 
 
 def build_sdist(sdist_directory, config_settings=None):

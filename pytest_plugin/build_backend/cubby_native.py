@@ -60,7 +60,8 @@ def find_cmake() -> str:
     cmake = explicit or shutil.which("cmake")
     if not cmake or not os.access(cmake, os.X_OK):
         raise BuildError(
-            (f"CMAKE={explicit} is not an executable; " if explicit else "cmake was not found on PATH; ")
+            (f"CMAKE={explicit} is not an executable; " if explicit
+             else "cmake was not found on PATH; ")
             + "the wheel builds libcubby and the cubby tool with CMake >= 3.24: install it "
             "(Debian: apt-get install cmake) or set CMAKE to its path. CUBBY_WHEEL_PURE=1 builds a "
             "pure-Python wheel instead (libcubby then comes from CUBBY_LIBRARY)")
@@ -84,9 +85,9 @@ def find_cuda() -> Optional[str]:
     if shutil.which("nvcc"):
         return None
     raise BuildError(
-        "the CUDA toolkit was not found (looked for include/nvrtc.h in CUDAToolkit_ROOT, CUDA_HOME, "
-        "CUDA_PATH and /usr/local/cuda, and for nvcc on PATH); libcubby needs its headers to build: "
-        "install the CUDA toolkit or set CUDA_HOME to it")
+        "the CUDA toolkit was not found (looked for include/nvrtc.h in CUDAToolkit_ROOT, "
+        "CUDA_HOME, CUDA_PATH and /usr/local/cuda, and for nvcc on PATH); libcubby needs its "
+        "headers to build: install the CUDA toolkit or set CUDA_HOME to it")
 
 
 def _run(command: List[str], what: str) -> None:
@@ -94,7 +95,8 @@ def _run(command: List[str], what: str) -> None:
     pip on failure)."""
     _log(" ".join(command))
     sys.stderr.flush()
-    status = subprocess.run(command, stdout=sys.stderr.fileno(), stderr=subprocess.STDOUT).returncode
+    status = subprocess.run(command, stdout=sys.stderr.fileno(),
+                            stderr=subprocess.STDOUT).returncode
     if status != 0:
         raise BuildError(f"{what} failed (exit status {status}; its output is above)")
 

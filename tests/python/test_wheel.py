@@ -1,9 +1,9 @@
 """`pip install ./pytest_plugin` (pytest_plugin/build_backend): the wheel carries libcubby and the
 cubby tool, so a fresh virtual environment compiles with no variable set.
 
-Two ways to the wheel: from the configured build the other tests use (CUBBY_WHEEL_BUILD_DIR, seconds)
-and the one-step path a user takes (a Release build of libcubby and the tool in build/wheel,
-minutes on two cores: run when CUBBY_TEST_WHEEL_ONE_STEP=1, as ci/test.sh does).
+Two ways to the wheel: from the configured build the other tests use (CUBBY_WHEEL_BUILD_DIR,
+seconds) and the one-step path a user takes (a Release build of libcubby and the tool in
+build/wheel, minutes on two cores: run when CUBBY_TEST_WHEEL_ONE_STEP=1, as ci/test.sh does).
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def test_an_editable_install_uses_the_checkouts_build(tmp_path):
     assert install.returncode == 0, install.stdout + install.stderr
     probe = subprocess.run(
         [str(venv / "bin" / "python"), "-c",
-         "import cubby; print(cubby.__file__); print(cubby.library_path()); print(cubby.cli_path())"],
+         "import cubby; print(cubby.__file__, cubby.library_path(), cubby.cli_path())"],
         capture_output=True, text=True, env=env, cwd=tmp_path)
     assert probe.returncode == 0, probe.stderr
     package, library, cli = probe.stdout.split()

@@ -46,10 +46,10 @@ def cli_path() -> str:
     for candidate in _candidates():
         if _executable(candidate) and candidate.resolve() != me:  # never this wrapper itself
             return str(candidate)
-    raise Error("the cubby tool was not found (not bundled in this installation, which was built "
-                "with CUBBY_WHEEL_PURE=1 or is editable, and not beside libcubby); set CUBBY_CLI to "
-                "a built cubby (build/<dir>/cli/cubby), or reinstall with `pip install "
-                "./pytest_plugin`, which bundles it")
+    raise Error("the cubby tool was not found (not bundled in this installation, which was "
+                "built with CUBBY_WHEEL_PURE=1 or is editable, and not beside libcubby); set "
+                "CUBBY_CLI to a built cubby (build/<dir>/cli/cubby), or reinstall with "
+                "`pip install ./pytest_plugin`, which bundles it")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
