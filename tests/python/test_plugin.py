@@ -372,6 +372,15 @@ def test_a_test_using_the_fixture_activates_an_unconfigured_session(pytester, ru
     assert f"store: {tmp_path / 'xdg' / 'cubby'} (from default)" in summary(result)
 
 
+def test_an_unconfigured_xdist_session_adds_up_the_workers_the_fixture_activated(pytester, run):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_k=kernel_test(2))
+    result = run("-p", "xdist.plugin", "-n", "2")
+    result.assert_outcomes(passed=2)
+    assert counter(result, "compiles") == 2
+    assert "xdist workers: 2" in summary(result)
+
+
 def test_a_fixture_requested_at_run_time_activates_the_plugin(pytester, run, env):
     pytester.makepyfile(test_k=kernel_test(1).replace(
         "(cubby_cache):", "(request):\n    cubby_cache = request.getfixturevalue('cubby_cache')"))
