@@ -122,13 +122,15 @@ def _jobs() -> List[str]:
     return ["-j", str(max(cores, 1))]
 
 
-def _default_build_dir(source_root: Path) -> Path:
+def _default_build_dir(source_root: Path) -> Tuple[Path, bool]:
+    """(build/wheel of the checkout, False), or (a new temporary folder, True) when the checkout
+    is read-only."""
     folder = source_root / "build" / "wheel"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        return folder
+        return folder, False
     except OSError:
-        return Path(tempfile.mkdtemp(prefix="cubby-wheel-build-"))
+        return Path(tempfile.mkdtemp(prefix="cubby-wheel-build-")), True
 
 
 def _configure_and_install(cmake: str, source_root: Path, build_dir: Path, stage: Path) -> None:
@@ -192,8 +194,13 @@ def build(source_root: Path) -> Dict[str, Tuple[bytes, bool]]:
         if named and (Path(named) / "CMakeCache.txt").is_file():
             _reuse_and_install(cmake, Path(named).resolve(), stage)
         else:
-            build_dir = Path(named).resolve() if named else _default_build_dir(source_root)
-            _configure_and_install(cmake, source_root, build_dir, stage)
+            build_dir, temporary = ((Path(named).resolve(), False) if named
+                                    else _default_build_dir(source_root))
+            try:
+                _configure_and_install(cmake, source_root, build_dir, stage)
+            finally:
+                if temporary:
+                    shutil.rmtree(build_dir, ignore_errors=True)
         library, tool = _staged(stage)
         return {
             f"{NATIVE}/lib/{_soname(library)}": (library.read_bytes(), True),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -12,7 +11,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from conftest import CLI, KERNEL, LIBRARY, SRC, kernel_test, needs_library
+from conftest import CLI, KERNEL, SRC, kernel_test, needs_library
 
 pytestmark = needs_library
 
