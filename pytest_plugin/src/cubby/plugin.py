@@ -60,8 +60,8 @@ _EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CU
 # (its counter table, cubby/stats.hpp, as cubby_stats_json writes it) and are not listed here.
 _NOT_COUNTERS = ("pid",)
 _TRUE = ("1", "true", "yes", "on")
-FIXTURE = "cubby_cache"
 _FALSE = ("0", "false", "no", "off", "")
+FIXTURE = "cubby_cache"  # the session fixture; a test that uses it activates the plugin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -284,12 +284,14 @@ class CubbyPlugin:
     # -- counters ---------------------------------------------------------------------------
     def read_stats_file(self) -> None:
         """Adds the stats file's new lines (closed handles of this process and of its children)
-        to file_totals; those of other processes that compiled wait in child_compiles_seen."""
+        to file_totals; with require-warm, those of other processes that compiled wait in
+        child_compiles_seen."""
         lines, self.stats_offset = _read_stats_file(self.stats_file, self.stats_offset)
         for line in lines:
             _add(self.file_totals, line)
             self.file_pids.add(line.get("pid"))
-            if line.get("compiles", 0) and line.get("pid") != os.getpid():
+            if (self.settings.values["require_warm"] and line.get("compiles", 0)
+                    and line.get("pid") != os.getpid()):
                 self.child_compiles_seen.append(line)
 
     def local_totals(self) -> Dict[str, float]:
