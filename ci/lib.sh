@@ -20,8 +20,10 @@ CUBBY_BENCH_APT_PACKAGES=(python3 chromium)
 CUBBY_LINT_APT_PACKAGES=(clang-tidy clang-format)
 
 # The Python package and pytest plugin's tests (tests/python, run with /usr/bin/python3): pytest,
-# pytest-xdist for the -n 2 test, pip for the offline `pip install ./pytest_plugin` test.
-CUBBY_PYTHON_APT_PACKAGES=(python3 python3-pytest python3-pytest-xdist python3-pip python3-setuptools)
+# pytest-xdist for the -n 2 test, pip for the offline `pip install ./pytest_plugin` tests, venv
+# for the fresh virtual environment they install the wheel into (tests/python/test_wheel.py).
+CUBBY_PYTHON_APT_PACKAGES=(python3 python3-pytest python3-pytest-xdist python3-pip python3-setuptools
+                           python3-venv)
 
 log() { printf '\033[1m[cubby ci]\033[0m %s\n' "$*" >&2; }
 die() { printf '[cubby ci] error: %s\n' "$*" >&2; exit 1; }

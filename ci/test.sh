@@ -6,6 +6,8 @@
 #   CTEST_ARGS="-R Cache" ci/test.sh
 #   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer build / fuzz runs
 #   CUBBY_CI_LINT=0 ci/test.sh  # without clang-tidy / clang-format (ci/lint.sh)
+#   CUBBY_CI_WHEEL_ONE_STEP=0 ci/test.sh  # without the one-step `pip install ./pytest_plugin`
+#                               # test (a Release build of libcubby and the tool in build/wheel)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -37,7 +39,10 @@ ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc 2>/dev/null || ech
 
 log "running the Python tests (cubby package and pytest plugin)"
 # Against the libcubby and CLI just built; the system interpreter has the Debian pytest packages.
+# test_wheel.py installs the wheel into a fresh venv twice: from this build, and in one step as a
+# user does (its own Release build in build/wheel, with ccache when it is on PATH).
 py_status=0
+CUBBY_TEST_WHEEL_ONE_STEP="${CUBBY_CI_WHEEL_ONE_STEP:-1}" \
 CUBBY_LIBRARY="$build_dir/core/libcubby.so" CUBBY_CLI="$build_dir/cli/cubby" \
   /usr/bin/python3 -m pytest "$CUBBY_ROOT/tests/python" -q -rs -p no:cacheprovider || py_status=$?
 # Exit code 5: nothing collected (no Python tests in this checkout) is not a failure.

@@ -177,3 +177,18 @@ def test_prefetch_of_a_suite_never_recorded_starts_nothing_and_says_nothing(tmp_
         assert prefetch.note == ""
     with pytest.raises(cubby.Error, match="suite"):
         cubby.Prefetch("")
+
+
+def test_reprs_are_one_short_line_without_the_payload(cache):
+    result = cache.compile(KERNEL, NAMES, ["-std=c++17"], "sm_90")
+    text = repr(result)
+    assert "\n" not in text and len(text) < 250, text
+    assert f"key={result.key!r}" in text and "tier='compiled'" in text and "hit=False" in text
+    assert f"cubin={len(result.cubin)} bytes" in text and "lowered_names=2 names" in text
+    assert "ELF" not in text and "_ZN2ns" not in text  # neither the CUBIN nor the names
+    request = cubby.Request(KERNEL, tuple(NAMES), ("-std=c++17",), "sm_90", None)
+    assert repr(request) == (f"cubby.Request(source=<{len(KERNEL)} characters>, "
+                             "name_expressions=2 names, options=['-std=c++17'], arch='sm_90', "
+                             "program_name=None)")
+    with cubby.Prefetch("never recorded", cache.dir) as prefetch:
+        assert repr(prefetch) == "cubby.Prefetch(nothing to prefetch)"

@@ -181,3 +181,23 @@ def test_a_failed_compile_gives_its_claim_back_at_the_next_load(tmp_path, monkey
         thread.join(30)
         assert got == [None]
         assert time.perf_counter() - started < 20, "waited for a claim that was given back"
+
+def test_an_unconfigured_session_whose_tests_use_cupy_is_active(pytester, run, env, fake_cupy):
+    # No --cubby-*, CUBBY_* or ini setting: the test modules importing CuPy switch the plugin on.
+    fake_cupy()
+    env.setenv("PYTHONPATH", f"{pytester.path}:{__import__('os').environ['PYTHONPATH']}")
+    pytester.makepyfile(test_suite=SUITE.format(expect_default=False))
+    result = run()
+    result.assert_outcomes(passed=4)
+    assert "loads hit 0, missed 3, saved 3" in cupy_line(result)
+
+
+def test_an_unconfigured_session_with_cupy_installed_but_unused_is_quiet(pytester, run, env,
+                                                                        fake_cupy):
+    fake_cupy()
+    env.setenv("PYTHONPATH", f"{pytester.path}:{__import__('os').environ['PYTHONPATH']}")
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = run()
+    result.assert_outcomes(passed=1)
+    assert not [line for line in result.stdout.lines
+                if "cubby" in line and not line.startswith("rootdir:")], result.stdout.str()

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from conftest import CLI, KERNEL, LIBRARY, SRC, kernel_test, needs_library
+from conftest import CLI, KERNEL, SRC, kernel_test, needs_library
 
 pytestmark = needs_library
 
@@ -263,7 +263,9 @@ def test_a_broken_library_file_is_reported(pytester, run, env, store):
 
 
 def test_the_entry_point_loads_the_plugin_when_installed(pytester, env, store, tmp_path):
-    """`pip install ./pytest_plugin` with no network, then pytest finds the plugin by itself."""
+    """`pip install ./pytest_plugin` with no network, then pytest finds the plugin by itself (a pure
+    wheel: libcubby from CUBBY_LIBRARY; test_wheel.py installs the native one)."""
+    env.setenv("CUBBY_WHEEL_PURE", "1")
     target = tmp_path / "site"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target",
@@ -317,3 +319,95 @@ def test_the_suite_and_prefetch_settings_are_exported(pytester, run, env, store)
     assert values["CUBBY_SUITE"] == "s1"
     assert values["CUBBY_PREFETCH"] == "0"
     assert values["CUBBY_JOBS"] == "3"
+
+
+# -- manners: active only when configured or used -------------------------------------------------
+PLAIN = """
+import os
+def test_plain():
+    assert "CUBBY_STATS_FILE" not in os.environ  # an inactive plugin exports nothing
+"""
+
+
+def cubby_lines(result) -> list:
+    """The lines of a run's output that mention cubby (but for pytest's rootdir line)."""
+    return [line for line in result.stdout.lines + result.stderr.lines
+            if "cubby" in line and not line.startswith("rootdir:")]
+
+
+def test_an_unconfigured_session_that_does_not_use_cubby_is_silent(pytester, run, env):
+    # Even without a usable libcubby: the plugin never loads it, so there is no error to show.
+    env.setenv("CUBBY_LIBRARY", str(pytester.path / "nowhere" / "libcubby.so"))
+    pytester.makepyfile(test_plain=PLAIN)
+    quiet = run()
+    quiet.assert_outcomes(passed=1)
+    assert cubby_lines(quiet) == []
+    verbose = run("-v")
+    verbose.assert_outcomes(passed=1)
+    lines = [line for line in cubby_lines(verbose) if "test_plain" not in line]
+    assert len(lines) == 1 and lines[0].startswith("cubby: inactive"), lines
+
+
+@pytest.mark.parametrize("how", ["option", "variable", "ini"])
+def test_any_setting_activates_the_plugin(pytester, run, env, store, how):
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    args = []
+    if how == "option":
+        args = [f"--cubby-dir={store}"]
+    elif how == "variable":
+        env.setenv("CUBBY_DIR", str(store))
+    else:
+        pytester.makeini(f"[pytest]\ncubby_dir = {store}\n")
+    result = run(*args)
+    result.assert_outcomes(passed=1)
+    assert f"store: {store}" in summary(result)
+
+
+def test_a_test_using_the_fixture_activates_an_unconfigured_session(pytester, run, env, tmp_path):
+    pytester.makepyfile(test_k=kernel_test(1))
+    result = run()
+    result.assert_outcomes(passed=1)
+    assert counter(result, "compiles") == 1
+    assert f"store: {tmp_path / 'xdg' / 'cubby'} (from default)" in summary(result)
+
+
+def test_an_unconfigured_xdist_session_adds_up_the_workers_the_fixture_activated(pytester, run):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_k=kernel_test(2))
+    result = run("-p", "xdist.plugin", "-n", "2")
+    result.assert_outcomes(passed=2)
+    assert counter(result, "compiles") == 2
+    assert "xdist workers: 2" in summary(result)
+
+
+def test_a_fixture_requested_at_run_time_activates_the_plugin(pytester, run, env):
+    pytester.makepyfile(test_k=kernel_test(1).replace(
+        "(cubby_cache):", "(request):\n    cubby_cache = request.getfixturevalue('cubby_cache')"))
+    result = run()
+    result.assert_outcomes(passed=1)
+    assert counter(result, "compiles") == 1
+
+
+def junit_properties(path) -> dict:
+    """{test name: {property: value}} of a --junitxml report."""
+    tree = ElementTree.parse(path)
+    return {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+            for case in tree.iter("testcase")}
+
+
+def test_per_test_cubby_data_reaches_junitxml(pytester, run, store):
+    pytester.makepyfile(test_k=kernel_test(2) + "\ndef test_unrelated():\n    pass\n")
+    report = pytester.path / "junit.xml"
+    run(f"--cubby-dir={store}", f"--junitxml={report}").assert_outcomes(passed=3)
+    cold = junit_properties(report)
+    for name in ("test_kernel_0", "test_kernel_1"):
+        assert cold[name]["cubby_compiles"] == "1", cold
+        assert cold[name]["cubby_misses"] == "1", cold
+        assert cold[name]["cubby_hits"] == "0", cold
+        assert float(cold[name]["cubby_compile_ms"]) > 0, cold
+    assert cold["test_unrelated"] == {}  # it did not use cubby
+    run(f"--cubby-dir={store}", f"--junitxml={report}").assert_outcomes(passed=3)
+    warm = junit_properties(report)
+    for name in ("test_kernel_0", "test_kernel_1"):
+        assert warm[name]["cubby_hits"] == "1" and warm[name]["cubby_hits_disk"] == "1", warm
+        assert "cubby_compiles" not in warm[name], warm

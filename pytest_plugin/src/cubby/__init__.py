@@ -4,13 +4,16 @@
     result = cubby.Cache().compile(source, name_expressions=["ns::k<float>"], arch="sm_90")
     result.key, result.hit, result.tier, result.lowered_names, result.cubin
 
-The package is pure Python over libcubby's C API (ctypes); see ``_library`` for how libcubby is
-found (``CUBBY_LIBRARY``). The pytest plugin is ``cubby.plugin``.
+The package is Python over libcubby's C API (ctypes). ``pip install ./pytest_plugin`` builds
+libcubby and the ``cubby`` tool and bundles both; ``_library`` says how libcubby is found
+(``CUBBY_LIBRARY`` overrides the bundled one), ``_cli`` how the tool is. The pytest plugin is
+``cubby.plugin``.
 """
 
 from __future__ import annotations
 
 from ._cache import Cache, CompileResult, Request
+from ._cli import cli_path
 from ._errors import CompileError, Error, LibraryError
 from ._library import library_path
 from ._prefetch import Prefetch
@@ -23,6 +26,7 @@ __all__ = [
     "LibraryError",
     "Prefetch",
     "Request",
+    "cli_path",
     "library_path",
     "version",
 ]

@@ -23,9 +23,13 @@ _live: "weakref.WeakSet[Cache]" = weakref.WeakSet()
 _compile_observers: List[Callable[["Cache", "CompileResult", "Request"], None]] = []
 
 
-@dataclass(frozen=True)
+def _size(count: int, unit: str) -> str:
+    return f"{count} {unit}" if count == 1 else f"{count} {unit}s"
+
+
+@dataclass(frozen=True, repr=False)
 class Request:
-    """The arguments of one compile() call."""
+    """The arguments of one compile() call. Its repr shows the source's size, not the source."""
 
     source: str
     name_expressions: Tuple[str, ...]
@@ -33,10 +37,17 @@ class Request:
     arch: Optional[str]
     program_name: Optional[str]
 
+    def __repr__(self) -> str:
+        return (f"cubby.Request(source=<{_size(len(self.source), 'character')}>, "
+                f"name_expressions={_size(len(self.name_expressions), 'name')}, "
+                f"options={list(self.options)!r}, arch={self.arch!r}, "
+                f"program_name={self.program_name!r})")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class CompileResult:
-    """What Cache.compile returns."""
+    """What Cache.compile returns. Its repr is one short line (key, tier, hit, sizes), never the
+    payload, the names or the log."""
 
     key: str  # 32 hex digits
     hit: bool  # False when this call compiled
@@ -48,6 +59,13 @@ class CompileResult:
     compile_ms: float = 0.0  # what the original compile cost
     elapsed_ms: float = 0.0  # this call
     extra: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __repr__(self) -> str:
+        log = f", log={_size(len(self.log), 'character')}" if self.log else ""
+        return (f"cubby.CompileResult(key={self.key!r}, tier={self.tier!r}, hit={self.hit}, "
+                f"{self.payload_kind}={_size(len(self.cubin), 'byte')}, "
+                f"lowered_names={_size(len(self.lowered_names), 'name')}{log}, "
+                f"compile_ms={self.compile_ms:.1f}, elapsed_ms={self.elapsed_ms:.3f})")
 
 
 def _text(value: Optional[bytes]) -> str:

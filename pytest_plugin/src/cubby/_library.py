@@ -1,8 +1,11 @@
 """Finds and loads libcubby (the C API, cubby.h) through ctypes.
 
-Search order: the file named by ``CUBBY_LIBRARY``; a ``libcubby.so*`` next to this package; the
-dynamic linker's search path (``LD_LIBRARY_PATH``, ``ldconfig``). The library is loaded on first
-use, so ``import cubby`` always works and a missing library is reported where it is needed.
+Search order: the file named by ``CUBBY_LIBRARY``; the one bundled in the wheel
+(``cubby/_native/lib/libcubby.so.*``, built by ``pip install ./pytest_plugin``); a
+``libcubby.so*`` next to this package; the dynamic linker's search path (``LD_LIBRARY_PATH``,
+``ldconfig``); when the package runs from a cubby checkout (an editable install, the tests), the
+newest ``build/*/core/libcubby.so`` of that checkout. The library is loaded on first use, so
+``import cubby`` always works and a missing library is reported where it is needed.
 """
 
 from __future__ import annotations
@@ -67,22 +70,46 @@ _SIGNATURES = {
 }
 
 _HOW_TO_FIX = (
+    "install the package with `pip install ./pytest_plugin` (it builds and bundles libcubby), "
     "set CUBBY_LIBRARY to the path of libcubby.so (e.g. build/<dir>/core/libcubby.so), "
     "put libcubby.so next to the cubby package, or add its folder to LD_LIBRARY_PATH"
 )
 
 
+HERE = Path(__file__).resolve().parent
+BUNDLED = HERE / "_native" / "lib"  # cubby_build's layout (pytest_plugin/build_backend)
+
+
+def _sanitized(build: Path) -> bool:
+    """Whether a build folder is a sanitizer build (its libcubby would abort a plain Python)."""
+    try:
+        return "-fsanitize" in (build / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def checkout_builds() -> list:
+    """libcubby.so of the build folders of the checkout this package runs from, newest first
+    (none when it runs from an installed wheel); sanitizer builds are left out."""
+    checkout = HERE.parent.parent.parent  # <checkout>/pytest_plugin/src/cubby
+    if not (checkout / "core" / "include" / "cubby" / "cubby.h").is_file():
+        return []
+    built = [path for path in checkout.glob("build/*/core/libcubby.so")
+             if path.is_file() and not _sanitized(path.parent.parent)]
+    return sorted(built, key=lambda path: path.stat().st_mtime, reverse=True)
+
+
 def _candidates() -> list:
-    """Where to look, in order, as (description, path-or-name) pairs."""
-    found = []
-    here = Path(__file__).resolve().parent
-    for path in sorted(here.glob("libcubby.so*")):
+    """Where to look after CUBBY_LIBRARY, in order, as (description, path-or-name) pairs."""
+    found = [("the wheel", str(path)) for path in sorted(BUNDLED.glob("libcubby.so*"))]
+    for path in sorted(HERE.glob("libcubby.so*")):
         found.append(("next to the cubby package", str(path)))
     found.append(("the library path", "libcubby.so.0"))
     found.append(("the library path", "libcubby.so"))
     name = ctypes.util.find_library("cubby")
     if name:
         found.append(("ldconfig", name))
+    found += [("the checkout's build tree", str(path)) for path in checkout_builds()]
     return found
 
 

@@ -41,6 +41,10 @@ class Prefetch:
             self._handle = None
             self.pid = 0
 
+    def __repr__(self) -> str:
+        state = f"pid {self.pid}" if self.pid else (self.note or "nothing to prefetch")
+        return f"cubby.Prefetch({state})"
+
     def __enter__(self) -> "Prefetch":
         return self
 

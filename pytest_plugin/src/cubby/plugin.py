@@ -1,5 +1,11 @@
 """The cubby pytest plugin (entry point ``pytest11: cubby``).
 
+Installed, it stays out of the way of sessions that do not use cubby: it is active only when the
+session configures it (a ``--cubby-*`` option, a ``CUBBY_*`` variable or a ``cubby_*`` ini key of
+``_SETTINGS``) or when a collected test uses the ``cubby_cache`` fixture or CuPy (>= 14, imported
+by the test modules). An inactive session loads no libcubby, exports nothing and prints nothing
+(one line with ``-v``). An active one works as follows.
+
 Every setting has a command-line option, an ini key and a ``CUBBY_*`` variable; the command line
 wins over the environment, which wins over the ini file. The resolved store settings are exported
 into ``os.environ`` so that processes started by tests (C++ test binaries, ``cubby`` itself) use
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -54,6 +61,7 @@ _EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CU
 _NOT_COUNTERS = ("pid",)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
+FIXTURE = "cubby_cache"  # the session fixture; a test that uses it activates the plugin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,6 +91,10 @@ def _parse_bool(value: str, where: str) -> bool:
 class Settings:
     values: Dict[str, object] = field(default_factory=dict)
     origin: Dict[str, str] = field(default_factory=dict)  # name -> "--cubby-dir", "CUBBY_DIR", ...
+
+    def given(self) -> List[str]:
+        """Where the session configured cubby: the origins of the settings it gave."""
+        return [origin for origin in self.origin.values() if origin != "default"]
 
 
 def resolve(config: pytest.Config) -> Settings:
@@ -137,16 +149,22 @@ def _add(total: Dict[str, float], part: Dict[str, float]) -> None:
 
 
 class CubbyPlugin:
-    """One per pytest process (the controller and each xdist worker)."""
+    """One per pytest process (the controller and each xdist worker); does nothing until
+    ``activate()``."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
         self.worker = hasattr(config, "workerinput")
+        self.active_because = ""  # "" until activate()
         self.saved_env: Dict[str, Optional[str]] = {}
-        self.session_dir = tempfile.mkdtemp(prefix="cubby-pytest-")
-        self.stats_file = os.path.join(self.session_dir, "stats.jsonl")
+        self.session_dir: Optional[str] = None
+        self.stats_file: Optional[str] = None
         self.stats_offset = 0
+        self.file_totals: Dict[str, float] = {}  # the stats file's lines read so far, added up
+        self.file_pids: set = set()
+        self.child_compiles_seen: List[dict] = []  # stats lines of other processes that compiled
+        self.test_start: Dict[str, float] = {}  # local_totals() when the running test started
         self.cold: List[str] = []  # require-warm findings since the last report
         self.library_error: Optional[str] = None
         self.cleared: Optional[int] = None
@@ -160,6 +178,20 @@ class CubbyPlugin:
         self.prefetch_note = ""
 
     # -- set-up and tear-down ---------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        return bool(self.active_because)
+
+    def activate(self, because: str) -> None:
+        """Starts the plugin's work in this process (once): exports the settings, clears the store
+        if asked, installs the CuPy backend, starts the prefetch."""
+        if self.active:
+            return
+        self.active_because = because
+        self.session_dir = tempfile.mkdtemp(prefix="cubby-pytest-")
+        self.stats_file = os.path.join(self.session_dir, "stats.jsonl")
+        self.start()
+
     def export(self) -> None:
         values = self.settings.values
         wanted = {
@@ -246,16 +278,27 @@ class CubbyPlugin:
         if self.cupy_cache is not None:
             self.cupy_cache.close()
         self.restore()
-        shutil.rmtree(self.session_dir, ignore_errors=True)
+        if self.session_dir is not None:
+            shutil.rmtree(self.session_dir, ignore_errors=True)
 
     # -- counters ---------------------------------------------------------------------------
+    def read_stats_file(self) -> None:
+        """Adds the stats file's new lines (closed handles of this process and of its children)
+        to file_totals; with require-warm, those of other processes that compiled wait in
+        child_compiles_seen."""
+        lines, self.stats_offset = _read_stats_file(self.stats_file, self.stats_offset)
+        for line in lines:
+            _add(self.file_totals, line)
+            self.file_pids.add(line.get("pid"))
+            if (self.settings.values["require_warm"] and line.get("compiles", 0)
+                    and line.get("pid") != os.getpid()):
+                self.child_compiles_seen.append(line)
+
     def local_totals(self) -> Dict[str, float]:
         """This process's counters: its open handles, the closed ones and its children."""
-        total: Dict[str, float] = {}
-        lines, _ = _read_stats_file(self.stats_file)
-        for line in lines:
-            _add(total, line)
-        pids = {line.get("pid") for line in lines}
+        self.read_stats_file()
+        total: Dict[str, float] = dict(self.file_totals)
+        pids = set(self.file_pids)
         for cache in _cache.live_caches():
             try:
                 _add(total, cache.stats())
@@ -285,19 +328,39 @@ class CubbyPlugin:
                              f"'{cupy_adapter.NAMESPACE}' had no entry for it)")
 
     def child_compiles(self) -> List[str]:
-        lines, self.stats_offset = _read_stats_file(self.stats_file, self.stats_offset)
-        found = []
-        for line in lines:
-            if line.get("compiles", 0) and line.get("pid") != os.getpid():
-                found.append(f"process {line.get('pid')} (started by this test) compiled "
-                             f"{line['compiles']} kernel(s); run it with `cubby compile --explain` "
-                             "or CUBBY_DIR set to see their key fields")
-        return found
+        self.read_stats_file()
+        lines, self.child_compiles_seen = self.child_compiles_seen, []
+        return [f"process {line.get('pid')} (started by this test) compiled "
+                f"{line['compiles']} kernel(s); run it with `cubby compile --explain` "
+                "or CUBBY_DIR set to see their key fields" for line in lines]
+
+    # -- per-test properties ----------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        self.test_start = self.local_totals() if self.active else {}
+
+    def record_properties(self, item) -> None:
+        """The test's cubby activity as record_property pairs (so --junitxml carries them, as
+        the GoogleTest harness's RecordProperty does): cubby_hits and cubby_<counter> for every
+        counter that moved; nothing for a test that did not use cubby."""
+        now = self.local_totals()
+        now.pop("processes", None)
+        moved = {name: value - self.test_start.get(name, 0) for name, value in now.items()}
+        moved = {name: value for name, value in sorted(moved.items()) if value}
+        if not moved:
+            return
+        hits = sum(moved.get(n, 0) for n in ("hits_memory", "hits_disk", "hits_remote"))
+        item.user_properties.append(("cubby_hits", int(hits)))
+        for name, value in moved.items():
+            shown = round(value, 1) if name.endswith("_ms") else int(value)
+            item.user_properties.append((f"cubby_{name}", shown))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
+        if self.active and call.when == "teardown":
+            self.record_properties(item)  # before the teardown report copies user_properties
         outcome = yield
-        if not self.settings.values["require_warm"]:
+        if not self.active or not self.settings.values["require_warm"]:
             return
         report = outcome.get_result()
         cold = self.cold + self.child_compiles()
@@ -308,10 +371,20 @@ class CubbyPlugin:
                 f"cubby: --cubby-require-warm: {len(cold)} compile(s) during {call.when}; the "
                 "store was required to hold every kernel:\n" + "\n".join(cold))
 
-    # -- fixtures, summary, xdist -----------------------------------------------------------
+    # -- activation by use, fixtures, summary, xdist ----------------------------------------
+    def pytest_collection_finish(self, session):
+        """Activates the plugin for a session whose tests use the fixture or CuPy."""
+        if self.active:
+            return
+        if any(FIXTURE in getattr(item, "fixturenames", ()) for item in session.items):
+            self.activate(f"a test uses the {FIXTURE} fixture")
+        elif "cupy" in sys.modules and cupy_adapter.cupy_status()[0]:
+            self.activate("the tests use CuPy")
+
     @pytest.fixture(scope="session")
     def cubby_cache(self):
         """The session's cubby.Cache on the store this session uses."""
+        self.activate(f"a test uses the {FIXTURE} fixture")  # requested dynamically
         if self.library_error is not None:
             pytest.fail(f"cubby: {self.library_error}", pytrace=False)
         try:
@@ -323,6 +396,8 @@ class CubbyPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session):
+        if not self.active:
+            return
         if self.prefetch is not None:  # what it has not compiled yet, no test of this run needs
             self.prefetch.stop()
         local = self.local_totals()
@@ -338,6 +413,12 @@ class CubbyPlugin:
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.worker:
+            return
+        if not self.active and not self.workers:
+            if self.config.getoption("verbose") > 0:
+                terminalreporter.write_line(
+                    "cubby: inactive (no --cubby-* option, CUBBY_* variable or cubby_* ini key, "
+                    f"and no test used the {FIXTURE} fixture or CuPy)")
             return
         t = self.totals
         write = terminalreporter.write_line
@@ -384,10 +465,11 @@ class CubbyPlugin:
         write(f"processes: {int(t.get('processes', 0))} (xdist workers: {self.workers})")
         if self.prefetch_note:
             write(f"prefetch: {self.prefetch_note}")
-        write(f"cupy: {self.cupy_note}" + (
-            f"; loads hit {int(t.get('cupy_hits', 0))}, missed {int(t.get('cupy_misses', 0))}, "
-            f"saved {int(t.get('cupy_saves', 0))}" if t.get("cupy_hits", 0) or
-            t.get("cupy_misses", 0) or t.get("cupy_saves", 0) else ""))
+        if self.cupy_note:
+            write(f"cupy: {self.cupy_note}" + (
+                f"; loads hit {int(t.get('cupy_hits', 0))}, missed {int(t.get('cupy_misses', 0))}, "
+                f"saved {int(t.get('cupy_saves', 0))}" if t.get("cupy_hits", 0) or
+                t.get("cupy_misses", 0) or t.get("cupy_saves", 0) else ""))
 
 
 class _XdistHooks:
@@ -408,7 +490,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, "cubby-session")
     if not plugin.worker:
         config.pluginmanager.register(_XdistHooks(plugin), "cubby-xdist")
-    plugin.start()
+    if settings.given():
+        plugin.activate("configured: " + ", ".join(sorted(set(settings.given()))))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
