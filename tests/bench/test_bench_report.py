@@ -1,5 +1,6 @@
 """Tests of bench/tools/bench_report.py and bench/suite/whole_suite.py (standard library only)."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -74,6 +75,27 @@ def cold_suite_json():
              "time_unit": "ms"},
         ],
     }
+
+
+def hit_vs_load_json(mdspan50_ratios=(1.05, 1.07, 1.04), suite_ratio=1.06, tiny_ratio=0.97):
+    """cubby_bench's interleaved BM_HitVsLoad: mdspan50 with one repetition per ratio given (and
+    Google Benchmark's aggregates, which are not runs), mdspan-suite once, tiny once (a fault when
+    below 1.0)."""
+    def run(workload, ratio, index=0, p10=None, p90=None, **extra):
+        counters = {"ratio": ratio, "ratio_p10": p10 or ratio - 0.02, "ratio_p90": p90 or ratio + 0.03,
+                    "ratio_min": ratio - 0.1, "ratio_max": ratio + 0.2, "hit_load_us": 2600.0 * ratio,
+                    "load_us": 2600.0, "hit_us": 150.0, "pairs": 200.0}
+        counters.update(extra)
+        return {"name": f"BM_HitVsLoad/{workload}/real_time", "run_type": "iteration", "repetition_index": index,
+                "real_time": 5200.0, "time_unit": "us", **counters}
+
+    runs = [run("mdspan50", r, i, p10=r - 0.01 * (i + 1), p90=r + 0.01 * (i + 1), load_us=2500.0 + 100 * i)
+            for i, r in enumerate(mdspan50_ratios)]
+    runs.append({"name": "BM_HitVsLoad/mdspan50/real_time_median", "run_type": "aggregate",
+                 "aggregate_name": "median", "real_time": 1, "time_unit": "us", "ratio": 9.0})
+    runs.append(run("mdspan-suite", suite_ratio))
+    runs.append(run("tiny", tiny_ratio))
+    return {"context": {"cubby_bench_schema": "2", "gpu": "yes"}, "benchmarks": runs}
 
 
 def suite_timing_json(fleet=True):
@@ -221,9 +243,11 @@ class Goals(unittest.TestCase):
         status = {g["goal"].split(" ")[0] + str(g["target"]): g["status"] for g in bench_report.evaluate_goals(record)}
         self.assertEqual(status["mdspan501000"], "fail")
         self.assertEqual(status["tiny20"], "pass")
-        self.assertEqual(status["mdspan501.15"], "pass")
-        self.assertEqual(status["mdspan-suite1.15"], "n/a")
         self.assertEqual(status["whole20"], "pass")
+        # A ratio of two separately measured families (BM_WarmHitLoaded / BM_ModuleLoadBaseline) is no goal;
+        # without BM_HitVsLoad (no GPU) the hit-path goals are not measured.
+        self.assertNotIn("mdspan501.15", status)
+        self.assertEqual((status["mdspan501.08"], status["mdspan-suite1.08"], status["tiny1.2"]), ("n/a",) * 3)
 
     def test_fleet_goals_from_cubby_bench(self):
         record = {"workloads": {}, "recovery": {}, "suite": {}, "skipped": {}, "machine": {}}
@@ -246,6 +270,89 @@ class Goals(unittest.TestCase):
         status = goal_status({"workloads": {}, "suite": {}}, "example suite")
         self.assertEqual(set(status.values()), {"n/a"})
         self.assertEqual(len(status), 2)
+
+
+class HitVsLoad(Workdir):
+    def record(self, data):
+        record = {"machine": {}, "workloads": {}, "recovery": {}, "suite": {}, "skipped": {}}
+        self.assertGreater(bench_report.read_bench(data, record, "cubby_bench"), 0)
+        return record
+
+    def test_repetitions_combine_into_the_median_and_the_widest_spread(self):
+        w = self.record(hit_vs_load_json())["workloads"]["mdspan50"]
+        self.assertAlmostEqual(w["hit_load_ratio"], 1.05)  # median of 1.05, 1.07, 1.04 (not the aggregate's 9)
+        self.assertAlmostEqual(w["hit_load_ratio_p10"], 1.04 - 0.03)  # the lowest p10 of the repetitions
+        self.assertAlmostEqual(w["hit_load_ratio_p90"], 1.07 + 0.02)  # the highest p90
+        self.assertAlmostEqual(w["hit_load_ratio_min"], 0.94)
+        self.assertAlmostEqual(w["hit_load_ratio_max"], 1.27)
+        self.assertAlmostEqual(w["bare_load_us"], 2600.0)  # median of 2500, 2600, 2700
+        self.assertAlmostEqual(w["hit_only_us"], 150.0)
+        self.assertEqual(w["hit_load_pairs"], 600)
+        self.assertEqual(w["hit_load_repetitions"], 3)
+        self.assertEqual(self.record(hit_vs_load_json())["workloads"]["mdspan-suite"]["hit_load_repetitions"], 1)
+
+    def test_goals_pass_fail_and_fault(self):
+        record = self.record(hit_vs_load_json(mdspan50_ratios=(1.09, 1.10, 1.11), suite_ratio=1.07, tiny_ratio=0.97))
+        goals = {g["goal"].split(" ")[0]: g for g in bench_report.evaluate_goals(record)
+                 if "BM_HitVsLoad" in g["goal"]}
+        self.assertEqual({n: g["status"] for n, g in goals.items()},
+                         {"mdspan50": "fail", "mdspan-suite": "pass", "tiny": "fault"})
+        self.assertEqual((goals["mdspan50"]["target"], goals["tiny"]["target"]), (1.08, 1.20))
+        self.assertAlmostEqual(goals["mdspan50"]["value"], 1.10)
+        self.assertAlmostEqual(goals["mdspan50"]["spread"][0], 1.08)
+        self.assertAlmostEqual(goals["mdspan50"]["spread"][1], 1.14)
+        self.assertEqual(goals["tiny"]["floor"], 1.0)
+        record = self.record(hit_vs_load_json(tiny_ratio=1.19))
+        self.assertEqual(goal_status(record, "tiny hit + load")["tiny hit + load <= 1.20x bare load (BM_HitVsLoad, "
+                                                                   "interleaved median; GPU)"], "pass")
+
+    def test_no_gpu_skips_the_family_and_its_goals(self):
+        data = {"context": {"cubby_bench_schema": "2", "gpu": "no: driver missing"}, "benchmarks": [
+            {"name": f"BM_HitVsLoad/{w}/real_time", "run_type": "iteration", "error_occurred": True,
+             "error_message": "skipped: no GPU (no driver)"} for w in ("tiny", "mdspan50")]}
+        record = {"machine": {}, "workloads": {}, "recovery": {}, "suite": {}, "skipped": {}}
+        bench_report.read_bench(data, record, "cubby_bench")
+        self.assertEqual(record["skipped"]["BM_HitVsLoad/tiny"], "skipped: no GPU (no driver)")
+        self.assertEqual({g["status"] for g in bench_report.evaluate_goals(record) if "BM_HitVsLoad" in g["goal"]},
+                         {"n/a"})
+
+    def test_report_shows_median_spread_and_fault(self):
+        bench = self.write("b.json", hit_vs_load_json())
+        done = self.report("--bench", bench)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("mdspan50: 1.050x (p10 1.010, p90 1.090)", done.stdout)
+        self.assertIn("3 repetition(s)", done.stdout)
+        self.assertRegex(done.stdout, r"tiny: 0\.970x .*MEASUREMENT FAULT")
+        self.assertRegex(done.stdout, r"\[fault\] tiny hit \+ load <= 1\.20x .*a measurement fault, not a result")
+        self.assertIn("[pass] mdspan50 hit + load <= 1.08x", done.stdout)
+        self.assertIn("p10-p90 1.01-1.09", done.stdout)
+        results = json.loads((self.dir / "out/results.json").read_text())
+        self.assertAlmostEqual(results["workloads"]["mdspan50"]["hit_load_ratio"], 1.05)
+        smaller = json.loads((self.dir / "out/github-action-benchmark/smaller.json").read_text())
+        self.assertIn("mdspan50: hit+load / bare load (interleaved median)", [i["name"] for i in smaller])
+
+    def test_old_separate_ratio_is_marked_and_no_goal(self):
+        bench = self.write("b.json", bench_json())  # BM_WarmHitLoaded with ratio_vs_load_baseline, no BM_HitVsLoad
+        done = self.report("--bench", bench)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("1.10x *", done.stdout)
+        self.assertIn("measured apart: no goal", done.stdout)
+        self.assertNotIn("BM_WarmHitLoaded <= 1.15x", done.stdout)
+
+
+class Machine(Workdir):
+    def test_cpu_model_and_label_are_recorded(self):
+        bench = self.write("b.json", bench_json())
+        done = subprocess.run([sys.executable, str(ROOT / "bench/tools/bench_report.py"), "--commit", "abc",
+                               "--gpu-name", "", "--out", str(self.dir / "out"), "--bench", str(bench)],
+                              capture_output=True, text=True, env={**os.environ, "CUBBY_BENCH_MACHINE": "lab box"})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        machine = json.loads((self.dir / "out/results.json").read_text())["machine"]
+        self.assertEqual(machine["label"], "lab box")
+        self.assertEqual(machine["cpu_model"], bench_report.cpu_model())
+        self.assertIn("cpu_model", machine)
+        done = self.report("--bench", bench)
+        self.assertNotIn("label", json.loads((self.dir / "out/results.json").read_text())["machine"])
 
 
 class Command(Workdir):
