@@ -574,6 +574,90 @@ class WholeSuite(Workdir):
         self.assertIn("ratio", suites["good"])
 
 
+STUB_CUBBY_BENCH = r"""#!/usr/bin/env bash
+# A stand-in for cubby_bench: writes one run to --benchmark_out and notes the remote it was given
+# and whether that Redis answered.
+for arg in "$@"; do case "$arg" in --benchmark_out=*) out="${arg#*=}" ;; esac; done
+echo "$CUBBY_REMOTE" >"$STUB_NOTES/remote"
+port="${CUBBY_REMOTE##*:}"
+if [ -n "$CUBBY_REMOTE" ] && exec 3<>"/dev/tcp/127.0.0.1/$port"; then
+  printf 'PING\r\n' >&3; IFS= read -r -t 2 reply <&3; echo "${reply%$'\r'}" >"$STUB_NOTES/ping"
+fi
+cat >"$out" <<'JSON'
+{"context": {"cubby_bench_schema": "2", "gpu": "no: stub"},
+ "benchmarks": [{"name": "BM_WarmHitDisk/tiny/real_time", "run_type": "iteration", "real_time": 7.5,
+                 "time_unit": "us", "speedup_vs_cold": 3000.0}]}
+JSON
+"""
+
+
+class BenchSh(Workdir):
+    """ci/bench.sh around a stand-in cubby_bench (--no-build): what it writes and the Redis it starts."""
+
+    def setUp(self):
+        super().setUp()
+        script = ROOT / "ci/bench.sh"
+        missing = subprocess.run(
+            ["bash", "-c", 'source ci/lib.sh; for p in "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" '
+                           '"${CUBBY_PYTHON_APT_PACKAGES[@]}"; do dpkg-query -W -f="\\${Status}" "$p" 2>/dev/null '
+                           '| grep -q "install ok installed" || echo "$p"; done'],
+            cwd=ROOT, capture_output=True, text=True).stdout.split()
+        if missing or not script.exists():
+            self.skipTest(f"ci/bench.sh would install {missing} first (run ci/test.sh, which installs them)")
+        stub = self.dir / "build/bench/cubby_bench"
+        stub.parent.mkdir(parents=True)
+        stub.write_text(STUB_CUBBY_BENCH)
+        stub.chmod(0o755)
+        (self.dir / "notes").mkdir()
+
+    def bench_sh(self, *args, **env):
+        environment = {k: v for k, v in os.environ.items()
+                       if k not in ("CUBBY_DIR", "CUBBY_REMOTE", "CUBBY_BENCH_HISTORY", "CUBBY_BENCH_REMOTE")}
+        environment.update(CUBBY_BUILD_DIR=str(self.dir / "build"), CUBBY_BENCH_OUT=str(self.dir / "out"),
+                           CUBBY_BENCH_SUITE="0", CUBBY_BENCH_DASHBOARD="0", STUB_NOTES=str(self.dir / "notes"),
+                           **env)
+        done = subprocess.run(["bash", str(ROOT / "ci/bench.sh"), "--no-build", *args], cwd=ROOT, env=environment,
+                              capture_output=True, text=True, timeout=120)
+        if "no CUDA toolkit found" in done.stderr:
+            self.skipTest("no CUDA toolkit (ci/bench.sh needs one)")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done
+
+    def test_without_record_tracked_files_stay_untouched(self):
+        history = ROOT / "bench/results/history.jsonl"
+        status = ["git", "-C", str(ROOT), "status", "--porcelain", "--", "bench/results"]
+        before = (subprocess.run(status, capture_output=True, text=True).stdout, history.read_bytes())
+        done = self.bench_sh()
+        self.assertEqual((subprocess.run(status, capture_output=True, text=True).stdout, history.read_bytes()), before)
+        self.assertIn("not recorded", done.stderr)
+        out = self.dir / "out"
+        line = json.loads((out / "history-line.jsonl").read_text())
+        self.assertEqual(line["workloads"]["tiny"]["warm_disk_us"], 7.5)
+        committed = before[1].decode().splitlines()
+        self.assertEqual((out / "history.jsonl").read_text().splitlines(),
+                         committed + [(out / "history-line.jsonl").read_text().strip()])
+
+    def test_record_appends_to_the_history(self):
+        history = self.write("h.jsonl", '{"schema": 1, "commit": "old"}\n')
+        done = self.bench_sh("--record", CUBBY_BENCH_HISTORY=str(history))
+        lines = history.read_text().splitlines()
+        self.assertEqual(len(lines), 2, done.stderr)
+        self.assertEqual(json.loads(lines[1])["workloads"]["tiny"]["warm_disk_us"], 7.5)
+        self.bench_sh("--record", CUBBY_BENCH_HISTORY=str(history))
+        self.assertEqual(len(history.read_text().splitlines()), 3)
+
+    def test_remote_families_get_a_private_redis_stopped_at_exit(self):
+        if not shutil.which("redis-server") and not os.environ.get("CUBBY_TEST_REDIS_SERVER"):
+            self.skipTest("no redis-server")
+        self.bench_sh()
+        url = (self.dir / "notes/remote").read_text().strip()
+        self.assertRegex(url, r"^redis://127\.0\.0\.1:\d+$")
+        self.assertEqual((self.dir / "notes/ping").read_text().strip(), "+PONG")
+        import socket
+        with self.assertRaises(OSError):  # stopped at exit: nothing listens there any more
+            socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=2).close()
+
+
 class _capture_stderr:
     def __enter__(self):
         import io
