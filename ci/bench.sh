@@ -136,6 +136,8 @@ if [ "${CUBBY_BENCH_SUITE:-1}" != "0" ]; then
   fi
   discover_suites "$CUBBY_ROOT" "$build_dir"
   step "whole-suite benchmark: each suite on an empty store (cold), again (warm), then after a header edit (entries removed, manifests kept; prefetch)"
+  # With the cubby tool, each run also records its hits, misses and compile time saved.
+  [ -x "$build_dir/cli/cubby" ] && SUITE_ARGS+=(--cubby "$build_dir/cli/cubby")
   /usr/bin/python3 "$CUBBY_ROOT/bench/suite/whole_suite.py" "${SUITE_ARGS[@]}" --out "$out/suite.json" \
     || log "a whole-suite run failed (see $out/suite-logs); its ratio is left out"
   report_args+=(--suite "$out/suite.json")

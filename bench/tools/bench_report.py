@@ -31,9 +31,11 @@ results.json ("schema": 1):
                        manifest; speedup_vs_serial = serial ms / VARIANT ms of the same run; jobs:
                        the workers `cubby warm` ran, parallel variants only)
   recovery {WORKLOAD: {METHOD: accuracy in [0, 1]}},
-  suite {SUITE: {cold_s, warm_s, ratio, note, edit_s, edit_ratio, edit_serial_s}},
+  suite {SUITE: {cold_s, warm_s, ratio, note, edit_s, edit_ratio, edit_serial_s,
+                 RUN_hits, RUN_misses, RUN_compile_saved_s (RUN: cold, warm, edit, edit_serial)}},
     (edit_*: whole_suite.py's run after a header edit with the manifest present, prefetch on;
-     edit_ratio = cold_s / edit_s; edit_serial_s: the same with CUBBY_PREFETCH=0; each optional)
+     edit_ratio = cold_s / edit_s; edit_serial_s: the same with CUBBY_PREFETCH=0; each optional;
+     RUN_*: what each run added to the store's stats, whole_suite.py --cubby; optional)
     gtest-examples (--suite-timing: ci/suite-timing.sh's JSON) adds its fleet simulation of
     test_mdspan_transform when it ran: fleet_s and fleet_second_s (a fresh store's first run,
     served by Redis, and its second run), fleet_over_warm (first run / local warm run),
@@ -94,6 +96,9 @@ COLD_SUITE_ORDER = ("serial", "pch", "parallel", "parallel_pch")
 BENCHMARK_SUFFIXES = ("iterations", "repeats", "min_time", "min_warmup_time", "threads")
 # whole_suite.py's optional runs after a header edit: JSON key -> record key.
 SUITE_EDIT = {"edit_s": "edit_s", "edit_ratio": "edit_ratio", "edit_serial_s": "edit_serial_s"}
+# whole_suite.py --cubby: what each run added to the store's stats (RUN_hits, RUN_misses, RUN_compile_saved_s).
+SUITE_RUNS = ("cold", "warm", "edit", "edit_serial")
+SUITE_STATS = tuple(f"{run}_{key}" for run in SUITE_RUNS for key in ("hits", "misses", "compile_saved_s"))
 # ci/suite-timing.sh's fleet simulation (test_mdspan_transform): timing.json key -> record key.
 SUITE_FLEET = {"fleet_s": "fleet_s", "fleet_second_s": "fleet_second_s", "fleet_over_warm": "fleet_over_warm",
                "cold_over_fleet": "cold_over_fleet", "fleet_remote_hits": "fleet_remote_hits",
@@ -278,6 +283,9 @@ def read_suite(data: dict, record: dict) -> int:
         for field, key in SUITE_EDIT.items():  # the run after a header edit (optional)
             if finite(suite.get(field)) is not None:
                 record["suite"][name][key] = suite[field]
+        for field in SUITE_STATS:  # each run's hits, misses and compile time saved (optional)
+            if finite(suite.get(field)) is not None:
+                record["suite"][name][field] = suite[field]
         used += 1
     return used
 
@@ -435,6 +443,18 @@ def table(record: dict) -> str:
             lines.append(line)
         if edit:
             lines.append("  (after header edit: every key misses, the suite's manifest is kept; prefetch on)")
+        for name, s in record["suite"].items():
+            runs = []
+            for run in SUITE_RUNS:
+                hits, misses = s.get(f"{run}_hits"), s.get(f"{run}_misses")
+                if hits is None or misses is None:
+                    continue
+                rate = f" = {100 * hits / (hits + misses):.0f}%" if hits + misses else ""
+                saved = s.get(f"{run}_compile_saved_s")
+                runs.append(f"{run} {hits:.0f} hits / {misses:.0f} misses{rate}"
+                            + (f", {fmt_time(saved, 's')} compile saved" if saved else ""))
+            if runs:
+                lines.append(f"  {name} lookups: " + "; ".join(runs))
     fleet = []
     for name, w in record["workloads"].items():
         for family, field, ratio, speedup, local in (

@@ -441,6 +441,22 @@ class SuiteEdit(Workdir):
         self.assertIn({"suite pytest: cold / after a header edit": 3.0}, [{i["name"]: i["value"]} for i in bigger])
 
 
+class SuiteStats(Workdir):
+    def test_reads_each_run_s_hits_misses_and_time_saved(self):
+        suite = self.write("s.json", {"schema": 1, "suites": {"gtest": {
+            "cold_s": 60.0, "warm_s": 2.0, "cold_hits": 0, "cold_misses": 24, "warm_hits": 24, "warm_misses": 0,
+            "warm_compile_saved_s": 55.5, "edit_s": 20.0, "edit_hits": 18, "edit_misses": 6, "other": 1}}})
+        done = self.report("--suite", suite)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        gtest = json.loads((self.dir / "out/results.json").read_text())["suite"]["gtest"]
+        self.assertEqual((gtest["warm_hits"], gtest["warm_misses"], gtest["edit_hits"], gtest["edit_misses"]),
+                         (24, 0, 18, 6))
+        self.assertEqual(gtest["warm_compile_saved_s"], 55.5)
+        self.assertNotIn("other", gtest)
+        self.assertIn("gtest lookups: cold 0 hits / 24 misses = 0%; warm 24 hits / 0 misses = 100%, 55.5 s compile "
+                      "saved; edit 18 hits / 6 misses = 75%", done.stdout)
+
+
 class SuiteTiming(Workdir):
     def test_reads_ci_suite_timing_json(self):
         timing = self.write("t.json", {"scope": "full suite", "cold_s": {"suite": 68.0}, "warm_s": {"suite": 3.4}})
@@ -563,6 +579,33 @@ class WholeSuite(Workdir):
         self.assertIn("ratio", demo)
         self.assertNotIn("edit_ratio", demo)
         self.assertIn("no ratio", demo["note"])
+
+    def test_cubby_stats_give_each_run_its_hits_misses_and_time_saved(self):
+        # A stand-in `cubby stats --dir DIR --json`: the counters the suite stand-in wrote to DIR/counters.
+        cli = self.dir / "cubby"
+        cli.write_text('#!/usr/bin/env bash\n[ "$1 $2 $4" = "stats --dir --json" ] || exit 2\n'
+                       'h=0; m=0; [ -f "$3/counters" ] && read -r h m <"$3/counters"\n'
+                       'echo "{\\"hits_disk\\": $h, \\"hits_memory\\": 1, \\"misses\\": $m, '
+                       '\\"compile_ms_saved\\": $((h * 500))}"\n')
+        cli.chmod(0o755)
+        # Cold: 4 misses; warm: 4 hits; after the edit (entries gone): 3 hits (prefetched), 1 miss.
+        command = ('read -r h m <"$CUBBY_DIR/counters" 2>/dev/null || { h=0; m=0; }; '
+                   'if [ ! -e "$CUBBY_DIR/entries/e" ] && [ "$h" = 0 ]; then m=$((m + 4)); '
+                   'elif [ -e "$CUBBY_DIR/entries/e" ]; then h=$((h + 4)); else h=$((h + 3)); m=$((m + 1)); fi; '
+                   'mkdir -p "$CUBBY_DIR/entries"; touch "$CUBBY_DIR/entries/e"; echo "$h $m" >"$CUBBY_DIR/counters"')
+        done = self.run_suites("--suite", f"demo={command}", "--cubby", str(cli))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        demo = json.loads((self.dir / "suite.json").read_text())["suites"]["demo"]
+        self.assertEqual([demo[f"{run}_{k}"] for run in ("cold", "warm", "edit") for k in ("hits", "misses")],
+                         [0, 4, 4, 0, 3, 1])
+        self.assertEqual((demo["warm_compile_saved_s"], demo["edit_compile_saved_s"]), (2.0, 1.5))
+
+    def test_failing_cubby_stats_leave_the_fields_out(self):
+        done = self.run_suites("--suite", "demo=true", "--no-edit", "--cubby", "/bin/false")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("stats --json` failed", done.stderr)
+        demo = json.loads((self.dir / "suite.json").read_text())["suites"]["demo"]
+        self.assertEqual(set(demo), {"cold_s", "warm_s", "cold_exit", "warm_exit", "ratio"})
 
     def test_failing_suite_gets_no_ratio_and_others_still_run(self):
         done = self.run_suites("--suite", "bad=echo boom; exit 3", "--suite", "good=true")
