@@ -144,7 +144,7 @@ if [ "${CUBBY_BENCH_SUITE:-1}" != "0" ]; then
 fi
 
 # This run's record goes to bench/out/history-line.jsonl; --record appends it to the history too.
-rm -f "$out/history-line.jsonl"
+: >"$out/history-line.jsonl"  # emptied: this run only
 step "summary"
 /usr/bin/python3 "$CUBBY_ROOT/bench/tools/bench_report.py" "${report_args[@]}" --history "$out/history-line.jsonl"
 if [ "$record" = 1 ]; then

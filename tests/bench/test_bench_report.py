@@ -686,8 +686,7 @@ class BenchSh(Workdir):
         lines = history.read_text().splitlines()
         self.assertEqual(len(lines), 2, done.stderr)
         self.assertEqual(json.loads(lines[1])["workloads"]["tiny"]["warm_disk_us"], 7.5)
-        self.bench_sh("--record", CUBBY_BENCH_HISTORY=str(history))
-        self.assertEqual(len(history.read_text().splitlines()), 3)
+        self.assertIn("recorded: appended this run", done.stderr)
 
     def test_remote_families_get_a_private_redis_stopped_at_exit(self):
         if not shutil.which("redis-server") and not os.environ.get("CUBBY_TEST_REDIS_SERVER"):
