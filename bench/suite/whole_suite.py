@@ -104,7 +104,8 @@ class StoreStats:
         now = self.snapshot(store)
         if now is not None and self.last is not None:
             for key, value in now.items():
-                result[f"{field}_{key}"] = round(value - self.last[key], 6)
+                gained = value - self.last[key]
+                result[f"{field}_{key}"] = round(gained, 6) if key == "compile_saved_s" else int(round(gained))
         self.last = now
 
 
