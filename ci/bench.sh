@@ -46,6 +46,8 @@ build_dir="${CUBBY_BUILD_DIR:-$CUBBY_ROOT/build/bench-release}"
 out="${CUBBY_BENCH_OUT:-$CUBBY_ROOT/bench/out}"
 committed_history="$CUBBY_ROOT/bench/results/history.jsonl"
 history="${CUBBY_BENCH_HISTORY:-$committed_history}"
+# CUBBY_BENCH_HISTORY=none (what older versions took for "do not append") means no --record.
+[ "$history" != none ] || { record=0; history="$committed_history"; }
 mkdir -p "$(dirname "$build_dir")" "$out"
 # Configures (Release) and builds only what the benchmarks run: the benchmark executables, libcubby
 # and the example suites.
