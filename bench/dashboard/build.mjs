@@ -129,6 +129,8 @@ export function buildModel(records) {
       const disk = add("warm hit, disk", (r) => w(r).warm_disk_us, { kind: "guarded" });
       add("warm hit + load", (r) => w(r).warm_loaded_us);
       add("cuModuleLoadData baseline", (r) => w(r).load_baseline_us);
+      add("hit + load, interleaved (median)", (r) => w(r).hit_load_us);
+      add("bare load, interleaved (median)", (r) => w(r).bare_load_us);
       const med = median(disk.data.filter((v) => typeof v === "number"));
       if (med != null) {
         disk.limitOf = med * REGRESSION_FACTOR;
@@ -444,7 +446,7 @@ export function renderPage(model, problems, chartJs) {
 <style>
 body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 1em; }
-.chart { position: relative; height: 360px; border: 1px solid #ddd; border-radius: 6px; padding: 6px; }
+.chart { position: relative; height: 420px; border: 1px solid #ddd; border-radius: 6px; padding: 6px; }
 .empty { height: 80px; border: 1px dashed #bbb; border-radius: 6px; padding: 10px; color: #777; }
 .problems { background: #fff4e5; border: 1px solid #f0b37e; padding: 0.5em 1em; border-radius: 6px; }
 table.headline { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 13px; }

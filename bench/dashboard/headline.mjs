@@ -58,7 +58,7 @@ function escapeHtml(text) {
 function rowsOf(record) {
   const rows = Object.entries(record.workloads ?? {}).map(([name, w]) => ({
     name, cold: w.cold_ms != null ? w.cold_ms * 1000 : null, warm: w.warm_disk_us ?? null,
-    speedup: w.speedup_disk ?? null, loaded: w.warm_loaded_us ?? w.hit_load_us ?? null, ratio: hitLoadRatio(w),
+    speedup: w.speedup_disk ?? null, loaded: w.hit_load_us ?? w.warm_loaded_us ?? null, ratio: hitLoadRatio(w),
   }));
   for (const [name, s] of Object.entries(record.suite ?? {})) {
     rows.push({ name: `whole suite ${name}`, cold: s.cold_s != null ? s.cold_s * 1e6 : null,
