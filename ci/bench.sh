@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # cubby's main job made visible: cold vs warm for the templated mdspan workloads.
-#   ci/bench.sh                                  # everything
-#   ci/bench.sh --benchmark_filter=mdspan50      # extra arguments go to cubby_bench
-# Installs what it needs (Debian packages; npm packages from bench/dashboard/package-lock.json),
-# builds (Release), runs cubby_bench (and cubby_recovery_bench / store_bench when built) on a store in a
-# temporary folder ($CUBBY_DIR/cubby-bench when CUBBY_DIR is set), then the whole-suite benchmark,
-# prints a cold/warm/speedup table, writes bench/out/results.json (+ github-action-benchmark
-# files), appends the record to bench/results/history.jsonl and regenerates the dashboard
-# (bench/out/dashboard.html). Without a GPU the GPU families report "skipped: no GPU".
+#   ci/bench.sh                                  # everything; tracked files are left alone
+#   ci/bench.sh --record                         # ... and append the record to the history
+#   ci/bench.sh --benchmark_filter=mdspan50      # other arguments go to cubby_bench
+#   ci/bench.sh --no-build ...                   # run what CUBBY_BUILD_DIR already has built
+# Installs what it needs (Debian packages: the build's, python3 and chromium, python3-pytest for
+# the pytest whole-suite row; npm packages from bench/dashboard/package-lock.json), builds
+# (Release), starts a private redis-server for the remote families (BM_WarmHitRemote,
+# BM_FleetFirstRun*, BM_RemoteGet; stopped at exit; none found: they skip), runs cubby_bench (and
+# cubby_recovery_bench / store_bench when built) on a store in a temporary folder
+# ($CUBBY_DIR/cubby-bench when CUBBY_DIR is set), then the whole-suite benchmark, prints a
+# cold/warm/speedup table with the goals, and writes under bench/out/: results.json,
+# github-action-benchmark/, history-line.jsonl (this run's history record), history.jsonl (the
+# committed history + this run) and dashboard.html (drawn from it). Only --record touches a
+# tracked file: it appends the record to bench/results/history.jsonl and draws the dashboard from
+# that. Without a GPU the GPU families report "skipped: no GPU".
 # Settings: CUBBY_BUILD_DIR (build/bench-release), CUBBY_BENCH_OUT (bench/out),
-# CUBBY_BENCH_HISTORY (bench/results/history.jsonl; "none": do not append),
-# CUBBY_BENCH_SUITE=0 (skip the whole-suite benchmark), CUBBY_SUITE_GTEST_CMD/CUBBY_SUITE_PYTEST_CMD.
+# CUBBY_BENCH_HISTORY (the history --record appends to; bench/results/history.jsonl),
+# CUBBY_BENCH_REMOTE (a Redis URL for the remote families instead of a private redis-server; the
+# suites never get one), CUBBY_BENCH_MACHINE (the machine's name on the dashboard),
+# CUBBY_BENCH_SUITE=0 (skip the whole-suite benchmark), CUBBY_BENCH_DASHBOARD=0 (no dashboard),
+# CUBBY_SUITE_GTEST_CMD/CUBBY_SUITE_PYTEST_CMD.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$CUBBY_ROOT/bench/dashboard/dashboard.sh"
@@ -19,39 +29,85 @@ source "$CUBBY_ROOT/bench/suite/discover.sh"
 start=$SECONDS
 step() { log "[$((SECONDS - start)) s] $*"; }
 
-apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}"
+record=0 build=1 bench_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --record) record=1 ;;
+    --no-build) build=0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) bench_args+=("$arg") ;;
+  esac
+done
+
+apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}"
 find_cuda
 
 build_dir="${CUBBY_BUILD_DIR:-$CUBBY_ROOT/build/bench-release}"
 out="${CUBBY_BENCH_OUT:-$CUBBY_ROOT/bench/out}"
-history="${CUBBY_BENCH_HISTORY:-$CUBBY_ROOT/bench/results/history.jsonl}"
+committed_history="$CUBBY_ROOT/bench/results/history.jsonl"
+history="${CUBBY_BENCH_HISTORY:-$committed_history}"
+# CUBBY_BENCH_HISTORY=none (what older versions took for "do not append") means no --record.
+[ "$history" != none ] || { record=0; history="$committed_history"; }
 mkdir -p "$(dirname "$build_dir")" "$out"
-step "configuring (Release) in $build_dir"
-cmake -S "$CUBBY_ROOT" -B "$build_dir" -DCUDAToolkit_ROOT="$CUDA_HOME" -DCMAKE_BUILD_TYPE=Release \
-  -DCUBBY_BUILD_TESTS=ON >"$build_dir.configure.log" 2>&1 \
-  || { cat "$build_dir.configure.log" >&2; die "cmake configure failed (log above)"; }
-# Only what the benchmarks run: the benchmark executables, libcubby and the example suites.
-examples="$(sed -n 's/^add_executable(\([A-Za-z0-9_]*\).*/\1/p' "$CUBBY_ROOT/tests/examples/CMakeLists.txt" 2>/dev/null | paste -sd'|' -)"
-mapfile -t targets < <(cmake --build "$build_dir" --target help 2>/dev/null \
-  | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p' \
-  | grep -E "^(cubby_bench|cubby_recovery_bench|store_bench|libcubby${examples:+|$examples})\$" || true)
-[ ${#targets[@]} -gt 0 ] || targets=(cubby_bench)
-step "building ${targets[*]} with $(nproc 2>/dev/null || echo 2) jobs"
-cmake --build "$build_dir" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" || die "build failed"
+# Configures (Release) and builds only what the benchmarks run: the benchmark executables, libcubby
+# and the example suites.
+build_benchmarks() {
+  step "configuring (Release) in $build_dir"
+  cmake -S "$CUBBY_ROOT" -B "$build_dir" -DCUDAToolkit_ROOT="$CUDA_HOME" -DCMAKE_BUILD_TYPE=Release \
+    -DCUBBY_BUILD_TESTS=ON >"$build_dir.configure.log" 2>&1 \
+    || { cat "$build_dir.configure.log" >&2; die "cmake configure failed (log above)"; }
+  local examples targets
+  examples="$(sed -n 's/^add_executable(\([A-Za-z0-9_]*\).*/\1/p' "$CUBBY_ROOT/tests/examples/CMakeLists.txt" 2>/dev/null | paste -sd'|' -)"
+  mapfile -t targets < <(cmake --build "$build_dir" --target help 2>/dev/null \
+    | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p' \
+    | grep -E "^(cubby_bench|cubby_recovery_bench|store_bench|libcubby${examples:+|$examples})\$" || true)
+  [ ${#targets[@]} -gt 0 ] || targets=(cubby_bench)
+  step "building ${targets[*]} with $(nproc 2>/dev/null || echo 2) jobs"
+  cmake --build "$build_dir" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" || die "build failed"
+}
 
+if [ "$build" = 0 ]; then
+  [ -x "$build_dir/bench/cubby_bench" ] \
+    || die "--no-build: no $build_dir/bench/cubby_bench; build it first (ci/bench.sh without --no-build) or set CUBBY_BUILD_DIR"
+  step "--no-build: running what $build_dir has"
+else
+  build_benchmarks
+fi
+
+temp_store=""
+cleanup() {
+  [ -z "$temp_store" ] || rm -rf "$temp_store"
+  stop_test_redis
+}
+trap cleanup EXIT
 if [ -n "${CUBBY_DIR:-}" ]; then
   export CUBBY_BENCH_DIR="$CUBBY_DIR/cubby-bench"
   mkdir -p "$CUBBY_BENCH_DIR"
   store_note="$CUBBY_BENCH_DIR (kept)"
 else
-  export CUBBY_BENCH_DIR="$(mktemp -d /tmp/cubby-bench.XXXXXX)"
-  trap 'rm -rf "$CUBBY_BENCH_DIR"' EXIT
+  temp_store="$(mktemp -d /tmp/cubby-bench.XXXXXX)"
+  export CUBBY_BENCH_DIR="$temp_store"
   store_note="$CUBBY_BENCH_DIR (temporary)"
 fi
 
+# The remote families get a Redis of their own (a shared one would mix in other entries); nothing
+# else does: a remote in the suites' environment would serve their cold runs.
+unset CUBBY_REMOTE CUBBY_REMOTE_MODE CUBBY_REMOTE_SECRET
+bench_remote="${CUBBY_BENCH_REMOTE:-}"
+if [ -z "$bench_remote" ]; then
+  start_test_redis
+  bench_remote="${CUBBY_TEST_REDIS_URL:-}"
+  unset CUBBY_TEST_REDIS_URL
+fi
+if [ -n "$bench_remote" ]; then
+  step "remote families against $(sed 's#//[^@]*@#//***@#' <<<"$bench_remote")"
+else
+  log "skipped: the remote families (no redis-server: apt-get install redis-server, or set CUBBY_BENCH_REMOTE)"
+fi
+
 step "running cubby_bench on $store_note; cold compiles take a while (mdspan-suite: 25 programs, about a minute)"
-"$build_dir/bench/cubby_bench" --benchmark_out="$out/cubby_bench.json" --benchmark_out_format=json \
-  --benchmark_counters_tabular=true "$@"
+CUBBY_REMOTE="$bench_remote" "$build_dir/bench/cubby_bench" --benchmark_out="$out/cubby_bench.json" \
+  --benchmark_out_format=json --benchmark_counters_tabular=true ${bench_args[@]+"${bench_args[@]}"}
 
 report_args=(--bench "$out/cubby_bench.json" --out "$out")
 if [ -x "$build_dir/bench/cubby_recovery_bench" ]; then
@@ -82,21 +138,35 @@ if [ "${CUBBY_BENCH_SUITE:-1}" != "0" ]; then
   fi
   discover_suites "$CUBBY_ROOT" "$build_dir"
   step "whole-suite benchmark: each suite on an empty store (cold), again (warm), then after a header edit (entries removed, manifests kept; prefetch)"
+  # With the cubby tool, each run also records its hits, misses and compile time saved.
+  [ -x "$build_dir/cli/cubby" ] && SUITE_ARGS+=(--cubby "$build_dir/cli/cubby")
   /usr/bin/python3 "$CUBBY_ROOT/bench/suite/whole_suite.py" "${SUITE_ARGS[@]}" --out "$out/suite.json" \
     || log "a whole-suite run failed (see $out/suite-logs); its ratio is left out"
   report_args+=(--suite "$out/suite.json")
 fi
 
-[ "$history" != "none" ] && report_args+=(--history "$history")
+# This run's record goes to bench/out/history-line.jsonl; --record appends it to the history too.
+: >"$out/history-line.jsonl"  # emptied: this run only
 step "summary"
-/usr/bin/python3 "$CUBBY_ROOT/bench/tools/bench_report.py" "${report_args[@]}"
+/usr/bin/python3 "$CUBBY_ROOT/bench/tools/bench_report.py" "${report_args[@]}" --history "$out/history-line.jsonl"
+if [ "$record" = 1 ]; then
+  [ -f "$history" ] || log "no history at $history: starting one"
+  cat "$out/history-line.jsonl" >>"$history"
+  dashboard_history="$history"
+  log "recorded: appended this run to $history"
+else
+  # The dashboard still shows this run beside the committed ones, from a copy under $out.
+  { cat "$committed_history" 2>/dev/null || true; cat "$out/history-line.jsonl"; } >"$out/history.jsonl"
+  dashboard_history="$out/history.jsonl"
+  log "not recorded (--record appends the run to $history)"
+fi
 
-if [ "$history" != "none" ]; then
+if [ "${CUBBY_BENCH_DASHBOARD:-1}" != 0 ]; then
   step "regenerating the dashboard"
-  if dashboard_build "$history" "$out/dashboard.html"; then
+  if dashboard_build "$dashboard_history" "$out/dashboard.html"; then
     log "dashboard: $out/dashboard.html (one file, opens offline)"
   else
-    log "dashboard not regenerated (see above); the results and history are written"
+    log "dashboard not regenerated (see above); the results are written"
   fi
 fi
 step "done"

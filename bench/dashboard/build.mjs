@@ -7,15 +7,23 @@
 // schema, are skipped and counted (shown on the page and on stderr). Exit status 0, or 1 when
 // Chart.js is not installed (run `npm ci` here first).
 //
-// The page draws, per workload: cold vs warm time over commits, speedup over cold, the
-// hit-path overhead over cuModuleLoadData and, where measured, the cold suite's variants
+// The page opens with the headline (headline.mjs): the latest run of every machine and every goal
+// with its status. Then, per workload: cold vs warm time over commits, speedup over cold, the hit
+// path over the bare module load (BM_HitVsLoad's interleaved median with its p10-p90 band; the
+// old ratio of two separate families in grey; a ratio below 1.0 is a measurement fault, marked on
+// the 1.0 line and never drawn as a value) and, where measured, the cold suite's variants
 // (BM_ColdSuite: serial, pch, parallel:N, parallel_pch:N) with their speedup over serial; then
-// name-recovery accuracy and the whole-suite runs (cold, warm, after a header edit). Each point's tooltip names its commit, date, machine and GPU. Datasets are split
-// by machine. The regression threshold (REGRESSION_FACTOR x the median warm disk hit of that
-// machine) is drawn dashed, and points above it are red.
+// name-recovery accuracy (one bar chart: cubby vs the baseline per corpus, latest run), the
+// whole-suite runs (cold, warm, after a header edit), hit rate and compile time saved over time,
+// and the remote tier. Each point's tooltip names its commit, date, machine and GPU. Datasets are
+// split by machine, named by machines.mjs. The regression threshold (REGRESSION_FACTOR x the median
+// warm disk hit of that machine) is drawn dashed, and points above it are red. X labels are short
+// (commit, day) and Chart.js rotates and thins them so they never overlap.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildHeadline, hitLoadRatio, renderHeadline } from "./headline.mjs";
+import { machineKey, machineLabels } from "./machines.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REGRESSION_FACTOR = 1.5;
@@ -59,11 +67,15 @@ export function readHistory(file) {
   return { records, problems, skipped };
 }
 
-function machineOf(record) {
-  const m = record.machine ?? {};
-  const gpu = m.gpu_name || (m.gpu ? "GPU" : "no GPU");
-  return `${m.host ?? "?"} (${gpu})`;
+// The x label of a record: its commit (7 digits, "*" when dirty) and day.
+export function runLabel(record) {
+  const commit = String(record.commit ?? "?");
+  const day = /^\d{4}-(\d\d-\d\d)/.exec(String(record.date ?? ""))?.[1];
+  return `${commit.replace(/-dirty$/, "").slice(0, 7)}${commit.endsWith("-dirty") ? "*" : ""}${day ? ` ${day}` : ""}`;
 }
+
+// Hit-path goals (bench/tools/hit_vs_load.py GOALS): the highest median ratio that passes.
+export const HIT_LOAD_GOALS = { "mdspan50": 1.08, "mdspan-suite": 1.08, "tiny": 1.2 };
 
 // BM_ColdSuite variants in display order: serial, pch, parallel:N, parallel_pch:N (N ascending).
 export function coldSuiteOrder(a, b) {
@@ -86,9 +98,12 @@ function median(values) {
 
 // Chart specs (plain data; the page turns them into Chart.js charts).
 export function buildModel(records) {
-  const labels = records.map((r, i) => `${i + 1}: ${String(r.commit ?? "?").slice(0, 12)}`);
+  const names = machineLabels(records);
+  const machineOf = (r) => names[machineKey(r)];
+  const labels = records.map(runLabel);
   const points = records.map((r) => ({
     commit: r.commit ?? "?", date: r.date ?? "?", machine: machineOf(r),
+    gpu: r.machine?.gpu_name || (r.machine?.gpu ? "GPU" : "none"), cpu: r.machine?.cpu_model ?? "",
     arch: r.machine?.arch ?? "?", nvrtc: r.machine?.nvrtc ?? "?",
   }));
   const machines = [...new Set(points.map((p) => p.machine))];
@@ -114,6 +129,8 @@ export function buildModel(records) {
       const disk = add("warm hit, disk", (r) => w(r).warm_disk_us, { kind: "guarded" });
       add("warm hit + load", (r) => w(r).warm_loaded_us);
       add("cuModuleLoadData baseline", (r) => w(r).load_baseline_us);
+      add("hit + load, interleaved (median)", (r) => w(r).hit_load_us);
+      add("bare load, interleaved (median)", (r) => w(r).bare_load_us);
       const med = median(disk.data.filter((v) => typeof v === "number"));
       if (med != null) {
         disk.limitOf = med * REGRESSION_FACTOR;
@@ -140,17 +157,9 @@ export function buildModel(records) {
     charts.push({ id: `speedup-${name}`, section: name, title: `${name}: speedup over cold (x, log scale)`,
                   log: true, datasets: speedups });
 
-    const overhead = [];
-    for (const machine of machines) {
-      const data = series((r) => w(r).ratio_vs_load_baseline, machine);
-      if (hasData(data)) overhead.push({ label: `(hit + load) / load baseline @ ${machine}`, data, kind: "guarded", limitOf: 1.15 });
-    }
-    if (overhead.length) {
-      overhead.push({ label: "goal: <= 1.15x cuModuleLoadData", data: labels.map(() => 1.15), kind: "threshold" });
-    }
     charts.push({ id: `overhead-${name}`, section: name,
-                  title: `${name}: hit-path overhead over cuModuleLoadData (x; GPU runs only)`,
-                  log: false, datasets: overhead });
+                  title: `${name}: hit + load / bare load (x; GPU runs only): median and p10–p90 of interleaved pairs`,
+                  log: false, datasets: hitLoadDatasets(records, machines, series, labels, name) });
 
     // The cold suite's variants (charted only for workloads that have them).
     const variants = [...new Set(records.flatMap((r) => Object.keys(w(r).cold_suite ?? {})))].sort(coldSuiteOrder);
@@ -174,23 +183,7 @@ export function buildModel(records) {
     }
   }
 
-  const recovery = [];
-  const methods = new Set();
-  records.forEach((r) => Object.entries(r.recovery ?? {}).forEach(([wl, ms]) =>
-    Object.keys(ms ?? {}).forEach((m) => methods.add(`${wl}/${m}`))));
-  for (const key of [...methods].sort()) {
-    const [wl, ...rest] = key.split("/");
-    const method = rest.join("/");
-    for (const machine of machines) {
-      const data = series((r) => {
-        const v = r.recovery?.[wl]?.[method];
-        return typeof v === "number" ? v * 100 : null;
-      }, machine);
-      if (hasData(data)) recovery.push({ label: `${key} @ ${machine}`, data });
-    }
-  }
-  charts.push({ id: "recovery", section: "name recovery", title: "name-recovery accuracy (%): cubby vs baseline",
-                log: false, datasets: recovery });
+  charts.push(recoveryChart(records));
 
   const suite = [];
   const suites = [...new Set(records.flatMap((r) => Object.keys(r.suite ?? {})))];
@@ -207,6 +200,7 @@ export function buildModel(records) {
   charts.push({ id: "suite", section: "whole suite",
                 title: "whole suite: 1st run (cold), 2nd run (warm), after a header edit (manifest kept), seconds",
                 log: true, datasets: suite });
+  charts.push(...savingsCharts(records, machines, series, workloads, suites));
 
   // The remote tier: a fresh store's first run, served by Redis, against a local warm run.
   const fleet = [];
@@ -230,7 +224,105 @@ export function buildModel(records) {
   charts.push({ id: "fleet", section: "remote tier",
                 title: "fleet first run (fresh store served by Redis) / local warm run (x, log scale)",
                 log: true, datasets: fleet });
-  return { labels, points, charts, generated: new Date().toISOString(), regressionFactor: REGRESSION_FACTOR };
+  return { labels, points, charts, headline: buildHeadline(records, machineOf),
+           generated: new Date().toISOString(), regressionFactor: REGRESSION_FACTOR };
+}
+
+// The hit path over the bare load of one workload, per machine: BM_HitVsLoad's median with its
+// p10-p90 band (two band datasets, the upper one filled down to the lower one), the old ratio of
+// two separately measured families (grey, no goal), and every ratio below 1.0 as a fault marker on
+// the 1.0 line (its value in `faults`, for the tooltip), never as a value.
+function hitLoadDatasets(records, machines, series, labels, name) {
+  const datasets = [];
+  const ratio = (r) => hitLoadRatio(r.workloads?.[name]);
+  const hasData = (values) => values.some((v) => typeof v === "number");
+  for (const machine of machines) {
+    const median = series((r) => (ratio(r)?.method === "interleaved" && !ratio(r).fault ? ratio(r).value : null), machine);
+    if (hasData(median)) {
+      const band = (pick) => series((r) => (ratio(r)?.method === "interleaved" && !ratio(r).fault ? pick(ratio(r)) : null), machine);
+      datasets.push({ label: `p10 @ ${machine}`, data: band((x) => x.p10), kind: "band-low" });
+      datasets.push({ label: `p10–p90 @ ${machine}`, data: band((x) => x.p90), kind: "band-high" });
+      datasets.push({ label: `median (BM_HitVsLoad) @ ${machine}`, data: median, kind: "guarded",
+                      limitOf: HIT_LOAD_GOALS[name] ?? null });
+    }
+    const apart = series((r) => (ratio(r)?.method === "separate" && !ratio(r).fault ? ratio(r).value : null), machine);
+    if (hasData(apart)) {
+      datasets.push({ label: `old: BM_WarmHitLoaded / BM_ModuleLoadBaseline, measured apart @ ${machine}`,
+                      data: apart, kind: "old" });
+    }
+  }
+  const faults = records.map((r) => (ratio(r)?.fault ? ratio(r).value : null));
+  if (hasData(faults)) {
+    datasets.push({ label: "measurement fault (ratio < 1.0: not a result)", data: faults.map((v) => (v == null ? null : 1)),
+                    faults, kind: "fault" });
+  }
+  if (datasets.length && HIT_LOAD_GOALS[name] != null) {
+    datasets.push({ label: `goal: <= ${HIT_LOAD_GOALS[name].toFixed(2)}x`, data: labels.map(() => HIT_LOAD_GOALS[name]),
+                    kind: "threshold" });
+  }
+  return datasets;
+}
+
+// Name recovery as one bar chart: per corpus, cubby (its matcher) against the baseline (demangle,
+// strip, compare text), from the latest record that has them.
+export function recoveryChart(records) {
+  const latest = [...records].reverse().find((r) => Object.keys(r.recovery ?? {}).length);
+  const chart = { id: "recovery", section: "name recovery", type: "bar", log: false, datasets: [],
+                  title: "name-recovery accuracy (%): cubby vs baseline per corpus" };
+  if (!latest) return chart;
+  const corpora = Object.keys(latest.recovery).sort();
+  chart.labels = corpora;
+  chart.title += ` (commit ${runLabel(latest)})`;
+  for (const [label, method] of [["cubby (matcher)", "matcher"], ["baseline (demangle, strip, compare text)", "baseline"]]) {
+    const data = corpora.map((c) => (typeof latest.recovery[c]?.[method] === "number" ? latest.recovery[c][method] * 100 : null));
+    if (data.some((v) => v != null)) chart.datasets.push({ label, data });
+  }
+  return chart;
+}
+
+// Hit rate and compile time saved over time. Hit rate: the whole-suite runs' lookups that hit
+// ({run}_hits / ({run}_hits + {run}_misses), recorded where whole_suite.py read the store's
+// stats). Compile time saved (s): per whole suite, the cold run minus the warm run, and the
+// compile time its warm run's hits saved (warm_compile_saved_s, from the store's stats); per
+// workload, what one warm lookup saves (cold compile minus disk hit).
+function savingsCharts(records, machines, series, workloads, suites) {
+  const hasData = (values) => values.some((v) => typeof v === "number" && Number.isFinite(v));
+  const rate = [];
+  const saved = [];
+  for (const machine of machines) {
+    for (const s of suites) {
+      for (const [run, label] of [["warm", "2nd run (warm)"], ["edit", "after a header edit (prefetch)"],
+                                  ["edit_serial", "after a header edit (no prefetch)"]]) {
+        const data = series((r) => {
+          const x = r.suite?.[s] ?? {};
+          const hits = x[`${run}_hits`];
+          const lookups = hits + x[`${run}_misses`];
+          return typeof hits === "number" && lookups > 0 ? (100 * hits) / lookups : null;
+        }, machine);
+        if (hasData(data)) rate.push({ label: `${s} ${label} @ ${machine}`, data });
+      }
+      const whole = series((r) => {
+        const x = r.suite?.[s];
+        return typeof x?.cold_s === "number" && typeof x?.warm_s === "number" ? x.cold_s - x.warm_s : null;
+      }, machine);
+      if (hasData(whole)) saved.push({ label: `${s} whole run @ ${machine}`, data: whole });
+      const byHits = series((r) => r.suite?.[s]?.warm_compile_saved_s, machine);
+      if (hasData(byHits)) saved.push({ label: `${s} warm run's hits (stats) @ ${machine}`, data: byHits });
+    }
+    for (const name of workloads) {
+      const data = series((r) => {
+        const w = r.workloads?.[name] ?? {};
+        return typeof w.cold_ms === "number" && typeof w.warm_disk_us === "number" ? w.cold_ms / 1e3 - w.warm_disk_us / 1e6 : null;
+      }, machine);
+      if (hasData(data)) saved.push({ label: `${name} lookup @ ${machine}`, data });
+    }
+  }
+  return [
+    { id: "hit-rate", section: "hit rate and time saved", log: false, datasets: rate, yMin: 0, yMax: 100,
+      title: "hit rate of the whole-suite runs (% of lookups that hit)" },
+    { id: "time-saved", section: "hit rate and time saved", log: true, datasets: saved,
+      title: "compile time saved (s, log): whole run = cold − warm run; lookup = cold compile − disk hit" },
+  ];
 }
 
 function escapeHtml(text) {
@@ -241,7 +333,12 @@ function escapeHtml(text) {
 const PAGE_SCRIPT = String.raw`
 (function () {
   const model = window.CUBBY_MODEL;
-  const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+  const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+                   "#393b79", "#637939"];
+  // A series keeps its colour on every machine; the machine is told by the line's dash and the point's shape.
+  const machines = [...new Set(model.points.map((p) => p.machine))];
+  const dashes = [[], [7, 4], [2, 3], [10, 3, 2, 3]];
+  const shapes = ["circle", "rect", "triangle", "rectRot"];
   const charts = [];
   for (const spec of model.charts) {
     const box = document.getElementById("box-" + spec.id);
@@ -249,33 +346,68 @@ const PAGE_SCRIPT = String.raw`
     const canvas = document.createElement("canvas");
     canvas.id = spec.id;
     box.appendChild(canvas);
-    let color = 0;
+    const bar = spec.type === "bar";
+    const colors = new Map();
     const datasets = spec.datasets.map((d) => {
-      const base = { label: d.label, data: d.data, spanGaps: true, borderWidth: 2, pointRadius: 3 };
+      const base = { label: d.label, data: d.data, spanGaps: true, borderWidth: 2, pointRadius: 3, kind: d.kind };
       if (d.kind === "threshold" || d.kind === "goal") {
         return Object.assign(base, { borderColor: d.kind === "goal" ? "#2ca02c" : "#d62728", borderDash: [6, 4],
                                      pointRadius: 0, borderWidth: 1.5, fill: false });
       }
-      const c = palette[color++ % palette.length];
+      if (d.kind === "fault") {
+        return Object.assign(base, { showLine: false, pointStyle: "crossRot", pointRadius: 9, pointHoverRadius: 11,
+                                     borderWidth: 3, borderColor: "#e6550d", backgroundColor: "#e6550d",
+                                     pointBorderColor: "#e6550d", faults: d.faults });
+      }
+      if (d.kind === "old") {
+        return Object.assign(base, { borderColor: "#9e9e9e", backgroundColor: "#9e9e9e", borderDash: [3, 3],
+                                     pointStyle: "rect", pointBackgroundColor: "#9e9e9e" });
+      }
+      const at = d.label.lastIndexOf(" @ ");
+      const machine = at >= 0 ? Math.max(0, machines.indexOf(d.label.slice(at + 3))) : 0;
+      const series = d.kind === "band-low" || d.kind === "band-high" ? "median" + d.label.slice(at)
+        : d.kind === "guarded" && d.label.startsWith("median") ? "median" + d.label.slice(at) : (at >= 0 ? d.label.slice(0, at) : d.label);
+      if (!colors.has(series)) colors.set(series, palette[colors.size % palette.length]);
+      const c = colors.get(series);
+      if (d.kind === "band-low" || d.kind === "band-high") {
+        // The p10-p90 band in the colour of the median that follows: the upper edge filled to the lower.
+        return Object.assign(base, { borderColor: c + "66", borderWidth: 1, pointRadius: 0, backgroundColor: c + "33",
+                                     fill: d.kind === "band-high" ? "-1" : false });
+      }
+      if (bar) return Object.assign(base, { backgroundColor: c, borderColor: c, borderWidth: 1, minBarLength: 2 });
+      Object.assign(base, { borderDash: dashes[machine % dashes.length], pointStyle: shapes[machine % shapes.length] });
       const limits = d.kind === "guarded" && d.limitOf != null
         ? d.data.map((v) => (v != null && v > d.limitOf ? "#d62728" : c))
         : c;
       return Object.assign(base, { borderColor: c, backgroundColor: limits, pointBackgroundColor: limits, pointBorderColor: limits });
     });
+    const y = { type: spec.log ? "logarithmic" : "linear" };
+    if (spec.yMin != null) y.min = spec.yMin;
+    if (spec.yMax != null) y.max = spec.yMax;
+    if (bar) Object.assign(y, { beginAtZero: true, max: 100 });
     const chart = new Chart(canvas, {
-      type: "line",
-      data: { labels: model.labels, datasets },
+      type: bar ? "bar" : "line",
+      data: { labels: spec.labels || model.labels, datasets },
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
         interaction: { mode: "nearest", intersect: false },
-        scales: { y: { type: spec.log ? "logarithmic" : "linear" }, x: { ticks: { maxRotation: 60 } } },
+        scales: { y, x: { ticks: { autoSkip: true, autoSkipPadding: 12, maxRotation: 45, minRotation: 0 } } },
         plugins: {
           title: { display: true, text: spec.title },
-          legend: { position: "bottom", labels: { boxWidth: 12 } },
-          tooltip: { callbacks: { afterLabel: (item) => {
-            const p = model.points[item.dataIndex];
-            return "commit " + p.commit + "\n" + p.date + "\nmachine " + p.machine + "\narch " + p.arch + ", NVRTC " + p.nvrtc;
-          } } },
+          legend: { position: "bottom", labels: { boxWidth: 12, filter: (item, data) => data.datasets[item.datasetIndex].kind !== "band-low" } },
+          tooltip: { callbacks: {
+            label: (item) => {
+              const d = item.dataset;
+              if (d.kind === "fault") return "measurement fault: ratio " + d.faults[item.dataIndex].toFixed(3) + " < 1.0 (not a result)";
+              return d.label + ": " + item.formattedValue;
+            },
+            afterLabel: (item) => {
+              if (bar) return "";
+              const p = model.points[item.dataIndex];
+              return "commit " + p.commit + "\n" + p.date + "\nmachine " + p.machine + " (GPU " + p.gpu + (p.cpu ? ", " + p.cpu : "") +
+                     ")\narch " + p.arch + ", NVRTC " + p.nvrtc;
+            },
+          } },
         },
       },
     });
@@ -284,6 +416,9 @@ const PAGE_SCRIPT = String.raw`
   window.cubbyDashboard = {
     ready: true,
     expected: model.charts.filter((s) => s.datasets.length).map((s) => s.id),
+    headline: { machines: model.headline.machines.map((m) => ({ label: m.label, rows: m.rows.length,
+                                                                goals: Object.values(m.goals).map((g) => g.status) })),
+                goals: model.headline.goals.length },
     charts: charts.map((c) => ({ id: c.id, points: c.chart.data.datasets.reduce(
       (n, d) => n + d.data.filter((v) => typeof v === "number").length, 0) })),
   };
@@ -311,16 +446,33 @@ export function renderPage(model, problems, chartJs) {
 <style>
 body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 1em; }
-.chart { position: relative; height: 360px; border: 1px solid #ddd; border-radius: 6px; padding: 6px; }
+.chart { position: relative; height: 420px; border: 1px solid #ddd; border-radius: 6px; padding: 6px; }
 .empty { height: 80px; border: 1px dashed #bbb; border-radius: 6px; padding: 10px; color: #777; }
 .problems { background: #fff4e5; border: 1px solid #f0b37e; padding: 0.5em 1em; border-radius: 6px; }
+table.headline { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 13px; }
+table.headline caption { text-align: left; color: #555; padding-bottom: 0.3em; max-width: 70em; }
+table.headline th, table.headline td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+table.headline thead th { background: #f3f3f3; }
+table.headline td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.headline th.machine { background: #f8f8ff; min-width: 11em; }
+table.headline .run, table.headline .spread, table.headline .old { color: #777; font-weight: normal; font-size: 12px; }
+table.headline tbody + tbody { border-top: 2px solid #999; }
+td.goal { white-space: nowrap; }
+.status-pass { color: #1a7f37; } td.status-pass { background: #e6f4ea; }
+.status-fail { color: #b42318; } td.status-fail { background: #fdecea; }
+.status-fault { color: #b54708; } td.status-fault { background: #fff1e0; }
+.status-retired, .status-na, .status-none { color: #888; }
+tr.tally td span { margin-right: 0.6em; font-weight: bold; }
 </style></head>
 <body>
 <h1>cubby benchmarks</h1>
 <p>${model.points.length} runs in the history${last ? `; latest: commit <code>${escapeHtml(last.commit)}</code> on ${escapeHtml(last.machine)}, ${escapeHtml(last.date)}` : ""}.
-Red points lie above the regression threshold (${model.regressionFactor}x the machine's median warm disk hit) or the 1.15x load-overhead goal.
+Red points lie above the regression threshold (${model.regressionFactor}x the machine's median warm disk hit) or a hit-path goal;
+orange crosses on the 1.0 line are measurement faults (a hit + load "faster" than the load alone), not results.
 Generated ${escapeHtml(model.generated)} by bench/dashboard/build.mjs.</p>
 ${notes}
+<h2>Latest run per machine</h2>
+${renderHeadline(model.headline)}
 ${body}
 <script>${chartJs}</script>
 <script>window.CUBBY_MODEL = ${json};</script>

@@ -2,6 +2,10 @@
 #   dashboard_build HISTORY OUT_HTML   npm ci (from the lock file, offline when the npm cache
 #                                      has the packages) + node build.mjs; returns 1 without npm
 #   dashboard_browser_test PAGE PNG    the headless Chromium test (bench/dashboard/test/browser.mjs)
+#                                      of PAGE, then of a page drawn from a fixture history that
+#                                      has every kind of chart (tests/bench/fixtures/
+#                                      dashboard-history.jsonl: the hit-path band and a fault, hit
+#                                      rates, two machines), its screenshot beside PNG (-fixture.png)
 
 CUBBY_DASHBOARD_DIR="$CUBBY_ROOT/bench/dashboard"
 
@@ -24,6 +28,10 @@ dashboard_build() {
 
 dashboard_browser_test() {
   local page="$1" png="$2"
+  local fixture="$CUBBY_ROOT/tests/bench/fixtures/dashboard-history.jsonl" fixture_page="${page%.html}-fixture.html"
   dashboard_npm_ci || return 1
-  node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$page" "$png"
+  node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$page" "$png" --expect recovery:bar,time-saved || return 1
+  node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$fixture" --out "$fixture_page" || return 1
+  node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$fixture_page" "${png%.png}-fixture.png" \
+    --expect hit-rate,time-saved,recovery:bar,overhead-mdspan50:band,overhead-mdspan-suite:fault
 }

@@ -4,7 +4,7 @@ an empty store (cold), then again (warm), then after a header edit with its mani
 — and reports "1st run (cold) / 2nd run (warm) / after a header edit" with the ratios.
 
   whole_suite.py --suite NAME=COMMAND [--suite ...] [--skip NAME=REASON ...] --out suite.json
-                 [--store DIR] [--no-edit] [--edit-serial]
+                 [--store DIR] [--no-edit] [--edit-serial] [--cubby CLI]
 
 COMMAND is run with `bash -c` and CUBBY_DIR set to a fresh store (a temporary folder, or
 DIR/NAME when --store is given; an existing DIR/NAME is emptied first).
@@ -18,11 +18,17 @@ its workers compile ahead of the tests. --edit-serial also runs the same edited 
 CUBBY_PREFETCH=0 (edit_serial_s: what the edit costs without the prefetch); --no-edit leaves
 the edit run out.
 
+With --cubby (the `cubby` tool), each run also records what the store's stats (`cubby stats
+--json`, the counters every process of the run added) gained during it: RUN_hits (memory, disk
+and remote hits), RUN_misses and RUN_compile_saved_s (compile time the hits saved), for RUN of
+cold, warm, edit and edit_serial; a tool that fails is reported once and the fields left out.
+
 A run that exits non-zero is reported with its exit status and the last lines of its output, and
 the suite gets no ratio for it; the other suites still run. Writes {"schema": 1, "suites": {NAME:
 {cold_s, warm_s, ratio, cold_exit, warm_exit, [edit_s, edit_exit, edit_ratio (cold_s / edit_s),]
-[edit_serial_s, edit_serial_exit,] [note]} or {skipped: REASON}}}; the edit fields are optional
-(files without them, from older versions, stay valid schema 1).
+[edit_serial_s, edit_serial_exit,] [RUN_hits, RUN_misses, RUN_compile_saved_s,] [note]} or
+{skipped: REASON}}}; the edit and stats fields are optional (files without them, from older
+versions, stay valid schema 1).
 """
 from __future__ import annotations
 
@@ -66,7 +72,45 @@ def run_once(name: str, label: str, command: str, store: Path, log: Path,
     return seconds, status
 
 
-def edit_runs(name: str, command: str, store: Path, logs: Path, result: dict, serial: bool) -> None:
+class StoreStats:
+    """The counters a run added to a store (`cubby stats --json` before and after); off without a tool."""
+
+    def __init__(self, cli: str | None):
+        self.cli = cli
+        self.last: dict[str, float] | None = None
+
+    def snapshot(self, store: Path) -> dict[str, float] | None:
+        if not self.cli:
+            return None
+        try:
+            done = subprocess.run([self.cli, "stats", "--dir", str(store), "--json"], capture_output=True, text=True,
+                                  timeout=60)
+            data = json.loads(done.stdout) if done.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError, ValueError):
+            data = None
+        if not isinstance(data, dict):
+            say(f"`{self.cli} stats --json` failed; the runs' hits and misses are left out")
+            self.cli = None
+            return None
+        number = lambda key: float(data.get(key) or 0)  # noqa: E731
+        return {"hits": number("hits_memory") + number("hits_disk") + number("hits_remote"),
+                "misses": number("misses"), "compile_saved_s": number("compile_ms_saved") / 1000}
+
+    def start(self, store: Path) -> None:
+        self.last = self.snapshot(store)
+
+    def add_run(self, store: Path, field: str, result: dict) -> None:
+        """Adds FIELD_hits, FIELD_misses and FIELD_compile_saved_s: what the store gained since the last call."""
+        now = self.snapshot(store)
+        if now is not None and self.last is not None:
+            for key, value in now.items():
+                gained = value - self.last[key]
+                result[f"{field}_{key}"] = round(gained, 6) if key == "compile_saved_s" else int(round(gained))
+        self.last = now
+
+
+def edit_runs(name: str, command: str, store: Path, logs: Path, result: dict, serial: bool,
+              stats: StoreStats) -> None:
     """The runs after a header edit (see the top of this file): every entry of `store` removed, its
     manifests kept, then the suite with prefetch on (and, with `serial`, again with CUBBY_PREFETCH=0).
     Adds edit_s, edit_exit, edit_ratio (and edit_serial_s, edit_serial_exit) to `result`."""
@@ -81,6 +125,7 @@ def edit_runs(name: str, command: str, store: Path, logs: Path, result: dict, se
         shutil.rmtree(store / "entries", ignore_errors=True)  # every key misses; manifests/ stays
         seconds, status = run_once(name, label, command, store, logs / f"{name}-{field.replace('_', '-')}.log", env)
         result[f"{field}_s"], result[f"{field}_exit"] = seconds, status
+        stats.add_run(store, field, result)
         if status != 0:
             result["note"] = "a run failed; no ratio for it (see suite-logs)"
     if result.get("edit_exit") == 0 and result.get("cold_exit") == 0 and result["edit_s"] > 0:
@@ -123,6 +168,7 @@ def main(argv: list[str]) -> int:
                         help="leave out the run after a header edit (manifest present)")
     parser.add_argument("--edit-serial", action="store_true",
                         help="also run the edited state with CUBBY_PREFETCH=0 (edit_serial_s)")
+    parser.add_argument("--cubby", help="the cubby tool: record each run's hits, misses and compile time saved")
     args = parser.parse_args(argv)
 
     suites: dict[str, dict] = {}
@@ -142,15 +188,20 @@ def main(argv: list[str]) -> int:
             store.mkdir(parents=True)
             logs = args.out.parent / "suite-logs"
             logs.mkdir(parents=True, exist_ok=True)
+            stats = StoreStats(args.cubby)
+            stats.start(store)
+            result = {}
             cold, cold_exit = run_once(name, "1st run (cold)", command, store, logs / f"{name}-cold.log")
+            stats.add_run(store, "cold", result)
             warm, warm_exit = run_once(name, "2nd run (warm)", command, store, logs / f"{name}-warm.log")
-            result = {"cold_s": cold, "warm_s": warm, "cold_exit": cold_exit, "warm_exit": warm_exit}
+            stats.add_run(store, "warm", result)
+            result.update({"cold_s": cold, "warm_s": warm, "cold_exit": cold_exit, "warm_exit": warm_exit})
             if cold_exit == 0 and warm_exit == 0 and warm > 0:
                 result["ratio"] = cold / warm
             else:
                 result["note"] = "a run failed; no ratio (see suite-logs)"
             if args.edit:
-                edit_runs(name, command, store, logs, result, args.edit_serial)
+                edit_runs(name, command, store, logs, result, args.edit_serial, stats)
             suites[name] = result
     finally:
         if temp is not None:

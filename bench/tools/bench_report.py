@@ -11,10 +11,16 @@ and the rest still runs. Writes OUT/results.json (format below), OUT/github-acti
 history file (one JSON object a line). Exit status: 0, or 2 when no input could be used at all.
 
 results.json ("schema": 1):
-  commit, date, machine {host, cpus, gpu, gpu_name, arch, nvrtc},
+  commit, date, machine {host, cpus, cpu_model, gpu, gpu_name, arch, nvrtc, label},
+    (label: CUBBY_BENCH_MACHINE or --machine-label, a name for the machine on the dashboard; absent
+     when not given: the dashboard derives one from the GPU, the CPUs and the host)
   workloads {NAME: {cold_ms, warm_memory_us, warm_disk_us, warm_remote_us, load_baseline_us,
                     warm_loaded_us, speedup_memory, speedup_disk, speedup_loaded,
-                    ratio_vs_load_baseline, cubin_bytes, name_expressions, programs,
+                    ratio_vs_load_baseline (two separately measured families: read, no goal),
+                    hit_load_ratio, hit_load_ratio_p10, hit_load_ratio_p90, hit_load_ratio_min,
+                    hit_load_ratio_max, hit_load_us, bare_load_us, hit_only_us, hit_load_pairs,
+                    hit_load_repetitions, (BM_HitVsLoad, interleaved: see hit_vs_load.py)
+                    cubin_bytes, name_expressions, programs,
                     fleet_first_run_us, speedup_fleet_first_run, fleet_ratio_vs_local_warm,
                     fleet_served_ratio_vs_local_warm, (BM_FleetFirstRun: a fresh store served by Redis)
                     fleet_loaded_us, speedup_fleet_loaded, fleet_loaded_ratio_vs_local_warm,
@@ -25,14 +31,18 @@ results.json ("schema": 1):
                        manifest; speedup_vs_serial = serial ms / VARIANT ms of the same run; jobs:
                        the workers `cubby warm` ran, parallel variants only)
   recovery {WORKLOAD: {METHOD: accuracy in [0, 1]}},
-  suite {SUITE: {cold_s, warm_s, ratio, note, edit_s, edit_ratio, edit_serial_s}},
+  suite {SUITE: {cold_s, warm_s, ratio, note, edit_s, edit_ratio, edit_serial_s,
+                 RUN_hits, RUN_misses, RUN_compile_saved_s (RUN: cold, warm, edit, edit_serial)}},
     (edit_*: whole_suite.py's run after a header edit with the manifest present, prefetch on;
-     edit_ratio = cold_s / edit_s; edit_serial_s: the same with CUBBY_PREFETCH=0; each optional)
+     edit_ratio = cold_s / edit_s; edit_serial_s: the same with CUBBY_PREFETCH=0; each optional;
+     RUN_*: what each run added to the store's stats, whole_suite.py --cubby; optional)
     gtest-examples (--suite-timing: ci/suite-timing.sh's JSON) adds its fleet simulation of
     test_mdspan_transform when it ran: fleet_s and fleet_second_s (a fresh store's first run,
     served by Redis, and its second run), fleet_over_warm (first run / local warm run),
     cold_over_fleet, fleet_remote_hits, fleet_runs
-  skipped {BENCHMARK: reason}, goals [{goal, value, target, status}]
+  skipped {BENCHMARK: reason}, goals [{goal, value, target, status, floor, spread}]
+    (status: pass, fail, n/a (not measured here) or fault (a value below `floor`, where one is
+     set: a measurement fault, not a result); spread: [p10, p90] where the value is a median)
 """
 from __future__ import annotations
 
@@ -45,6 +55,9 @@ import platform
 import subprocess
 import sys
 from pathlib import Path
+
+import hit_vs_load
+from action_benchmark import github_action_benchmark
 
 RESULTS_SCHEMA = 1
 # The cubby_bench context key `cubby_bench_schema` this reader understands.
@@ -84,6 +97,9 @@ COLD_SUITE_ORDER = ("serial", "pch", "parallel", "parallel_pch")
 BENCHMARK_SUFFIXES = ("iterations", "repeats", "min_time", "min_warmup_time", "threads")
 # whole_suite.py's optional runs after a header edit: JSON key -> record key.
 SUITE_EDIT = {"edit_s": "edit_s", "edit_ratio": "edit_ratio", "edit_serial_s": "edit_serial_s"}
+# whole_suite.py --cubby: what each run added to the store's stats (RUN_hits, RUN_misses, RUN_compile_saved_s).
+SUITE_RUNS = ("cold", "warm", "edit", "edit_serial")
+SUITE_STATS = tuple(f"{run}_{key}" for run in SUITE_RUNS for key in ("hits", "misses", "compile_saved_s"))
 # ci/suite-timing.sh's fleet simulation (test_mdspan_transform): timing.json key -> record key.
 SUITE_FLEET = {"fleet_s": "fleet_s", "fleet_second_s": "fleet_second_s", "fleet_over_warm": "fleet_over_warm",
                "cold_over_fleet": "cold_over_fleet", "fleet_remote_hits": "fleet_remote_hits",
@@ -194,6 +210,7 @@ def read_bench(data: dict, record: dict, source: str) -> int:
     if context.get("num_cpus") and not machine.get("cpus"):
         machine["cpus"] = context["num_cpus"]
     used = 0
+    hit_vs_load_runs: dict[str, list] = {}  # BM_HitVsLoad repetitions, combined at the end
     for bench in benchmarks:
         if not isinstance(bench, dict) or not isinstance(bench.get("name"), str):
             continue
@@ -219,6 +236,12 @@ def read_bench(data: dict, record: dict, source: str) -> int:
         if family == "BM_ColdSuite":
             used += read_cold_suite(bench, record, workload, method)
             continue
+        if family == hit_vs_load.FAMILY:
+            if hit_vs_load.collect(bench, hit_vs_load_runs, workload):
+                used += 1
+            else:
+                warn(f"{bench['name']}: no 'ratio' counter; skipped")
+            continue
         if family not in FAMILIES or not workload:
             continue
         field, unit = FAMILIES[family]
@@ -238,6 +261,7 @@ def read_bench(data: dict, record: dict, source: str) -> int:
             if finite(bench.get(counter)):
                 entry[key] = bench[counter]
         used += 1
+    hit_vs_load.finish(hit_vs_load_runs, record)
     return used
 
 
@@ -260,6 +284,9 @@ def read_suite(data: dict, record: dict) -> int:
         for field, key in SUITE_EDIT.items():  # the run after a header edit (optional)
             if finite(suite.get(field)) is not None:
                 record["suite"][name][key] = suite[field]
+        for field in SUITE_STATS:  # each run's hits, misses and compile time saved (optional)
+            if finite(suite.get(field)) is not None:
+                record["suite"][name][field] = suite[field]
         used += 1
     return used
 
@@ -301,6 +328,18 @@ def git_commit(root: Path) -> str:
         return "unknown"
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo, else platform), or ""."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor() or ""
+
+
 def gpu_name() -> str:
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
@@ -323,9 +362,9 @@ def evaluate_goals(record: dict) -> list[dict]:
          1000, lambda v: v >= 1000)
     goal("tiny warm disk hit <= 20 us (no module load)", w.get("tiny", {}).get("warm_disk_us"),
          20, lambda v: v <= 20)
-    for name in ("mdspan50", "mdspan-suite"):
-        goal(f"{name} BM_WarmHitLoaded <= 1.15x BM_ModuleLoadBaseline (GPU)",
-             w.get(name, {}).get("ratio_vs_load_baseline"), 1.15, lambda v: v <= 1.15)
+    # The hit path over the bare load: only the interleaved family (BM_HitVsLoad) makes a goal; the
+    # ratio of BM_WarmHitLoaded and BM_ModuleLoadBaseline, measured apart, does not.
+    goals += hit_vs_load.goals(w)
     ratios = [s["ratio"] for s in record["suite"].values() if s.get("ratio")]
     goal("whole suite warm >= 20x faster than cold", min(ratios) if ratios else None, 20, lambda v: v >= 20)
     # The fleet simulation (Redis): a fresh store's first run against a local warm run, and cold.
@@ -359,15 +398,26 @@ def fmt_ratio(value: float | None) -> str:
 def table(record: dict) -> str:
     rows = [("workload", "cold", "warm memory", "warm disk", "speedup (disk)", "load baseline",
              "warm + load", "hit/load")]
+    apart = False  # a hit/load ratio of two separately measured families is shown, marked
     for name, w in record["workloads"].items():
+        ratio = fmt_ratio(w.get("hit_load_ratio"))
+        if w.get("hit_load_ratio") is None and w.get("ratio_vs_load_baseline") is not None:
+            ratio, apart = fmt_ratio(w["ratio_vs_load_baseline"]) + " *", True
+        elif hit_vs_load.is_fault(w.get("hit_load_ratio")):
+            ratio += " FAULT"
         rows.append((name, fmt_time(w.get("cold_ms"), "ms"), fmt_time(w.get("warm_memory_us"), "us"),
                      fmt_time(w.get("warm_disk_us"), "us"), fmt_ratio(w.get("speedup_disk")),
                      fmt_time(w.get("load_baseline_us"), "us"), fmt_time(w.get("warm_loaded_us"), "us"),
-                     fmt_ratio(w.get("ratio_vs_load_baseline"))))
+                     ratio))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
              for r in rows]
     lines.insert(1, "  ".join("-" * n for n in widths))
+    if apart:
+        lines.append("* BM_WarmHitLoaded / BM_ModuleLoadBaseline, measured apart: no goal (BM_HitVsLoad is)")
+    interleaved = hit_vs_load.table_lines(record["workloads"])
+    if interleaved:
+        lines += [""] + interleaved
     cold_suite = [(name, w["cold_suite"]) for name, w in record["workloads"].items() if w.get("cold_suite")]
     if cold_suite:
         lines += ["", "cold suite (BM_ColdSuite: serial and pch in one process, parallel*:N by `cubby warm -j N`; "
@@ -394,6 +444,18 @@ def table(record: dict) -> str:
             lines.append(line)
         if edit:
             lines.append("  (after header edit: every key misses, the suite's manifest is kept; prefetch on)")
+        for name, s in record["suite"].items():
+            runs = []
+            for run in SUITE_RUNS:
+                hits, misses = s.get(f"{run}_hits"), s.get(f"{run}_misses")
+                if hits is None or misses is None:
+                    continue
+                rate = f" = {100 * hits / (hits + misses):.0f}%" if hits + misses else ""
+                saved = s.get(f"{run}_compile_saved_s")
+                runs.append(f"{run} {hits:.0f} hits / {misses:.0f} misses{rate}"
+                            + (f", {fmt_time(saved, 's')} compile saved" if saved else ""))
+            if runs:
+                lines.append(f"  {name} lookups: " + "; ".join(runs))
     fleet = []
     for name, w in record["workloads"].items():
         for family, field, ratio, speedup, local in (
@@ -426,64 +488,12 @@ def table(record: dict) -> str:
     lines += ["", "goals"]
     for g in record["goals"]:
         value = "-" if g["value"] is None else f"{g['value']:.4g}"
-        lines.append(f"  [{g['status']:>4}] {g['goal']} (measured {value}, target {g['target']})")
+        spread = g.get("spread") or [None, None]
+        if g["value"] is not None and None not in spread:
+            value += f", p10-p90 {spread[0]:.4g}-{spread[1]:.4g}"
+        fault = f"; below {g['floor']}: a measurement fault, not a result" if g["status"] == "fault" else ""
+        lines.append(f"  [{g['status']:>4}] {g['goal']} (measured {value}, target {g['target']}{fault})")
     return "\n".join(lines)
-
-
-def github_action_benchmark(record: dict) -> tuple[list, list]:
-    """customSmallerIsBetter and customBiggerIsBetter entries ({name, unit, value, extra})."""
-    extra = f"commit {record['commit']} on {record['machine'].get('host', '?')} " \
-            f"(GPU: {record['machine'].get('gpu_name') or ('yes' if record['machine'].get('gpu') else 'none')})"
-    smaller, bigger = [], []
-    for name, w in record["workloads"].items():
-        for field, label, unit in (("cold_ms", "cold compile", "ms"), ("warm_memory_us", "warm hit (memory)", "us"),
-                                   ("warm_disk_us", "warm hit (disk)", "us"), ("warm_remote_us", "warm hit (remote)", "us"),
-                                   ("load_baseline_us", "cuModuleLoadData baseline", "us"),
-                                   ("warm_loaded_us", "warm hit + load", "us"),
-                                   ("ratio_vs_load_baseline", "hit+load / load baseline", "x"),
-                                   ("fleet_first_run_us", "fleet first run (Redis)", "us"),
-                                   ("fleet_ratio_vs_local_warm", "fleet first run / local warm", "x"),
-                                   ("fleet_loaded_us", "fleet first run + load (Redis)", "us"),
-                                   ("fleet_loaded_ratio_vs_local_warm", "fleet first run + load / warm hit + load",
-                                    "x")):
-            if w.get(field) is not None:
-                smaller.append({"name": f"{name}: {label}", "unit": unit, "value": w[field], "extra": extra})
-        for field, label in (("speedup_disk", "speedup, disk hit vs cold"),
-                             ("speedup_loaded", "speedup, hit + load vs cold"),
-                             ("speedup_fleet_first_run", "speedup, fleet first run vs cold"),
-                             ("speedup_fleet_loaded", "speedup, fleet first run + load vs cold")):
-            if w.get(field) is not None:
-                bigger.append({"name": f"{name}: {label}", "unit": "x", "value": w[field], "extra": extra})
-        for variant, row in w.get("cold_suite", {}).items():
-            smaller.append({"name": f"{name}: cold suite, {variant}", "unit": "ms", "value": row["ms"],
-                            "extra": extra})
-            if variant != "serial" and row.get("speedup_vs_serial") is not None:
-                bigger.append({"name": f"{name}: cold suite, {variant} vs serial", "unit": "x",
-                               "value": row["speedup_vs_serial"], "extra": extra})
-    for name, s in record["suite"].items():
-        smaller.append({"name": f"suite {name}: warm run", "unit": "s", "value": s["warm_s"], "extra": extra})
-        if s.get("ratio"):
-            bigger.append({"name": f"suite {name}: cold / warm", "unit": "x", "value": s["ratio"], "extra": extra})
-        if s.get("edit_s") is not None:
-            smaller.append({"name": f"suite {name}: run after a header edit", "unit": "s", "value": s["edit_s"],
-                            "extra": extra})
-        if s.get("edit_ratio"):
-            bigger.append({"name": f"suite {name}: cold / after a header edit", "unit": "x",
-                           "value": s["edit_ratio"], "extra": extra})
-        if s.get("fleet_s") is not None:
-            smaller.append({"name": f"suite {name}: fleet first run (Redis)", "unit": "s", "value": s["fleet_s"],
-                            "extra": extra})
-        if s.get("fleet_over_warm") is not None:
-            smaller.append({"name": f"suite {name}: fleet first run / local warm", "unit": "x",
-                            "value": s["fleet_over_warm"], "extra": extra})
-        if s.get("cold_over_fleet") is not None:
-            bigger.append({"name": f"suite {name}: cold / fleet first run", "unit": "x",
-                           "value": s["cold_over_fleet"], "extra": extra})
-    for workload, methods in record["recovery"].items():
-        for method, accuracy in methods.items():
-            bigger.append({"name": f"name recovery {workload}: {method}", "unit": "%",
-                           "value": accuracy * 100, "extra": extra})
-    return smaller, bigger
 
 
 def append_history(history: Path, record: dict) -> None:
@@ -524,6 +534,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--commit", help="commit to record (default: git rev-parse HEAD)")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
     parser.add_argument("--gpu-name", default=None, help="GPU model (default: nvidia-smi)")
+    parser.add_argument("--machine-label", default=os.environ.get("CUBBY_BENCH_MACHINE") or None,
+                        help="the machine's name on the dashboard (default: $CUBBY_BENCH_MACHINE; else "
+                             "the dashboard derives one from the GPU, CPUs and host)")
     args = parser.parse_args(argv)
 
     record = {"schema": RESULTS_SCHEMA, "commit": args.commit or git_commit(args.root),
@@ -545,6 +558,9 @@ def main(argv: list[str]) -> int:
         used += read_suite_timing(timing, record)
     record["machine"].setdefault("host", platform.node())
     record["machine"].setdefault("cpus", os.cpu_count())
+    record["machine"].setdefault("cpu_model", cpu_model())
+    if args.machine_label:
+        record["machine"]["label"] = args.machine_label
     record["machine"]["gpu_name"] = args.gpu_name if args.gpu_name is not None else \
         (gpu_name() if record["machine"]["gpu"] else "")
     record["goals"] = evaluate_goals(record)

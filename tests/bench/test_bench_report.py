@@ -1,5 +1,6 @@
 """Tests of bench/tools/bench_report.py and bench/suite/whole_suite.py (standard library only)."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -74,6 +75,27 @@ def cold_suite_json():
              "time_unit": "ms"},
         ],
     }
+
+
+def hit_vs_load_json(mdspan50_ratios=(1.05, 1.07, 1.04), suite_ratio=1.06, tiny_ratio=0.97):
+    """cubby_bench's interleaved BM_HitVsLoad: mdspan50 with one repetition per ratio given (and
+    Google Benchmark's aggregates, which are not runs), mdspan-suite once, tiny once (a fault when
+    below 1.0)."""
+    def run(workload, ratio, index=0, p10=None, p90=None, **extra):
+        counters = {"ratio": ratio, "ratio_p10": p10 or ratio - 0.02, "ratio_p90": p90 or ratio + 0.03,
+                    "ratio_min": ratio - 0.1, "ratio_max": ratio + 0.2, "hit_load_us": 2600.0 * ratio,
+                    "load_us": 2600.0, "hit_us": 150.0, "pairs": 200.0}
+        counters.update(extra)
+        return {"name": f"BM_HitVsLoad/{workload}/real_time", "run_type": "iteration", "repetition_index": index,
+                "real_time": 5200.0, "time_unit": "us", **counters}
+
+    runs = [run("mdspan50", r, i, p10=r - 0.01 * (i + 1), p90=r + 0.01 * (i + 1), load_us=2500.0 + 100 * i)
+            for i, r in enumerate(mdspan50_ratios)]
+    runs.append({"name": "BM_HitVsLoad/mdspan50/real_time_median", "run_type": "aggregate",
+                 "aggregate_name": "median", "real_time": 1, "time_unit": "us", "ratio": 9.0})
+    runs.append(run("mdspan-suite", suite_ratio))
+    runs.append(run("tiny", tiny_ratio))
+    return {"context": {"cubby_bench_schema": "2", "gpu": "yes"}, "benchmarks": runs}
 
 
 def suite_timing_json(fleet=True):
@@ -221,9 +243,11 @@ class Goals(unittest.TestCase):
         status = {g["goal"].split(" ")[0] + str(g["target"]): g["status"] for g in bench_report.evaluate_goals(record)}
         self.assertEqual(status["mdspan501000"], "fail")
         self.assertEqual(status["tiny20"], "pass")
-        self.assertEqual(status["mdspan501.15"], "pass")
-        self.assertEqual(status["mdspan-suite1.15"], "n/a")
         self.assertEqual(status["whole20"], "pass")
+        # A ratio of two separately measured families (BM_WarmHitLoaded / BM_ModuleLoadBaseline) is no goal;
+        # without BM_HitVsLoad (no GPU) the hit-path goals are not measured.
+        self.assertNotIn("mdspan501.15", status)
+        self.assertEqual((status["mdspan501.08"], status["mdspan-suite1.08"], status["tiny1.2"]), ("n/a",) * 3)
 
     def test_fleet_goals_from_cubby_bench(self):
         record = {"workloads": {}, "recovery": {}, "suite": {}, "skipped": {}, "machine": {}}
@@ -246,6 +270,89 @@ class Goals(unittest.TestCase):
         status = goal_status({"workloads": {}, "suite": {}}, "example suite")
         self.assertEqual(set(status.values()), {"n/a"})
         self.assertEqual(len(status), 2)
+
+
+class HitVsLoad(Workdir):
+    def record(self, data):
+        record = {"machine": {}, "workloads": {}, "recovery": {}, "suite": {}, "skipped": {}}
+        self.assertGreater(bench_report.read_bench(data, record, "cubby_bench"), 0)
+        return record
+
+    def test_repetitions_combine_into_the_median_and_the_widest_spread(self):
+        w = self.record(hit_vs_load_json())["workloads"]["mdspan50"]
+        self.assertAlmostEqual(w["hit_load_ratio"], 1.05)  # median of 1.05, 1.07, 1.04 (not the aggregate's 9)
+        self.assertAlmostEqual(w["hit_load_ratio_p10"], 1.04 - 0.03)  # the lowest p10 of the repetitions
+        self.assertAlmostEqual(w["hit_load_ratio_p90"], 1.07 + 0.02)  # the highest p90
+        self.assertAlmostEqual(w["hit_load_ratio_min"], 0.94)
+        self.assertAlmostEqual(w["hit_load_ratio_max"], 1.27)
+        self.assertAlmostEqual(w["bare_load_us"], 2600.0)  # median of 2500, 2600, 2700
+        self.assertAlmostEqual(w["hit_only_us"], 150.0)
+        self.assertEqual(w["hit_load_pairs"], 600)
+        self.assertEqual(w["hit_load_repetitions"], 3)
+        self.assertEqual(self.record(hit_vs_load_json())["workloads"]["mdspan-suite"]["hit_load_repetitions"], 1)
+
+    def test_goals_pass_fail_and_fault(self):
+        record = self.record(hit_vs_load_json(mdspan50_ratios=(1.09, 1.10, 1.11), suite_ratio=1.07, tiny_ratio=0.97))
+        goals = {g["goal"].split(" ")[0]: g for g in bench_report.evaluate_goals(record)
+                 if "BM_HitVsLoad" in g["goal"]}
+        self.assertEqual({n: g["status"] for n, g in goals.items()},
+                         {"mdspan50": "fail", "mdspan-suite": "pass", "tiny": "fault"})
+        self.assertEqual((goals["mdspan50"]["target"], goals["tiny"]["target"]), (1.08, 1.20))
+        self.assertAlmostEqual(goals["mdspan50"]["value"], 1.10)
+        self.assertAlmostEqual(goals["mdspan50"]["spread"][0], 1.08)
+        self.assertAlmostEqual(goals["mdspan50"]["spread"][1], 1.14)
+        self.assertEqual(goals["tiny"]["floor"], 1.0)
+        record = self.record(hit_vs_load_json(tiny_ratio=1.19))
+        self.assertEqual(goal_status(record, "tiny hit + load")["tiny hit + load <= 1.20x bare load (BM_HitVsLoad, "
+                                                                   "interleaved median; GPU)"], "pass")
+
+    def test_no_gpu_skips_the_family_and_its_goals(self):
+        data = {"context": {"cubby_bench_schema": "2", "gpu": "no: driver missing"}, "benchmarks": [
+            {"name": f"BM_HitVsLoad/{w}/real_time", "run_type": "iteration", "error_occurred": True,
+             "error_message": "skipped: no GPU (no driver)"} for w in ("tiny", "mdspan50")]}
+        record = {"machine": {}, "workloads": {}, "recovery": {}, "suite": {}, "skipped": {}}
+        bench_report.read_bench(data, record, "cubby_bench")
+        self.assertEqual(record["skipped"]["BM_HitVsLoad/tiny"], "skipped: no GPU (no driver)")
+        self.assertEqual({g["status"] for g in bench_report.evaluate_goals(record) if "BM_HitVsLoad" in g["goal"]},
+                         {"n/a"})
+
+    def test_report_shows_median_spread_and_fault(self):
+        bench = self.write("b.json", hit_vs_load_json())
+        done = self.report("--bench", bench)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("mdspan50: 1.050x (p10 1.010, p90 1.090)", done.stdout)
+        self.assertIn("3 repetition(s)", done.stdout)
+        self.assertRegex(done.stdout, r"tiny: 0\.970x .*MEASUREMENT FAULT")
+        self.assertRegex(done.stdout, r"\[fault\] tiny hit \+ load <= 1\.20x .*a measurement fault, not a result")
+        self.assertIn("[pass] mdspan50 hit + load <= 1.08x", done.stdout)
+        self.assertIn("p10-p90 1.01-1.09", done.stdout)
+        results = json.loads((self.dir / "out/results.json").read_text())
+        self.assertAlmostEqual(results["workloads"]["mdspan50"]["hit_load_ratio"], 1.05)
+        smaller = json.loads((self.dir / "out/github-action-benchmark/smaller.json").read_text())
+        self.assertIn("mdspan50: hit+load / bare load (interleaved median)", [i["name"] for i in smaller])
+
+    def test_old_separate_ratio_is_marked_and_no_goal(self):
+        bench = self.write("b.json", bench_json())  # BM_WarmHitLoaded with ratio_vs_load_baseline, no BM_HitVsLoad
+        done = self.report("--bench", bench)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("1.10x *", done.stdout)
+        self.assertIn("measured apart: no goal", done.stdout)
+        self.assertNotIn("BM_WarmHitLoaded <= 1.15x", done.stdout)
+
+
+class Machine(Workdir):
+    def test_cpu_model_and_label_are_recorded(self):
+        bench = self.write("b.json", bench_json())
+        done = subprocess.run([sys.executable, str(ROOT / "bench/tools/bench_report.py"), "--commit", "abc",
+                               "--gpu-name", "", "--out", str(self.dir / "out"), "--bench", str(bench)],
+                              capture_output=True, text=True, env={**os.environ, "CUBBY_BENCH_MACHINE": "lab box"})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        machine = json.loads((self.dir / "out/results.json").read_text())["machine"]
+        self.assertEqual(machine["label"], "lab box")
+        self.assertEqual(machine["cpu_model"], bench_report.cpu_model())
+        self.assertIn("cpu_model", machine)
+        done = self.report("--bench", bench)
+        self.assertNotIn("label", json.loads((self.dir / "out/results.json").read_text())["machine"])
 
 
 class Command(Workdir):
@@ -332,6 +439,22 @@ class SuiteEdit(Workdir):
         self.assertRegex(done.stdout, r"gtest +40 s +1 s +40\.00x +- +-")
         bigger = json.loads((self.dir / "out/github-action-benchmark/bigger.json").read_text())
         self.assertIn({"suite pytest: cold / after a header edit": 3.0}, [{i["name"]: i["value"]} for i in bigger])
+
+
+class SuiteStats(Workdir):
+    def test_reads_each_run_s_hits_misses_and_time_saved(self):
+        suite = self.write("s.json", {"schema": 1, "suites": {"gtest": {
+            "cold_s": 60.0, "warm_s": 2.0, "cold_hits": 0, "cold_misses": 24, "warm_hits": 24, "warm_misses": 0,
+            "warm_compile_saved_s": 55.5, "edit_s": 20.0, "edit_hits": 18, "edit_misses": 6, "other": 1}}})
+        done = self.report("--suite", suite)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        gtest = json.loads((self.dir / "out/results.json").read_text())["suite"]["gtest"]
+        self.assertEqual((gtest["warm_hits"], gtest["warm_misses"], gtest["edit_hits"], gtest["edit_misses"]),
+                         (24, 0, 18, 6))
+        self.assertEqual(gtest["warm_compile_saved_s"], 55.5)
+        self.assertNotIn("other", gtest)
+        self.assertIn("gtest lookups: cold 0 hits / 24 misses = 0%; warm 24 hits / 0 misses = 100%, 55.5 s compile "
+                      "saved; edit 18 hits / 6 misses = 75%", done.stdout)
 
 
 class SuiteTiming(Workdir):
@@ -457,6 +580,33 @@ class WholeSuite(Workdir):
         self.assertNotIn("edit_ratio", demo)
         self.assertIn("no ratio", demo["note"])
 
+    def test_cubby_stats_give_each_run_its_hits_misses_and_time_saved(self):
+        # A stand-in `cubby stats --dir DIR --json`: the counters the suite stand-in wrote to DIR/counters.
+        cli = self.dir / "cubby"
+        cli.write_text('#!/usr/bin/env bash\n[ "$1 $2 $4" = "stats --dir --json" ] || exit 2\n'
+                       'h=0; m=0; [ -f "$3/counters" ] && read -r h m <"$3/counters"\n'
+                       'echo "{\\"hits_disk\\": $h, \\"hits_memory\\": 1, \\"misses\\": $m, '
+                       '\\"compile_ms_saved\\": $((h * 500))}"\n')
+        cli.chmod(0o755)
+        # Cold: 4 misses; warm: 4 hits; after the edit (entries gone): 3 hits (prefetched), 1 miss.
+        command = ('read -r h m <"$CUBBY_DIR/counters" 2>/dev/null || { h=0; m=0; }; '
+                   'if [ ! -e "$CUBBY_DIR/entries/e" ] && [ "$h" = 0 ]; then m=$((m + 4)); '
+                   'elif [ -e "$CUBBY_DIR/entries/e" ]; then h=$((h + 4)); else h=$((h + 3)); m=$((m + 1)); fi; '
+                   'mkdir -p "$CUBBY_DIR/entries"; touch "$CUBBY_DIR/entries/e"; echo "$h $m" >"$CUBBY_DIR/counters"')
+        done = self.run_suites("--suite", f"demo={command}", "--cubby", str(cli))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        demo = json.loads((self.dir / "suite.json").read_text())["suites"]["demo"]
+        self.assertEqual([demo[f"{run}_{k}"] for run in ("cold", "warm", "edit") for k in ("hits", "misses")],
+                         [0, 4, 4, 0, 3, 1])
+        self.assertEqual((demo["warm_compile_saved_s"], demo["edit_compile_saved_s"]), (2.0, 1.5))
+
+    def test_failing_cubby_stats_leave_the_fields_out(self):
+        done = self.run_suites("--suite", "demo=true", "--no-edit", "--cubby", "/bin/false")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("stats --json` failed", done.stderr)
+        demo = json.loads((self.dir / "suite.json").read_text())["suites"]["demo"]
+        self.assertEqual(set(demo), {"cold_s", "warm_s", "cold_exit", "warm_exit", "ratio"})
+
     def test_failing_suite_gets_no_ratio_and_others_still_run(self):
         done = self.run_suites("--suite", "bad=echo boom; exit 3", "--suite", "good=true")
         self.assertEqual(done.returncode, 1)
@@ -465,6 +615,89 @@ class WholeSuite(Workdir):
         self.assertNotIn("ratio", suites["bad"])
         self.assertEqual(suites["bad"]["cold_exit"], 3)
         self.assertIn("ratio", suites["good"])
+
+
+STUB_CUBBY_BENCH = r"""#!/usr/bin/env bash
+# A stand-in for cubby_bench: writes one run to --benchmark_out and notes the remote it was given
+# and whether that Redis answered.
+for arg in "$@"; do case "$arg" in --benchmark_out=*) out="${arg#*=}" ;; esac; done
+echo "$CUBBY_REMOTE" >"$STUB_NOTES/remote"
+port="${CUBBY_REMOTE##*:}"
+if [ -n "$CUBBY_REMOTE" ] && exec 3<>"/dev/tcp/127.0.0.1/$port"; then
+  printf 'PING\r\n' >&3; IFS= read -r -t 2 reply <&3; echo "${reply%$'\r'}" >"$STUB_NOTES/ping"
+fi
+cat >"$out" <<'JSON'
+{"context": {"cubby_bench_schema": "2", "gpu": "no: stub"},
+ "benchmarks": [{"name": "BM_WarmHitDisk/tiny/real_time", "run_type": "iteration", "real_time": 7.5,
+                 "time_unit": "us", "speedup_vs_cold": 3000.0}]}
+JSON
+"""
+
+
+class BenchSh(Workdir):
+    """ci/bench.sh around a stand-in cubby_bench (--no-build): what it writes and the Redis it starts."""
+
+    def setUp(self):
+        super().setUp()
+        script = ROOT / "ci/bench.sh"
+        missing = subprocess.run(
+            ["bash", "-c", 'source ci/lib.sh; for p in "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" '
+                           '"${CUBBY_PYTHON_APT_PACKAGES[@]}"; do dpkg-query -W -f="\\${Status}" "$p" 2>/dev/null '
+                           '| grep -q "install ok installed" || echo "$p"; done'],
+            cwd=ROOT, capture_output=True, text=True).stdout.split()
+        if missing or not script.exists():
+            self.skipTest(f"ci/bench.sh would install {missing} first (run ci/test.sh, which installs them)")
+        stub = self.dir / "build/bench/cubby_bench"
+        stub.parent.mkdir(parents=True)
+        stub.write_text(STUB_CUBBY_BENCH)
+        stub.chmod(0o755)
+        (self.dir / "notes").mkdir()
+
+    def bench_sh(self, *args, **env):
+        environment = {k: v for k, v in os.environ.items()
+                       if k not in ("CUBBY_DIR", "CUBBY_REMOTE", "CUBBY_BENCH_HISTORY", "CUBBY_BENCH_REMOTE")}
+        environment.update(CUBBY_BUILD_DIR=str(self.dir / "build"), CUBBY_BENCH_OUT=str(self.dir / "out"),
+                           CUBBY_BENCH_SUITE="0", CUBBY_BENCH_DASHBOARD="0", STUB_NOTES=str(self.dir / "notes"),
+                           **env)
+        done = subprocess.run(["bash", str(ROOT / "ci/bench.sh"), "--no-build", *args], cwd=ROOT, env=environment,
+                              capture_output=True, text=True, timeout=120)
+        if "no CUDA toolkit found" in done.stderr:
+            self.skipTest("no CUDA toolkit (ci/bench.sh needs one)")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done
+
+    def test_without_record_tracked_files_stay_untouched(self):
+        history = ROOT / "bench/results/history.jsonl"
+        status = ["git", "-C", str(ROOT), "status", "--porcelain", "--", "bench/results"]
+        before = (subprocess.run(status, capture_output=True, text=True).stdout, history.read_bytes())
+        done = self.bench_sh()
+        self.assertEqual((subprocess.run(status, capture_output=True, text=True).stdout, history.read_bytes()), before)
+        self.assertIn("not recorded", done.stderr)
+        out = self.dir / "out"
+        line = json.loads((out / "history-line.jsonl").read_text())
+        self.assertEqual(line["workloads"]["tiny"]["warm_disk_us"], 7.5)
+        committed = before[1].decode().splitlines()
+        self.assertEqual((out / "history.jsonl").read_text().splitlines(),
+                         committed + [(out / "history-line.jsonl").read_text().strip()])
+
+    def test_record_appends_to_the_history(self):
+        history = self.write("h.jsonl", '{"schema": 1, "commit": "old"}\n')
+        done = self.bench_sh("--record", CUBBY_BENCH_HISTORY=str(history))
+        lines = history.read_text().splitlines()
+        self.assertEqual(len(lines), 2, done.stderr)
+        self.assertEqual(json.loads(lines[1])["workloads"]["tiny"]["warm_disk_us"], 7.5)
+        self.assertIn("recorded: appended this run", done.stderr)
+
+    def test_remote_families_get_a_private_redis_stopped_at_exit(self):
+        if not shutil.which("redis-server") and not os.environ.get("CUBBY_TEST_REDIS_SERVER"):
+            self.skipTest("no redis-server")
+        self.bench_sh()
+        url = (self.dir / "notes/remote").read_text().strip()
+        self.assertRegex(url, r"^redis://127\.0\.0\.1:\d+$")
+        self.assertEqual((self.dir / "notes/ping").read_text().strip(), "+PONG")
+        import socket
+        with self.assertRaises(OSError):  # stopped at exit: nothing listens there any more
+            socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=2).close()
 
 
 class _capture_stderr:

@@ -7,8 +7,10 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const { readHistory, buildModel, renderPage, coldSuiteOrder, REGRESSION_FACTOR } = await import(
+const { readHistory, buildModel, renderPage, coldSuiteOrder, runLabel, REGRESSION_FACTOR } = await import(
   path.join(root, "bench", "dashboard", "build.mjs"));
+const { machineLabels, machineKey } = await import(path.join(root, "bench", "dashboard", "machines.mjs"));
+const { goalStatus, renderHeadline } = await import(path.join(root, "bench", "dashboard", "headline.mjs"));
 
 function record(commit, host, gpu, workloads, extra = {}) {
   return { schema: 1, commit, date: "2026-01-01T00:00:00+00:00",
@@ -57,32 +59,168 @@ test("model: a chart per workload and kind, datasets split by machine, threshold
     record("c3", "box", "", { mdspan50: { cold_ms: 1700, warm_disk_us: 100, speedup_disk: 17000 } }),
   ];
   const model = buildModel(records);
-  assert.deepEqual(model.points.map((p) => p.machine), ["box (no GPU)", "gpu (NVIDIA H200)", "box (no GPU)"]);
+  assert.deepEqual(model.points.map((p) => p.machine), ["no GPU (box)", "H200 (gpu)", "no GPU (box)"]);
   const times = model.charts.find((c) => c.id === "times-mdspan50");
-  const boxDisk = times.datasets.find((d) => d.label === "warm hit, disk @ box (no GPU)");
+  const boxDisk = times.datasets.find((d) => d.label === "warm hit, disk @ no GPU (box)");
   assert.deepEqual(boxDisk.data, [80, null, 100]);
   assert.equal(boxDisk.limitOf, 90 * REGRESSION_FACTOR);
-  const cold = times.datasets.find((d) => d.label === "cold compile @ gpu (NVIDIA H200)");
+  const cold = times.datasets.find((d) => d.label === "cold compile @ H200 (gpu)");
   assert.deepEqual(cold.data, [null, 2400000, null]);  // ms -> us
   assert.ok(times.datasets.some((d) => d.kind === "threshold" && d.label.includes("box")));
+  // Without BM_HitVsLoad the hit-path chart shows the old ratio of two separate families, marked "old".
   const overhead = model.charts.find((c) => c.id === "overhead-mdspan50");
   assert.deepEqual(overhead.datasets[0].data, [null, 1.7, null]);
-  assert.ok(overhead.datasets.some((d) => d.kind === "threshold" && d.data.every((v) => v === 1.15)));
+  assert.equal(overhead.datasets[0].kind, "old");
+  assert.ok(overhead.datasets.some((d) => d.kind === "threshold" && d.data.every((v) => v === 1.08)));
   const speedup = model.charts.find((c) => c.id === "speedup-mdspan50");
   assert.ok(speedup.datasets.some((d) => d.kind === "goal"));
   assert.equal(model.charts.find((c) => c.id === "recovery").datasets.length, 0);
 });
 
-test("model: name recovery in percent and whole-suite runs", () => {
-  const model = buildModel([record("c1", "box", "", {}, {
-    recovery: { mdspan50: { cubby: 1, demangle: 0.5 } },
-    suite: { "gtest-examples": { cold_s: 60, warm_s: 3, ratio: 20 } },
-  })]);
+test("model: name recovery as one bar chart, cubby vs baseline per corpus, from the latest run", () => {
+  const methods = (matcher, baseline) => ({ matcher, matcher_text: matcher, driver: matcher, baseline });
+  const model = buildModel([
+    record("c1", "box", "", {}, { recovery: { mdspan50: methods(0.5, 0.1) } }),
+    record("c2", "box", "", {}, { recovery: { values: methods(0.97, 0.34), mdspan50: methods(1, 0.04) } }),
+    record("c3", "box", "", {}),  // no recovery results: the chart keeps c2's
+  ]);
   const recovery = model.charts.find((c) => c.id === "recovery");
-  assert.deepEqual(recovery.datasets.map((d) => [d.label, d.data[0]]),
-                   [["mdspan50/cubby @ box (no GPU)", 100], ["mdspan50/demangle @ box (no GPU)", 50]]);
+  assert.equal(recovery.type, "bar");
+  assert.deepEqual(recovery.labels, ["mdspan50", "values"]);
+  assert.deepEqual(recovery.datasets.map((d) => [d.label, d.data]), [
+    ["cubby (matcher)", [100, 97]],
+    ["baseline (demangle, strip, compare text)", [4, 34]],
+  ]);
+  assert.match(recovery.title, /c2/);
+  assert.equal(buildModel([record("c1", "box", "", {})]).charts.find((c) => c.id === "recovery").datasets.length, 0);
+});
+
+test("model: whole-suite runs in seconds", () => {
+  const model = buildModel([record("c1", "box", "", {}, { suite: { "gtest-examples": { cold_s: 60, warm_s: 3, ratio: 20 } } })]);
   const suite = model.charts.find((c) => c.id === "suite");
   assert.deepEqual(suite.datasets.map((d) => d.data[0]), [60, 3]);
+});
+
+test("machines: distinct readable names from the GPU, CPUs and host; a label wins", () => {
+  const rec = (machine) => ({ machine });
+  const h200 = rec({ host: "vm", cpus: 16, gpu: true, gpu_name: "NVIDIA H200" });
+  const dev = rec({ host: "vm", cpus: 2, gpu: false, gpu_name: "" });
+  const named = rec({ host: "ci-7", cpus: 8, gpu: true, gpu_name: "NVIDIA A100-SXM4-80GB" });
+  const labelled = rec({ host: "vm", cpus: 16, gpu: true, gpu_name: "NVIDIA H200", label: "lab H200" });
+  const twinA = rec({ host: "vm", cpus: 4, gpu: false, cpu_model: "Intel Xeon" });
+  const twinB = rec({ host: "vm", cpus: 4, gpu: false, cpu_model: "AMD EPYC" });
+  const twinC = rec({ host: "vm", cpus: 4, gpu: false });
+  const names = machineLabels([h200, dev, named, labelled, twinA, twinB, twinC, h200]);
+  const of = (r) => names[machineKey(r)];
+  assert.equal(of(h200), "H200, 16 CPUs");
+  assert.equal(of(dev), "no GPU, 2 CPUs");
+  assert.equal(of(named), "A100-SXM4-80GB, 8 CPUs (ci-7)");
+  assert.equal(of(labelled), "lab H200");
+  assert.equal(of(twinA), "no GPU, 4 CPUs [Intel Xeon]");
+  assert.equal(of(twinB), "no GPU, 4 CPUs [AMD EPYC]");
+  assert.equal(of(twinC), "no GPU, 4 CPUs");
+  assert.equal(new Set(Object.values(names)).size, Object.keys(names).length);
+  // Same name and no CPU model to tell them apart: numbered.
+  const twins = machineLabels([twinC, rec({ host: "localhost", cpus: 4, gpu: false })]);
+  assert.deepEqual(Object.values(twins), ["no GPU, 4 CPUs", "no GPU, 4 CPUs #2"]);
+});
+
+test("x labels: short commit (dirty marked) and day", () => {
+  assert.equal(runLabel({ commit: "727c5a4c1b6fe2cbe6837241ad638669f43be563", date: "2026-11-29T17:44:18+00:00" }),
+               "727c5a4 11-29");
+  assert.equal(runLabel({ commit: "c7b409d8f947-dirty", date: "2026-11-29T16:25:25+00:00" }), "c7b409d* 11-29");
+  assert.equal(runLabel({}), "?");
+});
+
+function hitLoad(ratio, extra = {}) {
+  return { hit_load_ratio: ratio, hit_load_ratio_p10: ratio - 0.02, hit_load_ratio_p90: ratio + 0.03, ...extra };
+}
+
+test("model: the hit path over the bare load, median with its band, faults on the 1.0 line, never as values", () => {
+  const model = buildModel([
+    record("c1", "gpu", "NVIDIA H200", { mdspan50: hitLoad(1.05) }),
+    record("c2", "gpu", "NVIDIA H200", { mdspan50: hitLoad(0.97) }),  // a measurement fault
+    record("c3", "gpu", "NVIDIA H200", { mdspan50: { ratio_vs_load_baseline: 1.2 } }),  // old, measured apart
+    record("c4", "gpu", "NVIDIA H200", { mdspan50: { ratio_vs_load_baseline: 0.8 } }),  // old and a fault
+    record("c5", "box", "", { mdspan50: { warm_disk_us: 80 } }),
+  ]);
+  const chart = model.charts.find((c) => c.id === "overhead-mdspan50");
+  const by = Object.fromEntries(chart.datasets.map((d) => [d.kind, d]));
+  assert.deepEqual(by.guarded.data, [1.05, null, null, null, null]);
+  assert.equal(by.guarded.limitOf, 1.08);
+  assert.ok(Math.abs(by["band-low"].data[0] - 1.03) < 1e-9 && Math.abs(by["band-high"].data[0] - 1.08) < 1e-9);
+  assert.deepEqual(by.old.data, [null, null, 1.2, null, null]);
+  assert.deepEqual(by.fault.data, [null, 1, null, 1, null]);
+  assert.deepEqual(by.fault.faults, [null, 0.97, null, 0.8, null]);
+  assert.ok(chart.datasets.every((d) => d.kind === "fault" || d.kind === "threshold" ||
+                                       d.data.every((v) => v == null || v >= 1)));
+  assert.equal(by.threshold.data[0], 1.08);
+  const tiny = buildModel([record("c1", "gpu", "NVIDIA H200", { tiny: hitLoad(1.1) })]).charts
+    .find((c) => c.id === "overhead-tiny");
+  assert.equal(tiny.datasets.find((d) => d.kind === "threshold").data[0], 1.2);
+});
+
+test("model: hit rate and compile time saved over time", () => {
+  const model = buildModel([
+    record("c1", "box", "", { mdspan50: { cold_ms: 3000, warm_disk_us: 200 } },
+           { suite: { gtest: { cold_s: 50, warm_s: 1, warm_hits: 24, warm_misses: 0, edit_hits: 18, edit_misses: 6,
+                               warm_compile_saved_s: 45 } } }),
+    record("c2", "box", "", {}, { suite: { gtest: { cold_s: 40, warm_s: 2 } } }),  // no stats
+  ]);
+  const rate = model.charts.find((c) => c.id === "hit-rate");
+  assert.deepEqual(rate.datasets.map((d) => [d.label, d.data]), [
+    ["gtest 2nd run (warm) @ no GPU (box)", [100, null]],
+    ["gtest after a header edit (prefetch) @ no GPU (box)", [75, null]],
+  ]);
+  const saved = model.charts.find((c) => c.id === "time-saved");
+  assert.deepEqual(saved.datasets.map((d) => [d.label, d.data]), [
+    ["gtest whole run @ no GPU (box)", [49, 38]],
+    ["gtest warm run's hits (stats) @ no GPU (box)", [45, null]],
+    ["mdspan50 lookup @ no GPU (box)", [2.9998, null]],
+  ]);
+  assert.equal(buildModel([record("c1", "box", "", {})]).charts.find((c) => c.id === "hit-rate").datasets.length, 0);
+});
+
+test("headline: the latest run of every machine, newest first, with every goal's status", () => {
+  const goals = (ratio) => [
+    { goal: "mdspan50 warm disk hit >= 1000x faster than cold", value: 20000, target: 1000, status: "pass" },
+    { goal: "tiny warm disk hit <= 20 us (no module load)", value: 25, target: 20, status: "fail" },
+    { goal: "mdspan50 hit + load <= 1.08x bare load (BM_HitVsLoad, interleaved median; GPU)", value: ratio,
+      target: 1.08, status: ratio == null ? "n/a" : "pass", floor: 1,
+      spread: ratio == null ? [null, null] : [ratio - 0.02, ratio + 0.03] },
+  ];
+  const at = (r, date) => ({ ...r, date });
+  const model = buildModel([
+    at(record("old1", "gpu", "NVIDIA H200", { mdspan50: hitLoad(1.2) }, { goals: goals(1.2) }), "2026-01-01T00:00:00+00:00"),
+    at(record("cpu1", "box", "", { mdspan50: { cold_ms: 4000, warm_disk_us: 230, speedup_disk: 17000 } },
+              { goals: goals(null), suite: { gtest: { cold_s: 60, warm_s: 1, ratio: 60 } } }), "2026-01-02T00:00:00+00:00"),
+    at(record("new1", "gpu", "NVIDIA H200", { mdspan50: hitLoad(0.98, { cold_ms: 2500, warm_disk_us: 150 }) },
+              { goals: goals(0.98) }), "2026-01-03T00:00:00+00:00"),
+  ]);
+  const { machines, goals: rows } = model.headline;
+  assert.deepEqual(machines.map((m) => [m.label, m.commit]), [["H200 (gpu)", "new1"], ["no GPU (box)", "cpu1"]]);
+  assert.deepEqual(machines[1].rows.map((r) => r.name), ["mdspan50", "whole suite gtest"]);
+  assert.equal(machines[0].rows[0].ratio.fault, true);
+  assert.equal(rows.length, 3);
+  // The GPU run's hit-path goal is below its floor: a fault, whatever the record said.
+  assert.deepEqual(rows.map((g) => machines.map((m) => m.goals[g].status)),
+                   [["pass", "pass"], ["fail", "fail"], ["fault", "n/a"]]);
+  const html = renderHeadline(model.headline);
+  assert.equal((html.match(/<tbody data-machine=/g) ?? []).length, 2);
+  assert.equal((html.match(/data-status="fault"/g) ?? []).length, 1);
+  assert.equal((html.match(/data-status="pass"/g) ?? []).length, 2);
+  assert.match(html, /fault: 0\.98x/);
+  assert.match(html, /17,000x/);
+  assert.match(renderPage(model, [], ""), /<table id="headline"[\s\S]*<table id="goals"/);
+});
+
+test("goal status: retired old hit-path goal, faults below the floor, unknown statuses are n/a", () => {
+  const old = "mdspan-suite BM_WarmHitLoaded <= 1.15x BM_ModuleLoadBaseline (GPU)";
+  assert.equal(goalStatus({ goal: old, value: 0.83, status: "pass" }), "fault");
+  assert.equal(goalStatus({ goal: old, value: 1.1, status: "pass" }), "retired");
+  assert.equal(goalStatus({ goal: "x", value: 0.9, floor: 1, status: "pass" }), "fault");
+  assert.equal(goalStatus({ goal: "x", value: 2, status: "fail" }), "fail");
+  assert.equal(goalStatus({ goal: "x", value: null, status: "weird" }), "n/a");
 });
 
 test("model: the whole-suite run after a header edit, beside cold and warm", () => {
@@ -93,10 +231,10 @@ test("model: the whole-suite run after a header edit, beside cold and warm", () 
   ]);
   const suite = model.charts.find((c) => c.id === "suite");
   assert.deepEqual(suite.datasets.map((d) => [d.label, d.data]), [
-    ["pytest 1st run (cold) @ box (no GPU)", [60, 62]],
-    ["pytest 2nd run (warm) @ box (no GPU)", [3, 3]],
-    ["pytest after a header edit (prefetch) @ box (no GPU)", [null, 21]],
-    ["pytest after a header edit (no prefetch) @ box (no GPU)", [null, 59]],
+    ["pytest 1st run (cold) @ no GPU (box)", [60, 62]],
+    ["pytest 2nd run (warm) @ no GPU (box)", [3, 3]],
+    ["pytest after a header edit (prefetch) @ no GPU (box)", [null, 21]],
+    ["pytest after a header edit (no prefetch) @ no GPU (box)", [null, 59]],
   ]);
 });
 
@@ -116,19 +254,19 @@ test("model: the cold suite's variants in order, in seconds, with their speedup 
   const times = model.charts.find((c) => c.id === "cold-suite-mdspan-suite");
   assert.equal(times.section, "mdspan-suite");
   assert.deepEqual(times.datasets.map((d) => [d.label, d.data]), [
-    ["serial @ box (no GPU)", [25, null]],
-    ["pch @ box (no GPU)", [20, null]],
-    ["parallel:2 @ box (no GPU)", [12.5, null]],
-    ["parallel_pch:2 @ box (no GPU)", [10, null]],
-    ["parallel_pch:16 @ box (no GPU)", [2, null]],
-    ["serial @ gpu (NVIDIA H200)", [null, 9]],
+    ["serial @ no GPU (box)", [25, null]],
+    ["pch @ no GPU (box)", [20, null]],
+    ["parallel:2 @ no GPU (box)", [12.5, null]],
+    ["parallel_pch:2 @ no GPU (box)", [10, null]],
+    ["parallel_pch:16 @ no GPU (box)", [2, null]],
+    ["serial @ H200 (gpu)", [null, 9]],
   ]);
   const speedup = model.charts.find((c) => c.id === "cold-suite-speedup-mdspan-suite");
   assert.deepEqual(speedup.datasets.map((d) => [d.label, d.data[0]]), [
-    ["pch vs serial @ box (no GPU)", 1.25],
-    ["parallel:2 vs serial @ box (no GPU)", 2],
-    ["parallel_pch:2 vs serial @ box (no GPU)", 2.5],
-    ["parallel_pch:16 vs serial @ box (no GPU)", 12.5],
+    ["pch vs serial @ no GPU (box)", 1.25],
+    ["parallel:2 vs serial @ no GPU (box)", 2],
+    ["parallel_pch:2 vs serial @ no GPU (box)", 2.5],
+    ["parallel_pch:16 vs serial @ no GPU (box)", 12.5],
   ]);
   // Workloads without BM_ColdSuite results get no cold-suite charts.
   assert.equal(model.charts.some((c) => c.id === "cold-suite-tiny"), false);
@@ -142,9 +280,9 @@ test("model: the remote tier's fleet ratios, guarded by the 1.5x goal", () => {
   }, { suite: { "gtest-examples": { cold_s: 55, warm_s: 0.5, fleet_over_warm: 0.9 } } })]);
   const fleet = model.charts.find((c) => c.id === "fleet");
   assert.deepEqual(fleet.datasets.map((d) => [d.label, d.data[0], d.limitOf ?? null]), [
-    ["gtest-examples (whole process) @ gpu (NVIDIA H200)", 0.9, 1.5],
-    ["mdspan50 + module loads @ gpu (NVIDIA H200)", 1.26, 1.5],
-    ["mdspan50 lookups only @ gpu (NVIDIA H200)", 7.4, null],
+    ["gtest-examples (whole process) @ H200 (gpu)", 0.9, 1.5],
+    ["mdspan50 + module loads @ H200 (gpu)", 1.26, 1.5],
+    ["mdspan50 lookups only @ H200 (gpu)", 7.4, null],
     ["goal: <= 1.5x a local warm run", 1.5, null],
   ]);
   assert.equal(buildModel([record("c1", "box", "", {})]).charts.find((c) => c.id === "fleet").datasets.length, 0);
