@@ -182,6 +182,7 @@ def test_a_failed_compile_gives_its_claim_back_at_the_next_load(tmp_path, monkey
         assert got == [None]
         assert time.perf_counter() - started < 20, "waited for a claim that was given back"
 
+
 def test_an_unconfigured_session_whose_tests_use_cupy_is_active(pytester, run, env, fake_cupy):
     # No --cubby-*, CUBBY_* or ini setting: the test modules importing CuPy switch the plugin on.
     fake_cupy()
