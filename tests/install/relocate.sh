@@ -15,7 +15,7 @@ moved="$work/elsewhere/prefix"
 [ -x "$moved/bin/cubby" ] || fail "$prefix/bin/cubby is not installed (configure with CUBBY_BUILD_CLI=ON)"
 
 for exe in "$moved"/bin/*; do
-  [ -f "$exe" ] && [ -x "$exe" ] || continue
+  if [ ! -f "$exe" ] || [ ! -x "$exe" ]; then continue; fi
   name="$(basename "$exe")"
   step readelf -d "$exe"
   runpath="$(sed -nE 's/.*\((RUNPATH|RPATH)\).*\[(.*)\]$/\2/p' "$work/log")"
