@@ -22,8 +22,9 @@
 # its WARM_UP): after a header edit or a toolchain upgrade it compiles the recipes an earlier run
 # recorded in parallel worker processes; it is best effort and never fails (nothing recorded, a
 # read-only store: it does nothing). The tests themselves run with CUBBY_PREFETCH=0. It needs the
-# cubby tool: cubby's own build's, else CUBBY_CLI_EXECUTABLE (searched beside the installed
-# package, then on PATH); without it there is no such fixture.
+# cubby tool: the build's own (cubby's build, or a consumer's add_subdirectory / FetchContent of
+# cubby with CUBBY_BUILD_CLI=ON; <target> then depends on it), else CUBBY_CLI_EXECUTABLE
+# (searched beside the installed package, then on PATH); without it there is no such fixture.
 #
 # Registers the tests of a GoogleTest executable <target> with CTest through
 # gtest_discover_tests(DISCOVERY_MODE PRE_TEST by default): the test list is read when ctest runs, so
@@ -34,10 +35,12 @@
 # machine must be able to run it) or use the same CMake version on both. Each test runs in its own process, so they share compiled kernels only through
 # the cubby store (CUBBY_DIR): keep the store outside the build tree and pass it along.
 include_guard(GLOBAL)
-include(GoogleTest)
-set(_cubby_gtest_dir "${CMAKE_CURRENT_LIST_DIR}")  # <prefix>/lib/cmake/cubby when installed
 
 function(cubby_add_gtest target)
+  # Here, not at file scope: gtest_discover_tests refers ctest to GoogleTestAddTests.cmake through
+  # a variable GoogleTest.cmake sets in the including scope, and with cubby added by
+  # add_subdirectory / FetchContent this file is included in cubby's folder, not the caller's.
+  include(GoogleTest)
   cmake_parse_arguments(ARG "REQUIRE_WARM"
                         "GPU_FILTER;WARM_UP;EXCLUDE;TIMEOUT;TEST_PREFIX;DISCOVERY_MODE"
                         "LABELS;REQUIRES;EXTRA_ARGS" ${ARGN})
@@ -68,8 +71,10 @@ function(cubby_add_gtest target)
   get_property(cli_target GLOBAL PROPERTY CUBBY_CLI_TARGET)
   if(cli_target)
     set(cli "$<TARGET_FILE:${cli_target}>")
+    add_dependencies(${target} ${cli_target})  # built with the tests that run it
   else()
-    find_program(CUBBY_CLI_EXECUTABLE cubby HINTS "${_cubby_gtest_dir}/../../../bin"
+    # CMAKE_CURRENT_FUNCTION_LIST_DIR: <prefix>/lib/cmake/cubby when installed.
+    find_program(CUBBY_CLI_EXECUTABLE cubby HINTS "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../../../bin"
                  DOC "the cubby tool (its cubby_warm fixtures warm the suites' recipes)")
     set(cli "${CUBBY_CLI_EXECUTABLE}")
   endif()

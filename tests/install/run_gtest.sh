@@ -1,23 +1,16 @@
 #!/usr/bin/env bash
-# Installs the built tree into a temporary prefix, builds tests/install/gtest_consumer against it
-# with find_package(cubby COMPONENTS gtest), and runs its tests through ctest: the warm-up fixture
+# Builds tests/install/gtest_consumer against the installed PREFIX with
+# find_package(cubby COMPONENTS gtest), and runs its tests through ctest: the warm-up fixture
 # compiles once, every other test (PRE_TEST and POST_BUILD discovery, --cubby_require_warm) hits.
-#   tests/install/run_gtest.sh BUILD_DIR
-set -euo pipefail
-build_dir="$1"
+#   tests/install/run_gtest.sh PREFIX LIBDIR
+source "$(dirname "$0")/lib.sh"
+prefix="$1"
+libdir="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
-work="$(mktemp -d /tmp/cubby-install-gtest.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
-unset CUBBY_REQUIRE_WARM GTEST_FILTER GTEST_OUTPUT GTEST_TOTAL_SHARDS GTEST_SHARD_INDEX
-export CUBBY_DIR="$work/store"
-fail() { echo "error: $*"; [ -f "$work/log" ] && cat "$work/log"; exit 1; }
-# step COMMAND...: runs COMMAND with its output in $work/log; fails the test with it shown.
-step() { "$@" >"$work/log" 2>&1 || fail "'$*' failed (exit $?)"; }
 
-[ -f "$build_dir/harness/cmake_install.cmake" ] \
-  || fail "$build_dir has no GoogleTest harness (configure with CUBBY_BUILD_GTEST=ON)"
-step cmake --install "$build_dir" --prefix "$work/prefix"
-step cmake -S "$here/gtest_consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+[ -f "$prefix/$libdir/cmake/cubby/cubbyGTestTargets.cmake" ] \
+  || fail "$prefix has no GoogleTest harness (configure cubby with CUBBY_BUILD_GTEST=ON)"
+step cmake -S "$here/gtest_consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
 step cmake --build "$work/build" -j2
 
