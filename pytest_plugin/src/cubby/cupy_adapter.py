@@ -44,6 +44,7 @@ class CubbyKernelCacheBackend:
         self.hits = 0
         self.misses = 0
         self.saves = 0
+        self.load_ms = 0.0  # time spent in load(), claim waits included
 
     def load(self, name: str) -> Optional[bytes]:
         thread = threading.get_ident()
@@ -51,8 +52,10 @@ class CubbyKernelCacheBackend:
             unanswered = self._claims.pop(thread, None)
         if unanswered is not None:  # its compile failed: let the others compile it
             self._cache.blob_release(NAMESPACE, unanswered)
+        started = time.perf_counter()
         payload = self._cache.blob_get(NAMESPACE, name, claim_wait=CLAIM_WAIT_S)
         with self._lock:
+            self.load_ms += (time.perf_counter() - started) * 1000.0
             if payload is None:
                 self.misses += 1
                 self._missed_at[name] = time.perf_counter()
@@ -73,9 +76,10 @@ class CubbyKernelCacheBackend:
         for observer in list(_save_observers):
             observer(name)
 
-    def counters(self) -> Dict[str, int]:
+    def counters(self) -> Dict[str, float]:
         with self._lock:
-            return {"cupy_hits": self.hits, "cupy_misses": self.misses, "cupy_saves": self.saves}
+            return {"cupy_hits": self.hits, "cupy_misses": self.misses, "cupy_saves": self.saves,
+                    "cupy_load_ms": self.load_ms}
 
 
 def cupy_status() -> Tuple[bool, str]:

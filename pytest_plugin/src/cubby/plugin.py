@@ -445,6 +445,9 @@ class CubbyPlugin:
               f"{int(t.get('misses', 0))}, compiles: {int(t.get('compiles', 0))} "
               f"({t.get('compile_ms', 0) / 1000:.2f} s), compile time saved: "
               f"{t.get('compile_ms_saved', 0) / 1000:.2f} s")
+        if t.get("waited_for_others", 0):
+            write(f"duplicate compiles avoided: {int(t['waited_for_others'])} (lookups that waited "
+                  "for another process compiling the same kernel and got its result)")
         extra = [f"corrupt {int(t[n])}" for n in ("corrupt",) if t.get(n)]
         extra += [f"failed writes {int(t[n])}" for n in ("failed_writes",) if t.get(n)]
         extra += [f"compile failures {int(t[n])}" for n in ("compile_failures",) if t.get(n)]
@@ -468,7 +471,8 @@ class CubbyPlugin:
         if self.cupy_note:
             write(f"cupy: {self.cupy_note}" + (
                 f"; loads hit {int(t.get('cupy_hits', 0))}, missed {int(t.get('cupy_misses', 0))}, "
-                f"saved {int(t.get('cupy_saves', 0))}" if t.get("cupy_hits", 0) or
+                f"saved {int(t.get('cupy_saves', 0))}, {t.get('cupy_load_ms', 0):.0f} ms in lookups"
+                if t.get("cupy_hits", 0) or
                 t.get("cupy_misses", 0) or t.get("cupy_saves", 0) else ""))
 
 
