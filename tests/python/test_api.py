@@ -37,7 +37,9 @@ def test_compile_then_hit(cache, tmp_path):
     stats = cache.stats()
     assert (stats["compiles"], stats["hits_memory"], stats["misses"]) == (1, 1, 1)
     assert cache.usage()[0] == 1
+    assert cache.usage(estimate=True) == cache.usage()  # the counters, no walk
     assert cache.clear() == 1 and cache.usage() == (0, 0)
+    assert cache.usage(estimate=True) == (0, 0)
 
 
 def test_a_compile_error_carries_nvrtcs_log(cache):

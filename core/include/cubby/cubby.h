@@ -103,6 +103,12 @@ CUBBY_API const char* cubby_store_dir(cubby_cache* cache);
 /* Entries and bytes in the store (0 and 0 for a store folder that does not exist yet). */
 CUBBY_API int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes);
 
+/* The store's size estimate: entries and bytes as its persisted counters have them (every write
+ * and removal adjusts them at once, a remote hit's copy to disk within seconds, `cubby gc` makes
+ * them exact), read from two small files instead of walking every entry as cubby_store_usage
+ * does. 0 and 0 before anything was stored. */
+CUBBY_API int cubby_store_estimate(cubby_cache* cache, uint64_t* entries, uint64_t* bytes);
+
 /* Removes every entry of the store; *removed (may be NULL) receives the count. */
 CUBBY_API int cubby_clear(cubby_cache* cache, uint64_t* removed);
 

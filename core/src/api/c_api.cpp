@@ -31,6 +31,8 @@
 #include "cubby/version.hpp"
 #include "stats/stats_report.hpp"
 #include "storage/local/disk.hpp"
+#include "storage/local/gc.hpp"
+#include "storage/local/store_stats.hpp"
 
 struct cubby_result {
   cubby::CacheResult result;
@@ -441,13 +443,34 @@ int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
   }
 }
 
+int cubby_store_estimate(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
+  if (entries != nullptr) *entries = 0;
+  if (bytes != nullptr) *bytes = 0;
+  const Call call(cache, "cubby_store_estimate");
+  if (!call) return call.status();
+  try {
+    auto counters = cubby::StoreStats(call.cache().config().dir).read();
+    if (!counters) throw cubby::Error(std::move(counters).error());
+    const auto value = [&](std::string_view name) -> uint64_t {
+      const auto found = counters->find(name);
+      return found == counters->end() ? 0
+                                      : static_cast<uint64_t>(std::max<int64_t>(found->second, 0));
+    };
+    if (entries != nullptr) *entries = value("store_entries");
+    if (bytes != nullptr) *bytes = value("store_bytes");
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
 int cubby_clear(cubby_cache* cache, uint64_t* removed) {
   if (removed != nullptr) *removed = 0;
   const Call call(cache, "cubby_clear");
   if (!call) return call.status();
   try {
     cubby::DiskTier disk(call.cache().config().dir);
-    const uint64_t count = disk.clear().value_or_throw();
+    const uint64_t count = cubby::clear_store(disk).value_or_throw();
     if (removed != nullptr) *removed = count;
     return CUBBY_OK;
   } catch (...) {

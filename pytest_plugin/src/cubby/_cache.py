@@ -316,11 +316,13 @@ class Cache:
             raise Error(_text(self._lib.cubby_last_error()))
         return json.loads(text)
 
-    def usage(self) -> Tuple[int, int]:
-        """(entries, bytes) in the store."""
+    def usage(self, estimate: bool = False) -> Tuple[int, int]:
+        """(entries, bytes) in the store, counted by walking it; with ``estimate``, the store's
+        size estimate instead (its persisted counters: no walk, see cubby_store_estimate)."""
         entries, size = ctypes.c_uint64(), ctypes.c_uint64()
+        function = self._lib.cubby_store_estimate if estimate else self._lib.cubby_store_usage
         with self._call() as handle:
-            _check(self._lib.cubby_store_usage(handle, ctypes.byref(entries), ctypes.byref(size)))
+            _check(function(handle, ctypes.byref(entries), ctypes.byref(size)))
         return entries.value, size.value
 
     def clear(self) -> int:

@@ -57,6 +57,7 @@ _SIGNATURES = {
     "cubby_stats_json": (c_char_p, [c_void_p]),
     "cubby_store_dir": (c_char_p, [c_void_p]),
     "cubby_store_usage": (c_int, [c_void_p, POINTER(c_uint64), POINTER(c_uint64)]),
+    "cubby_store_estimate": (c_int, [c_void_p, POINTER(c_uint64), POINTER(c_uint64)]),
     "cubby_clear": (c_int, [c_void_p, POINTER(c_uint64)]),
     "cubby_blob_get": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "cubby_blob_put": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, c_size_t, c_double]),

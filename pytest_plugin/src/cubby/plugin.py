@@ -429,7 +429,7 @@ class CubbyPlugin:
         try:
             with _cache.Cache() as cache:
                 store = cache.dir
-                entries, size = cache.usage()
+                entries, size = cache.usage(estimate=True)  # no walk of a big store at exit
                 usage = f", {entries} entries, {size / 2**20:.1f} MiB"
         except Error as error:
             self.library_error = self.library_error or str(error)

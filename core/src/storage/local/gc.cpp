@@ -153,6 +153,16 @@ Result<GcReport> collect_garbage(const DiskTier& disk, const GcOptions& options)
   return report;
 }
 
+Result<std::uint64_t> clear_store(DiskTier& disk) {
+  auto removed = disk.clear();
+  if (!removed) return removed;
+  (void)StoreStats(disk.root()).update([](Counters& counters) {
+    counters["store_bytes"] = 0;
+    counters["store_entries"] = 0;
+  });
+  return removed;
+}
+
 Result<GcReport> trim_group(const DiskTier& disk, unsigned group, const GcOptions& options) {
   const auto start = Clock::now();
   GcReport report;

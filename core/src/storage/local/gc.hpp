@@ -72,4 +72,9 @@ Result<GcReport> collect_garbage(const DiskTier& disk, const GcOptions& options)
 // adjusts the persisted size estimate by what it removed. Never waits for the gc lock.
 Result<GcReport> trim_group(const DiskTier& disk, unsigned group, const GcOptions& options);
 
+// Removes every entry (DiskTier::clear) and sets the persisted size estimate to an empty store
+// (an entry written while it ran is counted again by the next collect_garbage). Returns the count
+// removed; Errc::io as DiskTier::clear.
+Result<std::uint64_t> clear_store(DiskTier& disk);
+
 }  // namespace cubby

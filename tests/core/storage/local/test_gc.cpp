@@ -77,6 +77,23 @@ TEST(CollectGarbage, EvictsLeastRecentlyUsedFirstDownToTheTarget) {
   EXPECT_EQ((*counters)["evictions"], 5);
 }
 
+TEST(ClearStore, RemovesEveryEntryAndEmptiesTheSizeEstimate) {
+  TempDir dir("clear-store");
+  DiskTier disk(dir.path());
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(disk.put(key_with(i, i), std::string(100, 'x')).ok());
+  }
+  ASSERT_TRUE(StoreStats(dir.path()).add({{"store_bytes", 300}, {"store_entries", 3}}).ok());
+  auto removed = clear_store(disk);
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(*removed, 3u);
+  EXPECT_TRUE(keys_in(disk).empty());
+  auto counters = StoreStats(dir.path()).read();
+  ASSERT_TRUE(counters.ok());
+  EXPECT_EQ((*counters)["store_bytes"], 0);
+  EXPECT_EQ((*counters)["store_entries"], 0);
+}
+
 TEST(CollectGarbage, WithinTheBoundEvictsNothing) {
   TempDir dir("gc");
   DiskTier disk(dir.path());
