@@ -201,12 +201,17 @@ def main() -> int:
     runner = Runner(args)
     parts = set(args.parts.split(","))
     store = None
+    fresh_note = ""
+    # Each part's results are written as soon as it ends (a time limit keeps what was measured).
     if "xdist" in parts and args.xdist:
         store = cold_and_warm(runner, f"-x{args.xdist}", ("-n", str(args.xdist)))
+        write(runner, summarize(runner, fresh_note))
     if "alone" in parts:
         store = cold_and_warm(runner, "", ())
+        write(runner, summarize(runner, fresh_note))
     if "fleet" in parts and args.remote:
         fleet(runner, args.remote)
+        write(runner, summarize(runner, fresh_note))
     fresh_note = fresh_machine(runner, store) if "fresh" in parts and store else ""
     if "overhead" in parts:
         overhead(runner, store or runner.work / "overhead-store")
