@@ -171,6 +171,7 @@ class CubbyPlugin:
         self.cupy_note = ""
         self.cupy: Optional[cupy_adapter.Installed] = None
         self.cupy_cache: Optional[_cache.Cache] = None
+        self.cupy_pending = False  # active, CuPy not imported yet: start_cupy_if_imported
         self.fixture_cache: Optional[_cache.Cache] = None
         self.totals: Dict[str, float] = {}
         self.workers = 0
@@ -246,9 +247,18 @@ class CubbyPlugin:
             self.library_error = self.library_error or str(error)
 
     def start_cupy(self) -> None:
+        """Installs the CuPy backend once CuPy is imported: now if it is, else at the end of
+        collection or before a test (start_cupy_if_imported), so that a session that never uses
+        CuPy never pays for importing it (a few hundred ms). A test that first imports CuPy in its
+        own body gets the backend from the next test on."""
         if self.settings.values["no_cupy"]:
             self.cupy_note = "off (--no-cubby-cupy)"
             return
+        if "cupy" not in sys.modules:
+            self.cupy_pending = True
+            self.cupy_note = "not installed: the tests did not import CuPy"
+            return
+        self.cupy_pending = False
         usable, why = cupy_adapter.cupy_status()
         if not usable:
             self.cupy_note = f"not installed: {why}"
@@ -263,6 +273,10 @@ class CubbyPlugin:
         except Error as error:
             self.library_error = str(error)
             self.cupy_note = "not installed: libcubby unavailable"
+
+    def start_cupy_if_imported(self) -> None:
+        if self.cupy_pending and "cupy" in sys.modules:
+            self.start_cupy()
 
     def stop(self) -> None:
         if self.prefetch is not None:
@@ -337,6 +351,7 @@ class CubbyPlugin:
     # -- per-test properties ----------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
+        self.start_cupy_if_imported()
         self.test_start = self.local_totals() if self.active else {}
 
     def record_properties(self, item) -> None:
@@ -375,6 +390,7 @@ class CubbyPlugin:
     def pytest_collection_finish(self, session):
         """Activates the plugin for a session whose tests use the fixture or CuPy."""
         if self.active:
+            self.start_cupy_if_imported()
             return
         if any(FIXTURE in getattr(item, "fixturenames", ()) for item in session.items):
             self.activate(f"a test uses the {FIXTURE} fixture")

@@ -3,6 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "cubby/cubin.hpp"
 #include "cubby/recover.hpp"
 #include "util/io.hpp"
@@ -11,10 +16,26 @@ namespace cubby {
 
 Result<void> verify_entry_symbols(const Entry& entry) {
   if (entry.kind == PayloadKind::cubin) {
-    auto symbols = read_cubin_symbols(entry.payload);
+    // The hit path: one pass over the symbol table (views into the payload) marking the lowered
+    // names it defines, looked up in a sorted list of them; no copy of a symbol's name.
+    auto symbols = read_cubin_symbol_refs(entry.payload);
     if (!symbols) return fail(Errc::corrupt, "the CUBIN does not parse: ", symbols.error().message);
+    std::vector<std::pair<std::string_view, bool>> wanted;  // lowered name, defined
+    wanted.reserve(entry.lowered_names.size());
+    for (const auto& [expression, lowered] : entry.lowered_names)
+      wanted.emplace_back(lowered, false);
+    std::sort(wanted.begin(), wanted.end());
+    for (const CubinSymbolRef& symbol : *symbols) {
+      const auto found = std::lower_bound(
+          wanted.begin(), wanted.end(), symbol.name,
+          [](const auto& item, std::string_view name) { return item.first < name; });
+      for (auto it = found; it != wanted.end() && it->first == symbol.name; ++it) it->second = true;
+    }
     for (const auto& [expression, lowered] : entry.lowered_names) {
-      if (!symbols->has_kernel(lowered) && !symbols->has_variable(lowered)) {
+      const auto found = std::lower_bound(
+          wanted.begin(), wanted.end(), std::string_view(lowered),
+          [](const auto& item, std::string_view name) { return item.first < name; });
+      if (!found->second) {
         return fail(Errc::corrupt, "lowered name ", lowered, " of '", expression,
                     "' is not a symbol of the entry's CUBIN");
       }
