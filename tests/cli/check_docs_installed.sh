@@ -14,7 +14,7 @@ completion="$work/prefix/share/bash-completion/completions/cubby"
 [ -s "$completion" ] || { echo "no bash completion at $completion"; exit 1; }
 grep -q '^\.SS "cubby config' "$page" || { echo "the man page lacks cubby config"; exit 1; }
 if command -v man >/dev/null; then
-  man -l "$page" 2>/dev/null | grep -q 'older-than' || { echo "the man page does not render"; exit 1; }
+  man -l "$page" 2>/dev/null | grep -q 'older.than' || { echo "the man page does not render"; exit 1; }
 fi
 words="$(bash -c "source '$completion'; COMP_WORDS=(cubby con); COMP_CWORD=1; _cubby; echo \"\${COMPREPLY[*]}\"")"
 [ "$words" = "config" ] || { echo "completion of 'cubby con' gave '$words'"; exit 1; }
