@@ -9,7 +9,7 @@ CUBBY_APT_PACKAGES=(
   build-essential cmake pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
-  libhiredis-dev libssl-dev liblz4-dev redis-server
+  libhiredis-dev libssl-dev liblz4-dev zlib1g-dev redis-server
 )
 
 # The benchmark report (python3) and the dashboard's browser test (chromium); node and npm come

@@ -1,21 +1,79 @@
-// `cubby clear`: removes every entry of the store.
+// `cubby clear [--namespace NS]`: removes every entry of the store, or those of one namespace
+// ("programs": compiled programs; a blob namespace such as "cupy": CuPy's kernels).
 #include <iostream>
 
 #include "cli.hpp"
+#include "storage/local/store_stats.hpp"
 
 namespace cubby::cli {
 namespace {
 
-int run_clear(const Common& common) {
+struct ClearArgs {
+  std::string ns;
+};
+
+// What clearing one namespace did.
+struct Cleared {
+  std::uint64_t removed = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t unreadable = 0;  // entries that do not decode: their namespace is unknown, kept
+};
+
+Cleared clear_namespace(DiskTier& disk, const std::string& ns) {
+  Cleared cleared;
+  for (const auto& info : list_entries(disk)) {
+    auto bytes = disk.peek(info.key);
+    if (!bytes || !bytes->has_value()) {
+      cleared.unreadable += bytes ? 0 : 1;
+      continue;
+    }
+    auto entry = decode_entry(**bytes, info.key);
+    if (!entry) {
+      ++cleared.unreadable;
+      continue;
+    }
+    if (entry_namespace(*entry) != ns) continue;
+    if (auto gone = disk.remove(info.key); !gone) fail_with(kExitFailed, gone.error().message);
+    ++cleared.removed;
+    cleared.bytes += info.bytes;
+  }
+  if (cleared.removed > 0) {  // the size estimate follows what left (gc makes it exact)
+    (void)StoreStats(disk.root())
+        .add({{"store_bytes", -static_cast<std::int64_t>(cleared.bytes)},
+              {"store_entries", -static_cast<std::int64_t>(cleared.removed)}});
+  }
+  return cleared;
+}
+
+int run_clear(const Common& common, const ClearArgs& args) {
   const Config config = load_config(common);
   DiskTier disk(config.dir);
-  auto removed = disk.clear();
-  if (!removed) fail_with(kExitFailed, removed.error().message);
-  if (common.json) {
-    print_json({{"dir", config.dir.string()}, {"removed", *removed}});
+  Cleared cleared;
+  if (args.ns.empty()) {
+    auto removed = disk.clear();
+    if (!removed) fail_with(kExitFailed, removed.error().message);
+    cleared.removed = *removed;
   } else {
-    std::cout << "removed " << *removed << (*removed == 1 ? " entry" : " entries") << " from "
-              << config.dir.string() << '\n';
+    cleared = clear_namespace(disk, args.ns);
+  }
+  if (common.json) {
+    json out = {{"dir", config.dir.string()}, {"removed", cleared.removed}};
+    if (!args.ns.empty()) {
+      out["namespace"] = args.ns;
+      out["bytes"] = cleared.bytes;
+      out["unreadable"] = cleared.unreadable;
+    }
+    print_json(out);
+    return kExitOk;
+  }
+  std::cout << "removed " << cleared.removed << (cleared.removed == 1 ? " entry" : " entries");
+  if (!args.ns.empty()) {
+    std::cout << " of namespace " << args.ns << " (" << format_bytes(cleared.bytes) << ")";
+  }
+  std::cout << " from " << config.dir.string() << '\n';
+  if (cleared.unreadable > 0) {
+    std::cout << "kept " << cleared.unreadable
+              << " entries that do not decode (`cubby verify --fix` removes the bad ones)\n";
   }
   return kExitOk;
 }
@@ -23,9 +81,16 @@ int run_clear(const Common& common) {
 }  // namespace
 
 Command add_clear(CLI::App& app, Common& common) {
-  CLI::App* command = app.add_subcommand("clear", "Remove every entry of the store");
+  auto args = std::make_shared<ClearArgs>();
+  CLI::App* command =
+      app.add_subcommand("clear", "Remove every entry of the store, or of one namespace");
+  command
+      ->add_option("--namespace", args->ns,
+                   "Only this namespace: \"programs\" (compiled programs) or a blob namespace "
+                   "such as \"cupy\" (CuPy's kernels); `cubby ls` shows each entry's")
+      ->type_name("NS");
   add_common(*command, common);
-  return {command, [&common] { return run_clear(common); }};
+  return {command, [&common, args] { return run_clear(common, *args); }};
 }
 
 }  // namespace cubby::cli

@@ -1,6 +1,9 @@
 #include "cli.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -24,12 +27,18 @@ void add_common(CLI::App& command, Common& common) {
   command.add_flag("--json", common.json, "Print the result as one JSON document");
 }
 
-// The settings from CUBBY_* variables, with --dir applied.
+// The settings of the store --dir (else the default) names: variables, its cubby.conf, defaults.
 Config load_config(const Common& common) {
-  auto config = Config::from_env();
+  auto config = Config::load(common.dir);
   if (!config) fail_with(kExitUsage, config.error().message);
-  if (!common.dir.empty()) config->dir = common.dir;
   return std::move(config).value();
+}
+
+void require_writable(const Config& config, const std::string& what) {
+  if (!config.read_only) return;
+  fail_with(kExitUsage, "the store is read-only (CUBBY_READ_ONLY, or read_only in " +
+                            (config.dir / "cubby.conf").string() +
+                            ": see `cubby config read_only`); make it writable to " + what);
 }
 
 // error_handler_t::replace: invalid UTF-8 becomes U+FFFD instead of an exception (see cli.hpp).
@@ -74,6 +83,8 @@ std::string format_ms(double ms) {
   return text;
 }
 
+double rounded_ms(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+
 double compile_ms_of(const Entry& entry) { return static_cast<double>(entry.compile_us) / 1000.0; }
 
 // Reads a whole input file; usage error (exit 2) if it cannot be read.
@@ -109,10 +120,72 @@ void write_output(const std::string& path, const std::string& bytes) {
   }
 }
 
+namespace {
+
+// The value of a blob entry's "<prefix>..." option (blob_entry records namespace= and name=).
+std::string blob_option(const Entry& entry, std::string_view prefix) {
+  if (entry.kind != PayloadKind::blob) return {};
+  for (const std::string& option : entry.options) {
+    if (option.starts_with(prefix)) return option.substr(prefix.size());
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string entry_namespace(const Entry& entry) {
+  return entry.kind == PayloadKind::blob ? blob_option(entry, "namespace=")
+                                         : std::string(kProgramsNamespace);
+}
+
+std::string blob_name(const Entry& entry) { return blob_option(entry, "name="); }
+
 json names_json(const Entry& entry) {
   json names = json::object();
   for (const auto& [expression, lowered] : entry.lowered_names) names[expression] = lowered;
   return names;
+}
+
+Key resolve_key(const DiskTier& disk, const std::string& text) {
+  if (text.size() == 32) {
+    auto key = Key::parse(text);
+    if (!key) fail_with(kExitUsage, key.error().message);
+    return *key;
+  }
+  std::string prefix = text;
+  for (char& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (prefix.empty() || prefix.size() > 32 ||
+      prefix.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    fail_with(kExitUsage, "'" + text +
+                              "' is not a key: a key is 32 hex digits, or a unique prefix of "
+                              "one (see `cubby ls`)");
+  }
+  if (prefix.size() < kMinKeyPrefix) {
+    fail_with(kExitUsage, "key prefix '" + text + "' is too short: give at least " +
+                              std::to_string(kMinKeyPrefix) + " hex digits (see `cubby ls`)");
+  }
+  std::vector<Key> matches;
+  auto listed = disk.list(
+      [&](const DiskEntryInfo& info) {
+        if (info.key.hex().starts_with(prefix)) matches.push_back(info.key);
+      },
+      std::string_view(prefix).substr(0, 2), NonRegular::include);
+  if (!listed) fail_with(kExitFailed, listed.error().message);
+  if (matches.empty()) {
+    fail_with(kExitFailed, "no entry's key starts with " + prefix + " in " + disk.root().string() +
+                               " (see `cubby ls`)");
+  }
+  if (matches.size() > 1) {
+    std::sort(matches.begin(), matches.end());
+    std::string candidates;
+    for (std::size_t i = 0; i < matches.size() && i < 10; ++i)
+      candidates += "\n  " + matches[i].hex();
+    if (matches.size() > 10) candidates += "\n  ...";
+    fail_with(kExitUsage, "key prefix " + prefix +
+                              " is ambiguous: " + std::to_string(matches.size()) +
+                              " entries start with it; give more digits:" + candidates);
+  }
+  return matches.front();
 }
 
 std::vector<DiskEntryInfo> list_entries(const DiskTier& disk, NonRegular non_regular) {

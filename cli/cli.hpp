@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,13 @@ struct Common {
 // Adds --dir and --json to `command`.
 void add_common(CLI::App& command, Common& common);
 
-// The settings from CUBBY_* variables, with --dir applied; usage failure on a bad variable.
+// The settings of the store --dir (else CUBBY_DIR, else the default) names: CUBBY_* variables,
+// then the store's cubby.conf, then defaults (Config::load); usage failure on a bad value.
 Config load_config(const Common& common);
+
+// Usage failure when the store is read-only (CUBBY_READ_ONLY, or read_only in its cubby.conf),
+// saying where to change that and that `what` ("run gc") needs a writable store.
+void require_writable(const Config& config, const std::string& what);
 
 // Prints `document` (indented) and a newline to stdout. Never fails on content: strings holding
 // bytes that are not UTF-8 (paths, program names, options, logs) are printed with each invalid
@@ -63,12 +69,23 @@ std::int64_t unix_ms_of(fs::file_time_type time);
 std::string format_bytes(std::uint64_t bytes);
 // "12.3 ms".
 std::string format_ms(double ms);
+// `ms` rounded to whole microseconds (3 decimals), for JSON: a sum or a clock difference prints
+// as 975.434, never as 975.43399999999997.
+double rounded_ms(double ms);
 double compile_ms_of(const Entry& entry);
 
 // Reads a whole input file; usage failure (exit 2) if it cannot be read.
 std::string read_input(const std::string& path);
 // Writes bytes to `path` (--cubin-out); operation failure (exit 1) if it cannot.
 void write_output(const std::string& path, const std::string& bytes);
+
+// The namespace an entry belongs to: kProgramsNamespace for compiled programs (cubin, ptx, ltoir),
+// a blob's own namespace (e.g. "cupy", see format/blob.hpp) for a blob. `cubby ls` shows it,
+// `cubby clear --namespace` selects by it.
+inline constexpr std::string_view kProgramsNamespace = "programs";
+std::string entry_namespace(const Entry& entry);
+// A blob's name (its "name=" option), empty for a program.
+std::string blob_name(const Entry& entry);
 
 // {expression: lowered name} of an entry.
 json names_json(const Entry& entry);
@@ -78,11 +95,33 @@ json names_json(const Entry& entry);
 std::vector<DiskEntryInfo> list_entries(const DiskTier& disk,
                                         NonRegular non_regular = NonRegular::skip);
 
+// The key `text` names in `disk`: 32 hex digits, or a unique prefix of at least kMinKeyPrefix hex
+// digits of a stored entry's key (either case). Usage failure for text that is not hex or too
+// short, and for a prefix several keys share (the candidates listed); operation failure when no
+// entry starts with it.
+inline constexpr std::size_t kMinKeyPrefix = 4;
+Key resolve_key(const DiskTier& disk, const std::string& text);
+
 // A registered subcommand: its parsed CLI11 app and what runs it (returns the exit code).
 struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;
 };
+
+// The registry (cli/registry.cpp): adds --version, the global --dir/--json and every command to
+// `app`, in `cubby --help`'s order; returns the commands.
+std::vector<Command> register_commands(CLI::App& app, Common& common);
+// The commands `cubby --help` lists (the registry's, less hidden ones), in its order.
+std::vector<const CLI::App*> visible_commands(const CLI::App& app);
+// Usage failure (exit 2) naming an unknown command word, with the list of commands (and the
+// closest one), or saying that none was given; returns when the word is a command or when
+// --help, --version or --generate make a command unnecessary.
+void check_command_word(const CLI::App& app, int argc, char** argv);
+
+// The man page (troff, man(7)) and the bash completion script of `cubby`, from the registry
+// (cli/docs.cpp): every command with its description, options and footer. Return an exit code.
+int write_man_page(const CLI::App& app, std::ostream& out);
+int write_bash_completion(const CLI::App& app, std::ostream& out);
 
 // One per command file (cli/<command>.cpp): adds the subcommand to `app` (options bound to
 // storage the function owns) and returns it. `common` is shared by all subcommands.
@@ -90,6 +129,7 @@ Command add_compile(CLI::App& app, Common& common);
 Command add_stats(CLI::App& app, Common& common);
 Command add_ls(CLI::App& app, Common& common);
 Command add_show(CLI::App& app, Common& common);
+Command add_config(CLI::App& app, Common& common);
 Command add_clear(CLI::App& app, Common& common);
 Command add_verify(CLI::App& app, Common& common);
 Command add_gc(CLI::App& app, Common& common);

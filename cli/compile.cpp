@@ -1,6 +1,4 @@
 // `cubby compile`: compiles a .cu file through the cache (the contract's JSON object with --json).
-#include <algorithm>
-#include <iomanip>
 #include <iostream>
 
 #include "cli.hpp"
@@ -26,12 +24,13 @@ CompileRequest make_request(const CompileArgs& args) {
   CompileRequest request;
   request.source = read_input(args.file);
   const fs::path file(args.file);
-  // The base name keeps keys independent of where the file lies (a test that compiles the same
-  // text as "k.cu" through the library shares the entry). NVRTC then looks up the source's quoted
-  // includes in the working folder (the program name's folder) before the file's folder
-  // (`source_dir`, passed as the first -I); the key's scan models exactly that order
-  // (plan_includes), so a header in either folder is part of the key.
-  request.program_name = args.program_name.empty() ? file.filename().string() : args.program_name;
+  // The default program name is the library's (CompileRequest's), so a program compiled here and
+  // the same text compiled through the library with no program name share one key, whatever the
+  // file is called or where it lies. NVRTC then looks up the source's quoted includes in the
+  // working folder (the program name's folder) before the file's folder (`source_dir`, passed as
+  // the first -I); the key's scan models exactly that order (plan_includes), so a header in either
+  // folder is part of the key.
+  if (!args.program_name.empty()) request.program_name = args.program_name;
   std::error_code ec;
   const fs::path absolute = fs::absolute(file, ec);
   request.source_dir = ec ? file.parent_path() : absolute.parent_path();
@@ -41,38 +40,27 @@ CompileRequest make_request(const CompileArgs& args) {
   return request;
 }
 
-// --explain: every key field of `request` as [{label, summary, hash}].
-json explain_fields(const Cache& cache, const CompileRequest& request) {
+// --explain --json: every key field as [{label, summary, hash}] (full hashes).
+json explain_json(const std::vector<KeyField>& fields) {
   json explain = json::array();
-  for (const auto& field : explain_key(cache.key_inputs(request))) {
+  for (const auto& field : fields) {
     explain.push_back({{"label", field.label}, {"summary", field.summary}, {"hash", field.hash}});
   }
   return explain;
 }
 
-// The text form of --explain: one aligned line per field.
-void print_explain(const json& explain) {
-  std::size_t width = 0;
-  for (const auto& field : explain)
-    width = std::max(width, field["label"].get<std::string>().size());
-  std::cout << "key fields (hash, label, value):\n";
-  for (const auto& field : explain) {
-    std::cout << "  " << field["hash"].get<std::string>() << "  " << std::left
-              << std::setw(static_cast<int>(width)) << field["label"].get<std::string>()
-              << std::right << "  " << field["summary"].get<std::string>() << '\n';
-  }
-}
-
 // Compiles through the cache; a compile error is an operation failure that prints NVRTC's log.
-CacheResult compile_or_fail(Cache& cache, const CompileRequest& request) {
+CacheResult compile_or_fail(Cache& cache, const CompileRequest& request, const std::string& file) {
   try {
     return cache.compile(request);
   } catch (const Error& error) {
     if (error.code() != Errc::compile_failed) throw;
     std::string message = error.what();
     if (!message.empty() && message.back() != '\n') message += '\n';
-    fail_with(kExitFailed,
-              message + "Fix the errors above and run `cubby compile` again; nothing was stored.");
+    fail_with(kExitFailed, "compiling " + file + " (as NVRTC program " + request.program_name +
+                               "): " + message +
+                               "Fix the errors above and run `cubby compile` again; nothing was "
+                               "stored.");
   }
 }
 
@@ -87,8 +75,8 @@ void print_result_json(const Cache& cache, const CompileRequest& request, const 
       {"lowered_names", names_json(entry)},
       {"cubin_bytes", entry.payload.size()},
       {"payload_kind", payload_kind_name(entry.kind)},
-      {"compile_ms", compile_ms_of(entry)},
-      {"elapsed_ms", result.elapsed_ms},
+      {"compile_ms", rounded_ms(compile_ms_of(entry))},
+      {"elapsed_ms", rounded_ms(result.elapsed_ms)},
       {"log", entry.log},
       {"program_name", request.program_name},
       {"arch", request.arch.empty() ? cache.default_arch() : request.arch},
@@ -124,10 +112,13 @@ void print_result_text(const CacheResult& result, const CompileArgs& args) {
 int run_compile(const Common& common, const CompileArgs& args) {
   const CompileRequest request = make_request(args);
   Cache cache(load_config(common));
-  const json explain = args.explain ? explain_fields(cache, request) : json::array();
-  if (args.explain && !common.json) print_explain(explain);
+  const std::vector<KeyField> fields =
+      args.explain ? explain_key(cache.key_inputs(request)) : std::vector<KeyField>{};
+  const json explain = explain_json(fields);
+  // The text form is the one key-dump layout (format_key_fields), as the test harnesses print it.
+  if (args.explain && !common.json) std::cout << format_key_fields(fields);
 
-  const CacheResult result = compile_or_fail(cache, request);
+  const CacheResult result = compile_or_fail(cache, request, args.file);
   if (!args.cubin_out.empty()) write_output(args.cubin_out, result.entry->payload);
   if (common.json) {
     print_result_json(cache, request, result, args, explain);
@@ -157,9 +148,11 @@ Command add_compile(CLI::App& app, Common& common) {
       ->type_name("sm_XX");
   command
       ->add_option("--program-name", args->program_name,
-                   "NVRTC program name (default: the file's name); NVRTC looks up the source's "
-                   "quoted includes in its folder (from the working folder) first, then in the "
-                   "file's folder")
+                   "NVRTC program name (default: " + CompileRequest{}.program_name +
+                       ", the library's default, so the key is the library's for the same "
+                       "text); NVRTC looks up the source's "
+                       "quoted includes in its folder (from the working folder) first, then in the "
+                       "file's folder")
       ->type_name("N");
   command->add_option("--cubin-out", args->cubin_out, "Write the payload to FILE")
       ->type_name("FILE");

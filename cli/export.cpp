@@ -1,10 +1,12 @@
 // `cubby export FILE`: every good entry of the store and every suite's recipes in one archive
 // (ustar; see archive.hpp), to carry a warm store to a fresh machine (`cubby import FILE` there).
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "archive.hpp"
 #include "cli.hpp"
+#include "gzip.hpp"
 #include "storage/local/manifests.hpp"
 #include "storage/local/verify.hpp"
 #include "util/io.hpp"
@@ -12,23 +14,41 @@
 namespace cubby::cli {
 namespace {
 
+// Where the archive's bytes go: the temp file, through gzip when the file name asks for it.
+class ArchiveOut {
+ public:
+  ArchiveOut(io::AtomicFile& file, bool gzip) : file_(file) {
+    if (gzip) gzip_.emplace([this](std::string_view bytes) { return to_file(bytes); });
+  }
+  // "" or what went wrong.
+  std::string write(std::string_view bytes) { return gzip_ ? gzip_->write(bytes) : to_file(bytes); }
+  std::string finish() { return gzip_ ? gzip_->finish() : std::string(); }
+
+ private:
+  std::string to_file(std::string_view bytes) {
+    auto written = file_.write(bytes);
+    return written ? std::string() : written.error().message;
+  }
+  io::AtomicFile& file_;
+  std::optional<GzipWriter> gzip_;
+};
+
 // Appends what `write` puts in a stream (one tar member, the end marker) to `out`; false if it
 // did not fit or could not be written (`why` says why).
 template <class Write>
-bool append_to(io::AtomicFile& out, Write&& write, std::string& why) {
+bool append_to(ArchiveOut& out, Write&& write, std::string& why) {
   std::ostringstream part;
   if (!write(part)) {
     why = "a member does not fit the archive format";
     return false;
   }
-  auto written = out.write(part.view());
-  if (!written) why = written.error().message;
-  return written.ok();
+  why = out.write(part.view());
+  return why.empty();
 }
 
 // Appends every suite's manifest (manifests/<stem>.manifest), so that `cubby warm` on the
 // importing machine knows what to compile; counts them in `count`. False as append_to.
-bool append_manifests(io::AtomicFile& out, const fs::path& root, std::uint64_t& count,
+bool append_manifests(ArchiveOut& out, const fs::path& root, std::uint64_t& count,
                       std::string& why) {
   for (const std::string& suite : list_suites(root)) {
     auto manifest = load_manifest(root, suite);
@@ -49,11 +69,12 @@ int run_export(const Common& common, const std::string& file) {
   // Written to a new temp file beside FILE (unpredictable name, O_CREAT|O_EXCL|O_NOFOLLOW: a
   // planted file or link is never opened) and renamed over it: an interrupted export leaves no
   // partial archive, and no one else's file is ever written through a link.
-  auto out = io::AtomicFile::create(file, io::FileMode::umask, false);
-  if (!out) {
-    fail_with(kExitFailed, out.error().message + "; check that the folder of " + file +
+  auto temp = io::AtomicFile::create(file, io::FileMode::umask, false);
+  if (!temp) {
+    fail_with(kExitFailed, temp.error().message + "; check that the folder of " + file +
                                " exists and is writable");
   }
+  ArchiveOut archive(*temp, wants_gzip(file));
   std::uint64_t exported = 0;
   std::uint64_t bytes = 0;
   std::uint64_t skipped = 0;
@@ -81,19 +102,24 @@ int run_export(const Common& common, const std::string& file) {
     const std::string name = "entries/" + hex.substr(0, 2) + "/" + hex + ".entry";
     const std::int64_t mtime = unix_ms_of(info.modified) / 1000;
     written = append_to(
-        *out, [&](std::ostream& part) { return write_tar_member(part, name, entry, mtime); }, why);
+        archive, [&](std::ostream& part) { return write_tar_member(part, name, entry, mtime); },
+        why);
     if (!written) break;
     ++exported;
     bytes += entry.size();
   }
   std::uint64_t manifests = 0;
-  if (written) written = append_manifests(*out, config.dir, manifests, why);
+  if (written) written = append_manifests(archive, config.dir, manifests, why);
   if (written) {
     written = append_to(
-        *out, [](std::ostream& part) { return write_tar_end(part); }, why);
+        archive, [](std::ostream& part) { return write_tar_end(part); }, why);
   }
   if (written) {
-    auto committed = out->commit();
+    why = archive.finish();
+    written = why.empty();
+  }
+  if (written) {
+    auto committed = temp->commit();
     if (!committed) why = committed.error().message;
     written = committed.ok();
   }
@@ -107,7 +133,8 @@ int run_export(const Common& common, const std::string& file) {
                 {"entries", exported},
                 {"bytes", bytes},
                 {"manifests", manifests},
-                {"skipped_bad", skipped}});
+                {"skipped_bad", skipped},
+                {"gzip", wants_gzip(file)}});
   } else {
     std::cout << "exported " << exported << (exported == 1 ? " entry" : " entries") << " ("
               << format_bytes(bytes) << ") and the recipes of " << manifests
@@ -123,7 +150,10 @@ Command add_export(CLI::App& app, Common& common) {
   auto file = std::make_shared<std::string>();
   CLI::App* command =
       app.add_subcommand("export", "Write every good entry to one archive (for `cubby import`)");
-  command->add_option("FILE", *file, "Archive to write (a tar file)")->required();
+  command
+      ->add_option("FILE", *file,
+                   "Archive to write: a tar file, gzip'd when FILE ends with .tar.gz or .tgz")
+      ->required();
   add_common(*command, common);
   return {command, [&common, file] { return run_export(common, *file); }};
 }

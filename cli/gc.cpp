@@ -1,21 +1,47 @@
-// `cubby gc [--max-size S]`: least-recently-used eviction to the bound, leftover cleanup.
+// `cubby gc [--max-size S] [--older-than D]`: removal of entries unused for longer than D, then
+// least-recently-used eviction to the bound, leftover cleanup.
 #include "storage/local/gc.hpp"
 
+#include <chrono>
 #include <iostream>
 
 #include "cli.hpp"
+#include "storage/local/store_stats.hpp"
 
 namespace cubby::cli {
 namespace {
 
 struct GcArgs {
   std::string max_size;
+  std::string older_than;
   double target = 1.0;
 };
 
+// What --older-than removed.
+struct AgedOut {
+  std::uint64_t entries = 0;
+  std::uint64_t bytes = 0;
+};
+
+// Removes every entry last used (its file's mtime, see disk.hpp) before `cutoff`, and counts them
+// as evictions; the size estimate is made exact by the collect_garbage that follows.
+AgedOut remove_older_than(DiskTier& disk, fs::file_time_type cutoff) {
+  AgedOut removed;
+  for (const auto& info : list_entries(disk)) {
+    if (info.modified >= cutoff) continue;
+    if (auto gone = disk.remove(info.key); !gone) fail_with(kExitFailed, gone.error().message);
+    ++removed.entries;
+    removed.bytes += info.bytes;
+  }
+  if (removed.entries > 0) {
+    (void)StoreStats(disk.root()).add({{"evictions", static_cast<std::int64_t>(removed.entries)}});
+  }
+  return removed;
+}
+
 int run_gc(const Common& common, const GcArgs& args) {
   const Config config = load_config(common);
-  if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set; unset it to run gc");
+  require_writable(config, "run gc");
   GcOptions options;
   options.max_size = config.max_size;
   if (!args.max_size.empty()) {
@@ -26,27 +52,51 @@ int run_gc(const Common& common, const GcArgs& args) {
   }
   options.target_ratio = args.target;
   DiskTier disk(config.dir);
+  AgedOut aged;
+  if (!args.older_than.empty()) {
+    auto age = parse_duration_s(args.older_than);
+    if (!age) {
+      fail_with(kExitUsage, "--older-than \"" + args.older_than + "\": " + age.error().message +
+                                " (e.g. 7d, 12h, 30m)");
+    }
+    aged = remove_older_than(disk, fs::file_time_type::clock::now() - std::chrono::seconds(*age));
+  }
   auto report = collect_garbage(disk, options);
   if (!report) fail_with(kExitFailed, report.error().message);
   if (common.json) {
-    print_json({{"dir", config.dir.string()},
-                {"max_size", options.max_size},
-                {"entries_before", report->entries_before},
-                {"bytes_before", report->bytes_before},
-                {"evicted", report->evicted},
-                {"evicted_bytes", report->evicted_bytes},
-                {"entries", report->entries},
-                {"bytes", report->bytes},
-                {"temp_removed", report->temp_removed},
-                {"locks_removed", report->locks_removed},
-                {"non_regular_removed", report->non_regular_removed},
-                {"pch_dirs_removed", report->pch_dirs_removed},
-                {"pch_bytes_removed", report->pch_bytes_removed},
-                {"elapsed_ms", report->elapsed_ms}});
+    print_json(
+        {{"dir", config.dir.string()},
+         {"max_size", options.max_size},
+         {"configured_max_size", config.max_size},
+         {"older_than_s",
+          args.older_than.empty() ? json(nullptr) : json(*parse_duration_s(args.older_than))},
+         {"aged_out", aged.entries},
+         {"aged_out_bytes", aged.bytes},
+         {"entries_before", report->entries_before},
+         {"bytes_before", report->bytes_before},
+         {"evicted", report->evicted},
+         {"evicted_bytes", report->evicted_bytes},
+         {"entries", report->entries},
+         {"bytes", report->bytes},
+         {"temp_removed", report->temp_removed},
+         {"locks_removed", report->locks_removed},
+         {"non_regular_removed", report->non_regular_removed},
+         {"pch_dirs_removed", report->pch_dirs_removed},
+         {"pch_bytes_removed", report->pch_bytes_removed},
+         {"elapsed_ms", rounded_ms(report->elapsed_ms)}});
     return kExitOk;
   }
   std::cout << "store     " << config.dir.string() << '\n';
-  std::cout << "bound     " << format_bytes(options.max_size) << '\n';
+  std::cout << "bound     " << format_bytes(options.max_size);
+  if (options.max_size != config.max_size) {
+    std::cout << " (this run only; the store's max_size stays " << format_bytes(config.max_size)
+              << ": `cubby config max_size " << args.max_size << "` keeps it)";
+  }
+  std::cout << '\n';
+  if (!args.older_than.empty()) {
+    std::cout << "aged out  " << aged.entries << " entries, " << format_bytes(aged.bytes)
+              << " (unused for more than " << args.older_than << ")\n";
+  }
   std::cout << "evicted   " << report->evicted << " entries, "
             << format_bytes(report->evicted_bytes) << " (least recently used first)\n";
   std::cout << "left      " << report->entries << " entries, " << format_bytes(report->bytes)
@@ -73,8 +123,13 @@ Command add_gc(CLI::App& app, Common& common) {
       "gc", "Evict least recently used entries above the size bound; remove leftover files");
   command
       ->add_option("--max-size", args->max_size,
-                   "Size bound, e.g. 500M, 5G (default: $CUBBY_MAX_SIZE, else 5G)")
+                   "Size bound of this run, e.g. 500M, 5G (default: the store's max_size: "
+                   "$CUBBY_MAX_SIZE, else `cubby config max_size`, else 5G)")
       ->type_name("S");
+  command
+      ->add_option("--older-than", args->older_than,
+                   "First remove the entries unused for longer than D, e.g. 7d, 12h, 30m")
+      ->type_name("D");
   command
       ->add_option("--target", args->target,
                    "Over the bound, evict down to this fraction of it (default 1.0)")

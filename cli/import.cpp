@@ -9,6 +9,7 @@
 
 #include "archive.hpp"
 #include "cli.hpp"
+#include "gzip.hpp"
 #include "storage/local/disk.hpp"
 #include "storage/local/manifests.hpp"
 #include "storage/local/store_stats.hpp"
@@ -148,18 +149,32 @@ void print_import_report(const Common& common, const Config& config, const std::
 
 int run_import(const Common& common, const std::string& file) {
   const Config config = load_config(common);
-  if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set; unset it to import");
-  std::ifstream in = open_archive(file);
+  require_writable(config, "import");
+  std::ifstream file_in = open_archive(file);
+  // A .tar.gz is read like a .tar; a plain archive straight from the file (its size is known).
+  const bool gzipped = starts_with_gzip_magic(file_in);
+  GunzipBuf unzipped(file_in);
+  std::istream unzipped_in(&unzipped);
+  std::istream& in = gzipped ? unzipped_in : file_in;
   DiskTier disk(config.dir);
   ImportTally tally;
-  const std::string defect = read_tar(
+  std::string defect = read_tar(
       in, kMaxEntryBytes, [&](TarMember&& member) { import_member(disk, common, member, tally); });
+  if (gzipped && !unzipped.error().empty())
+    defect = unzipped.error() + (defect.empty() ? "" : " (" + defect + ")");
   if (tally.imported > 0) {
     (void)StoreStats(config.dir)
         .add({{"store_bytes", static_cast<std::int64_t>(tally.bytes)},
               {"store_entries", static_cast<std::int64_t>(tally.imported)}});
   }
   if (!tally.write_error.empty()) fail_with(kExitFailed, tally.write_error);
+  const std::uint64_t cubby_members =
+      tally.imported + tally.present + tally.rejected + tally.other_format + tally.manifests;
+  if (defect.empty() && cubby_members == 0 && tally.foreign > 0) {
+    fail_with(kExitFailed, file + " holds no cubby entries (" + std::to_string(tally.foreign) +
+                               " other members): it is not an archive from `cubby export`; "
+                               "nothing was imported");
+  }
   print_import_report(common, config, file, tally, defect);
   if (!defect.empty()) {
     fail_with(kExitFailed, file + ": " + defect +
@@ -175,7 +190,9 @@ Command add_import(CLI::App& app, Common& common) {
   auto file = std::make_shared<std::string>();
   CLI::App* command = app.add_subcommand(
       "import", "Add the entries of an archive from `cubby export`, verifying each");
-  command->add_option("FILE", *file, "Archive to read")->required();
+  command
+      ->add_option("FILE", *file, "Archive to read (a tar file from `cubby export`, gzip'd or not)")
+      ->required();
   add_common(*command, common);
   return {command, [&common, file] { return run_import(common, *file); }};
 }

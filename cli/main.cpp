@@ -19,23 +19,22 @@ void report(const std::string& message) {
 int run(int argc, char** argv) {
   using namespace cubby::cli;
   CLI::App app{"cubby: a persistent, shared CUBIN cache for kernels compiled with NVRTC.", "cubby"};
-  app.set_version_flag("--version", std::string("cubby ") + cubby::kVersion);
-  app.require_subcommand(1);
-
   Common common;
-  const std::vector<Command> commands = {
-      add_compile(app, common), add_stats(app, common),  add_ls(app, common),
-      add_show(app, common),    add_clear(app, common),  add_verify(app, common),
-      add_gc(app, common),      add_export(app, common), add_import(app, common),
-      add_recover(app, common), add_warm(app, common),
-  };
+  const std::vector<Command> commands = register_commands(app, common);
+  std::string generate;
+  app.add_option("--generate", generate, "Internal: print the man page or the bash completion")
+      ->check(CLI::IsMember({"man", "bash-completion"}))
+      ->group("");
 
+  check_command_word(app, argc, argv);  // an unknown or missing command: a clear usage failure
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     const int code = app.exit(error);
     return code == 0 ? kExitOk : kExitUsage;
   }
+  if (generate == "man") return write_man_page(app, std::cout);
+  if (generate == "bash-completion") return write_bash_completion(app, std::cout);
   for (const Command& command : commands) {
     if (command.app->parsed()) return command.run();
   }

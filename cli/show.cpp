@@ -1,5 +1,6 @@
 // `cubby show`: decodes one entry; --cubin-out writes its payload.
 #include <iostream>
+#include <optional>
 
 #include "cli.hpp"
 #include "cubby/key.hpp"
@@ -8,13 +9,9 @@ namespace cubby::cli {
 namespace {
 
 int run_show(const Common& common, const std::string& key_text, const std::string& cubin_out) {
-  auto key = Key::parse(key_text);
-  if (!key) {
-    fail_with(kExitUsage,
-              "'" + key_text + "' is not a key: a key is 32 hex digits (see `cubby ls`)");
-  }
   const Config config = load_config(common);
   DiskTier disk(config.dir);
+  const std::optional<Key> key = resolve_key(disk, key_text);
   auto bytes = disk.peek(*key);  // refuses a link, FIFO, device or huge file at once (no hang)
   if (!bytes) {
     fail_with(kExitFailed,
@@ -47,7 +44,7 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
                 {"payload_bytes", entry->payload.size()},
                 {"created", format_unix_ms(entry->created_ms)},
                 {"created_ms", entry->created_ms},
-                {"compile_ms", compile_ms_of(*entry)},
+                {"compile_ms", rounded_ms(compile_ms_of(*entry))},
                 {"options", entry->options},
                 {"log", entry->log},
                 {"lowered_names", names_json(*entry)}};
@@ -87,7 +84,11 @@ Command add_show(CLI::App& app, Common& common) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand("show", "Decode one entry");
-  command->add_option("KEY", args->key, "Entry key (32 hex digits, see `cubby ls`)")->required();
+  command
+      ->add_option("KEY", args->key,
+                   "Entry key: 32 hex digits, or a unique prefix of at least " +
+                       std::to_string(kMinKeyPrefix) + " (see `cubby ls`)")
+      ->required();
   command->add_option("--cubin-out", args->cubin_out, "Write the payload to FILE")
       ->type_name("FILE");
   add_common(*command, common);

@@ -1,12 +1,17 @@
 // `cubby stats`: what the store holds (measured) and what every process that used it counted
 // (hits by tier, misses, compiles, compile time saved, evictions, corrupt entries, failed writes).
+#include <charconv>
+#include <cmath>
 #include <iostream>
+#include <optional>
 #include <string_view>
 #include <vector>
 
+#include "cache/store_config.hpp"
 #include "cli.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/remote/remote.hpp"
+#include "util/io.hpp"
 
 namespace cubby::cli {
 namespace {
@@ -30,17 +35,73 @@ std::int64_t counter(const Counters& counters, std::string_view name) {
   return found == counters.end() ? 0 : found->second;
 }
 
+// <store>/stats/zeroed: the Unix time in ms of the last `cubby stats --zero` ("since" of stats).
+fs::path zeroed_path(const fs::path& dir) { return dir / "stats" / "zeroed"; }
+
+// The time the counters were last zeroed, or nothing (never: they count since the store began).
+std::optional<std::int64_t> zeroed_ms(const fs::path& dir) {
+  auto text = io::read_file(zeroed_path(dir), 64);
+  if (!text) return std::nullopt;
+  std::int64_t ms = 0;
+  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), ms);
+  if (error != std::errc() || ms <= 0) return std::nullopt;
+  return ms;
+}
+
+// Zeroes every process counter (the size estimate stays) and records when.
+void zero_counters(const Config& config, StoreStats& store_stats) {
+  require_writable(config, "--zero");
+  auto cleared = store_stats.update([](Counters& counters) {
+    std::erase_if(counters, [](const auto& item) { return !is_size_estimate(item.first); });
+  });
+  if (!cleared) fail_with(kExitFailed, cleared.error().message);
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  auto file = io::AtomicFile::create(zeroed_path(config.dir), io::FileMode::group_shared, true);
+  Result<void> written =
+      file ? file->write(std::to_string(now) + "\n") : Result<void>(file.error());
+  if (written) written = file->commit();
+  if (!written) fail_with(kExitFailed, written.error().message);
+}
+
+// Where the store's size bound comes from: "default", "CUBBY_MAX_SIZE", "<store>/cubby.conf".
+std::string max_size_origin(const Config& config) {
+  auto settings = effective_settings(config.dir);
+  if (!settings) return "unknown";
+  const EffectiveSetting& max_size = settings->front();  // kStoreSettings begins with max_size
+  return origin_text(*max_size.info, max_size.origin, config.dir);
+}
+
+// What the store holds, as measured.
+struct Usage {
+  std::uint64_t entries = 0;
+  std::uint64_t bytes = 0;
+};
+
+// The text rows about the store itself: folder, usage, bound and its origin, counting since.
+void print_store_lines(const Config& config, const Usage& usage, const std::string& bound_origin,
+                       const std::optional<std::int64_t>& since) {
+  std::cout << "store              " << config.dir.string() << '\n';
+  std::cout << "entries            " << usage.entries << '\n';
+  std::cout << "bytes              " << usage.bytes << " (" << format_bytes(usage.bytes) << " of "
+            << format_bytes(config.max_size) << ")\n";
+  std::cout << "max size           " << format_bytes(config.max_size) << " (" << bound_origin;
+  if (bound_origin == "default") std::cout << "; `cubby config max_size SIZE` sets it";
+  std::cout << ")\n";
+  std::cout << "counting since     "
+            << (since ? format_unix_ms(*since) + " (`cubby stats --zero`)"
+                      : std::string("the store began (never zeroed)"))
+            << '\n';
+}
+
 int run_stats(const Common& common, bool zero) {
   const Config config = load_config(common);
   DiskTier disk(config.dir);
   StoreStats store_stats(config.dir);
-  if (zero) {
-    if (config.read_only) fail_with(kExitUsage, "CUBBY_READ_ONLY is set; unset it to --zero");
-    auto cleared = store_stats.update([](Counters& counters) {
-      std::erase_if(counters, [](const auto& item) { return !item.first.starts_with("store_"); });
-    });
-    if (!cleared) fail_with(kExitFailed, cleared.error().message);
-  }
+  if (zero) zero_counters(config, store_stats);
+  const std::optional<std::int64_t> since = zeroed_ms(config.dir);
+  const std::string bound_origin = max_size_origin(config);
   std::uint64_t count = 0;
   std::uint64_t bytes = 0;
   for (const auto& info : list_entries(disk)) {
@@ -66,9 +127,15 @@ int run_stats(const Common& common, bool zero) {
                                : 0;
 
   if (common.json) {
-    json out = {
-        {"dir", config.dir.string()},  {"entries", count},     {"bytes", bytes},
-        {"max_size", config.max_size}, {"hit_rate", hit_rate}, {"remote_ms_per_lookup", remote_ms}};
+    json out = {{"dir", config.dir.string()},
+                {"entries", count},
+                {"bytes", bytes},
+                {"max_size", config.max_size},
+                {"hit_rate", std::round(hit_rate * 1e4) / 1e4},
+                {"remote_ms_per_lookup", rounded_ms(remote_ms)},
+                {"max_size_origin", bound_origin},
+                {"since", since ? json(format_unix_ms(*since)) : json(nullptr)},
+                {"since_ms", since ? json(*since) : json(nullptr)}};
     if (!config.remote_url.empty()) out["remote"] = redact_remote_url(config.remote_url);
     // Every persisted process counter by its Stats name (times in ms, from the persisted
     // microseconds: compile_ms, compile_ms_saved, remote_ms) and the store's own counters shown as
@@ -89,10 +156,7 @@ int run_stats(const Common& common, bool zero) {
     print_json(out);
     return kExitOk;
   }
-  std::cout << "store              " << config.dir.string() << '\n';
-  std::cout << "entries            " << count << '\n';
-  std::cout << "bytes              " << bytes << " (" << format_bytes(bytes) << " of "
-            << format_bytes(config.max_size) << ")\n";
+  print_store_lines(config, {count, bytes}, bound_origin, since);
   for (const auto& [name, label] : shown_counters()) {
     std::cout << label << std::string(19 - label.size(), ' ') << counter(counters, name) << '\n';
   }
@@ -114,7 +178,9 @@ Command add_stats(CLI::App& app, Common& common) {
   auto zero = std::make_shared<bool>(false);
   CLI::App* command = app.add_subcommand(
       "stats", "Entries and bytes in the store; hits, misses, compiles and more of every process");
-  command->add_flag("--zero", *zero, "Reset the counters (not the entries) first");
+  command->add_flag("--zero", *zero,
+                    "Reset the counters (not the entries) first; stats then shows the time as "
+                    "\"counting since\"");
   add_common(*command, common);
   return {command, [&common, zero] { return run_stats(common, *zero); }};
 }

@@ -11,9 +11,7 @@ namespace {
 
 int run_verify(const Common& common, bool fix) {
   const Config config = load_config(common);
-  if (fix && config.read_only) {
-    fail_with(kExitUsage, "--fix removes entries but CUBBY_READ_ONLY is set; unset it to fix");
-  }
+  if (fix) require_writable(config, "--fix (it removes entries)");
   DiskTier disk(config.dir);
   json bad = json::array();
   auto report = verify_store(

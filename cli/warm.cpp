@@ -198,8 +198,8 @@ json summary_json(const Config& config, const Plan& plan, unsigned jobs, double 
           {"skipped", plan.skipped},
           {"jobs", jobs},
           {"worker_pch", plan.worker_pch},
-          {"compile_ms", plan.compile_ms},
-          {"elapsed_ms", elapsed_ms},
+          {"compile_ms", rounded_ms(plan.compile_ms)},
+          {"elapsed_ms", rounded_ms(elapsed_ms)},
           {"stopped", plan.stopped}};
 }
 
@@ -233,8 +233,7 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   }
   // Prefetch is best effort (cubby_add_gtest's fixture, the harness): nothing to do is no failure.
   if (args.prefetch && (config.read_only || config.disabled)) return kExitOk;
-  if (config.read_only)
-    fail_with(kExitUsage, "CUBBY_READ_ONLY is set: warming writes the store; unset it");
+  require_writable(config, "warm it");
   if (config.disabled) fail_with(kExitUsage, "CUBBY_DISABLE is set: nothing is cached; unset it");
   catch_signals();
   const auto start = Clock::now();

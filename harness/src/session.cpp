@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <sstream>
 
 #include "cubby/config.hpp"
 #include "cubby/driver.hpp"
@@ -62,8 +61,7 @@ Cache& cache() {
   Session& s = session();
   std::lock_guard lock(s.mutex);
   if (!s.cache) {
-    Config config = Config::from_env().value_or_throw();
-    if (!s.options.dir.empty()) config.dir = s.options.dir;
+    Config config = Config::load(s.options.dir).value_or_throw();  // its cubby.conf included
     if (config.suite.empty()) config.suite = binary_suite();
     s.cache = std::make_unique<Cache>(std::move(config));
   }
@@ -71,11 +69,7 @@ Cache& cache() {
 }
 
 std::string describe_key(const CompileRequest& request) {
-  std::ostringstream text;
-  for (const KeyField& field : explain_key(cache().key_inputs(request))) {
-    text << "  " << field.label << "  " << field.hash << "  " << field.summary << "\n";
-  }
-  return text.str();
+  return format_key_fields(explain_key(cache().key_inputs(request)));
 }
 
 CacheResult compile(const CompileRequest& request) {

@@ -27,7 +27,9 @@ TEST_F(RequireWarm, FlagFailsATestThatCompilesAndPassesOneThatHits) {
   const std::string failed = xml_testcase(xml, "CompilesAlpha");
   EXPECT_NE(failed.find("<failure"), std::string::npos) << xml;
   EXPECT_NE(failed.find("--cubby_require_warm"), std::string::npos);
-  // The key's fields are listed, so two runs can be compared.
+  // The key's fields are listed in the one key-dump layout (that of `cubby compile --explain`),
+  // so two runs can be compared.
+  EXPECT_NE(failed.find("key fields (label, hash, value):"), std::string::npos) << failed;
   for (const char* field : {"nvrtc_version", "arch", "source", "name_expression"}) {
     EXPECT_NE(failed.find(field), std::string::npos) << field;
   }

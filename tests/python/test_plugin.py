@@ -203,8 +203,7 @@ def test_a_cubby_compile_started_by_a_test_hits_what_the_test_compiled(pytester,
 import json, os, subprocess
 KERNEL = {KERNEL!r}
 def test_cli(cubby_cache, tmp_path):
-    first = cubby_cache.compile(KERNEL, ['ns::scale<float, 3>'], ['-std=c++17'], 'sm_90',
-                                program_name='k.cu')
+    first = cubby_cache.compile(KERNEL, ['ns::scale<float, 3>'], ['-std=c++17'], 'sm_90')
     (tmp_path / 'k.cu').write_text(KERNEL)
     out = subprocess.run([os.environ['CUBBY_CLI'], 'compile', str(tmp_path / 'k.cu'),
                           '--name-expr', 'ns::scale<float, 3>', '--option=-std=c++17',

@@ -1,4 +1,5 @@
-// Settings, from CUBBY_* environment variables (see README.md, "Configuration").
+// Settings, from CUBBY_* environment variables and the store's own file <store>/cubby.conf (see
+// README.md, "Configuration", and `cubby config`): a variable over the file over the default.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +56,14 @@ struct CUBBY_API Config {
   // than the cores this process may run on.
   unsigned jobs = 0;
 
-  // Reads the environment. invalid_argument, naming the variable, for a malformed value.
+  // load({}): the store CUBBY_DIR (else the XDG default) names.
   static Result<Config> from_env();
+  // The settings of the store in `dir` (empty: default_store_dir()): for the store's settings
+  // (max_size, read_only, remote*: the keys of `cubby config`), CUBBY_* variables over the
+  // store's file <dir>/cubby.conf over the defaults; the other settings from variables only.
+  // invalid_argument for a malformed value, naming the variable or the file and its line; Errc::io
+  // if the file exists but cannot be read. A missing file (or store) means defaults.
+  static Result<Config> load(const std::filesystem::path& dir);
 };
 
 // The store folder the contract names: CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby.

@@ -49,7 +49,8 @@ CUBBY_API const char* cubby_last_error(void);
 CUBBY_API const char* cubby_last_compile_log(void);
 
 /* Opens the store in `dir` (NULL: CUBBY_DIR / XDG default) with the other settings from CUBBY_*
- * variables. *out receives a handle to close with cubby_close. */
+ * variables and the store's own cubby.conf (`cubby config`; a variable wins). *out receives a
+ * handle to close with cubby_close. */
 CUBBY_API int cubby_open(const char* dir, cubby_cache** out);
 
 /* Closes a handle: later calls with it fail with CUBBY_ERROR_INVALID_ARGUMENT (the handle is
@@ -82,6 +83,10 @@ CUBBY_API const char* cubby_result_tier(const cubby_result* result);
 /* "cubin", "ptx" or "ltoir". */
 CUBBY_API const char* cubby_result_payload_kind(const cubby_result* result);
 CUBBY_API const void* cubby_result_payload(const cubby_result* result, size_t* size);
+/* Lowered names by index, 0 .. cubby_result_name_count - 1. For cubby_compile's results the order
+ * is the request's: the name expressions as passed (a repeated one once, at its first place),
+ * then any other expression the entry holds, sorted. cubby_result_lowered_name_of looks one up by
+ * its expression. */
 CUBBY_API size_t cubby_result_name_count(const cubby_result* result);
 CUBBY_API const char* cubby_result_name_expression(const cubby_result* result, size_t index);
 CUBBY_API const char* cubby_result_lowered_name(const cubby_result* result, size_t index);
@@ -116,6 +121,16 @@ CUBBY_API int cubby_clear(cubby_cache* cache, uint64_t* removed);
  * (what `cubby compile --explain` prints). The string lives until this thread's next call of
  * cubby_explain_json (other threads have their own), whatever happens to the handle. */
 CUBBY_API const char* cubby_explain_json(cubby_cache* cache, const char* source,
+                                         const char* program_name,
+                                         const char* const* name_expressions,
+                                         size_t name_expression_count, const char* const* options,
+                                         size_t option_count, const char* arch);
+
+/* The same fields as text, in the one key-dump layout of `cubby compile --explain` and the test
+ * harnesses' require-warm failures: a title line, then one line per field with its label, the
+ * first 12 digits of its hash and its value. Lives like cubby_explain_json's answer (until this
+ * thread's next call of cubby_explain_text). */
+CUBBY_API const char* cubby_explain_text(cubby_cache* cache, const char* source,
                                          const char* program_name,
                                          const char* const* name_expressions,
                                          size_t name_expression_count, const char* const* options,

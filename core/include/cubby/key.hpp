@@ -75,7 +75,20 @@ inline constexpr std::string_view kBaseDirMarker = "${CUBBY_BASE_DIR}";
 // then give the same key. Nothing outside the key changes: NVRTC still sees the real paths.
 CUBBY_API void relativize_paths(KeyInputs& inputs, const std::filesystem::path& base_dir);
 
-// The fields `derive_key` hashes, each with its own hash, in hashing order.
+// The fields `derive_key` hashes, each with its own hash, in hashing order. A header found in no
+// user include path (an unresolved one: <cuda/std/...> and the other toolkit headers) has the
+// summary kToolkitHeaderSummary: NVRTC's identity covers it.
 CUBBY_API std::vector<KeyField> explain_key(const KeyInputs& inputs);
+
+inline constexpr std::string_view kToolkitHeaderSummary = "toolkit (covered by the NVRTC identity)";
+
+// The one text layout of a key dump, shared by `cubby compile --explain`, the GoogleTest harness's
+// and the pytest plugin's require-warm failures (through cubby_explain_text): a title line
+// "key fields (label, hash, value):", then one line per field, "  <label>  <hash>  <summary>",
+// labels padded to one column (at most kKeyDumpLabelWidth wide), hashes cut to their first
+// kKeyDumpHashDigits digits. Ends with a newline.
+inline constexpr std::size_t kKeyDumpLabelWidth = 40;
+inline constexpr std::size_t kKeyDumpHashDigits = 12;
+CUBBY_API std::string format_key_fields(const std::vector<KeyField>& fields);
 
 }  // namespace cubby

@@ -17,6 +17,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,6 +28,7 @@
 #include "cubby/config.hpp"
 #include "cubby/cubby.h"
 #include "cubby/error.hpp"
+#include "cubby/key.hpp"
 #include "cubby/prefetch.hpp"
 #include "cubby/version.hpp"
 #include "stats/stats_report.hpp"
@@ -37,7 +39,8 @@
 struct cubby_result {
   cubby::CacheResult result;
   std::string key;  // 32 hex digits
-  // The entry's lowered-name map in its (sorted) order, for access by index.
+  // The lowered-name map for access by index: the request's expressions in request order (first
+  // occurrence of each), then any other expression of the entry in its sorted order.
   std::vector<std::pair<const std::string*, const std::string*>> names;
 };
 
@@ -47,6 +50,7 @@ thread_local std::string last_error;
 thread_local std::string last_compile_log;
 thread_local std::string stats_json;    // storage for cubby_stats_json's answer
 thread_local std::string explain_json;  // storage for cubby_explain_json's answer
+thread_local std::string explain_text;  // storage for cubby_explain_text's answer
 
 // An open cache: what a cubby_cache handle names while it is open.
 struct OpenCache {
@@ -236,14 +240,24 @@ cubby::CompileRequest make_request(const char* source, const char* program_name,
   return request;
 }
 
-// A result handle over `result`, with its lowered-name map indexed.
-std::unique_ptr<cubby_result> make_result(cubby::CacheResult result) {
+// A result handle over `result`, with its lowered-name map indexed in the order of `requested`
+// (the request's name expressions; duplicates and expressions the entry lacks are left out), then
+// the entry's other expressions in their sorted order.
+std::unique_ptr<cubby_result> make_result(cubby::CacheResult result,
+                                          const std::vector<std::string>& requested = {}) {
   auto handle = std::make_unique<cubby_result>();
   handle->result = std::move(result);
   handle->key = handle->result.key.hex();
-  handle->names.reserve(handle->result.entry->lowered_names.size());
-  for (const auto& [expression, lowered] : handle->result.entry->lowered_names) {
-    handle->names.emplace_back(&expression, &lowered);
+  const auto& lowered_names = handle->result.entry->lowered_names;
+  handle->names.reserve(lowered_names.size());
+  std::set<std::string_view> placed;
+  for (const std::string& expression : requested) {
+    const auto found = lowered_names.find(expression);
+    if (found == lowered_names.end() || !placed.insert(found->first).second) continue;
+    handle->names.emplace_back(&found->first, &found->second);
+  }
+  for (const auto& [expression, lowered] : lowered_names) {
+    if (!placed.contains(expression)) handle->names.emplace_back(&expression, &lowered);
   }
   return handle;
 }
@@ -262,12 +276,10 @@ int cubby_open(const char* dir, cubby_cache** out) {
   if (out == nullptr) return invalid("cubby_open: out is NULL; pass the address of a cubby_cache*");
   *out = nullptr;
   try {
-    cubby::Config config = cubby::Config::from_env().value_or_throw();
-    if (dir != nullptr) {
-      if (*dir == '\0')
-        return invalid("cubby_open: dir is empty; pass a folder or NULL for the default");
-      config.dir = dir;
-    }
+    if (dir != nullptr && *dir == '\0')
+      return invalid("cubby_open: dir is empty; pass a folder or NULL for the default");
+    // The store's settings: variables, then its cubby.conf, then defaults.
+    cubby::Config config = cubby::Config::load(dir == nullptr ? "" : dir).value_or_throw();
     auto open = std::make_unique<OpenCache>();
     open->dir = config.dir.string();
     open->cache = std::make_unique<cubby::Cache>(std::move(config));
@@ -309,7 +321,7 @@ int cubby_compile(cubby_cache* cache, const char* source, const char* program_na
   try {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
-    *out = make_result(call.cache().compile(request)).release();
+    *out = make_result(call.cache().compile(request), request.name_expressions).release();
     return CUBBY_OK;
   } catch (...) {
     return record_current_exception();
@@ -498,6 +510,22 @@ const char* cubby_explain_json(cubby_cache* cache, const char* source, const cha
   }
 }
 
+const char* cubby_explain_text(cubby_cache* cache, const char* source, const char* program_name,
+                               const char* const* name_expressions, size_t name_expression_count,
+                               const char* const* options, size_t option_count, const char* arch) {
+  const Call call(cache, "cubby_explain_text");
+  if (!call) return nullptr;
+  try {
+    const cubby::CompileRequest request = make_request(
+        source, program_name, name_expressions, name_expression_count, options, option_count, arch);
+    explain_text = cubby::format_key_fields(cubby::explain_key(call.cache().key_inputs(request)));
+    return explain_text.c_str();
+  } catch (...) {
+    record_current_exception();
+    return nullptr;
+  }
+}
+
 namespace {
 
 // cubby_blob_get and cubby_blob_get_or_claim (`claim_wait`, with `claimed` set when given).
@@ -587,8 +615,7 @@ int cubby_prefetch_start(const char* dir, const char* suite, cubby_prefetch** ou
     return invalid("cubby_prefetch_start: suite is empty; name the suite whose recipes to warm");
   }
   try {
-    cubby::Config config = cubby::Config::from_env().value_or_throw();
-    if (dir != nullptr && *dir != '\0') config.dir = dir;
+    cubby::Config config = cubby::Config::load(dir == nullptr ? "" : dir).value_or_throw();
     config.suite = suite;
     auto handle = std::make_unique<cubby_prefetch>();
     handle->prefetch.start(config);

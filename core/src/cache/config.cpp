@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "cache/store_config.hpp"
+
 namespace cubby {
 namespace {
 
@@ -30,14 +32,15 @@ Failure bad_variable(const char* name, const char* value, const Failure& why) {
 // ("1" for "1G") rather than a bound anyone wants, so it is warned about once per process.
 constexpr std::uint64_t kMaxSizeFloor = 1ull << 20;
 
-void warn_small_max_size_once(const char* value) {
+// `name`: the variable, or the file and key, that set the bound.
+void warn_small_max_size_once(const std::string& name, const std::string& value) {
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
   std::fprintf(stderr,
-               "cubby: warning: CUBBY_MAX_SIZE=\"%s\" is below 1 MiB: nearly every entry is "
+               "cubby: warning: %s=\"%s\" is below 1 MiB: nearly every entry is "
                "evicted right after it is written, so almost nothing is cached (a size is in "
                "bytes unless suffixed: 500M, 5G)\n",
-               value);
+               name.c_str(), value.c_str());
 }
 
 // A count of things ("1024"): decimal digits only, no size suffixes.
@@ -168,18 +171,9 @@ Result<void> read_cold_path(Config& config) {
   return {};
 }
 
-}  // namespace
-
-Result<Config> Config::from_env() {
-  Config config;
-  config.dir = default_store_dir();
-  if (const char* value = env("CUBBY_MAX_SIZE")) {
-    auto size = parse_size(value);
-    if (!size) return bad_variable("CUBBY_MAX_SIZE", value, size.error());
-    config.max_size = *size;
-    if (*size < kMaxSizeFloor) warn_small_max_size_once(value);
-  }
-  if (const char* value = env("CUBBY_REMOTE")) config.remote_url = value;
+// CUBBY_REMOTE_SECRET, CUBBY_ARCH, CUBBY_BASE_DIR, CUBBY_DISABLE, CUBBY_PREFETCH,
+// CUBBY_MEMORY_ENTRIES and the cold path's variables (the variables no store file holds).
+Result<void> read_process_variables(Config& config) {
   if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
   if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
   if (auto cold = read_cold_path(config); !cold) return cold.error();
@@ -191,50 +185,8 @@ Result<Config> Config::from_env() {
     }
     config.base_dir = base.lexically_normal();
   }
-  if (const char* value = env("CUBBY_REMOTE_MODE")) {
-    const std::string mode = lower(value);
-    if (mode == "read" || mode == "read-only" || mode == "readonly" || mode == "ro") {
-      config.remote_read_only = true;
-    } else if (mode == "readwrite" || mode == "read-write" || mode == "rw" || mode == "write") {
-      config.remote_read_only = false;
-    } else {
-      return bad_variable("CUBBY_REMOTE_MODE", value,
-                          Failure{Errc::invalid_argument, "expected read or readwrite"});
-    }
-  }
-  for (auto [name, field] : {std::pair{"CUBBY_REMOTE_TIMEOUT_MS", &config.remote_timeout_ms},
-                             std::pair{"CUBBY_REMOTE_BACKOFF_MS", &config.remote_backoff_ms}}) {
-    if (const char* value = env(name)) {
-      auto ms = parse_size(value);
-      if (!ms || *ms == 0 || *ms > 3'600'000) {
-        return bad_variable(
-            name, value,
-            Failure{Errc::invalid_argument, "expected milliseconds from 1 to 3600000"});
-      }
-      *field = static_cast<std::uint32_t>(*ms);
-    }
-  }
-  if (const char* value = env("CUBBY_REMOTE_MAX_ENTRY")) {
-    auto size = parse_size(value);
-    if (!size) return bad_variable("CUBBY_REMOTE_MAX_ENTRY", value, size.error());
-    config.remote_max_entry = *size;
-  }
-  if (const char* value = env("CUBBY_REMOTE_TTL")) {
-    auto ttl = parse_duration_s(value);
-    if (!ttl) return bad_variable("CUBBY_REMOTE_TTL", value, ttl.error());
-    if (*ttl > kMaxRemoteTtlS) {
-      return bad_variable("CUBBY_REMOTE_TTL", value,
-                          Failure{Errc::invalid_argument,
-                                  "Redis refuses expiries this far away (at most " +
-                                      std::to_string(kMaxRemoteTtlS) +
-                                      " seconds); use 0 for remote entries that never expire"});
-    }
-    config.remote_ttl_s = *ttl;
-  }
-  for (auto [name, flag] :
-       {std::pair{"CUBBY_READ_ONLY", &config.read_only},
-        std::pair{"CUBBY_DISABLE", &config.disabled}, std::pair{"CUBBY_PREFETCH", &config.prefetch},
-        std::pair{"CUBBY_REMOTE_COMPRESS", &config.remote_compress}}) {
+  for (auto [name, flag] : {std::pair{"CUBBY_DISABLE", &config.disabled},
+                            std::pair{"CUBBY_PREFETCH", &config.prefetch}}) {
     if (const char* value = env(name)) {
       auto parsed = parse_bool(value);
       if (!parsed) return bad_variable(name, value, parsed.error());
@@ -246,6 +198,39 @@ Result<Config> Config::from_env() {
     if (!count) return bad_variable("CUBBY_MEMORY_ENTRIES", value, count.error());
     config.memory_entries = static_cast<std::size_t>(*count);
   }
+  return {};
+}
+
+}  // namespace
+
+Result<Config> Config::from_env() { return load({}); }
+
+Result<Config> Config::load(const std::filesystem::path& dir) {
+  Config config;
+  config.dir = dir.empty() ? default_store_dir() : dir;
+  // The store's settings: the variable over <dir>/cubby.conf over the default.
+  auto settings = effective_settings(config.dir);
+  if (!settings) return settings.error();
+  for (const EffectiveSetting& setting : *settings) {
+    if (setting.origin == SettingOrigin::default_value) continue;
+    if (auto applied = setting.info->apply(config, setting.value); !applied) {
+      if (setting.origin == SettingOrigin::environment) {
+        const std::string name(setting.info->env);
+        return bad_variable(name.c_str(), setting.value.c_str(), applied.error());
+      }
+      return fail(Errc::invalid_argument, store_config_path(config.dir).string(), ":",
+                  std::to_string(setting.line), ": ", std::string(setting.info->key), " = \"",
+                  setting.value, "\" is not valid: ", applied.error().message,
+                  "; fix it with `cubby config ", std::string(setting.info->key), " VALUE`");
+    }
+    if (setting.info->key == "max_size" && config.max_size < kMaxSizeFloor) {
+      const std::string name = setting.origin == SettingOrigin::environment
+                                   ? std::string(setting.info->env)
+                                   : store_config_path(config.dir).string() + ": max_size";
+      warn_small_max_size_once(name, setting.value);
+    }
+  }
+  if (auto process = read_process_variables(config); !process) return process.error();
   return config;
 }
 

@@ -226,7 +226,7 @@ std::string explain_summary(const Field& field) {
     case FieldKind::header: {
       const HeaderDigest& h = *field.header;
       if (!h.resolved) {
-        return "unresolved";
+        return std::string(kToolkitHeaderSummary);
       }
       return summarize(h.path, 400) + " " + to_hex(h.content_hash.data(), 8);
     }
@@ -275,6 +275,24 @@ std::vector<KeyField> explain_key(const KeyInputs& inputs) {
         KeyField{explain_label(field), explain_summary(field), to_hex(hash.data(), hash.size())});
   });
   return fields;
+}
+
+std::string format_key_fields(const std::vector<KeyField>& fields) {
+  std::size_t width = 0;
+  for (const KeyField& field : fields) width = std::max(width, field.label.size());
+  width = std::min(width, kKeyDumpLabelWidth);
+  std::string text = "key fields (label, hash, value):\n";
+  for (const KeyField& field : fields) {
+    text += "  ";
+    text += field.label;
+    if (field.label.size() < width) text.append(width - field.label.size(), ' ');
+    text += "  ";
+    text += std::string_view(field.hash).substr(0, kKeyDumpHashDigits);
+    text += "  ";
+    text += field.summary;
+    text += '\n';
+  }
+  return text;
 }
 
 namespace {

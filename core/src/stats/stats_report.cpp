@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -18,7 +19,8 @@ nlohmann::json stats_to_json(const Stats& stats) {
     if (stat.count != nullptr) {
       out[std::string(stat.name)] = stats.*stat.count;
     } else {
-      out[std::string(stat.name)] = stats.*stat.ms;
+      // Rounded to whole microseconds: a sum of times prints as 975.434, never 975.43399999999997.
+      out[std::string(stat.name)] = std::round(stats.*stat.ms * 1000.0) / 1000.0;
     }
   }
   return out;

@@ -234,6 +234,17 @@ class Cache:
             raise Error(_text(self._lib.cubby_last_error()))
         return json.loads(text)
 
+    def explain_text(self, source: str, name_expressions: Sequence[str] = (),
+                     options: Sequence[str] = (), arch: Optional[str] = None,
+                     program_name: Optional[str] = None) -> str:
+        """The key fields as text, in the one layout of `cubby compile --explain` and the harnesses."""
+        _, args = self._request_args(source, name_expressions, options, arch, program_name)
+        with self._call() as handle:
+            text = self._lib.cubby_explain_text(handle, *args)
+        if text is None:
+            raise Error(_text(self._lib.cubby_last_error()))
+        return _text(text)
+
     def _result(self, handle: Optional[int]) -> CompileResult:
         lib = self._lib
         try:

@@ -42,6 +42,7 @@ _SIGNATURES = {
     "cubby_compile": (c_int, _REQUEST + [POINTER(c_void_p)]),
     "cubby_key": (c_int, _REQUEST + [ctypes.c_char * 33]),
     "cubby_explain_json": (c_char_p, _REQUEST),
+    "cubby_explain_text": (c_char_p, _REQUEST),
     "cubby_result_free": (None, [c_void_p]),
     "cubby_result_key": (c_char_p, [c_void_p]),
     "cubby_result_hit": (c_int, [c_void_p]),

@@ -327,14 +327,13 @@ class CubbyPlugin:
     def on_compile(self, cache, result, request) -> None:
         if result.hit or not self.settings.values["require_warm"]:
             return
-        try:
-            fields = cache.explain(request.source, request.name_expressions, request.options,
-                                   request.arch, request.program_name)
+        try:  # the one key-dump layout of `cubby compile --explain` (cubby_explain_text)
+            dump = cache.explain_text(request.source, request.name_expressions, request.options,
+                                      request.arch, request.program_name)
         except Error as error:
-            fields = [{"label": "(fields unavailable)", "summary": str(error), "hash": ""}]
-        lines = [f"compiled {result.key} (store {cache.dir}); its key fields:"]
-        lines += [f"    {f['label']:<24} {f['hash'][:12]}  {f['summary']}" for f in fields]
-        self.cold.append("\n".join(lines))
+            dump = f"(key fields unavailable: {error})\n"
+        self.cold.append(f"compiled {result.key} (store {cache.dir}); compare with that run's "
+                         f"`cubby compile --explain`:\n{dump.rstrip()}")
 
     def on_cupy_save(self, name: str) -> None:
         if self.settings.values["require_warm"]:

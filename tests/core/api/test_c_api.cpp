@@ -82,6 +82,33 @@ TEST(CApi, VersionIsNonEmpty) {
   EXPECT_NE(std::strchr(version, '.'), nullptr);
 }
 
+// One entry, asked for in two orders (a duplicate too): each result lists the names as asked.
+TEST_F(CApiTest, NamesComeBackInRequestOrder) {
+  const char* const reordered[] = {"&counter", "ns::scale<double, 64>", "&counter",
+                                   "ns::scale<float, 256>"};
+  cubby_result* first = nullptr;
+  ASSERT_EQ(compile(cache_, &first), CUBBY_OK) << cubby_last_error();
+  cubby_result* second = nullptr;
+  ASSERT_EQ(cubby_compile(cache_, kSource, "scale.cu", reordered, 4, kOptions, kOptionCount, kArch,
+                          &second),
+            CUBBY_OK)
+      << cubby_last_error();
+  EXPECT_EQ(cubby_result_hit(second), 1);  // the same key: the set of expressions is the same
+  EXPECT_STREQ(cubby_result_key(second), cubby_result_key(first));
+  ASSERT_EQ(cubby_result_name_count(second), kNameCount);
+  EXPECT_STREQ(cubby_result_name_expression(second, 0), "&counter");
+  EXPECT_STREQ(cubby_result_name_expression(second, 1), "ns::scale<double, 64>");
+  EXPECT_STREQ(cubby_result_name_expression(second, 2), "ns::scale<float, 256>");
+  EXPECT_STREQ(cubby_result_lowered_name(second, 0), "counter");
+  for (size_t i = 0; i < kNameCount; ++i) {
+    EXPECT_STREQ(cubby_result_name_expression(first, i), kNames[i]);
+    EXPECT_STREQ(cubby_result_lowered_name_of(second, kNames[i]),
+                 cubby_result_lowered_name(first, i));
+  }
+  cubby_result_free(first);
+  cubby_result_free(second);
+}
+
 TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
   cubby_result* cold = nullptr;
   ASSERT_EQ(compile(cache_, &cold), CUBBY_OK) << cubby_last_error();
@@ -104,13 +131,13 @@ TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
                         4),
             0);
 
-  // Names by index: the entry's map is sorted by expression.
+  // Names by index: in request order (kNames is not sorted).
   ASSERT_EQ(cubby_result_name_count(cold), kNameCount);
-  EXPECT_STREQ(cubby_result_name_expression(cold, 0), "&counter");
-  EXPECT_STREQ(cubby_result_name_expression(cold, 1), "ns::scale<double, 64>");
-  EXPECT_STREQ(cubby_result_name_expression(cold, 2), "ns::scale<float, 256>");
-  EXPECT_STREQ(cubby_result_lowered_name(cold, 0), "counter");
-  EXPECT_STREQ(cubby_result_lowered_name(cold, 2), "_ZN2ns5scaleIfLi256EEEvPT_S1_");
+  for (size_t i = 0; i < kNameCount; ++i) {
+    EXPECT_STREQ(cubby_result_name_expression(cold, i), kNames[i]);
+  }
+  EXPECT_STREQ(cubby_result_lowered_name(cold, 2), "counter");
+  EXPECT_STREQ(cubby_result_lowered_name(cold, 0), "_ZN2ns5scaleIfLi256EEEvPT_S1_");
   EXPECT_EQ(cubby_result_name_expression(cold, kNameCount), nullptr);
   EXPECT_EQ(cubby_result_lowered_name(cold, kNameCount), nullptr);
 
@@ -471,6 +498,8 @@ TEST(CApi, CloseWaitsForCallsInFlightAndLaterCallsFailClearly) {
   expect_closed("cubby_store_dir");
   EXPECT_EQ(cubby_explain_json(cache, kSource, nullptr, nullptr, 0, nullptr, 0, kArch), nullptr);
   expect_closed("cubby_explain_json");
+  EXPECT_EQ(cubby_explain_text(cache, kSource, nullptr, nullptr, 0, nullptr, 0, kArch), nullptr);
+  expect_closed("cubby_explain_text");
   uint64_t entries = 1;
   uint64_t bytes = 1;
   EXPECT_EQ(cubby_store_usage(cache, &entries, &bytes), CUBBY_ERROR_INVALID_ARGUMENT);
@@ -509,4 +538,34 @@ TEST_F(CApiTest, ExplainJsonIsValidForAnyBytesAndPerThread) {
     ASSERT_NE(cubby_explain_json(cache_, "other", nullptr, nullptr, 0, nullptr, 0, kArch), nullptr);
   }).join();
   EXPECT_EQ(std::string(text), mine);  // another thread's call did not overwrite this thread's
+}
+
+// The text dump is the one layout (a title, then label, short hash, value), field for field the
+// JSON answer's, a toolkit header included.
+TEST_F(CApiTest, ExplainTextIsTheOneKeyDumpOfTheJsonFields) {
+  const std::string source = std::string("#include <cuda/std/cstdint>\n") + kSource;
+  const char* json_text =
+      cubby_explain_json(cache_, source.c_str(), nullptr, kNames, kNameCount, nullptr, 0, kArch);
+  ASSERT_NE(json_text, nullptr) << cubby_last_error();
+  const nlohmann::json fields = nlohmann::json::parse(json_text);
+  const char* text =
+      cubby_explain_text(cache_, source.c_str(), nullptr, kNames, kNameCount, nullptr, 0, kArch);
+  ASSERT_NE(text, nullptr) << cubby_last_error();
+  const std::string dump = text;
+  EXPECT_EQ(dump.rfind("key fields (label, hash, value):\n", 0), 0u) << dump;
+  std::size_t at = 0;
+  for (const auto& field : fields) {
+    const std::string label = field["label"];
+    const std::string short_hash = field["hash"].get<std::string>().substr(0, 12);
+    at = dump.find("\n  " + label + " ", at);
+    ASSERT_NE(at, std::string::npos) << label << " missing or out of order in\n" << dump;
+    const std::size_t end = dump.find('\n', at + 1);
+    const std::string line = dump.substr(at + 1, end - at - 1);
+    EXPECT_NE(line.find("  " + short_hash + "  " + field["summary"].get<std::string>()),
+              std::string::npos)
+        << line;
+  }
+  EXPECT_NE(dump.find("header[cuda/std/cstdint]"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("toolkit (covered by the NVRTC identity)"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("unresolved"), std::string::npos) << dump;
 }

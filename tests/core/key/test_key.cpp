@@ -247,7 +247,7 @@ TEST(ExplainKey, FieldsInHashingOrderWithLabels) {
   EXPECT_EQ(fields[11].summary, "ns::k<double>");
   EXPECT_EQ(fields[12].summary, "ns::k<float>");
   EXPECT_NE(fields[14].summary.find("/proj/inc/detail/ops.cuh"), std::string::npos);
-  EXPECT_EQ(fields[15].summary, "unresolved");
+  EXPECT_EQ(fields[15].summary, "toolkit (covered by the NVRTC identity)");
   for (const auto& f : fields) {
     EXPECT_EQ(f.hash.size(), 32u) << f.label;
     EXPECT_TRUE(Key::parse(f.hash).ok()) << f.label;
@@ -285,6 +285,23 @@ TEST(ExplainKey, OnlyTheChangedFieldChangesItsHash) {
   EXPECT_EQ(differing, (std::vector<std::string>{"arch", "option[1]"}));
 }
 
+TEST(FormatKeyFields, OneAlignedLinePerFieldWithLabelShortHashAndValue) {
+  std::vector<KeyField> fields = {{"arch", "sm_90", std::string(32, 'a')},
+                                  {"option[10]", "-DN=4", std::string(32, 'b')}};
+  EXPECT_EQ(format_key_fields(fields),
+            "key fields (label, hash, value):\n"
+            "  arch        aaaaaaaaaaaa  sm_90\n"
+            "  option[10]  bbbbbbbbbbbb  -DN=4\n");
+  // A very long label (a header's path) does not push every other line's value to the right.
+  fields.push_back({std::string(50, 'l'), "v", std::string(32, 'c')});
+  EXPECT_EQ(format_key_fields(fields),
+            "key fields (label, hash, value):\n"
+            "  arch" +
+                std::string(kKeyDumpLabelWidth - 4, ' ') + "  aaaaaaaaaaaa  sm_90\n" +
+                "  option[10]" + std::string(kKeyDumpLabelWidth - 10, ' ') +
+                "  bbbbbbbbbbbb  -DN=4\n" + "  " + std::string(50, 'l') + "  cccccccccccc  v\n");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Golden key
 // ---------------------------------------------------------------------------------------------
@@ -308,11 +325,10 @@ KeyInputs golden_inputs() {
   return in;
 }
 
+// The golden dump is the one key-dump layout (format_key_fields) plus every full hash.
 std::string explain_text(const std::vector<KeyField>& fields) {
-  std::string text;
-  for (const auto& f : fields) {
-    text += f.label + "\t" + f.summary + "\t" + f.hash + "\n";
-  }
+  std::string text = format_key_fields(fields);
+  for (const auto& f : fields) text += f.hash + "\n";
   return text;
 }
 

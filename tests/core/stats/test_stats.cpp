@@ -136,6 +136,17 @@ TEST(StatsTable, JsonHasEveryCounterAndNothingElse) {
   }
 }
 
+// Times are rounded to whole microseconds, so sums of times print short.
+TEST(StatsTable, JsonTimesAreRoundedToMicroseconds) {
+  Stats stats;
+  stats.compile_ms = 0.1 + 0.2;  // 0.30000000000000004
+  stats.compile_ms_saved = 975.4339999;
+  const std::string text = cubby::stats_to_json(stats).dump();
+  EXPECT_NE(text.find("\"compile_ms\":0.3,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"compile_ms_saved\":975.434"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0000000"), std::string::npos) << text;
+}
+
 // Through the C API too: a fresh handle's cubby_stats_json has every counter (all 0).
 TEST(StatsTable, CApiJsonHasEveryCounter) {
   cubby::testing::TempDir dir("stats-table");

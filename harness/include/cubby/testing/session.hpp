@@ -56,7 +56,7 @@ LookupTime lookup_time();
 // `after - before`, field by field.
 LookupTime difference(const LookupTime& after, const LookupTime& before);
 
-// The key fields of `request` as `cubby compile --explain` prints them, one per line.
+// The key fields of `request` as `cubby compile --explain` prints them (format_key_fields).
 std::string describe_key(const CompileRequest& request);
 
 // Compiles of the running test that `compile` has already reported as require-warm failures

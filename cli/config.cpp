@@ -1,0 +1,108 @@
+// `cubby config [KEY [VALUE]]`: the store's settings file (<store>/cubby.conf, see
+// cache/store_config.hpp): lists every setting with its value and where it comes from, prints one,
+// sets one or (--unset) removes one. A CUBBY_* variable still wins over the file.
+#include <iostream>
+#include <optional>
+
+#include "cache/store_config.hpp"
+#include "cli.hpp"
+
+namespace cubby::cli {
+namespace {
+
+struct ConfigArgs {
+  std::string key;
+  std::optional<std::string> value;
+  bool unset = false;
+};
+
+json setting_json(const EffectiveSetting& setting, const fs::path& dir) {
+  return {{"key", setting.info->key},
+          {"value", setting.value},
+          {"origin", origin_text(*setting.info, setting.origin, dir)},
+          {"env", setting.info->env},
+          {"default", setting.info->default_value}};
+}
+
+// The store's settings; usage failure (with the file's problem) when they cannot be read.
+std::vector<EffectiveSetting> settings_of(const fs::path& dir) {
+  auto settings = effective_settings(dir);
+  if (!settings) fail_with(kExitUsage, settings.error().message);
+  return std::move(settings).value();
+}
+
+int list_settings(const Common& common, const fs::path& dir) {
+  const std::vector<EffectiveSetting> settings = settings_of(dir);
+  if (common.json) {
+    json rows = json::array();
+    for (const auto& setting : settings) rows.push_back(setting_json(setting, dir));
+    print_json(
+        {{"dir", dir.string()}, {"file", store_config_path(dir).string()}, {"settings", rows}});
+    return kExitOk;
+  }
+  std::cout << "# " << store_config_path(dir).string()
+            << " (a CUBBY_* variable wins over the file)\n";
+  for (const auto& setting : settings) {
+    std::string line = std::string(setting.info->key) + " = " + setting.value;
+    line.resize(std::max<std::size_t>(line.size(), 36), ' ');
+    std::cout << line << "  # " << origin_text(*setting.info, setting.origin, dir) << '\n';
+  }
+  return kExitOk;
+}
+
+int run_config(const Common& common, const ConfigArgs& args) {
+  // Not load_config: a value the file holds that the library refuses must stay fixable here.
+  const fs::path dir = common.dir.empty() ? default_store_dir() : fs::path(common.dir);
+  if (args.key.empty()) {
+    if (args.unset) fail_with(kExitUsage, "--unset needs a KEY; see `cubby config` for the keys");
+    return list_settings(common, dir);
+  }
+  if (args.value && args.unset) fail_with(kExitUsage, "give a VALUE or --unset, not both");
+  // Writes the change; an unknown key fails here too, with the list of keys.
+  if (args.value || args.unset || find_store_setting(args.key) == nullptr) {
+    auto written = write_store_setting(dir, args.key, args.unset ? std::nullopt : args.value);
+    if (!written) {
+      fail_with(written.error().code == Errc::invalid_argument ? kExitUsage : kExitFailed,
+                written.error().message);
+    }
+  }
+  const std::vector<EffectiveSetting> settings = settings_of(dir);
+  const auto found = std::find_if(settings.begin(), settings.end(), [&](const auto& setting) {
+    return setting.info->key == args.key;
+  });
+  if (common.json) {
+    print_json(setting_json(*found, dir));
+  } else {
+    std::cout << found->value << '\n';
+  }
+  if ((args.value || args.unset) && found->origin == SettingOrigin::environment) {
+    std::cerr << "cubby: note: " << found->info->env
+              << " is set in this environment and wins over the file; unset it to use the file's "
+                 "value\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_config(CLI::App& app, Common& common) {
+  auto args = std::make_shared<ConfigArgs>();
+  std::string keys;
+  for (const StoreSettingInfo& setting : kStoreSettings) {
+    keys +=
+        "\n  " + std::string(setting.key) + " (" + std::string(setting.env) + ", default " +
+        (setting.default_value.empty() ? std::string("none") : std::string(setting.default_value)) +
+        "): " + std::string(setting.what);
+  }
+  CLI::App* command =
+      app.add_subcommand("config", "Show or change the store's settings (<store>/cubby.conf)");
+  command->footer("Settings (a CUBBY_* variable wins over the file, the file over the default):" +
+                  keys);
+  command->add_option("KEY", args->key, "Setting to show, set or unset (none: list them all)");
+  command->add_option("VALUE", args->value, "New value, written to <store>/cubby.conf");
+  command->add_flag("--unset", args->unset, "Remove KEY from the file (its default applies)");
+  add_common(*command, common);
+  return {command, [&common, args] { return run_config(common, *args); }};
+}
+
+}  // namespace cubby::cli

@@ -1,0 +1,261 @@
+#include "cache/store_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
+#include "util/io.hpp"
+
+namespace cubby {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+Result<void> apply_max_size(Config& config, std::string_view value) {
+  auto size = parse_size(value);
+  if (!size) return size.error();
+  config.max_size = *size;
+  return {};
+}
+
+Result<void> apply_read_only(Config& config, std::string_view value) {
+  auto on = parse_bool(value);
+  if (!on) return on.error();
+  config.read_only = *on;
+  return {};
+}
+
+Result<void> apply_remote(Config& config, std::string_view value) {
+  config.remote_url = std::string(value);
+  return {};
+}
+
+Result<void> apply_remote_mode(Config& config, std::string_view value) {
+  const std::string mode = lower(value);
+  if (mode == "read" || mode == "read-only" || mode == "readonly" || mode == "ro") {
+    config.remote_read_only = true;
+  } else if (mode == "readwrite" || mode == "read-write" || mode == "rw" || mode == "write") {
+    config.remote_read_only = false;
+  } else {
+    return fail(Errc::invalid_argument, "expected read or readwrite");
+  }
+  return {};
+}
+
+Result<void> apply_remote_ttl(Config& config, std::string_view value) {
+  auto ttl = parse_duration_s(value);
+  if (!ttl) return ttl.error();
+  if (*ttl > kMaxRemoteTtlS) {
+    return fail(Errc::invalid_argument, "Redis refuses expiries this far away (at most ",
+                std::to_string(kMaxRemoteTtlS),
+                " seconds); use 0 for remote entries that never expire");
+  }
+  config.remote_ttl_s = *ttl;
+  return {};
+}
+
+Result<void> apply_milliseconds(std::uint32_t& field, std::string_view value) {
+  auto ms = parse_size(value);
+  if (!ms || *ms == 0 || *ms > 3'600'000) {
+    return fail(Errc::invalid_argument, "expected milliseconds from 1 to 3600000");
+  }
+  field = static_cast<std::uint32_t>(*ms);
+  return {};
+}
+
+Result<void> apply_remote_timeout(Config& config, std::string_view value) {
+  return apply_milliseconds(config.remote_timeout_ms, value);
+}
+
+Result<void> apply_remote_backoff(Config& config, std::string_view value) {
+  return apply_milliseconds(config.remote_backoff_ms, value);
+}
+
+Result<void> apply_remote_max_entry(Config& config, std::string_view value) {
+  auto size = parse_size(value);
+  if (!size) return size.error();
+  config.remote_max_entry = *size;
+  return {};
+}
+
+Result<void> apply_remote_compress(Config& config, std::string_view value) {
+  auto on = parse_bool(value);
+  if (!on) return on.error();
+  config.remote_compress = *on;
+  return {};
+}
+
+// A `key = value` line of the file, or nothing for a blank line or a comment.
+struct FileLine {
+  std::string_view key;
+  std::string_view value;
+};
+
+Result<std::optional<FileLine>> parse_line(std::string_view line) {
+  const std::string_view text = trim(line);
+  if (text.empty() || text.front() == '#') return std::optional<FileLine>{};
+  const std::size_t equals = text.find('=');
+  if (equals == std::string_view::npos || trim(text.substr(0, equals)).empty()) {
+    return fail(Errc::invalid_argument, "expected `key = value` or a # comment");
+  }
+  return std::optional<FileLine>{
+      FileLine{trim(text.substr(0, equals)), trim(text.substr(equals + 1))}};
+}
+
+// Calls visit(line_number, line) for every line of `text` (without its newline).
+template <class Visit>
+void for_each_line(std::string_view text, Visit&& visit) {
+  std::size_t number = 0;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    visit(++number, text.substr(0, end));
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+}
+
+// The file's text; empty when there is none.
+Result<std::string> read_store_file(const std::filesystem::path& dir) {
+  constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
+  auto text = io::read_file(store_config_path(dir), kMaxConfigBytes);
+  if (!text && text.error().code == Errc::not_found) return std::string();
+  if (!text) {
+    return fail(text.error().code, text.error().message,
+                "; fix the file or remove it (its settings then take their defaults)");
+  }
+  return text;
+}
+
+}  // namespace
+
+const std::array<StoreSettingInfo, 9> kStoreSettings = {{
+    {"max_size", "CUBBY_MAX_SIZE", "5G",
+     "size bound of the store (least recently used entries are evicted above it): 500M, 5G",
+     apply_max_size},
+    {"read_only", "CUBBY_READ_ONLY", "false", "never write the store (a shared, prepared store)",
+     apply_read_only},
+    {"remote", "CUBBY_REMOTE", "",
+     "remote tier, redis://[user:password@]host:port[/db]; empty: none", apply_remote},
+    {"remote_mode", "CUBBY_REMOTE_MODE", "readwrite", "read (look up only) or readwrite",
+     apply_remote_mode},
+    {"remote_ttl", "CUBBY_REMOTE_TTL", "0",
+     "expiry of remote entries: 3600, 30m, 12h, 7d; 0: never", apply_remote_ttl},
+    {"remote_timeout_ms", "CUBBY_REMOTE_TIMEOUT_MS", "500", "bound of each remote call (ms)",
+     apply_remote_timeout},
+    {"remote_backoff_ms", "CUBBY_REMOTE_BACKOFF_MS", "30000",
+     "how long the remote is skipped after a failure (ms)", apply_remote_backoff},
+    {"remote_max_entry", "CUBBY_REMOTE_MAX_ENTRY", "64M",
+     "larger entries are neither sent to nor accepted from the remote", apply_remote_max_entry},
+    {"remote_compress", "CUBBY_REMOTE_COMPRESS", "true", "send remote entries LZ4-compressed",
+     apply_remote_compress},
+}};
+
+const StoreSettingInfo* find_store_setting(std::string_view key) {
+  const auto found = std::find_if(kStoreSettings.begin(), kStoreSettings.end(),
+                                  [&](const StoreSettingInfo& info) { return info.key == key; });
+  return found == kStoreSettings.end() ? nullptr : &*found;
+}
+
+std::filesystem::path store_config_path(const std::filesystem::path& dir) {
+  return dir / "cubby.conf";
+}
+
+std::string origin_text(const StoreSettingInfo& setting, SettingOrigin origin,
+                        const std::filesystem::path& dir) {
+  switch (origin) {
+    case SettingOrigin::environment:
+      return std::string(setting.env);
+    case SettingOrigin::store_file:
+      return store_config_path(dir).string();
+    case SettingOrigin::default_value:
+      break;
+  }
+  return "default";
+}
+
+Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::path& dir) {
+  std::vector<EffectiveSetting> settings;
+  for (const StoreSettingInfo& info : kStoreSettings) {
+    settings.push_back({&info, std::string(info.default_value), SettingOrigin::default_value, 0});
+  }
+  auto text = read_store_file(dir);
+  if (!text) return text.error();
+  Result<void> status;
+  for_each_line(*text, [&](std::size_t number, std::string_view line) {
+    if (!status) return;
+    auto parsed = parse_line(line);
+    if (!parsed) {
+      status =
+          fail(Errc::invalid_argument, store_config_path(dir).string(), ":", std::to_string(number),
+               ": ", parsed.error().message, "; edit or remove that line");
+      return;
+    }
+    if (!*parsed) return;
+    for (EffectiveSetting& setting : settings) {
+      if (setting.info->key != (*parsed)->key) continue;  // an unknown key is ignored
+      setting.value = std::string((*parsed)->value);      // the last line of a key wins
+      setting.origin = SettingOrigin::store_file;
+      setting.line = number;
+    }
+  });
+  if (!status) return status.error();
+  for (EffectiveSetting& setting : settings) {
+    const std::string name(setting.info->env);
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr || *value == '\0') continue;  // an empty variable counts as unset
+    setting.value = value;
+    setting.origin = SettingOrigin::environment;
+    setting.line = 0;
+  }
+  return settings;
+}
+
+Result<void> write_store_setting(const std::filesystem::path& dir, std::string_view key,
+                                 const std::optional<std::string>& value) {
+  const StoreSettingInfo* info = find_store_setting(key);
+  if (info == nullptr) {
+    std::string keys;
+    for (const StoreSettingInfo& setting : kStoreSettings) {
+      keys += (keys.empty() ? "" : ", ") + std::string(setting.key);
+    }
+    return fail(Errc::invalid_argument, "unknown setting \"", std::string(key),
+                "\"; the store's settings are ", keys);
+  }
+  if (value) {
+    Config scratch;
+    if (auto applied = info->apply(scratch, *value); !applied) {
+      return fail(Errc::invalid_argument, std::string(key), " = \"", *value,
+                  "\" is not valid: ", applied.error().message);
+    }
+    if (value->find('\n') != std::string::npos) {
+      return fail(Errc::invalid_argument, "a value is one line; remove the line break");
+    }
+  }
+  auto text = read_store_file(dir);
+  if (!text) return text.error();
+  std::string out;
+  for_each_line(*text, [&](std::size_t, std::string_view line) {
+    auto parsed = parse_line(line);
+    if (parsed && *parsed && (*parsed)->key == key) return;  // replaced (or removed) below
+    out.append(line);
+    out += '\n';
+  });
+  if (value) out += std::string(key) + " = " + *value + "\n";
+  auto file = io::AtomicFile::create(store_config_path(dir), io::FileMode::group_shared, true);
+  if (!file) return file.error();
+  if (auto written = file->write(out); !written) return written.error();
+  return file->commit();
+}
+
+}  // namespace cubby

@@ -1,0 +1,77 @@
+// The store's config file, <store>/cubby.conf: settings kept with the store (its size bound, its
+// access mode, its remote tier), shared by every process that opens the store, so `cubby gc`, the
+// library's own eviction and `cubby stats` agree on one bound without every shell exporting it.
+//
+// Grammar (ccache's):   line    = blank | comment | setting
+//                       comment = optional spaces, "#", anything
+//                       setting = optional spaces, key, optional spaces, "=", value
+// The value is trimmed of surrounding spaces; a key is one of kStoreSettings' keys. A key that
+// this version does not know is ignored (another release may share the store); a line that is no
+// setting, or a value its setting refuses, is an error naming the file and the line.
+//
+// Precedence: a CUBBY_* variable over the file over the default (Config::load applies them).
+// Settings that belong to a process or a person rather than to the store (CUBBY_DISABLE,
+// CUBBY_ARCH, CUBBY_SUITE, CUBBY_JOBS, CUBBY_PCH, CUBBY_BASE_DIR, CUBBY_MEMORY_ENTRIES, and
+// CUBBY_REMOTE_SECRET, which must not sit in a group-readable file) are variables only.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubby/config.hpp"
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+// One setting the store's file may hold. `apply` parses `value` into `config`; invalid_argument
+// with what is expected (no name: callers name the variable or the file line).
+struct StoreSettingInfo {
+  std::string_view key;            // in cubby.conf and `cubby config`
+  std::string_view env;            // the variable that overrides it
+  std::string_view default_value;  // as text, what Config holds unless told
+  std::string_view what;           // one line for `cubby config --help` and the man page
+  Result<void> (*apply)(Config& config, std::string_view value);
+};
+
+// Every setting of cubby.conf, in `cubby config`'s order (one source of truth: parsing, listing,
+// help and the README table follow it).
+extern const std::array<StoreSettingInfo, 9> kStoreSettings;
+
+// The setting named `key`, or nullptr.
+const StoreSettingInfo* find_store_setting(std::string_view key);
+
+// <dir>/cubby.conf.
+std::filesystem::path store_config_path(const std::filesystem::path& dir);
+
+// Where a setting's value comes from.
+enum class SettingOrigin : std::uint8_t { default_value, store_file, environment };
+
+// "default", "<dir>/cubby.conf", "CUBBY_MAX_SIZE" (the variable) for `setting`'s `origin`.
+std::string origin_text(const StoreSettingInfo& setting, SettingOrigin origin,
+                        const std::filesystem::path& dir);
+
+// A setting's value as it takes effect, and where it comes from.
+struct EffectiveSetting {
+  const StoreSettingInfo* info = nullptr;
+  std::string value;  // as written in the variable or the file, else the default's text
+  SettingOrigin origin = SettingOrigin::default_value;
+  std::size_t line = 0;  // the file's line (1-based) when origin is store_file
+};
+
+// Every setting of kStoreSettings in order, as the environment and <dir>/cubby.conf give it (the
+// values are not checked: Config::load does). Errc::io if the file exists but cannot be read,
+// Errc::invalid_argument for a line that is no setting.
+Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::path& dir);
+
+// Writes `key = value` into <dir>/cubby.conf (replacing the key's lines, keeping every other line
+// and comment; creating the file and the folder if missing), atomically. With no value, removes
+// the key's lines (the default then applies). invalid_argument for an unknown key or a value the
+// setting refuses; Errc::io if the file cannot be written.
+Result<void> write_store_setting(const std::filesystem::path& dir, std::string_view key,
+                                 const std::optional<std::string>& value);
+
+}  // namespace cubby

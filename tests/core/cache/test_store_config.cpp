@@ -1,0 +1,133 @@
+// Tests for core/src/cache/store_config.cpp (the store's cubby.conf) and Config::load's use of it:
+// a variable over the file over the default, errors that name the file's line, writes that keep
+// every other line.
+#include <gtest/gtest.h>
+
+#include "cache/store_config.hpp"
+#include "cubby/config.hpp"
+#include "test_support.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::read_text;
+using testing::ScopedEnv;
+using testing::TempDir;
+using testing::write_text;
+
+// The store settings' variables unset for the scope (the developer's own must not leak in).
+struct CleanStoreEnv {
+  std::vector<std::unique_ptr<ScopedEnv>> unset;
+  CleanStoreEnv() {
+    for (const StoreSettingInfo& setting : kStoreSettings) {
+      unset.push_back(std::make_unique<ScopedEnv>(std::string(setting.env), std::nullopt));
+    }
+  }
+};
+
+TEST(StoreConfig, FileValuesApplyAndVariablesWinOverThem) {
+  CleanStoreEnv clean;
+  TempDir store("store-config");
+  write_text(store / "cubby.conf",
+             "# the team's store\n\n  max_size = 100M  \nremote_mode=read\nfuture_key = 1\n");
+  auto config = Config::load(store.path());
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->dir, store.path());
+  EXPECT_EQ(config->max_size, 100ull << 20);
+  EXPECT_TRUE(config->remote_read_only);
+  EXPECT_FALSE(config->read_only);  // not in the file: the default
+
+  ScopedEnv size("CUBBY_MAX_SIZE", "2G");
+  config = Config::load(store.path());
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->max_size, 2ull << 30);
+
+  auto settings = effective_settings(store.path());
+  ASSERT_TRUE(settings.ok()) << settings.error().message;
+  const auto& max_size = (*settings)[0];
+  EXPECT_EQ(max_size.info->key, "max_size");
+  EXPECT_EQ(max_size.origin, SettingOrigin::environment);
+  EXPECT_EQ(max_size.value, "2G");
+  EXPECT_EQ(origin_text(*max_size.info, max_size.origin, store.path()), "CUBBY_MAX_SIZE");
+  const auto& mode = (*settings)[3];
+  EXPECT_EQ(mode.info->key, "remote_mode");
+  EXPECT_EQ(mode.origin, SettingOrigin::store_file);
+  EXPECT_EQ(mode.line, 4u);
+  EXPECT_EQ(origin_text(*mode.info, mode.origin, store.path()), (store / "cubby.conf").string());
+  EXPECT_EQ((*settings)[1].origin, SettingOrigin::default_value);
+  EXPECT_EQ((*settings)[1].value, "false");
+}
+
+TEST(StoreConfig, FromEnvReadsTheDefaultStoresFile) {
+  CleanStoreEnv clean;
+  TempDir store("store-config");
+  write_text(store / "cubby.conf", "max_size = 3M\n");
+  ScopedEnv dir("CUBBY_DIR", store.path().string());
+  auto config = Config::from_env();
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->max_size, 3ull << 20);
+}
+
+TEST(StoreConfig, ABadValueOrLineNamesTheFileAndLine) {
+  CleanStoreEnv clean;
+  TempDir store("store-config");
+  write_text(store / "cubby.conf", "read_only = 0\nmax_size = lots\n");
+  auto config = Config::load(store.path());
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().code, Errc::invalid_argument);
+  const std::string& message = config.error().message;
+  EXPECT_NE(message.find((store / "cubby.conf").string() + ":2"), std::string::npos) << message;
+  EXPECT_NE(message.find("lots"), std::string::npos) << message;
+  EXPECT_NE(message.find("cubby config max_size"), std::string::npos) << message;
+
+  write_text(store / "cubby.conf", "max_size 5G\n");
+  config = Config::load(store.path());
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.error().message.find(":1"), std::string::npos) << config.error().message;
+  EXPECT_NE(config.error().message.find("key = value"), std::string::npos);
+}
+
+TEST(StoreConfig, AMissingStoreOrFileMeansDefaults) {
+  CleanStoreEnv clean;
+  TempDir root("store-config");
+  auto config = Config::load(root / "not-yet");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->max_size, Config{}.max_size);
+}
+
+TEST(StoreConfig, WritesReplaceTheKeyAndKeepEveryOtherLine) {
+  CleanStoreEnv clean;
+  TempDir root("store-config");
+  const auto store = root / "store";  // created by the write
+  ASSERT_TRUE(write_store_setting(store, "max_size", "1G").ok());
+  EXPECT_EQ(read_text(store / "cubby.conf"), "max_size = 1G\n");
+  write_text(store / "cubby.conf", "# keep me\nmax_size = 1G\nremote = redis://h:1\nmax_size=2G\n");
+  ASSERT_TRUE(write_store_setting(store, "max_size", "500M").ok());
+  EXPECT_EQ(read_text(store / "cubby.conf"), "# keep me\nremote = redis://h:1\nmax_size = 500M\n");
+  ASSERT_TRUE(write_store_setting(store, "remote", std::nullopt).ok());
+  EXPECT_EQ(read_text(store / "cubby.conf"), "# keep me\nmax_size = 500M\n");
+  EXPECT_EQ(Config::load(store)->max_size, 500ull << 20);
+
+  auto unknown = write_store_setting(store, "max_sise", "1G");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("max_size"), std::string::npos);  // lists the keys
+  auto invalid = write_store_setting(store, "remote_ttl", "forever");
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_NE(invalid.error().message.find("forever"), std::string::npos);
+  EXPECT_EQ(read_text(store / "cubby.conf"), "# keep me\nmax_size = 500M\n");  // untouched
+}
+
+// Every setting of the table parses its own default, and has a variable and a description.
+TEST(StoreConfig, EveryDefaultParses) {
+  for (const StoreSettingInfo& setting : kStoreSettings) {
+    EXPECT_TRUE(setting.env.starts_with("CUBBY_")) << setting.key;
+    EXPECT_FALSE(setting.what.empty()) << setting.key;
+    Config config;
+    EXPECT_TRUE(setting.apply(config, setting.default_value).ok()) << setting.key;
+    EXPECT_EQ(find_store_setting(setting.key), &setting);
+  }
+  EXPECT_EQ(find_store_setting("nope"), nullptr);
+}
+
+}  // namespace
+}  // namespace cubby
