@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "storage/local/gc.hpp"
 #include "storage/local/store_stats.hpp"
 
 namespace cubby::cli {
@@ -50,7 +51,7 @@ int run_clear(const Common& common, const ClearArgs& args) {
   DiskTier disk(config.dir);
   Cleared cleared;
   if (args.ns.empty()) {
-    auto removed = disk.clear();
+    auto removed = clear_store(disk);  // and its size estimate
     if (!removed) fail_with(kExitFailed, removed.error().message);
     cleared.removed = *removed;
   } else {
