@@ -760,6 +760,9 @@ void report_hit_vs_load(benchmark::State& state, Bench& bench,
   state.counters["load_in_hit_us"] = column(Arm::hit, [](const Pass& p) { return p.load; });
   state.counters["open_us"] = column(Arm::hit, [](const Pass& p) { return p.open; });
   state.counters["finish_us"] = column(Arm::hit, [](const Pass& p) { return p.finish; });
+  // The same lookups back to back (no module load between them to evict the CPU's caches).
+  state.counters["hit_back_to_back_us"] =
+      column(Arm::hits_then_loads, [](const Pass& p) { return p.lookup; });
   state.counters["load_of_hit_bytes_us"] =
       column(Arm::hits_then_loads, [](const Pass& p) { return p.load; });
   state.counters["load_of_copied_hits_us"] =
