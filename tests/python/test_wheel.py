@@ -53,7 +53,7 @@ PROBE = textwrap.dedent("""
     import cubby
     store, source, name = sys.argv[1], sys.argv[2], sys.argv[3]
     with cubby.Cache(dir=store) as cache:
-        result = cache.compile(source, [name], ["-std=c++17"], "sm_90", program_name="k.cu")
+        result = cache.compile(source, [name], ["-std=c++17"], "sm_90")  # the CLI's default name too
     dist = metadata.distribution("cubby")
     print(json.dumps({
         "library": cubby.library_path(), "cli": cubby.cli_path(), "package": cubby.__file__,
