@@ -2,8 +2,12 @@
 #include "key/include_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <system_error>
 
@@ -136,6 +140,24 @@ std::vector<std::filesystem::path> include_paths_from_options(
   return {parsed.include_paths.begin(), parsed.include_paths.end()};
 }
 
+namespace {
+
+// Whether the toolkit's include folder holds CCCL's own folder: looked at once per folder and
+// process, not on every key (the toolkit's layout goes with the NVRTC identity the key holds).
+bool has_cccl_folder(const fs::path& toolkit_include_dir) {
+  static std::mutex mutex;
+  static std::map<std::string, bool, std::less<>> known;
+  const std::lock_guard lock(mutex);
+  auto [found, inserted] = known.try_emplace(toolkit_include_dir.string(), false);
+  if (inserted) {
+    std::error_code ec;
+    found->second = fs::is_directory(toolkit_include_dir / "cccl", ec);
+  }
+  return found->second;
+}
+
+}  // namespace
+
 IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit_include_dir) {
   IncludeOptions parsed = parse_include_options(request.options);
   IncludePlan plan;
@@ -146,8 +168,7 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
   plan.options.insert(plan.options.end(), parsed.nvrtc_options.begin(), parsed.nvrtc_options.end());
   // The toolkit's own headers (CCCL's <cuda/std/...>, then the rest), after the user's folders.
   if (!toolkit_include_dir.empty()) {
-    std::error_code ec;
-    if (fs::is_directory(toolkit_include_dir / "cccl", ec)) {
+    if (has_cccl_folder(toolkit_include_dir)) {
       plan.options.push_back("--include-path=" + (toolkit_include_dir / "cccl").string());
     }
     plan.options.push_back("--include-path=" + toolkit_include_dir.string());
