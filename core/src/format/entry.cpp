@@ -11,9 +11,6 @@
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 namespace cubby {
 namespace {
 
@@ -39,16 +36,7 @@ std::array<std::uint8_t, 16> entry_checksum(std::string_view header, std::string
   std::array<char, kEntryHeaderSize> zeroed{};
   std::memcpy(zeroed.data(), header.data(), kEntryHeaderSize);
   std::memset(zeroed.data() + kChecksumOffset, 0, kChecksumSize);
-  XXH3_state_t state;
-  XXH3_INITSTATE(&state);
-  XXH3_128bits_reset(&state);
-  XXH3_128bits_update(&state, zeroed.data(), zeroed.size());
-  XXH3_128bits_update(&state, body.data(), body.size());
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(&state));
-  std::array<std::uint8_t, 16> out{};
-  std::memcpy(out.data(), canonical.digest, out.size());
-  return out;
+  return hash128(std::string_view(zeroed.data(), zeroed.size()), body);
 }
 
 // Bounds-checked little-endian reader over the body. Every read checks the remaining bytes
