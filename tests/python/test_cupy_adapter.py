@@ -94,6 +94,18 @@ def test_cupy_payloads_are_stored_and_served_byte_for_byte(pytester, run, env, s
     assert "3 entries" in warm.stdout.str()
 
 
+def test_under_xdist_the_workers_install_the_backend_and_the_summary_says_so(
+        pytester, run, env, store, fake_cupy):
+    pytest.importorskip("xdist")
+    fake_cupy()
+    env.setenv("PYTHONPATH", f"{pytester.path}:{__import__('os').environ['PYTHONPATH']}")
+    pytester.makepyfile(test_suite=SUITE.format(expect_default=False))
+    cold = run("-p", "xdist.plugin", "-n", "2", f"--cubby-dir={store}")
+    cold.assert_outcomes(passed=4)
+    line = cupy_line(cold)
+    assert "installed in the xdist workers" in line and "missed 3, saved 3" in line, line
+
+
 def test_no_cubby_cupy_leaves_cupys_backend_alone(pytester, run, env, store, fake_cupy):
     fake_cupy()
     env.setenv("PYTHONPATH", f"{pytester.path}:{__import__('os').environ['PYTHONPATH']}")

@@ -483,12 +483,15 @@ class CubbyPlugin:
         write(f"processes: {int(t.get('processes', 0))} (xdist workers: {self.workers})")
         if self.prefetch_note:
             write(f"prefetch: {self.prefetch_note}")
-        if self.cupy_note:
-            write(f"cupy: {self.cupy_note}" + (
+        used = t.get("cupy_hits", 0) or t.get("cupy_misses", 0) or t.get("cupy_saves", 0)
+        note = self.cupy_note
+        if self.cupy is None and used and self.workers:  # the workers imported CuPy, not this one
+            note = "installed in the xdist workers"
+        if note:
+            write(f"cupy: {note}" + (
                 f"; loads hit {int(t.get('cupy_hits', 0))}, missed {int(t.get('cupy_misses', 0))}, "
                 f"saved {int(t.get('cupy_saves', 0))}, {t.get('cupy_load_ms', 0):.0f} ms in lookups"
-                if t.get("cupy_hits", 0) or
-                t.get("cupy_misses", 0) or t.get("cupy_saves", 0) else ""))
+                if used else ""))
 
 
 class _XdistHooks:
