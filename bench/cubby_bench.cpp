@@ -35,10 +35,12 @@
 #include "cubby/cubby.hpp"
 #include "cubby_workloads.hpp"
 #include "format/recipe.hpp"
+#include "storage/local/disk.hpp"
 #include "storage/local/manifests.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/remote/remote.hpp"
 #include "util/hash.hpp"
+#include "util/io.hpp"
 #include "util/process.hpp"
 
 extern char** environ;
@@ -59,6 +61,7 @@ struct Bench {
   std::vector<cubby::CompileRequest> requests;
   fs::path warm_dir;
   std::vector<std::shared_ptr<const cubby::Entry>> entries;  // warm entries (load baseline)
+  std::vector<fs::path> entry_files;                         // their files (BM_HitVsLoad)
   double cold_seconds = 0;                                   // mean of BM_ColdCompile in this run
   double suite_serial_seconds = 0;  // mean of BM_ColdSuite/<workload>/serial in this run
   double disk_seconds = 0;          // mean of BM_WarmHitDisk in this run (a local warm run)
@@ -679,11 +682,33 @@ struct Pass {
 // lookup, load, lookup, load, ...). The other two find where a gap between them comes from:
 // `hits_then_loads` loads the hits' own buffers after all lookups (no lookup work between loads),
 // `hits_then_copies` loads untimed copies of them (the hits' work done, their buffers not used).
-enum class Arm { bare, hit, hits_then_loads, hits_then_copies };
-constexpr std::array kArms = {Arm::bare, Arm::hit, Arm::hits_then_loads, Arm::hits_then_copies};
+// `read_files` only reads the entries' files into new memory (timed as `lookup`): the part of a
+// lookup no cache can skip, so (bare load + read) / bare load is the floor of `ratio`.
+enum class Arm { bare, hit, hits_then_loads, hits_then_copies, read_files };
+constexpr std::array kArms = {Arm::bare, Arm::hit, Arm::hits_then_loads, Arm::hits_then_copies,
+                              Arm::read_files};
+
+// The warm store's entry file of each program of `bench`.
+std::vector<fs::path> entry_files_of(const Bench& bench) {
+  cubby::Cache cache(config_at(bench.warm_dir));
+  const cubby::DiskTier disk(bench.warm_dir);
+  std::vector<fs::path> files;
+  for (const auto& request : bench.requests) files.push_back(disk.path_of(cache.key_of(request)));
+  return files;
+}
 
 Pass run_arm(const Bench& bench, Arm arm) {
   Pass pass;
+  if (arm == Arm::read_files) {
+    const auto start = Clock::now();
+    for (const auto& file : bench.entry_files) {
+      auto bytes = cubby::io::read_file(file);
+      pass.all_disk_hits = pass.all_disk_hits && bytes.ok();
+      benchmark::DoNotOptimize(bytes);
+    }
+    pass.lookup = seconds_since(start);
+    return pass;
+  }
   if (arm == Arm::bare) {
     auto copies = fresh_copies(bench.entries);
     const auto start = Clock::now();
@@ -740,8 +765,11 @@ void report_hit_vs_load(benchmark::State& state, Bench& bench,
     for (const Pass& pass : samples.at(arm)) values.push_back(field(pass) * 1e6);
     return quantile(values, 0.5);
   };
+  const auto& read = samples.at(Arm::read_files);
+  std::vector<double> floors;
   for (std::size_t i = 0; i < std::min(bare.size(), hit.size()); ++i) {
     if (bare[i].load <= 0) continue;
+    if (i < read.size()) floors.push_back((bare[i].load + read[i].lookup) / bare[i].load);
     ratios.push_back((hit[i].lookup + hit[i].load) / bare[i].load);
     ratios_open.push_back((hit[i].open + hit[i].lookup + hit[i].load + hit[i].finish) /
                           bare[i].load);
@@ -754,6 +782,8 @@ void report_hit_vs_load(benchmark::State& state, Bench& bench,
   state.counters["ratio_min"] = quantile(ratios, 0);
   state.counters["ratio_max"] = quantile(ratios, 1);
   state.counters["ratio_with_open"] = quantile(ratios_open, 0.5);
+  state.counters["floor_ratio"] = quantile(floors, 0.5);  // (bare load + reading the files) / bare
+  state.counters["read_files_us"] = column(Arm::read_files, [](const Pass& p) { return p.lookup; });
   state.counters["load_us"] = column(Arm::bare, [](const Pass& p) { return p.load; });
   state.counters["hit_load_us"] = column(Arm::hit, [](const Pass& p) { return p.lookup + p.load; });
   state.counters["hit_us"] = column(Arm::hit, [](const Pass& p) { return p.lookup; });
@@ -783,6 +813,7 @@ void BM_HitVsLoad(benchmark::State& state, const BenchWorkload* workload) {
   Bench& bench = bench_for(*workload);
   warm_up(bench);
   (void)cubby::ensure_context();
+  if (bench.entry_files.empty()) bench.entry_files = entry_files_of(bench);
   for (const Arm arm : kArms) (void)run_arm(bench, arm);  // one-time context and file costs
   std::map<Arm, std::vector<Pass>> samples;
   std::size_t round = 0;
