@@ -108,6 +108,20 @@ std::optional<std::string> option_value(const IncludeOptionForm& form,
   return std::nullopt;
 }
 
+// Whether the toolkit's include folder holds CCCL's own folder: looked at once per folder and
+// process, not on every key (the toolkit's layout goes with the NVRTC identity the key holds).
+bool has_cccl_folder(const fs::path& toolkit_include_dir) {
+  static std::mutex mutex;
+  static std::map<std::string, bool, std::less<>> known;
+  const std::lock_guard lock(mutex);
+  auto [found, inserted] = known.try_emplace(toolkit_include_dir.string(), false);
+  if (inserted) {
+    std::error_code ec;
+    found->second = fs::is_directory(toolkit_include_dir / "cccl", ec);
+  }
+  return found->second;
+}
+
 }  // namespace
 
 IncludeOptions parse_include_options(const std::vector<std::string>& options) {
@@ -139,24 +153,6 @@ std::vector<std::filesystem::path> include_paths_from_options(
   const IncludeOptions parsed = parse_include_options(options);
   return {parsed.include_paths.begin(), parsed.include_paths.end()};
 }
-
-namespace {
-
-// Whether the toolkit's include folder holds CCCL's own folder: looked at once per folder and
-// process, not on every key (the toolkit's layout goes with the NVRTC identity the key holds).
-bool has_cccl_folder(const fs::path& toolkit_include_dir) {
-  static std::mutex mutex;
-  static std::map<std::string, bool, std::less<>> known;
-  const std::lock_guard lock(mutex);
-  auto [found, inserted] = known.try_emplace(toolkit_include_dir.string(), false);
-  if (inserted) {
-    std::error_code ec;
-    found->second = fs::is_directory(toolkit_include_dir / "cccl", ec);
-  }
-  return found->second;
-}
-
-}  // namespace
 
 IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit_include_dir) {
   IncludeOptions parsed = parse_include_options(request.options);

@@ -25,17 +25,18 @@ Result<void> verify_entry_symbols(const Entry& entry) {
     for (const auto& [expression, lowered] : entry.lowered_names)
       wanted.emplace_back(lowered, false);
     std::sort(wanted.begin(), wanted.end());
+    const auto first_of = [&wanted](std::string_view name) {
+      return std::lower_bound(
+          wanted.begin(), wanted.end(), name,
+          [](const auto& item, std::string_view key) { return item.first < key; });
+    };
     for (const CubinSymbolRef& symbol : *symbols) {
-      const auto found = std::lower_bound(
-          wanted.begin(), wanted.end(), symbol.name,
-          [](const auto& item, std::string_view name) { return item.first < name; });
-      for (auto it = found; it != wanted.end() && it->first == symbol.name; ++it) it->second = true;
+      for (auto it = first_of(symbol.name); it != wanted.end() && it->first == symbol.name; ++it) {
+        it->second = true;
+      }
     }
     for (const auto& [expression, lowered] : entry.lowered_names) {
-      const auto found = std::lower_bound(
-          wanted.begin(), wanted.end(), std::string_view(lowered),
-          [](const auto& item, std::string_view name) { return item.first < name; });
-      if (!found->second) {
+      if (!first_of(lowered)->second) {
         return fail(Errc::corrupt, "lowered name ", lowered, " of '", expression,
                     "' is not a symbol of the entry's CUBIN");
       }
