@@ -142,12 +142,17 @@ void add_common_counters(benchmark::State& state, const Bench& bench) {
   state.counters["programs"] = static_cast<double>(bench.requests.size());
 }
 
+// Seconds from `start` to now (wall clock).
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 // Runs `body` once per iteration and returns the mean seconds per iteration (wall clock).
 template <class Body>
 double timed(benchmark::State& state, Body&& body) {
   const auto start = Clock::now();
   for (auto _ : state) body();
-  const double total = std::chrono::duration<double>(Clock::now() - start).count();
+  const double total = seconds_since(start);
   return state.iterations() > 0 ? total / static_cast<double>(state.iterations()) : 0;
 }
 
@@ -404,7 +409,7 @@ void BM_ColdSuiteParallel(benchmark::State& state, const BenchWorkload* workload
     state.ResumeTiming();
     const auto start = Clock::now();
     const ToolRun run = run_tool(argv, env, dir.string() + ".out", dir.string() + ".err");
-    tool_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    tool_seconds += seconds_since(start);
     state.PauseTiming();
     cpu_seconds += run.cpu_seconds;
     const std::string problem = check_warm(run, bench.requests.size(), workers);
@@ -451,7 +456,7 @@ void BM_WarmHitDisk(benchmark::State& state, const BenchWorkload* workload) {
       if (result.tier != cubby::Source::disk) state.SkipWithError("not a disk hit");
       benchmark::DoNotOptimize(result);
     }
-    served_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    served_seconds += seconds_since(start);
   });
   bench.disk_seconds = seconds;
   if (state.iterations() > 0) {
@@ -518,7 +523,7 @@ bool fresh_runner(benchmark::State& state, const Bench& bench, const cubby::Conf
     if (use) use(result);
     benchmark::DoNotOptimize(result);
   }
-  served_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  served_seconds += seconds_since(start);
   return true;
 }
 
@@ -612,7 +617,7 @@ void BM_FleetFirstRun(benchmark::State& state, const BenchWorkload* workload) {
     state.ResumeTiming();
     const auto start = Clock::now();
     const bool served = fresh_runner(state, bench, *config, served_seconds);
-    first_run_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    first_run_seconds += seconds_since(start);
     if (!served) break;
     state.PauseTiming();  // B's second run: served by its own folder now
     {
@@ -660,10 +665,6 @@ std::vector<std::shared_ptr<const cubby::Entry>> fresh_copies(
   copies.reserve(entries.size());
   for (const auto& entry : entries) copies.push_back(std::make_shared<const cubby::Entry>(*entry));
   return copies;
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // One pass of BM_HitVsLoad over a workload's programs, in seconds: `lookup` (cache.compile, a disk
