@@ -23,18 +23,28 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-Result<void> apply_max_size(Config& config, std::string_view value) {
+// `field` = the size (500M, 5G, bytes) `value` says.
+Result<void> apply_size(std::uint64_t& field, std::string_view value) {
   auto size = parse_size(value);
   if (!size) return size.error();
-  config.max_size = *size;
+  field = *size;
   return {};
 }
 
-Result<void> apply_read_only(Config& config, std::string_view value) {
+// `field` = the boolean (1/0, true/false, ...) `value` says.
+Result<void> apply_bool(bool& field, std::string_view value) {
   auto on = parse_bool(value);
   if (!on) return on.error();
-  config.read_only = *on;
+  field = *on;
   return {};
+}
+
+Result<void> apply_max_size(Config& config, std::string_view value) {
+  return apply_size(config.max_size, value);
+}
+
+Result<void> apply_read_only(Config& config, std::string_view value) {
+  return apply_bool(config.read_only, value);
 }
 
 Result<void> apply_remote(Config& config, std::string_view value) {
@@ -84,17 +94,11 @@ Result<void> apply_remote_backoff(Config& config, std::string_view value) {
 }
 
 Result<void> apply_remote_max_entry(Config& config, std::string_view value) {
-  auto size = parse_size(value);
-  if (!size) return size.error();
-  config.remote_max_entry = *size;
-  return {};
+  return apply_size(config.remote_max_entry, value);
 }
 
 Result<void> apply_remote_compress(Config& config, std::string_view value) {
-  auto on = parse_bool(value);
-  if (!on) return on.error();
-  config.remote_compress = *on;
-  return {};
+  return apply_bool(config.remote_compress, value);
 }
 
 // A `key = value` line of the file, or nothing for a blank line or a comment.
