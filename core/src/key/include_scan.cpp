@@ -362,6 +362,13 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   return std::move(scanner).take();
 }
 
+bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
+                          std::int64_t since_ns) {
+  bool stable = false;
+  const std::shared_ptr<const FileScan> now = read_scan(path, stable);
+  return !stable || now->content_hash != content_hash || now->ctime_ns > since_ns;
+}
+
 std::vector<HeaderDigest> scan_headers(std::string_view source,
                                        const std::filesystem::path& source_dir,
                                        const std::vector<std::filesystem::path>& include_paths) {

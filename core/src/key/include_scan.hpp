@@ -2,6 +2,8 @@
 // preprocessor (NVRTC has no dependency output), conservative by construction.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -45,6 +47,14 @@ struct HeaderScan {
 // Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
 // size, mtime and ctime. Never misses a header reachable through a literal header name.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
+
+// Whether the file at `path` (a resolved HeaderDigest's, not relativized) may hold other bytes than
+// the ones hashed to `content_hash`: it cannot be read whole, its bytes hash otherwise, or its
+// ctime is after `since_ns` (CLOCK_REALTIME nanoseconds taken before the scan that produced the
+// hash: ccache's "too new" rule, which also catches a rewrite that was undone or kept its size and
+// time stamps). Reads the file (no memo): for the check after a compile, not for keys.
+bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
+                          std::int64_t since_ns);
 
 // scan_includes(source, {source_dir, include_paths, {}}).headers (an empty `source_dir` is not
 // searched).

@@ -2,6 +2,7 @@
 // the headers it can read enter its key.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -18,5 +19,19 @@ namespace cubby {
 // to it (relativize_paths). Reads headers (memoized scan); no NVRTC call.
 KeyInputs key_inputs_for(const CompileRequest& request, const std::string& arch,
                          const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir);
+
+// CLOCK_REALTIME now, in nanoseconds: the `since_ns` of headers_changed_since, taken before the
+// key inputs are derived.
+std::int64_t realtime_ns();
+
+// Whether the headers that key_inputs_for(request, arch, nvrtc, base_dir) recorded in `inputs` may
+// have changed since `since_ns` (realtime_ns() taken before `inputs` were derived): the scan now
+// gives another key, or a resolved header's bytes differ or its ctime is after `since_ns`
+// (header_changed_since). Called after NVRTC returns: NVRTC reads the headers after the key was
+// derived, so an edit in between gives code that must not be stored under that key. Reads every
+// resolved header (no memo).
+bool headers_changed_since(const CompileRequest& request, const std::string& arch,
+                           const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir,
+                           const KeyInputs& inputs, std::int64_t since_ns);
 
 }  // namespace cubby
