@@ -241,7 +241,7 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
         (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
   }
   for (std::string& dir : parsed.include_paths) {
-    // Toolkit headers are covered by the NVRTC identity: the key never scans its folder.
+    // Toolkit headers are covered by KeyInputs::toolkit_headers: the key never scans its folder.
     if (!toolkit_include_dir.empty()) {
       std::error_code ec;
       const fs::path canonical = fs::weakly_canonical(dir, ec);

@@ -55,7 +55,8 @@ struct IncludePlan {
 // The include plan of `request` with the toolkit include folder `toolkit_include_dir` (may be
 // empty). `search.program_dir` is the folder of the program name (relative names from the
 // working folder; empty with -no-source-include); `search.include_paths` are `source_dir` then
-// the -I folders, leaving out those inside the toolkit folder (covered by the NVRTC identity).
+// the -I folders, leaving out those inside the toolkit folder (covered by
+// KeyInputs::toolkit_headers).
 IncludePlan plan_includes(const CompileRequest& request,
                           const std::filesystem::path& toolkit_include_dir);
 

@@ -43,7 +43,7 @@ struct HeaderScan {
 // existing file among the including file's folder, `program_dir` and the include paths is
 // recorded and scanned (pre-included files also from the working folder), so a header that
 // shadows another, or that appears later in an earlier folder, changes the result. A header
-// found nowhere is recorded unresolved (toolkit headers are covered by the NVRTC identity).
+// found nowhere is recorded unresolved (toolkit headers are covered by KeyInputs::toolkit_headers).
 // Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
 // size, mtime and ctime. Never misses a header reachable through a literal header name.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);

@@ -7,6 +7,7 @@
 #include "cubby/entry.hpp"
 #include "key/include_plan.hpp"
 #include "key/include_scan.hpp"
+#include "key/toolkit_headers.hpp"
 
 namespace cubby {
 
@@ -28,6 +29,7 @@ KeyInputs inputs_of(const CompileRequest& request, const std::string& arch,
   inputs.format_version = kEntryFormatVersion;
   inputs.nvrtc_version = nvrtc.version;
   inputs.nvrtc_identity = nvrtc.identity;
+  inputs.toolkit_headers = toolkit_headers_identity(nvrtc.include_dir);
   inputs.arch = arch;
   inputs.options = request.options;
   inputs.source = request.source;
