@@ -232,8 +232,10 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
   if (!toolkit_include_dir.empty()) {
     if (has_cccl_folder(toolkit_include_dir)) {
       plan.options.push_back("--include-path=" + (toolkit_include_dir / "cccl").string());
+      plan.search.toolkit_dirs.push_back(toolkit_include_dir / "cccl");
     }
     plan.options.push_back("--include-path=" + toolkit_include_dir.string());
+    plan.search.toolkit_dirs.push_back(toolkit_include_dir);
   }
   if (!parsed.no_source_include) {
     std::error_code ec;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -203,9 +205,124 @@ std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
   return text;
 }
 
+// Every name the toolkit headers reached from `root` include or probe (root included), found by
+// following each name into its includer's folder and every toolkit folder (all existing
+// candidates: a superset). Memoized per process by (toolkit folders, root); never invalidated.
+// The names, by first path component ("cuda" -> {"cuda/std/version", ...}).
+using ToolkitNames = std::map<std::string, std::vector<std::string>, std::less<>>;
+
+std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
+                                                    const std::string& root) {
+  static std::mutex mutex;
+  static auto* known = new std::unordered_map<std::string, std::shared_ptr<const ToolkitNames>>();
+  std::string memo_key = root;
+  for (const std::string& dir : toolkit_dirs) memo_key += '\0' + dir;
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = known->find(memo_key); found != known->end()) return found->second;
+  }
+  std::set<std::string> names{root};
+  std::set<std::pair<std::uint64_t, std::uint64_t>> visited;  // (device, inode)
+  std::vector<std::pair<std::string, std::string>> pending{{root, std::string()}};  // name, from
+  while (!pending.empty()) {
+    auto [name, from_dir] = std::move(pending.back());
+    pending.pop_back();
+    if (name.empty() || name.front() == '/') continue;
+    std::vector<const std::string*> dirs;
+    if (!from_dir.empty()) dirs.push_back(&from_dir);
+    for (const std::string& dir : toolkit_dirs) dirs.push_back(&dir);
+    for (const std::string* dir : dirs) {
+      const std::string candidate = *dir + "/" + name;
+      struct stat st {};
+      if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (!visited
+               .insert(
+                   {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
+               .second) {
+        continue;
+      }
+      Resolved file;
+      if (!resolve_file(candidate, st, file)) continue;
+      for (const std::string& include : file.scan->includes) {
+        names.insert(include);
+        pending.emplace_back(include, parent_of(candidate));
+      }
+    }
+  }
+  auto grouped = std::make_shared<ToolkitNames>();
+  for (const std::string& name : names) {
+    if (!name.empty() && name.front() != '/') {
+      (*grouped)[name.substr(0, name.find('/'))].push_back(name);
+    }
+  }
+  std::shared_ptr<const ToolkitNames> result = std::move(grouped);
+  const std::lock_guard lock(mutex);
+  return known->try_emplace(memo_key, std::move(result)).first->second;
+}
+
+// The names in folder `dir` (empty if it cannot be read), memoized per process while the
+// folder's identity, mtime and ctime are unchanged (adding, removing or renaming a name changes
+// its mtime): one stat per call when nothing changed.
+std::shared_ptr<const std::set<std::string, std::less<>>> names_in(const std::string& dir) {
+  struct Listing {
+    struct stat st {};
+    std::shared_ptr<const std::set<std::string, std::less<>>> names;
+  };
+  static std::mutex mutex;
+  static auto* known = new std::unordered_map<std::string, Listing>();
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return std::make_shared<const std::set<std::string, std::less<>>>();
+  }
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = known->find(dir);
+        found != known->end() && same_file_state(found->second.st, st)) {
+      return found->second.names;
+    }
+  }
+  auto names = std::make_shared<std::set<std::string, std::less<>>>();
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names->insert(it->path().filename().string());
+  }
+  struct stat after {};
+  std::shared_ptr<const std::set<std::string, std::less<>>> result = std::move(names);
+  if (!ec && ::stat(dir.c_str(), &after) == 0 && same_file_state(st, after)) {
+    const std::lock_guard lock(mutex);
+    (*known)[dir] = Listing{st, result};
+  }
+  return result;
+}
+
 class Scanner {
  public:
-  explicit Scanner(std::vector<std::string> search_dirs) : search_dirs_(std::move(search_dirs)) {}
+  Scanner(std::vector<std::string> search_dirs, std::vector<std::string> toolkit_dirs)
+      : search_dirs_(std::move(search_dirs)), toolkit_dirs_(std::move(toolkit_dirs)) {}
+
+  // Looks every name the toolkit headers reached so far include up in the user's folders
+  // (search_dirs_), recording and scanning each existing file; repeated until no new toolkit
+  // header is reached (a user file found so may include more).
+  void scan_toolkit_names() {
+    std::set<std::string> done_roots;
+    std::vector<std::shared_ptr<const std::set<std::string, std::less<>>>> listings;
+    for (const std::string& dir : search_dirs_) listings.push_back(names_in(dir));
+    while (true) {
+      std::vector<std::string> roots;
+      for (const std::string& root : toolkit_roots_) {
+        if (done_roots.insert(root).second) roots.push_back(root);
+      }
+      if (roots.empty()) return;
+      for (const std::string& root : roots) {
+        for (const auto& [first, names] : *toolkit_closure(toolkit_dirs_, root)) {
+          for (std::size_t d = 0; d < search_dirs_.size(); ++d) {
+            if (!listings[d]->contains(first)) continue;
+            for (const std::string& name : names) try_candidate(name, search_dirs_[d] + "/" + name);
+          }
+        }
+      }
+    }
+  }
 
   // Resolves every include in `includes`, seen from a file whose own folders are `own_dirs`,
   // records a digest for each existing candidate (or one unresolved digest) and recurses.
@@ -289,6 +406,9 @@ class Scanner {
       HeaderDigest digest;
       digest.include = std::string(include);
       out_.push_back(std::move(digest));
+      if (!toolkit_dirs_.empty() && !include.empty() && include.front() != '/') {
+        toolkit_roots_.insert(std::string(include));
+      }
     }
   }
 
@@ -333,6 +453,8 @@ class Scanner {
   }
 
   std::vector<std::string> search_dirs_;
+  std::vector<std::string> toolkit_dirs_;
+  std::set<std::string> toolkit_roots_;                        // names found in no user folder
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
   std::vector<HeaderDigest> out_;
   std::vector<std::string> unresolvable_;
@@ -352,13 +474,16 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   if (!search.program_dir.empty()) search_dirs.push_back(absolute_dir(search.program_dir, cwd));
   for (const auto& dir : search.include_paths) search_dirs.push_back(absolute_dir(dir, cwd));
 
-  Scanner scanner(std::move(search_dirs));
+  std::vector<std::string> toolkit_dirs;
+  for (const auto& dir : search.toolkit_dirs) toolkit_dirs.push_back(absolute_dir(dir, cwd));
+  Scanner scanner(std::move(search_dirs), std::move(toolkit_dirs));
   if (!search.pre_includes.empty()) {
     scanner.scan_pre_includes(search.pre_includes, absolute_dir(std::filesystem::path(), cwd));
   }
   IncludeList list = list_includes(source);
   scanner.add_unresolvable("", list.unresolvable);
   scanner.scan(list.names, std::vector<std::string>{});
+  scanner.scan_toolkit_names();
   return std::move(scanner).take();
 }
 

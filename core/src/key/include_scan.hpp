@@ -25,6 +25,10 @@ struct IncludeSearch {
   std::filesystem::path program_dir;  // the program name's folder; empty: not searched
   std::vector<std::filesystem::path> include_paths;  // user folders, in order (no toolkit folder)
   std::vector<std::string> pre_includes;             // files, in order
+  // The toolkit's folders (include/cccl, include), searched after the user's: not hashed (the key
+  // holds KeyInputs::toolkit_headers), but the names their headers include are looked up in the
+  // user's folders, which NVRTC searches first (a user's inc/version shadows CCCL's <version>).
+  std::vector<std::filesystem::path> toolkit_dirs;
 };
 
 // What a header scan found. `unresolvable` non-empty means the program may read a header the
@@ -44,6 +48,12 @@ struct HeaderScan {
 // recorded and scanned (pre-included files also from the working folder), so a header that
 // shadows another, or that appears later in an earlier folder, changes the result. A header
 // found nowhere is recorded unresolved (toolkit headers are covered by KeyInputs::toolkit_headers).
+// Such a header is then looked up in `search.toolkit_dirs`, and every name the toolkit headers it
+// reaches include (or probe with __has_include) is looked up in `program_dir` and the include
+// paths: each existing file is recorded and scanned like a header of the program (absence is the
+// default: a file that appears there changes the result). The toolkit part is memoized per
+// process (the toolkit does not change under a process: see toolkit_headers.hpp); the lookups in
+// user folders cost one stat per first path component of those names and folder.
 // Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
 // size, mtime and ctime. Never misses a header reachable through a literal header name.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
