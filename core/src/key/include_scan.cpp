@@ -205,11 +205,12 @@ std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
   return text;
 }
 
+// Names by first path component ("cuda" -> {"cuda/std/version", ...}).
+using ToolkitNames = std::map<std::string, std::vector<std::string>, std::less<>>;
+
 // Every name the toolkit headers reached from `root` include or probe (root included), found by
 // following each name into its includer's folder and every toolkit folder (all existing
 // candidates: a superset). Memoized per process by (toolkit folders, root); never invalidated.
-// The names, by first path component ("cuda" -> {"cuda/std/version", ...}).
-using ToolkitNames = std::map<std::string, std::vector<std::string>, std::less<>>;
 
 std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
                                                     const std::string& root) {
