@@ -14,6 +14,7 @@
 #include "cubby/driver.hpp"
 #include "format/blob.hpp"
 #include "format/recipe.hpp"
+#include "key/include_scan.hpp"
 #include "key/key_inputs.hpp"
 #include "stats/stats_report.hpp"
 #include "storage/local/gc.hpp"
@@ -130,6 +131,8 @@ Cache::Cache(Config config)
   if (!config_.suite.empty() && !config_.disabled && !config_.read_only) {
     recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.base_dir);
   }
+  // The toolkit part of the header scan, kept in the store between processes (include_scan.hpp).
+  if (!config_.disabled) set_toolkit_names_folder(config_.dir / "tmp");
   // A store folder without entries is a fresh runner: every lookup goes to the remote, so its
   // connection opens while the caller gets ready (a warm store never connects unless it misses).
   std::error_code ignored;

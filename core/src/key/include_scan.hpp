@@ -49,14 +49,22 @@ struct HeaderScan {
 // shadows another, or that appears later in an earlier folder, changes the result. A header
 // found nowhere is recorded unresolved (toolkit headers are covered by KeyInputs::toolkit_headers).
 // Such a header is then looked up in `search.toolkit_dirs`, and every name the toolkit headers it
-// reaches include (or probe with __has_include) is looked up in `program_dir` and the include
-// paths: each existing file is recorded and scanned like a header of the program (absence is the
-// default: a file that appears there changes the result). The toolkit part is memoized per
-// process (the toolkit does not change under a process: see toolkit_headers.hpp); the lookups in
-// user folders cost one stat per first path component of those names and folder.
+// reaches include (or probe with __has_include) is looked up in the include paths (NVRTC does not
+// search `program_dir` for them): each existing file is recorded and scanned like a header of the
+// program (absence is the default: a file that appears there changes the result). The toolkit
+// part is memoized per process (the toolkit does not change under a process: see
+// toolkit_headers.hpp) and skipped while every include path is empty or missing; the lookups in
+// the include paths cost one stat per folder while it is unchanged (its names are memoized).
 // Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
 // size, mtime and ctime. Never misses a header reachable through a literal header name.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
+
+// Where the toolkit part of scan_includes is kept between processes (a store's tmp/ folder): the
+// names the toolkit headers reached from one header include, in a file named by a hash of the
+// toolkit folders, that header and the toolkit's identity (toolkit_headers.hpp), written once
+// (about 500 headers read and lexed for <cuda/std/mdspan>), read by every later process. Empty
+// (the default): computed once per process. A file that cannot be written costs time only.
+void set_toolkit_names_folder(const std::filesystem::path& folder);
 
 // Whether the file at `path` (a resolved HeaderDigest's, not relativized) may hold other bytes than
 // the ones hashed to `content_hash`: it cannot be read whole, its bytes hash otherwise, or its

@@ -8,8 +8,8 @@
 namespace cubby {
 
 // "<file count>;<32 hex>": XXH3-128 over the sorted (path relative to `include_dir`, size) of
-// every regular file under `include_dir` (links to files are read through; folders reached
-// through links are not entered). Portable: two installs of the same toolkit headers agree
+// every regular file under `include_dir` (links to files are read through; links to folders are
+// not entered). Portable: two installs of the same toolkit headers agree
 // whatever their folder or file times. An added, removed, renamed or resized header changes it
 // (an edit that keeps the size does not: known limit). Empty for an empty `include_dir`;
 // "missing" when it cannot be listed.
