@@ -64,6 +64,7 @@ class IncludeLexer {
       const char c = t_[i_];
       if (c == '\n') {
         line_start = true;
+        in_define_ = false;
         ++i_;
       } else if (is_blank(c)) {
         ++i_;
@@ -110,6 +111,18 @@ class IncludeLexer {
     }
   }
 
+  // A macro named like a __has_include wrapper: ends in HAS_INCLUDE or has_include, any case.
+  static bool is_has_include_wrapper(std::string_view word) {
+    constexpr std::string_view kTail = "has_include";
+    if (word.size() <= kTail.size()) return false;
+    const std::string_view tail = word.substr(word.size() - kTail.size());
+    for (std::size_t k = 0; k < kTail.size(); ++k) {
+      const char c = tail[k];
+      if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kTail[k]) return false;
+    }
+    return true;
+  }
+
   std::string_view identifier() {
     const std::size_t start = i_;
     while (i_ < t_.size() && is_ident_char(t_[i_])) ++i_;
@@ -144,6 +157,7 @@ class IncludeLexer {
     if (at(i_) == '#' || (at(i_) == '%' && at(i_ + 1) == ':')) return;  // "##": not a directive
     skip_blanks();
     const std::string_view keyword = identifier();
+    in_define_ = keyword == "define";
     if (keyword != "include" && keyword != "include_next") return;
     skip_blanks();
     if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
@@ -151,9 +165,19 @@ class IncludeLexer {
   }
 
   // `__has_include ( "x" )`: the name counts as an include (its existence changes the program).
+  // So does a wrapper's `NAME_HAS_INCLUDE ( "x" )` (CCCL's _CCCL_HAS_INCLUDE). `__has_include`
+  // not called (`#define HI __has_include`) or called with no literal name is unresolvable: the
+  // scan cannot know which names its callers probe.
   void has_include(std::string_view keyword) {
     skip_blanks();
-    if (at(i_) != '(') return;
+    if (at(i_) != '(') {
+      // `defined(__has_include)` and `#ifdef __has_include` only ask whether it exists.
+      if (in_define_ && at(i_) != ')' && keyword.starts_with("__has_include")) {
+        const std::string rest = rest_of_line();
+        out_.unresolvable.push_back(std::string(keyword) + (rest.empty() ? "" : " ") + rest);
+      }
+      return;
+    }
     ++i_;
     skip_blanks();
     if (header_name()) return;
@@ -172,7 +196,8 @@ class IncludeLexer {
       if (at(i_) == '"' &&
           (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
         skip_raw_string();
-      } else if (word == "__has_include" || word == "__has_include_next") {
+      } else if (word == "__has_include" || word == "__has_include_next" ||
+                 is_has_include_wrapper(word)) {
         has_include(word);
       }
     } else if ((c >= '0' && c <= '9') || (c == '.' && at(i_ + 1) >= '0' && at(i_ + 1) <= '9')) {
@@ -231,6 +256,7 @@ class IncludeLexer {
 
   std::string_view t_;
   std::size_t i_ = 0;
+  bool in_define_ = false;  // the current line is a #define
   IncludeList& out_;
 };
 

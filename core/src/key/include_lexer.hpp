@@ -15,7 +15,8 @@ namespace cubby {
 // `# /*x*/ include`, a multi-line comment ending on the directive's line; string, character and
 // raw string literals are skipped so that "/*" inside them opens nothing). A directive starts
 // with `#` or the digraph `%:` first on its line. `#include`, `#include_next` and
-// `__has_include(...)` (whose answer changes the program too) count, also inside `#if 0` blocks
+// `__has_include(...)` and a wrapper `NAME_HAS_INCLUDE(...)` (any case: CCCL's _CCCL_HAS_INCLUDE)
+// (whose answer changes the program too) count, also inside `#if 0` blocks
 // (a safe over-approximation).
 struct IncludeList {
   std::vector<std::string> names;  // header names as spelled between the quotes or angles

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,8 +18,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "key/toolkit_headers.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {
@@ -203,9 +207,188 @@ std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
   return text;
 }
 
+// Names by first path component ("cuda" -> {"cuda/std/version", ...}).
+using ToolkitNames = std::map<std::string, std::vector<std::string>, std::less<>>;
+
+// Every name the toolkit headers reached from `root` include or probe (root included), found by
+// following each name into its includer's folder and every toolkit folder (all existing
+// candidates: a superset). Memoized per process by (toolkit folders, root); never invalidated.
+
+// The folder set_toolkit_names_folder chose (empty: none).
+struct NamesFolder {
+  std::mutex mutex;
+  std::filesystem::path path;
+};
+NamesFolder& names_folder() {
+  static auto* instance = new NamesFolder();  // never destroyed: usable at exit
+  return *instance;
+}
+
+// The file that keeps the closure of `memo_key` between processes (empty: none): named by a hash
+// of the key and the identity of the toolkit's include folder (the last toolkit folder: the others
+// lie inside it), so an added, removed or resized toolkit header gives another file.
+std::filesystem::path persisted_closure(const std::string& memo_key,
+                                        const std::vector<std::string>& toolkit_dirs) {
+  NamesFolder& folder = names_folder();
+  std::filesystem::path base;
+  {
+    const std::lock_guard lock(folder.mutex);
+    base = folder.path;
+  }
+  if (base.empty() || toolkit_dirs.empty()) return {};
+  const auto digest = hash128(memo_key + '\1' + toolkit_headers_identity(toolkit_dirs.back()));
+  return base / ("toolkit-names-" + to_hex(digest.data(), digest.size()));
+}
+
+ToolkitNames group_names(const std::set<std::string>& names) {
+  ToolkitNames grouped;
+  for (const std::string& name : names) {
+    if (!name.empty() && name.front() != '/')
+      grouped[name.substr(0, name.find('/'))].push_back(name);
+  }
+  return grouped;
+}
+
+std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
+                                                    const std::string& root) {
+  static std::mutex mutex;
+  static auto* known = new std::unordered_map<std::string, std::shared_ptr<const ToolkitNames>>();
+  std::string memo_key = root;
+  for (const std::string& dir : toolkit_dirs) memo_key += '\0' + dir;
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = known->find(memo_key); found != known->end()) return found->second;
+  }
+  // Another process's result: one name a line, the file ending in a line "end".
+  const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs);
+  if (!file.empty()) {
+    if (auto text = io::read_file(file, 16 << 20); text && text->ends_with("\nend\n")) {
+      std::set<std::string> names;
+      std::size_t at = 0;
+      for (std::size_t end; (end = text->find('\n', at)) != text->size() - 1; at = end + 1) {
+        names.insert(text->substr(at, end - at));
+      }
+      auto result = std::make_shared<const ToolkitNames>(group_names(names));
+      const std::lock_guard lock(mutex);
+      return known->try_emplace(memo_key, std::move(result)).first->second;
+    }
+  }
+  std::set<std::string> names{root};
+  std::set<std::pair<std::uint64_t, std::uint64_t>> visited;  // (device, inode)
+  std::set<std::string, std::less<>> tried;                   // candidates looked at
+  std::vector<std::pair<std::string, std::string>> pending{{root, std::string()}};  // name, from
+  while (!pending.empty()) {
+    auto [name, from_dir] = std::move(pending.back());
+    pending.pop_back();
+    if (name.empty() || name.front() == '/') continue;
+    std::vector<const std::string*> dirs;
+    if (!from_dir.empty()) dirs.push_back(&from_dir);
+    for (const std::string& dir : toolkit_dirs) dirs.push_back(&dir);
+    for (const std::string* dir : dirs) {
+      std::string candidate = *dir + "/" + name;
+      if (!tried.insert(candidate).second) continue;
+      struct stat st {};
+      if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (!visited
+               .insert(
+                   {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
+               .second) {
+        continue;
+      }
+      bool stable = false;  // the closure is memoized as a whole: the file memo is not needed
+      const std::shared_ptr<const FileScan> scan = read_scan(candidate, stable);
+      for (const std::string& include : scan->includes) {
+        names.insert(include);
+        pending.emplace_back(include, parent_of(candidate));
+      }
+    }
+  }
+  if (!file.empty()) {
+    std::string text;
+    for (const std::string& name : names) {
+      if (name.find('\n') == std::string::npos) text += name + '\n';
+    }
+    (void)io::write_file_atomic(file, text + "end\n");  // a cache: a failed write costs time only
+  }
+  auto result = std::make_shared<const ToolkitNames>(group_names(names));
+  const std::lock_guard lock(mutex);
+  return known->try_emplace(memo_key, std::move(result)).first->second;
+}
+
+// The names in folder `dir` (empty if it cannot be read), memoized per process while the
+// folder's identity, mtime and ctime are unchanged (adding, removing or renaming a name changes
+// its mtime): one stat per call when nothing changed.
+std::shared_ptr<const std::set<std::string, std::less<>>> names_in(const std::string& dir) {
+  struct Listing {
+    struct stat st {};
+    std::shared_ptr<const std::set<std::string, std::less<>>> names;
+  };
+  static std::mutex mutex;
+  static auto* known = new std::unordered_map<std::string, Listing>();
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return std::make_shared<const std::set<std::string, std::less<>>>();
+  }
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = known->find(dir);
+        found != known->end() && same_file_state(found->second.st, st)) {
+      return found->second.names;
+    }
+  }
+  auto names = std::make_shared<std::set<std::string, std::less<>>>();
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names->insert(it->path().filename().string());
+  }
+  struct stat after {};
+  std::shared_ptr<const std::set<std::string, std::less<>>> result = std::move(names);
+  if (!ec && ::stat(dir.c_str(), &after) == 0 && same_file_state(st, after)) {
+    const std::lock_guard lock(mutex);
+    (*known)[dir] = Listing{st, result};
+  }
+  return result;
+}
+
 class Scanner {
  public:
-  explicit Scanner(std::vector<std::string> search_dirs) : search_dirs_(std::move(search_dirs)) {}
+  Scanner(std::vector<std::string> search_dirs, std::vector<std::string> include_dirs,
+          std::vector<std::string> toolkit_dirs)
+      : search_dirs_(std::move(search_dirs)),
+        include_dirs_(std::move(include_dirs)),
+        toolkit_dirs_(std::move(toolkit_dirs)) {}
+
+  // Looks every name the toolkit headers reached so far include up in the user's include paths
+  // (NVRTC searches them before the toolkit; the program's folder only for the program's own
+  // quoted includes), recording and scanning each existing file; repeated until no new toolkit
+  // header is reached (a user file found so may include more). Nothing to do (and no toolkit
+  // header read) while every include path is empty or missing.
+  void scan_toolkit_names() {
+    std::set<std::string> done_roots;
+    std::vector<std::shared_ptr<const std::set<std::string, std::less<>>>> listings;
+    bool any_names = false;
+    for (const std::string& dir : include_dirs_) {
+      listings.push_back(names_in(dir));
+      any_names = any_names || !listings.back()->empty();
+    }
+    if (!any_names) return;
+    while (true) {
+      std::vector<std::string> roots;
+      for (const std::string& root : toolkit_roots_) {
+        if (done_roots.insert(root).second) roots.push_back(root);
+      }
+      if (roots.empty()) return;
+      for (const std::string& root : roots) {
+        for (const auto& [first, names] : *toolkit_closure(toolkit_dirs_, root)) {
+          for (std::size_t d = 0; d < include_dirs_.size(); ++d) {
+            if (!listings[d]->contains(first)) continue;
+            for (const std::string& name : names)
+              try_candidate(name, include_dirs_[d] + "/" + name);
+          }
+        }
+      }
+    }
+  }
 
   // Resolves every include in `includes`, seen from a file whose own folders are `own_dirs`,
   // records a digest for each existing candidate (or one unresolved digest) and recurses.
@@ -289,6 +472,9 @@ class Scanner {
       HeaderDigest digest;
       digest.include = std::string(include);
       out_.push_back(std::move(digest));
+      if (!toolkit_dirs_.empty() && !include.empty() && include.front() != '/') {
+        toolkit_roots_.insert(std::string(include));
+      }
     }
   }
 
@@ -333,6 +519,9 @@ class Scanner {
   }
 
   std::vector<std::string> search_dirs_;
+  std::vector<std::string> include_dirs_;  // search_dirs_ without the program's folder
+  std::vector<std::string> toolkit_dirs_;
+  std::set<std::string> toolkit_roots_;                        // names found in no user folder
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
   std::vector<HeaderDigest> out_;
   std::vector<std::string> unresolvable_;
@@ -350,16 +539,34 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   std::vector<std::string> search_dirs;
   search_dirs.reserve(search.include_paths.size() + 1);
   if (!search.program_dir.empty()) search_dirs.push_back(absolute_dir(search.program_dir, cwd));
-  for (const auto& dir : search.include_paths) search_dirs.push_back(absolute_dir(dir, cwd));
+  std::vector<std::string> include_dirs;
+  for (const auto& dir : search.include_paths) include_dirs.push_back(absolute_dir(dir, cwd));
+  search_dirs.insert(search_dirs.end(), include_dirs.begin(), include_dirs.end());
 
-  Scanner scanner(std::move(search_dirs));
+  std::vector<std::string> toolkit_dirs;
+  for (const auto& dir : search.toolkit_dirs) toolkit_dirs.push_back(absolute_dir(dir, cwd));
+  Scanner scanner(std::move(search_dirs), std::move(include_dirs), std::move(toolkit_dirs));
   if (!search.pre_includes.empty()) {
     scanner.scan_pre_includes(search.pre_includes, absolute_dir(std::filesystem::path(), cwd));
   }
   IncludeList list = list_includes(source);
   scanner.add_unresolvable("", list.unresolvable);
   scanner.scan(list.names, std::vector<std::string>{});
+  scanner.scan_toolkit_names();
   return std::move(scanner).take();
+}
+
+void set_toolkit_names_folder(const std::filesystem::path& folder) {
+  NamesFolder& names = names_folder();
+  const std::lock_guard lock(names.mutex);
+  names.path = folder;
+}
+
+bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
+                          std::int64_t since_ns) {
+  bool stable = false;
+  const std::shared_ptr<const FileScan> now = read_scan(path, stable);
+  return !stable || now->content_hash != content_hash || now->ctime_ns > since_ns;
 }
 
 std::vector<HeaderDigest> scan_headers(std::string_view source,

@@ -33,5 +33,20 @@ TEST(ListIncludes, MacroOperandsAreUnresolvable) {
                                                          "__has_include(HDR)"}));
 }
 
+TEST(ListIncludes, HasIncludeThroughAnAliasIsUnresolvable) {
+  const IncludeList list = list_includes(
+      "#define HI __has_include\n#if HI(\"opt.h\")\n#endif\n"
+      "#if defined(__has_include)\n#endif\n#ifdef __has_include\n#endif\n");
+  EXPECT_EQ(list.unresolvable, std::vector<std::string>{"__has_include"});
+}
+
+TEST(ListIncludes, HasIncludeWrappersProbeTheirLiteralNames) {
+  const IncludeList list = list_includes(
+      "#if _CCCL_HAS_INCLUDE(<cccl_opt.h>) || my_has_include(\"mine.h\")\n#endif\n"
+      "#if _CCCL_HAS_INCLUDE(HDR)\n#endif\n#ifdef _CCCL_HAS_INCLUDE\n#endif\n");
+  EXPECT_EQ(list.names, (std::vector<std::string>{"cccl_opt.h", "mine.h"}));
+  EXPECT_EQ(list.unresolvable, std::vector<std::string>{"_CCCL_HAS_INCLUDE(HDR)"});
+}
+
 }  // namespace
 }  // namespace cubby

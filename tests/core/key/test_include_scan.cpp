@@ -229,6 +229,34 @@ TEST_F(ScanHeaders, ShadowingHeaderInAnEarlierFolderIsRecorded) {
       both.end());
 }
 
+// Issue 23: with -Iinc and <cuda/std/version>, creating inc/version changed what NVRTC compiles
+// (the toolkit header includes <version>, found in inc/ first) but not the key.
+TEST(ScanIncludes, AUserFolderShadowingANameTheToolkitIncludesIsRecorded) {
+  TempDir dir("scan-toolkit-shadow");
+  const fs::path toolkit = dir / "toolkit" / "include";
+  write_text(toolkit / "cuda" / "std" / "version", "#include <version>\n#include \"detail.h\"\n");
+  write_text(toolkit / "cuda" / "std" / "detail.h", "#if _CCCL_HAS_INCLUDE(<probe.h>)\n#endif\n");
+  write_text(toolkit / "version", "#pragma once\n");
+  fs::create_directories(dir / "inc");
+  IncludeSearch search;
+  search.include_paths = {dir / "inc"};
+  search.toolkit_dirs = {toolkit};
+  const std::string source = "#include <cuda/std/version>\n";
+  const HeaderScan before = scan_includes(source, search);
+  for (const HeaderDigest& h : before.headers) EXPECT_FALSE(h.resolved) << h.include;
+  for (const char* name : {"version", "detail.h", "probe.h", "cuda/std/version"}) {
+    SCOPED_TRACE(name);
+    write_text(dir / "inc" / name, "#define SHADOW 1\n");
+    const HeaderScan after = scan_includes(source, search);
+    EXPECT_NE(std::find(after.headers.begin(), after.headers.end(),
+                        HeaderDigest{name, (dir / "inc" / name).string(), true,
+                                     hash128("#define SHADOW 1\n")}),
+              after.headers.end());
+    fs::remove(dir / "inc" / name);
+  }
+  EXPECT_EQ(scan_includes(source, search).headers, before.headers);
+}
+
 TEST_F(ScanHeaders, SecondIncludePathIsSearchedToo) {
   const fs::path other = dir_.path() / "other";
   write_text(other / "detail" / "ops.cuh", "#pragma once\n");
