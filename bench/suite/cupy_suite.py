@@ -63,6 +63,7 @@ class Bench:
         plugin = (["-p", "no:cubby"] if store is None
                   else ["-p", "cubby.plugin", f"--cubby-dir={store}"])
         command = [sys.executable, "-m", "pytest", suite, "-q", "-p", "no:cacheprovider",
+                   "-p", "no:random_order",  # it needs the cache provider
                    *plugin, *extra]
         start = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True)
