@@ -303,21 +303,13 @@ def nvrtc_mismatch(compiler, cache: Cache) -> str:
     return f"CuPy's NVRTC is {theirs}, cubby's is {ours}"
 
 
-def _backend_class():
-    """The blob backend, derived from CuPy's abstract base class when CuPy has one."""
+def _on_cupys_base(cls: type) -> type:
+    """``cls`` derived from CuPy's abstract kernel-cache backend too, when CuPy has one."""
     try:
         base = importlib.import_module("cupy.cuda._compiler_cache").KernelCacheBackend
     except Exception:
-        return CubbyKernelCacheBackend
-    return type("CubbyKernelCacheBackend", (CubbyKernelCacheBackend, base), {})
-
-
-def _pass_through_class():
-    try:
-        base = importlib.import_module("cupy.cuda._compiler_cache").KernelCacheBackend
-    except Exception:
-        return PassThroughBackend
-    return type("PassThroughBackend", (PassThroughBackend, base), {})
+        return cls
+    return type(cls.__name__, (cls, base), {})
 
 
 _warned_versions: set = set()
@@ -363,11 +355,11 @@ def install(cache: Cache) -> Installed:
             warnings.warn(f"cubby: CuPy {version}: {moved}; CuPy's kernels are stored as blobs "
                           "under CuPy's own names, which do not cover the headers they include",
                           RuntimeWarning, stacklevel=2)
-        backend = _backend_class()(cache)
+        backend = _on_cupys_base(CubbyKernelCacheBackend)(cache)
         compiler._set_kernel_cache_backend(backend)
         return Installed("blob", note, backend, None, previous, None)
     router = CompileRouter(cache)
     original = compiler._NVRTCProgram
     compiler._NVRTCProgram = make_program_class(original, router, compiler)
-    compiler._set_kernel_cache_backend(_pass_through_class()())
+    compiler._set_kernel_cache_backend(_on_cupys_base(PassThroughBackend)())
     return Installed("compile", "", None, router, previous, original)
