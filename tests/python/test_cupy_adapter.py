@@ -490,3 +490,42 @@ def test_require_warm_fails_a_test_where_cupy_compiles_through_cubby(pytester, r
     result = run(f"--cubby-dir={store}", "--cubby-require-warm", "--no-cubby-prefetch")
     result.assert_outcomes(failed=1)
     assert "--cubby-require-warm: 3 compile(s)" in result.stdout.str()
+
+
+def test_a_header_deleted_between_runs_is_cupys_compile_error_not_an_old_kernel(
+        cupy_compiler, through_cubby, tmp_path):
+    folder = tmp_path / "include"
+    folder.mkdir()
+    (folder / "val.cuh").write_text("#define VALUE 0x0d0d0d0d\n")
+    source = VALUE_SOURCE.format(header="val.cuh")
+    payload, _ = compile_again(through_cubby, cupy_compiler, source, (f"-I{folder}",))
+    assert holds(payload, 0x0d0d0d0d)
+    (folder / "val.cuh").unlink()
+    with pytest.raises(cupy_compiler.CompileException) as caught:
+        compile_again(through_cubby, cupy_compiler, source, (f"-I{folder}",))
+    assert "val.cuh" in str(caught.value)
+
+
+def test_a_read_only_store_still_compiles_cupys_kernels(cupy_compiler, through_cubby,
+                                                       monkeypatch):
+    monkeypatch.setenv("CUBBY_READ_ONLY", "1")
+    installed = through_cubby()
+    payload, _ = cupy_compiler.compile_with_cache('extern "C" __global__ void k() {}')
+    assert payload[:4] == b"\x7fELF"
+    assert installed.counters() == {"cupy_via_cubby": 1}
+    assert installed.router.cache.usage() == (0, 0)
+
+
+def test_xdist_workers_compile_each_cupy_kernel_once(pytester, run, env, store, fake_cupy):
+    pytest.importorskip("xdist")
+    fake_cupy(program="_NVRTCProgram")
+    env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
+    (pytester.path / "include").mkdir()
+    (pytester.path / "include" / "val.cuh").write_text("#define VALUE 9\n")
+    for name in ("a", "b", "c", "d"):
+        pytester.makepyfile(**{f"test_{name}": CUPY_SUITE.format(value="9")})
+    result = run("-p", "xdist.plugin", "-n", "2", f"--cubby-dir={store}", "--no-cubby-prefetch")
+    result.assert_outcomes(passed=4)
+    text = result.stdout.str()
+    assert re.search(r"compiles: 3 ", text), text
+    assert "12 program(s) through cubby" in text, text
