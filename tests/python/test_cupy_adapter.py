@@ -529,3 +529,28 @@ def test_xdist_workers_compile_each_cupy_kernel_once(pytester, run, env, store, 
     text = result.stdout.str()
     assert re.search(r"compiles: 3 ", text), text
     assert "12 program(s) through cubby" in text, text
+
+
+def test_a_cccl_style_include_test_macro_in_cupys_headers_keeps_the_program_cached(
+        cupy_compiler, through_cubby, tmp_path):
+    # CuPy passes its own CCCL with -I; CCCL defines `_CCCL_HAS_INCLUDE(_X) __has_include(_X)`.
+    folder = tmp_path / "cccl"
+    folder.mkdir()
+    (folder / "pre.cuh").write_text(
+        "#ifdef __has_include\n#define HAS(_X) __has_include(_X)\n#else\n#define HAS(_X) 0\n"
+        "#endif\n")
+    (folder / "val.cuh").write_text(
+        '#include "pre.cuh"\n#if HAS(<extra.cuh>)\n#include <extra.cuh>\n#endif\n'
+        "#ifndef VALUE\n#define VALUE 0x0e0e0e0e\n#endif\n")
+    source = VALUE_SOURCE.format(header="val.cuh")
+    first = through_cubby()
+    assert holds(cupy_compiler.compile_with_cache(source, (f"-I{folder}",))[0], 0x0e0e0e0e)
+    first.uninstall()
+    second = through_cubby()
+    cupy_compiler.compile_with_cache(source, (f"-I{folder}",))
+    assert second.router.cache.stats()["hits_disk"] == 1
+    second.uninstall()
+    # The header the include test looks for appears: a new key, a new kernel.
+    (folder / "extra.cuh").write_text("#define VALUE 0x0f0f0f0f\n")
+    payload, _ = compile_again(through_cubby, cupy_compiler, source, (f"-I{folder}",))
+    assert holds(payload, 0x0f0f0f0f)

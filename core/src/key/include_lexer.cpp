@@ -2,6 +2,7 @@
 #include "key/include_lexer.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -139,19 +140,105 @@ class IncludeLexer {
     return std::string(rest);
   }
 
-  // After '#' (or "%:"): an include directive's header name, or an unresolvable operand.
+  // After '#' (or "%:"): an include directive's header name, or an unresolvable operand; a
+  // function-like #define opens `define_` (its name and parameters) up to its line's end.
   void directive() {
     if (at(i_) == '#' || (at(i_) == '%' && at(i_ + 1) == ':')) return;  // "##": not a directive
     skip_blanks();
     const std::string_view keyword = identifier();
+    if (keyword == "define") {
+      define_macro();
+      return;
+    }
     if (keyword != "include" && keyword != "include_next") return;
     skip_blanks();
     if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
     out_.unresolvable.push_back("#" + std::string(keyword) + " " + rest_of_line());
   }
 
+  // `#define NAME(PARAMS)` at i_ (after the keyword): opens define_ for a function-like macro.
+  void define_macro() {
+    skip_blanks();
+    const std::string_view name = identifier();
+    if (name.empty()) return;
+    if (at(i_) != '(') {  // object-like: an alias of each name in its text; lexed as usual then
+      const std::size_t body = i_;
+      for (std::size_t end = t_.find('\n', i_); i_ < std::min(end, t_.size());) {
+        if (at(i_) == '"' || at(i_) == '\'') {
+          skip_quoted(at(i_));
+        } else if (is_ident_start(at(i_))) {
+          out_.forwards.push_back(std::string(name) + " " + std::string(identifier()));
+        } else {
+          ++i_;
+        }
+      }
+      i_ = body;
+      return;
+    }
+    ++i_;
+    Define define;
+    define.name = std::string(name);
+    for (;;) {
+      skip_blanks();
+      const std::string_view parameter = identifier();
+      if (!parameter.empty()) define.parameters.emplace_back(parameter);
+      skip_blanks();
+      if (at(i_) == ',') {
+        ++i_;
+      } else if (at(i_) == '.' && at(i_ + 1) == '.' && at(i_ + 2) == '.') {
+        define.parameters.emplace_back("__VA_ARGS__");
+        i_ += 3;
+      } else {
+        break;
+      }
+    }
+    if (at(i_) != ')') return;  // not a parameter list NVRTC accepts: lexed as usual
+    ++i_;
+    const std::size_t end = t_.find('\n', i_);
+    define.end = end == std::string_view::npos ? t_.size() : end;
+    define_ = std::move(define);
+  }
+
+  bool in_define() const { return define_ && i_ <= define_->end; }
+
+  bool is_parameter(std::string_view word) const {
+    return in_define() && std::find(define_->parameters.begin(), define_->parameters.end(), word) !=
+                              define_->parameters.end();
+  }
+
+  // `( NAME )` at i_ (blanks and comments allowed): NAME, with i_ after the ')'; else empty and
+  // i_ unchanged.
+  std::string_view lone_identifier_argument() {
+    const std::size_t start = i_;
+    skip_blanks();
+    if (at(i_) == '(') {
+      ++i_;
+      skip_blanks();
+      const std::string_view word = identifier();
+      skip_blanks();
+      if (!word.empty() && at(i_) == ')') {
+        ++i_;
+        return word;
+      }
+    }
+    i_ = start;
+    return {};
+  }
+
   // `__has_include ( "x" )`: the name counts as an include (its existence changes the program).
+  // Inside a function-like #define, `__has_include(PARAMETER)` makes it an include-test macro.
   void has_include(std::string_view keyword) {
+    const std::size_t start = i_;
+    if (const std::string_view word = lone_identifier_argument(); is_parameter(word)) {
+      if (define_->parameters.size() == 1 && word != "__VA_ARGS__") {
+        out_.test_macros.push_back(define_->name);
+      } else {  // its calls have more than one argument: not listed, so not resolvable
+        out_.unresolvable.push_back("#define " + define_->name + ": " + std::string(keyword) + "(" +
+                                    std::string(word) + ")");
+      }
+      return;
+    }
+    i_ = start;
     skip_blanks();
     if (at(i_) != '(') return;
     ++i_;
@@ -159,6 +246,40 @@ class IncludeLexer {
     if (header_name()) return;
     if (at(i_) == ')' || at(i_) == '\n' || i_ >= t_.size()) return;
     out_.unresolvable.push_back(std::string(keyword) + "(" + rest_of_line());
+  }
+
+  // After an identifier `word` that is no keyword of ours: a call with one header name or one
+  // identifier as its argument is recorded (IncludeList::calls, forwards).
+  void maybe_call(std::string_view word) {
+    if (const std::string_view argument = lone_identifier_argument(); !argument.empty()) {
+      if (!is_parameter(argument)) {
+        out_.calls.push_back(std::string(word) + " " + std::string(argument));
+      } else if (define_->parameters.size() == 1 && argument != "__VA_ARGS__") {
+        out_.forwards.push_back(define_->name + " " + std::string(word));
+      } else {  // M(a, b) passes b on: M's calls are not listed, "*" makes them unresolvable
+        out_.forwards.push_back(define_->name + " " + std::string(word) + " *");
+      }
+      return;
+    }
+    const std::size_t start = i_;
+    skip_blanks();
+    if (at(i_) == '(') {
+      ++i_;
+      skip_blanks();
+      const char open = at(i_);
+      std::vector<std::string> names;
+      std::swap(names, out_.names);
+      const bool named = header_name();
+      std::swap(names, out_.names);
+      skip_blanks();
+      if (named && names.size() == 1 && at(i_) == ')') {
+        const char close = open == '"' ? '"' : '>';
+        out_.calls.push_back(std::string(word) + " " + open + names.front() + close);
+        ++i_;
+        return;
+      }
+    }
+    i_ = start;
   }
 
   // One token at i_ that is not a directive start: literals are skipped whole, so that "/*" or
@@ -174,6 +295,8 @@ class IncludeLexer {
         skip_raw_string();
       } else if (word == "__has_include" || word == "__has_include_next") {
         has_include(word);
+      } else {
+        maybe_call(word);
       }
     } else if ((c >= '0' && c <= '9') || (c == '.' && at(i_ + 1) >= '0' && at(i_ + 1) <= '9')) {
       skip_number();
@@ -229,9 +352,16 @@ class IncludeLexer {
     }
   }
 
+  struct Define {
+    std::string name;
+    std::vector<std::string> parameters;
+    std::size_t end = 0;  // its line's end
+  };
+
   std::string_view t_;
   std::size_t i_ = 0;
   IncludeList& out_;
+  std::optional<Define> define_;  // the function-like #define being lexed (to define_->end)
 };
 
 void lex_includes(std::string_view text, bool trigraphs, IncludeList& out) {
@@ -252,6 +382,9 @@ IncludeList list_includes(std::string_view text) {
   };
   tidy(out.names);
   tidy(out.unresolvable);
+  tidy(out.test_macros);
+  tidy(out.forwards);
+  tidy(out.calls);
   return out;
 }
 

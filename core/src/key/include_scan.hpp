@@ -43,7 +43,10 @@ struct HeaderScan {
 // shadows another, or that appears later in an earlier folder, changes the result. A header
 // found nowhere is recorded unresolved (toolkit headers are covered by the NVRTC identity).
 // Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
-// size, mtime and ctime. Never misses a header reachable through a literal header name.
+// size, mtime and ctime. Never misses a header reachable through a literal header name. The
+// header names passed to include-test macros (IncludeList::test_macros: CCCL's
+// `_CCCL_HAS_INCLUDE(<x>)`), wherever defined among the files scanned, count as a
+// `__has_include` of the file passing them; a macro operand passed to one is unresolvable.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
 
 // scan_includes(source, {source_dir, include_paths, {}}).headers (an empty `source_dir` is not
