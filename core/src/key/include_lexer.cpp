@@ -248,8 +248,8 @@ class IncludeLexer {
     out_.unresolvable.push_back(std::string(keyword) + "(" + rest_of_line());
   }
 
-  // After an identifier `word` that is no keyword of ours: a call with one header name or one
-  // identifier as its argument is recorded (IncludeList::calls, forwards).
+  // After an identifier `word` that is no keyword of ours: a call is recorded (IncludeList::calls,
+  // forwards), with its one header name or identifier, else as "word ?".
   void maybe_call(std::string_view word) {
     if (const std::string_view argument = lone_identifier_argument(); !argument.empty()) {
       if (!is_parameter(argument)) {
@@ -278,6 +278,9 @@ class IncludeLexer {
         ++i_;
         return;
       }
+      // Any other argument list: unreadable, were `word` an include-test macro. The arguments
+      // are lexed as usual.
+      out_.calls.push_back(std::string(word) + " ?");
     }
     i_ = start;
   }

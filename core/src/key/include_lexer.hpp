@@ -30,8 +30,9 @@ struct IncludeList {
   // `#define M(X) ... W(X) ...` (M tests X if W does), "M W *" where M has more parameters,
   // "M W" for every name W in an object-like `#define M ...` (an alias: `#define M W`).
   // `calls`: every `W("x")` and `W(<x>)`, as `W "x"` / `W <x>`, and `W(NAME)` as `W NAME` (one
-  // identifier, not a parameter of the #define around it: unresolvable where W turns out to be
-  // an include-test macro).
+  // identifier, not a parameter of the #define around it) and `W ?` for any other argument list
+  // (both unresolvable where W turns out to be an include-test macro). Known limit: a test
+  // macro's name passed as an argument to another macro (`APPLY(HAS, <x>)`) is not followed.
   std::vector<std::string> test_macros;
   std::vector<std::string> forwards;
   std::vector<std::string> calls;
