@@ -257,6 +257,7 @@ class Scanner {
                                 std::string_view(forward).substr(space + 1));
         }
       }
+      if (macros.empty()) return;  // the common case: nothing to resolve
       for (bool grew = true; grew;) {  // M tests what it passes to a test macro W
         grew = false;
         for (const auto& [macro, target] : forwards) {
