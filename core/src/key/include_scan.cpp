@@ -257,16 +257,14 @@ class Scanner {
                                 std::string_view(forward).substr(space + 1));
         }
       }
-      if (macros.empty()) return;  // the common case: nothing to resolve
+      if (macros.empty()) return;      // the common case: nothing to resolve
       for (bool grew = true; grew;) {  // M tests what it passes to a test macro W
         grew = false;
         for (const auto& [macro, target] : forwards) {
           const std::string_view callee = target.substr(0, target.find(' '));
           if (!macros.contains(callee) || macros.contains(macro)) continue;
           if (target.ends_with(" *")) {
-            unresolvable_.push_back("#define " + std::string(macro) +
-                                    " passes one of several "
-                                    "parameters to the include test " +
+            unresolvable_.push_back("#define " + std::string(macro) + " passes a parameter to " +
                                     std::string(callee));
           }
           macros.emplace(macro);
