@@ -39,6 +39,14 @@ struct FileScan {
   std::array<std::uint8_t, 16> content_hash{};
   std::vector<std::string> includes;      // list_includes(content).names
   std::vector<std::string> unresolvable;  // list_includes(content).unresolvable
+  std::vector<std::string> test_macros;   // list_includes(content).test_macros
+  std::vector<std::string> forwards;      // list_includes(content).forwards
+  std::vector<std::string> calls;         // list_includes(content).calls
+
+  bool lists_anything() const {
+    return !includes.empty() || !unresolvable.empty() || !test_macros.empty() ||
+           !forwards.empty() || !calls.empty();
+  }
 
   bool matches(const struct stat& st) const {
     return dev == static_cast<std::uint64_t>(st.st_dev) &&
@@ -135,6 +143,9 @@ std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& st
   IncludeList list = list_includes(text);
   scan->includes = std::move(list.names);
   scan->unresolvable = std::move(list.unresolvable);
+  scan->test_macros = std::move(list.test_macros);
+  scan->forwards = std::move(list.forwards);
+  scan->calls = std::move(list.calls);
   stable = after_ok && same_file_state(before, after) &&
            used == static_cast<std::uint64_t>(before.st_size);
   return scan;
@@ -390,6 +401,17 @@ class Scanner {
     }
   }
 
+  // What the toolkit's headers and the include-test macros reach, until neither reaches a file
+  // more: a file found by one may call more test macros or include more toolkit headers.
+  void scan_indirect() {
+    for (std::size_t before = 0, now = 1; before != now;) {
+      before = visited_.size() + sources_.size() + toolkit_roots_.size();
+      resolve_test_macro_calls();
+      scan_toolkit_names();
+      now = visited_.size() + sources_.size() + toolkit_roots_.size();
+    }
+  }
+
   // Resolves every include in `includes`, seen from a file whose own folders are `own_dirs`,
   // records a digest for each existing candidate (or one unresolved digest) and recurses.
   template <class Includes>
@@ -402,6 +424,65 @@ class Scanner {
   // Resolves the pre-included files: opened from the working folder first, then searched.
   void scan_pre_includes(const std::vector<std::string>& files, const std::string& cwd) {
     scan(files, std::vector<std::string>{cwd});
+  }
+
+  // Remembers what the source (`where` "") or a scanned file lists about include-test macros
+  // (IncludeList), for resolve_test_macro_calls.
+  void add_macros(std::string where, const IncludeList& list, std::vector<std::string> own_dirs) {
+    sources_.push_back(
+        {std::move(where), &list.test_macros, &list.forwards, &list.calls, std::move(own_dirs)});
+  }
+
+  // The calls of include-test macros, in every file scanned (IncludeList): a header name passed
+  // to one is resolved as the `__has_include` of the file that passes it (from its folders),
+  // an identifier passed to one is unresolvable, and so is every call of a macro that passes
+  // one of several parameters to one. Repeated until no new file is scanned (a file found so may
+  // define or call more of them).
+  void resolve_test_macro_calls() {
+    for (std::size_t done = 0; done != sources_.size();) {
+      done = sources_.size();
+      std::set<std::string, std::less<>> macros;
+      std::vector<std::pair<std::string_view, std::string_view>> forwards;
+      for (const MacroSource& source : sources_) {
+        macros.insert(source.test_macros->begin(), source.test_macros->end());
+        for (const std::string& forward : *source.forwards) {
+          const std::size_t space = forward.find(' ');
+          forwards.emplace_back(std::string_view(forward).substr(0, space),
+                                std::string_view(forward).substr(space + 1));
+        }
+      }
+      if (macros.empty()) return;      // the common case: nothing to resolve
+      for (bool grew = true; grew;) {  // M tests what it passes to a test macro W
+        grew = false;
+        for (const auto& [macro, target] : forwards) {
+          const std::string_view callee = target.substr(0, target.find(' '));
+          if (!macros.contains(callee) || macros.contains(macro)) continue;
+          if (target.ends_with(" *")) {
+            unresolvable_.push_back("#define " + std::string(macro) + " passes a parameter to " +
+                                    std::string(callee));
+          }
+          macros.emplace(macro);
+          grew = true;
+        }
+      }
+      for (std::size_t i = 0; i < done; ++i) {
+        // Copies: resolve() appends to sources_.
+        const std::vector<std::string>* calls = sources_[i].calls;
+        const std::vector<std::string> own_dirs = sources_[i].own_dirs;
+        const std::string where = sources_[i].where;
+        for (const std::string& call : *calls) {
+          const std::size_t space = call.find(' ');
+          const std::string_view argument = std::string_view(call).substr(space + 1);
+          if (!macros.contains(std::string_view(call).substr(0, space))) continue;
+          if (argument.front() == '"' || argument.front() == '<') {
+            resolve(argument.substr(1, argument.size() - 2), own_dirs);
+          } else {
+            unresolvable_.push_back(where + std::string(call.substr(0, space)) + "(" +
+                                    std::string(argument) + ")");
+          }
+        }
+      }
+    }
   }
 
   // Records directives that name no literal header, prefixed with where they are.
@@ -497,7 +578,7 @@ class Scanner {
     // folder it was reached through and the folder it really lives in. A file reached again
     // through another symlinked folder is not rescanned from that folder.
     const bool first_visit =
-        (!file.scan->includes.empty() || !file.scan->unresolvable.empty()) &&
+        file.scan->lists_anything() &&
         visited_
             .insert({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
             .second;
@@ -509,7 +590,12 @@ class Scanner {
         own_dirs.push_back(std::move(real_parent));
       }
     }
-    if (first_visit) add_unresolvable(file.canonical + ": ", file.scan->unresolvable);
+    if (first_visit) {
+      add_unresolvable(file.canonical + ": ", file.scan->unresolvable);
+      sources_.push_back({file.canonical + ": ", &file.scan->test_macros, &file.scan->forwards,
+                          &file.scan->calls, own_dirs});
+      scans_.push_back(file.scan);  // keeps the lists sources_ points to
+    }
     digest.path = std::move(file.canonical);
     out_.push_back(std::move(digest));
     if (first_visit) {
@@ -518,10 +604,20 @@ class Scanner {
     return true;
   }
 
+  struct MacroSource {
+    std::string where;  // "" for the source, "<file>: " for a header
+    const std::vector<std::string>* test_macros;
+    const std::vector<std::string>* forwards;
+    const std::vector<std::string>* calls;
+    std::vector<std::string> own_dirs;
+  };
+
   std::vector<std::string> search_dirs_;
   std::vector<std::string> include_dirs_;  // search_dirs_ without the program's folder
   std::vector<std::string> toolkit_dirs_;
-  std::set<std::string> toolkit_roots_;                        // names found in no user folder
+  std::set<std::string> toolkit_roots_;  // names found in no user folder
+  std::vector<MacroSource> sources_;     // every file scanned, in order, and the source
+  std::vector<std::shared_ptr<const FileScan>> scans_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
   std::vector<HeaderDigest> out_;
   std::vector<std::string> unresolvable_;
@@ -549,10 +645,11 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   if (!search.pre_includes.empty()) {
     scanner.scan_pre_includes(search.pre_includes, absolute_dir(std::filesystem::path(), cwd));
   }
-  IncludeList list = list_includes(source);
+  const IncludeList list = list_includes(source);
   scanner.add_unresolvable("", list.unresolvable);
+  scanner.add_macros("", list, {});
   scanner.scan(list.names, std::vector<std::string>{});
-  scanner.scan_toolkit_names();
+  scanner.scan_indirect();
   return std::move(scanner).take();
 }
 

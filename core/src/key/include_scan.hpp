@@ -56,7 +56,10 @@ struct HeaderScan {
 // toolkit_headers.hpp) and skipped while every include path is empty or missing; the lookups in
 // the include paths cost one stat per folder while it is unchanged (its names are memoized).
 // Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
-// size, mtime and ctime. Never misses a header reachable through a literal header name.
+// size, mtime and ctime. Never misses a header reachable through a literal header name. The
+// header names passed to include-test macros (IncludeList::test_macros: CCCL's
+// `_CCCL_HAS_INCLUDE(<x>)`), wherever defined among the files scanned, count as a
+// `__has_include` of the file passing them; a macro operand passed to one is unresolvable.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
 
 // Where the toolkit part of scan_includes is kept between processes (a store's tmp/ folder): the

@@ -161,6 +161,37 @@ TEST_F(ScanHeaders, MacroIncludeInAHeaderMakesTheScanIncomplete) {
             std::vector<std::string>{"#include H"});
 }
 
+// CCCL's `#define _CCCL_HAS_INCLUDE(_X) __has_include(_X)`, defined in one header and called in
+// others: the headers its calls name are the program's, as a __has_include of each caller.
+TEST_F(ScanHeaders, AnIncludeTestMacroDefinedInOneHeaderCountsTheHeadersItsCallersName) {
+  write_text(inc() / "pre.cuh",
+             "#ifdef __has_include\n#define HAS(_X) __has_include(_X)\n#endif\n"
+             "#define ALSO(h) HAS(h)\n");
+  write_text(inc() / "user.cuh",
+             "#include \"pre.cuh\"\n#if HAS(<detail/helper.cuh>)\n#endif\n"
+             "#if ALSO(\"maybe.cuh\")\n#endif\n");
+  IncludeSearch search;
+  search.program_dir = src();
+  search.include_paths = include_paths();
+  const HeaderScan scan = scan_includes("#include <user.cuh>\n", search);
+  EXPECT_TRUE(scan.unresolvable.empty()) << scan.unresolvable.front();
+  const auto has = [](const HeaderScan& found, const std::string& include, bool resolved) {
+    return std::any_of(found.headers.begin(), found.headers.end(), [&](const HeaderDigest& d) {
+      return d.include == include && d.resolved == resolved;
+    });
+  };
+  EXPECT_TRUE(has(scan, "detail/helper.cuh", true));
+  EXPECT_TRUE(has(scan, "maybe.cuh", false));
+  // The header the test looks for appears: the scan (and so the key) changes.
+  write_text(inc() / "maybe.cuh", "#pragma once\n");
+  EXPECT_TRUE(has(scan_includes("#include <user.cuh>\n", search), "maybe.cuh", true));
+  // A macro operand, or a macro passing one of several parameters on, cannot be resolved.
+  EXPECT_EQ(scan_includes("#include <user.cuh>\n#if HAS(WHICH)\n#endif\n", search).unresolvable,
+            std::vector<std::string>{"HAS(WHICH)"});
+  write_text(inc() / "two.cuh", "#include \"pre.cuh\"\n#define TWO(a, b) HAS(b)\n");
+  EXPECT_EQ(scan_includes("#include <two.cuh>\n", search).unresolvable.size(), 1u);
+}
+
 TEST_F(ScanHeaders, PreIncludedFilesAndTheirIncludesAreScannedFromTheWorkingFolderThenPaths) {
   write_text(inc() / "pre.cuh", "#include \"detail/helper.cuh\"\n");
   write_text(dir_.path() / "cwd_pre.cuh", "");
