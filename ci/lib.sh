@@ -10,6 +10,7 @@ CUBBY_APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libhiredis-dev libssl-dev liblz4-dev zlib1g-dev redis-server
+  libcurl4-openssl-dev nginx libnginx-mod-http-dav-ext
 )
 
 # The benchmark report (python3) and the dashboard's browser test (chromium); node and npm come
