@@ -95,6 +95,7 @@ Result<HttpUrl> parse_http_url(std::string_view text) {
     return bad("not an http:// or https:// URL");
   }
   if (text.substr(text.find("://") + 3).starts_with('/')) return bad("the URL names no host");
+  if (!curl_ready()) return fail(Errc::io, "libcurl could not be initialised");
   std::unique_ptr<CURLU, void (*)(CURLU*)> url(curl_url(), curl_url_cleanup);
   if (!url) return fail(Errc::io, "out of memory parsing an HTTP URL");
   if (curl_url_set(url.get(), CURLUPART_URL, std::string(text).c_str(), 0) != CURLUE_OK) {

@@ -192,6 +192,27 @@ TEST_F(NginxTest, TheBearerTokenIsSentWhenTheUrlHasNoPassword) {
   ::testing::internal::GetCapturedStderr();
 }
 
+TEST_F(NginxTest, TheBearerTokenComesFromTheVariableElseTheFirstLineOfTheTokenFile) {
+  testing::TempDir dir("token");
+  testing::write_text(dir / "token", "s3cret-token\nignored\n");
+  Config config;
+  config.remote_url = nginx_->http_url() + "/bearer";
+  config.remote_token_file = dir / "token";
+  auto tier = open_remote_tier(config);
+  ASSERT_NE(tier, nullptr);
+  ASSERT_TRUE(tier->put(key_of(13), "token from a file"));
+  config.remote_token = "not-the-token";  // the variable wins over the file
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(open_remote_tier(config)->get(key_of(13)));
+  ::testing::internal::GetCapturedStderr();
+  config.remote_token.clear();
+  config.remote_token_file = dir / "missing";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(open_remote_tier(config), nullptr);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("CUBBY_REMOTE_TOKEN_FILE"), std::string::npos) << err;
+}
+
 TEST_F(NginxTest, AServerThatRefusesWritesMakesTheProcessOnlyRead) {
   auto tier = open_http_remote(options(nginx_->http_url() + "/readonly"));
   ::testing::internal::CaptureStderr();
