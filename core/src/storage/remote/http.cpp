@@ -31,9 +31,6 @@ std::optional<std::string> url_part(CURLU* url, CURLUPart part, unsigned flags =
   return value;
 }
 
-// How many idle handles (each with its open connection) the pool keeps.
-constexpr std::size_t kIdleHandles = 4;
-
 // What one transfer collects: the body of a 2xx answer, up to `limit`.
 struct Transfer {
   CURL* handle = nullptr;
@@ -181,24 +178,18 @@ std::string HttpBackend::timed_out() const {
 }
 
 Result<HttpBackend::Handle> HttpBackend::pooled_handle(Clock::time_point deadline) {
-  {
-    // A connection being opened ahead is waited for rather than opened twice; if it failed, this
-    // call is skipped as the breaker it tripped would have skipped it.
-    std::unique_lock lock(pool_mutex_);
-    const bool waited = connecting_;
-    if (!connected_cv_.wait_until(lock, deadline, [&] { return !connecting_; })) {
+  std::optional<Handle> idle;
+  switch (pool_.take(deadline, idle)) {
+    case Pool<Handle>::Taken::idle:
+      return std::move(*idle);
+    case Pool<Handle>::Taken::timed_out:
       counted_.add(Stat::remote_timeouts);
       return fail(Errc::io, location_, ": ", timed_out());
-    }
-    if (waited && ahead_failed_) {
+    case Pool<Handle>::Taken::ahead_failed:  // skipped, as the breaker it tripped would skip it
       counted_.add(Stat::remote_skipped);
       return fail(Errc::io, location_, " failed to connect just now; skipped");
-    }
-    if (!idle_.empty()) {
-      Handle handle = std::move(idle_.back());
-      idle_.pop_back();
-      return handle;
-    }
+    case Pool<Handle>::Taken::none:
+      break;
   }
   return new_handle();
 }
@@ -210,18 +201,13 @@ Result<HttpBackend::Handle> HttpBackend::new_handle() const {
   return handle;
 }
 
-void HttpBackend::pool(Handle handle) {
-  std::lock_guard lock(pool_mutex_);
-  if (idle_.size() < kIdleHandles) idle_.push_back(std::move(handle));
-}
-
 Result<HttpBackend::Answer> HttpBackend::call(std::string_view method, const std::string& url,
                                               std::string_view body, std::uint64_t limit) {
   const Clock::time_point deadline = remote_deadline(timeout_);
   auto pooled = pooled_handle(deadline);
   if (!pooled) return std::move(pooled).error();
   auto answer = request(pooled->get(), method, url, body, limit, deadline);
-  pool(std::move(pooled).value());  // curl closes a connection that cannot be reused
+  pool_.put(std::move(pooled).value());  // curl closes a connection that cannot be reused
   return answer;
 }
 
@@ -384,11 +370,7 @@ Result<void> HttpBackend::remove(const Key& key) {
 }
 
 void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
-  {
-    std::lock_guard lock(pool_mutex_);
-    if (connecting_ || connector_.joinable() || !idle_.empty()) return;  // once per backend
-    connecting_ = true;
-  }
+  if (!pool_.begin_ahead()) return;
   auto run = [this, failed = std::move(failed)] {
     // Any HTTP answer means connected; the handle is pooled with its open connection.
     auto handle = new_handle();
@@ -396,17 +378,13 @@ void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
                                              remote_deadline(timeout_))
                                    : Result<Answer>(handle.error());
     if (!answer) failed(answer.error());
-    std::lock_guard lock(pool_mutex_);
-    if (handle && idle_.size() < kIdleHandles) idle_.push_back(std::move(handle).value());
-    ahead_failed_ = !answer.ok();
-    connecting_ = false;
-    connected_cv_.notify_all();
+    pool_.end_ahead(answer && handle ? std::optional<Handle>(std::move(handle).value())
+                                     : std::nullopt);
   };
   try {
     connector_ = std::thread(std::move(run));
   } catch (const std::system_error&) {  // no thread: the first lookup connects, as without this
-    std::lock_guard lock(pool_mutex_);
-    connecting_ = false;
+    pool_.cancel_ahead();
   }
 }
 

@@ -34,14 +34,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "storage/remote/pool.hpp"
 #include "storage/remote/remote.hpp"
 
 namespace cubby {
@@ -106,7 +105,6 @@ class HttpBackend final : public RemoteBackend {
   // An idle pooled handle (after the one connect_ahead is opening), else a new one.
   Result<Handle> pooled_handle(Clock::time_point deadline);
   Result<Handle> new_handle() const;
-  void pool(Handle handle);
   std::string url_of(const Key& key) const;
   // The failure of an answer with an unexpected `status` to `method` (counted, warned once).
   Failure unexpected(std::string_view method, long status);
@@ -123,11 +121,7 @@ class HttpBackend final : public RemoteBackend {
   std::uint64_t max_value_;
   AtomicStats& counted_;
 
-  std::mutex pool_mutex_;
-  std::vector<Handle> idle_;
-  bool connecting_ = false;    // connect_ahead's connection is being opened (under pool_mutex_)
-  bool ahead_failed_ = false;  // and it failed (under pool_mutex_)
-  std::condition_variable connected_cv_;
+  Pool<Handle> pool_{4};  // idle handles, each keeping its connection open
   std::thread connector_;
   std::atomic<bool> writes_refused_{false};
   std::atomic<bool> warned_refused_{false};
