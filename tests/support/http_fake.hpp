@@ -6,8 +6,6 @@
 // waiting for a dripped answer sees the end of the stream.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,6 +19,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "loopback.hpp"
 
 namespace cubby::testing {
 
@@ -42,18 +42,8 @@ class HttpFake {
   // when no socket can be opened.
   HttpFake(std::map<std::string, Answer> answers, std::chrono::milliseconds interval)
       : answers_(std::move(answers)), interval_(interval) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof addr;
-    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(listener_, 16) != 0 ||
-        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-      if (listener_ >= 0) ::close(listener_);
-      throw std::runtime_error("HttpFake: cannot listen on 127.0.0.1");
-    }
-    port_ = ntohs(addr.sin_port);
+    listener_ = listen_loopback(port_);
+    if (listener_ < 0) throw std::runtime_error("HttpFake: cannot listen on 127.0.0.1");
     acceptor_ = std::thread([this] { accept_loop(); });
   }
   ~HttpFake() { stop(); }

@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 
+#include "loopback.hpp"
 #include "test_support.hpp"
 
 namespace cubby::testing {
@@ -107,21 +108,6 @@ class NginxServer {
                "-out server.pem -days 2 -extfile san.cnf");
   }
 
-  static int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof addr;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0) {
-      port = ntohs(addr.sin_port);
-    }
-    ::close(fd);
-    return port;
-  }
-
   static bool accepts(int port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
@@ -166,8 +152,8 @@ class NginxServer {
   }
 
   bool launch(const std::string& exe) {
-    http_port_ = free_port();
-    https_port_ = free_port();
+    http_port_ = free_loopback_port();
+    https_port_ = free_loopback_port();
     if (http_port_ == 0 || https_port_ == 0 || http_port_ == https_port_) return false;
     write_config();
     const std::string prefix = dir_.path().string() + "/";
