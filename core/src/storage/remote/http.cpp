@@ -268,6 +268,8 @@ Result<HttpBackend::Answer> HttpBackend::request(void* handle, std::string_view 
   }
   const CURLcode code = curl_easy_perform(curl);
   const long status = status_of(curl);
+  // The handle is pooled: it must not point at this call's buffers, headers or transfer.
+  curl_easy_reset(curl);
   const std::string doing = std::string(method) + " " + url.substr(url_.base.size());
   if (code == CURLE_FILESIZE_EXCEEDED || (code == CURLE_WRITE_ERROR && transfer.too_big)) {
     counted_.add(Stat::remote_rejected);
