@@ -149,7 +149,7 @@ HttpBackend::~HttpBackend() {
 }
 
 std::string HttpBackend::key_path(const Key& key, HttpLayout layout) {
-  const std::string hex = key.hex();
+  std::string hex = key.hex();
   switch (layout) {
     case HttpLayout::bazel: {
       // bazel-remote's action cache takes 64 hex digits: extended by the key's leading digits.
