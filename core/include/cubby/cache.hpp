@@ -29,7 +29,7 @@ class FileLock;
 class LocalStore;
 class MemoryTier;
 class PchDir;
-class RemoteTier;
+class Remote;
 class SuiteRecorder;
 
 enum class Source { memory, disk, remote, compiled };
@@ -168,7 +168,7 @@ class CUBBY_API Cache {
   Config config_;
   std::unique_ptr<MemoryTier> memory_;
   std::unique_ptr<LocalStore> local_;
-  std::unique_ptr<RemoteTier> remote_;      // null without CUBBY_REMOTE
+  std::unique_ptr<Remote> remote_;          // null without CUBBY_REMOTE
   std::unique_ptr<Background> background_;  // remote backfills, drained by finish()
   mutable std::mutex stats_mutex_;
   Stats stats_;  // what the Cache counts (the tiers count the rest: see stats())
