@@ -75,6 +75,11 @@ std::optional<std::string_view> first_line(const redisReader& reader) {
   return buffered.substr(0, end);
 }
 
+// Whether `line` (a reply's first line) opens an array. No command the backend sends (GET, SET,
+// DEL, AUTH, SELECT) answers with one, so an array is refused before any of it is read: its
+// element count and the lengths inside it are never trusted.
+bool is_array(std::string_view line) { return !line.empty() && line.front() == '*'; }
+
 // Whether `line` (a reply's first line) declares a bulk value longer than `limit`.
 bool declares_more_than(std::string_view line, std::uint64_t limit) {
   if (line.empty() || line.front() != '$') return false;
@@ -92,10 +97,11 @@ bool read_more(redisContext* context, Deadline deadline) {
 // Sends one command (binary-safe arguments) on `context` and reads its reply, all before
 // `deadline`: the reply to free, or nullptr when the connection failed (the reason in
 // context->errstr), the deadline passed (then `passed(deadline)`) or the reply is refused unread
-// (then `too_big` is set): a bulk value declared longer than `limit`, or a first line longer than
-// kMaxReplyLine. The reply's first line is checked whole before hiredis's reader parses any of it
-// (the reader consumes the type byte of a partial reply), so a server that drips the length line
-// cannot slip a value past the limit. After nullptr the connection is out of step: close it.
+// (then `too_big` is set): an array (is_array), a bulk value declared longer than `limit`, or a
+// first line longer than kMaxReplyLine. The reply's first line is checked whole before hiredis's
+// reader parses any of it (the reader consumes the type byte of a partial reply), so a server that
+// drips the length line cannot slip a value past the limit. After nullptr the connection is out of
+// step: close it.
 void* command(redisContext* context, std::initializer_list<std::string_view> args,
               Deadline deadline, std::uint64_t limit, bool& too_big) {
   std::vector<const char*> argv;
@@ -122,7 +128,7 @@ void* command(redisContext* context, std::initializer_list<std::string_view> arg
     }
     if (!read_more(context, deadline)) return nullptr;
   }
-  if (line->size() > kMaxReplyLine || declares_more_than(*line, limit)) {
+  if (line->size() > kMaxReplyLine || is_array(*line) || declares_more_than(*line, limit)) {
     too_big = true;
     return nullptr;
   }
@@ -185,7 +191,7 @@ Result<RedisBackend::Connection> RedisBackend::connect(Clock::time_point deadlin
   if (connection->err != 0) return connection_failure(*connection, deadline, "cannot connect: ");
   auto handshake = [&](std::initializer_list<std::string_view> args) -> Result<void> {
     bool too_big = false;
-    Reply reply(command(connection.get(), args, deadline, UINT64_MAX, too_big));
+    Reply reply(command(connection.get(), args, deadline, kMaxStatusReply, too_big));
     if (too_big) {
       counted_.add(Stat::remote_errors);
       return fail(Errc::io, location_, " answered ", std::string(*args.begin()),

@@ -64,10 +64,14 @@ class RedisBackend final : public RemoteBackend {
   using Reply = std::unique_ptr<void, ReplyFree>;
   using Clock = std::chrono::steady_clock;
 
+  // The longest bulk reply to a command other than GET (SET, DEL, AUTH, SELECT answer a status).
+  static constexpr std::uint64_t kMaxStatusReply = 64 << 10;
+
   // Runs one command on a pooled connection by the call's deadline; a failure is counted. A bulk
-  // reply declared longer than `limit` is rejected unread (Errc::corrupt, counted).
+  // reply declared longer than `limit` and any array reply are rejected unread (Errc::corrupt,
+  // counted).
   Result<Reply> call(std::initializer_list<std::string_view> args,
-                     std::uint64_t limit = UINT64_MAX);
+                     std::uint64_t limit = kMaxStatusReply);
   // A new connection, authenticated and on its database, by `deadline`; a failure is counted.
   Result<Connection> connect(Clock::time_point deadline);
   // An idle pooled connection (or the one connect_ahead is opening), else a new one, by

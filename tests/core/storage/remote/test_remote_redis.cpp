@@ -523,6 +523,42 @@ TEST(RedisTierDrip, DestructorEndsADrippedBackgroundWriteWithinItsBound) {
   EXPECT_LT(took, bound);
 }
 
+// Replies no command of the backend ever gets: refused from their first line, before anything
+// is allocated for them or read after it (no timeout: the call ends at once).
+TEST(RedisTierHostileReplies, ArraysAndOversizedStatusRepliesAreRefusedUnread) {
+  const std::pair<const char*, std::string> cases[] = {
+      {"GET", "*200000000\r\n"},                 // 200 million elements declared
+      {"GET", "*1\r\n$4000000000\r\n"},          // a 4 GB bulk string inside an array
+      {"GET", "*1\r\n*1\r\n*1\r\n$1\r\nx\r\n"},  // nested arrays
+      {"SET", "*1\r\n$4000000000\r\n"},
+      {"SET", "$4000000000\r\n"},  // a status reply's bulk length is bounded too
+      {"AUTH", "*2\r\n+OK\r\n+OK\r\n"},
+      {"SELECT", "*0\r\n"},
+  };
+  for (const auto& [name, reply] : cases) {
+    SCOPED_TRACE(std::string(name) + " answered " + reply);
+    // After the reply, a stream of valid RESP that never ends: only refusing it unread ends the
+    // call before the deadline.
+    std::map<std::string, DripServer::Answer> answers{{"AUTH", {"+OK\r\n", ""}},
+                                                      {"SELECT", {"+OK\r\n", ""}}};
+    answers[name] = {reply, "+OK\r\n"};
+    DripServer server(answers, std::chrono::milliseconds(1));
+    RedisOptions o = drip_options(server, "secret");
+    o.url.db = 2;
+    o.timeout = std::chrono::seconds(5);
+    const auto tier = open_redis_remote(o);
+    bool failed = false;
+    const auto took = testing::duration_of(server, [&] {
+      failed =
+          std::string(name) == "SET" ? !tier->put(key_of(56), "bytes") : !tier->get(key_of(56));
+    });
+    EXPECT_TRUE(failed);
+    EXPECT_LT(took, o.timeout);  // refused, not timed out
+    EXPECT_EQ(tier->counters().remote_timeouts, 0u);
+    EXPECT_EQ(tier->counters().remote_rejected + tier->counters().remote_errors, 1u);
+  }
+}
+
 TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {
   Config config;
   EXPECT_EQ(open_remote_tier(config), nullptr);
