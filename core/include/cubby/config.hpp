@@ -31,6 +31,9 @@ struct CUBBY_API Config {
   std::uint64_t remote_ttl_s = 0;  // CUBBY_REMOTE_TTL ("3600", "30m", "12h", "7d"); 0: no expiry
                                    // (at most kMaxRemoteTtlS)
   bool remote_compress = true;     // CUBBY_REMOTE_COMPRESS=0: send entries uncompressed (LZ4 else)
+  std::string remote_ca_file;      // CUBBY_REMOTE_CA_FILE: CAs of rediss://; empty: system store
+  std::string remote_cert_file;    // CUBBY_REMOTE_CERT_FILE: client certificate for rediss://
+  std::string remote_key_file;     // CUBBY_REMOTE_KEY_FILE: its key; empty: in the cert file
   bool read_only = false;          // CUBBY_READ_ONLY=1: never write the store
   bool disabled = false;           // CUBBY_DISABLE=1: always compile, never read or write
   // CUBBY_PCH=0: compile without NVRTC's automatic precompiled headers (kept per process in the

@@ -101,6 +101,21 @@ Result<void> apply_remote_compress(Config& config, std::string_view value) {
   return apply_bool(config.remote_compress, value);
 }
 
+Result<void> apply_remote_ca_file(Config& config, std::string_view value) {
+  config.remote_ca_file = std::string(value);
+  return {};
+}
+
+Result<void> apply_remote_cert_file(Config& config, std::string_view value) {
+  config.remote_cert_file = std::string(value);
+  return {};
+}
+
+Result<void> apply_remote_key_file(Config& config, std::string_view value) {
+  config.remote_key_file = std::string(value);
+  return {};
+}
+
 // A `key = value` line of the file, or nothing for a blank line or a comment.
 struct FileLine {
   std::string_view key;
@@ -143,14 +158,16 @@ Result<std::string> read_store_file(const std::filesystem::path& dir) {
 
 }  // namespace
 
-const std::array<StoreSettingInfo, 9> kStoreSettings = {{
+const std::array<StoreSettingInfo, 12> kStoreSettings = {{
     {"max_size", "CUBBY_MAX_SIZE", "5G",
      "size bound of the store (least recently used entries are evicted above it): 500M, 5G",
      apply_max_size},
     {"read_only", "CUBBY_READ_ONLY", "false", "never write the store (a shared, prepared store)",
      apply_read_only},
     {"remote", "CUBBY_REMOTE", "",
-     "remote tier, redis://[user:password@]host:port[/db]; empty: none", apply_remote},
+     "remote tier, redis://[user:password@]host:port[/db] (rediss:// for TLS, unix:///path for "
+     "a socket); empty: none",
+     apply_remote},
     {"remote_mode", "CUBBY_REMOTE_MODE", "readwrite", "read (look up only) or readwrite",
      apply_remote_mode},
     {"remote_ttl", "CUBBY_REMOTE_TTL", "0",
@@ -163,6 +180,14 @@ const std::array<StoreSettingInfo, 9> kStoreSettings = {{
      "larger entries are neither sent to nor accepted from the remote", apply_remote_max_entry},
     {"remote_compress", "CUBBY_REMOTE_COMPRESS", "true", "send remote entries LZ4-compressed",
      apply_remote_compress},
+    {"remote_ca_file", "CUBBY_REMOTE_CA_FILE", "",
+     "CA certificates (PEM) that verify a rediss:// server; empty: the system store "
+     "(SSL_CERT_FILE)",
+     apply_remote_ca_file},
+    {"remote_cert_file", "CUBBY_REMOTE_CERT_FILE", "",
+     "client certificate (PEM) shown to a rediss:// server; empty: none", apply_remote_cert_file},
+    {"remote_key_file", "CUBBY_REMOTE_KEY_FILE", "",
+     "private key (PEM) of remote_cert_file; empty: in that file", apply_remote_key_file},
 }};
 
 const StoreSettingInfo* find_store_setting(std::string_view key) {

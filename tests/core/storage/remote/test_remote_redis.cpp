@@ -4,11 +4,13 @@
 // server that drips its replies, TTL limits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <thread>
 
 #include "drip_server.hpp"
+#include "hanging_resolver.hpp"
 #include "redis_server.hpp"
 #include "storage/remote/compress.hpp"
 #include "storage/remote/redis.hpp"
@@ -18,6 +20,7 @@ namespace cubby {
 namespace {
 
 using testing::DripServer;
+using testing::HangingResolver;
 using testing::RedisServer;
 
 Key key_of(std::uint8_t fill) {
@@ -557,6 +560,79 @@ TEST(RedisTierHostileReplies, ArraysAndOversizedStatusRepliesAreRefusedUnread) {
     EXPECT_EQ(tier->counters().remote_timeouts, 0u);
     EXPECT_EQ(tier->counters().remote_rejected + tier->counters().remote_errors, 1u);
   }
+}
+
+// Error replies that say the server cannot serve now (not a fact about the key): said once,
+// counted, and the remote backed off, instead of two round trips for every lookup.
+TEST(RedisTierErrorReplies, ServerErrorsAreWarnedOnceCountedAndBackedOff) {
+  for (const std::string error :
+       {"-ERR unknown command 'GET'", "-LOADING Redis is loading the dataset in memory",
+        "-MASTERDOWN Link with MASTER is down", "-MOVED 1234 127.0.0.1:1", "-ASK 1234 :1"}) {
+    SCOPED_TRACE(error);
+    DripServer server({{"GET", {error + "\r\n", ""}}, {"SET", {error + "\r\n", ""}}},
+                      std::chrono::milliseconds(1));
+    RedisOptions o = drip_options(server);
+    o.timeout = std::chrono::seconds(5);
+    const auto tier = open_redis_remote(o);
+    ::testing::internal::CaptureStderr();
+    const auto took = testing::duration_of(server, [&] {
+      EXPECT_FALSE(tier->get(key_of(57)));
+      EXPECT_FALSE(tier->get(key_of(57)));  // backed off: not asked
+      EXPECT_FALSE(tier->put(key_of(57), "bytes"));
+    });
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_LT(took, o.timeout);
+    EXPECT_EQ(server.received("GET"), 1);
+    EXPECT_EQ(server.received("SET"), 0);
+    EXPECT_EQ(tier->counters().remote_errors, 1u);
+    EXPECT_EQ(tier->counters().remote_skipped, 2u);
+    if (!error.starts_with("-MOVED") && !error.starts_with("-ASK")) {
+      // Followed redirections fail on the node they name (nothing listens there).
+      EXPECT_NE(err.find(error.substr(1, 8)), std::string::npos) << err;
+    }
+    const std::size_t lines = static_cast<std::size_t>(std::count(err.begin(), err.end(), '\n'));
+    EXPECT_LE(lines, 2u) << err;  // said once (the breaker's warning and at most one more)
+  }
+}
+
+TEST(RedisTierErrorReplies, APerKeyErrorDoesNotBackOff) {
+  DripServer server(
+      {{"GET", {"-WRONGTYPE Operation against a key holding the wrong kind\r\n", ""}}},
+      std::chrono::milliseconds(1));
+  const auto tier = open_redis_remote(drip_options(server));
+  EXPECT_FALSE(tier->get(key_of(58)));
+  EXPECT_FALSE(tier->get(key_of(58)));
+  EXPECT_EQ(server.received("GET"), 2);
+  EXPECT_EQ(tier->counters().remote_skipped, 0u);
+}
+
+// Name resolution is part of a call's deadline: a resolver that hangs (a DNS server that never
+// answers) costs a lookup its timeout, and the store's exit nothing beyond its bound.
+RedisOptions hanging_dns_options(HangingResolver& hanging) {
+  RedisOptions o;
+  o.url.host = "cache.example.invalid";
+  o.location = "redis://cache.example.invalid:6379";
+  o.timeout = std::chrono::milliseconds(200);
+  o.resolver = hanging.resolver();
+  return o;
+}
+
+TEST(RedisTierResolve, AHangingResolverCostsALookupItsTimeoutOnly) {
+  HangingResolver hanging;
+  const auto tier = open_redis_remote(hanging_dns_options(hanging));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(tier->get(key_of(59)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(tier->counters().remote_timeouts, 1u);
+}
+
+TEST(RedisTierResolve, ExitDoesNotWaitForAConnectAheadThatIsResolving) {
+  HangingResolver hanging;
+  auto tier = open_redis_remote(hanging_dns_options(hanging));
+  tier->connect_ahead();
+  const auto start = std::chrono::steady_clock::now();
+  tier.reset();  // joins connect_ahead's thread: bounded by the timeout, not the resolver
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
 TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {
