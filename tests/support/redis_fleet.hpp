@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -60,7 +61,6 @@ class TlsRedis {
             "/ca.crt -days 2 -subj /CN=cubby-test-ca",
         "openssl req -x509" + key + " -keyout " + d + "/other-ca.key -out " + d +
             "/other-ca.crt -days 2 -subj /CN=cubby-other-ca",
-        "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > " + d + "/san.ext",
         "openssl req" + key + " -keyout " + d + "/server.key -out " + d +
             "/server.csr -subj /CN=localhost",
         "openssl x509 -req -in " + d + "/server.csr -CA " + d + "/ca.crt -CAkey " + d +
@@ -70,6 +70,7 @@ class TlsRedis {
         "openssl x509 -req -in " + d + "/client.csr -CA " + d + "/ca.crt -CAkey " + d +
             "/ca.key -CAcreateserial -out " + d + "/client.crt -days 2",
     };
+    std::ofstream(dir / "san.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
     for (const std::string& step : steps) {
       if (!run_quietly(step, dir / "openssl.log")) {
         *why =

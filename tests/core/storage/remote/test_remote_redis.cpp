@@ -526,6 +526,87 @@ TEST(RedisTierDrip, DestructorEndsADrippedBackgroundWriteWithinItsBound) {
   EXPECT_LT(took, bound);
 }
 
+TEST(RedisTierUnix, UnixSocketUrlsRoundTripWithAclUsers) {
+  std::string why;
+  auto server =
+      RedisServer::start(&why, {"--unixsocket", "{dir}/redis.sock", "--unixsocketperm", "700"});
+  if (!server) GTEST_SKIP() << why;
+  ASSERT_EQ(server->command({"ACL", "SETUSER", "ci", "on", ">s3cr%t", "~cubby:*", "+@all"})->value,
+            "OK");
+  const std::string socket = (server->dir() / "redis.sock").string();
+  for (const std::string& url :
+       {"unix://" + socket, "redis+unix://" + socket, "unix://ci:s3cr%25t@" + socket + "?db=0"}) {
+    SCOPED_TRACE(url);
+    RedisOptions o;
+    o.url = parse_redis_url(url).value_or_throw();
+    o.location = redact_remote_url(url);
+    const auto tier = open_redis_remote(o);
+    auto put = tier->put(key_of(70), "over a socket");
+    ASSERT_TRUE(put) << put.error().message;
+    auto got = tier->get(key_of(70));
+    ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+    EXPECT_EQ(**got, "over a socket");
+  }
+}
+
+class RedisAclTest : public RedisTierTest {
+ protected:
+  void SetUp() override {
+    RedisTierTest::SetUp();
+    if (IsSkipped()) return;
+    // A writer and a reader of cubby's keys only, as a managed Redis's ACL would set them.
+    ASSERT_EQ(
+        server_->command({"ACL", "SETUSER", "writer", "on", ">w-pass", "~cubby:*", "+@all"})->value,
+        "OK");
+    ASSERT_EQ(server_
+                  ->command({"ACL", "SETUSER", "reader", "on", ">r-pass", "~cubby:*", "+get",
+                             "+auth", "+ping"})
+                  ->value,
+              "OK");
+  }
+  RedisOptions user_options(const std::string& user, const std::string& password) const {
+    RedisOptions o = options();
+    const std::string url =
+        "redis://" + user + ":" + password + "@127.0.0.1:" + std::to_string(server_->port());
+    o.url = parse_redis_url(url).value_or_throw();
+    o.location = redact_remote_url(url);
+    return o;
+  }
+};
+
+TEST_F(RedisAclTest, AnAclUserAuthenticatesAndAReaderOnlyReads) {
+  const auto writer = open_redis_remote(user_options("writer", "w-pass"));
+  ASSERT_TRUE(writer->put(key_of(71), "acl"));
+  const auto reader = open_redis_remote(user_options("reader", "r-pass"));
+  auto got = reader->get(key_of(71));
+  ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+  EXPECT_EQ(**got, "acl");
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(reader->put(key_of(72), "x"));  // NOPERM: this process only reads from now on
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("NOPERM"), std::string::npos) << err;
+  EXPECT_EQ(err.find("r-pass"), std::string::npos) << err;
+  EXPECT_TRUE(reader->get(key_of(71)));
+}
+
+TEST_F(RedisAclTest, AWrongPasswordIsAMissSaidOnceWithoutThePassword) {
+  const auto tier = open_redis_remote(user_options("writer", "not-the-pass"));
+  ::testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(tier->get(key_of(73)));
+  EXPECT_FALSE(tier->get(key_of(73)));
+  EXPECT_FALSE(tier->put(key_of(73), "x"));
+  const auto took = std::chrono::steady_clock::now() - start;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_LT(took, std::chrono::milliseconds(300));  // the timeout of options()
+  EXPECT_NE(err.find("WRONGPASS"), std::string::npos) << err;
+  EXPECT_EQ(err.find("not-the-pass"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(tier->counters().remote_errors, 1u);
+  EXPECT_EQ(tier->counters().remote_skipped, 2u);
+  EXPECT_EQ(raw_get(key_of(73)), std::nullopt);
+}
+
 // Replies no command of the backend ever gets: refused from their first line, before anything
 // is allocated for them or read after it (no timeout: the call ends at once).
 TEST(RedisTierHostileReplies, ArraysAndOversizedStatusRepliesAreRefusedUnread) {
