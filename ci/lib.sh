@@ -10,6 +10,7 @@ CUBBY_APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libhiredis-dev libssl-dev liblz4-dev zlib1g-dev redis-server
+  redis-tools openssl  # redis-cli --cluster create and the test CA of the Redis TLS and Cluster tests
 )
 
 # The benchmark report (python3) and the dashboard's browser test (chromium); node and npm come
