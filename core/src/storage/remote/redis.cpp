@@ -339,8 +339,9 @@ bool RedisBackend::refresh_slots(const RedisEndpoint& from, Clock::time_point de
   if (!parsed) return false;
   std::lock_guard lock(cluster_mutex_);
   slots_ = std::make_shared<const SlotMap>(std::move(parsed).value());
+  // A node that failed stays skipped for its back-off even if the map still names it (the
+  // cluster has not noticed yet); a master promoted in its place is another endpoint.
   refresh_wanted_ = false;
-  for (const RedisEndpoint& master : slots_->masters) down_until_.erase(master.name());
   return true;
 }
 

@@ -3,9 +3,11 @@
 // write-behind) wrap, so a second backend reuses them; an unknown scheme is a warning.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "fake_backend.hpp"
+#include "storage/remote/redis_url.hpp"
 #include "storage/remote/remote.hpp"
 
 namespace cubby {
@@ -112,20 +114,29 @@ TEST(RemoteFactory, TheSchemePicksTheBackendAndTheConfigReachesTheWrappers) {
 }
 
 TEST(RemoteFactory, RedisIsTheSchemeCubbyKnowsAndAnUnknownOneIsAWarning) {
-  ASSERT_EQ(remote_schemes().size(), 1u);
-  EXPECT_EQ(remote_schemes()[0].prefix, "redis://");
+  for (std::string_view scheme : kRedisSchemes) {
+    EXPECT_TRUE(std::any_of(remote_schemes().begin(), remote_schemes().end(),
+                            [&](const RemoteScheme& known) { return known.prefix == scheme; }))
+        << scheme;
+  }
   Config config;
   EXPECT_EQ(open_remote_tier(config), nullptr);  // no URL, no remote, no warning
-  config.remote_url = "redis://reader:hunter2@127.0.0.1:6379/2";
-  auto tier = open_remote_tier(config);
-  ASSERT_NE(tier, nullptr);
-  EXPECT_EQ(tier->location(), "redis://***@127.0.0.1:6379/2");
-  for (const char* url : {"rediss://user:hunter2@host", "memcached://user:hunter2@host"}) {
+  for (const auto& [url, location] :
+       {std::pair{"redis://reader:hunter2@127.0.0.1:6379/2", "redis://***@127.0.0.1:6379/2"},
+        std::pair{"rediss://reader:hunter2@127.0.0.1:6379", "rediss://***@127.0.0.1:6379"},
+        std::pair{"unix://reader:hunter2@/run/r.sock", "unix://***@/run/r.sock"},
+        std::pair{"redis+unix:///run/r.sock?db=1", "redis+unix:///run/r.sock?db=1"}}) {
+    config.remote_url = url;
+    auto tier = open_remote_tier(config);
+    ASSERT_NE(tier, nullptr) << url;
+    EXPECT_EQ(tier->location(), location);
+  }
+  for (const char* url : {"memcached://user:hunter2@host"}) {
     config.remote_url = url;
     ::testing::internal::CaptureStderr();
     EXPECT_EQ(open_remote_tier(config), nullptr);
     const std::string err = ::testing::internal::GetCapturedStderr();
-    EXPECT_NE(err.find("names no known remote (known: redis://...)"), std::string::npos) << err;
+    EXPECT_NE(err.find("names no known remote (known: redis://"), std::string::npos) << err;
     EXPECT_NE(err.find("running without a remote"), std::string::npos) << err;
     EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
   }
