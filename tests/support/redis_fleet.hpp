@@ -1,7 +1,8 @@
 // The Redis servers of the remote tier's TLS and Cluster tests, each started once per test
 // process on first use and killed at its exit (RedisServer underneath):
 // - TlsRedis: a redis-server with a TLS port whose certificate (for 127.0.0.1 and localhost) is
-//   signed by a CA the fixture makes with the `openssl` command, plus a second, unrelated CA;
+//   signed by a CA the fixture makes with the `openssl` command, plus a second, unrelated CA; it
+//   listens on 127.0.0.2 too (an address its certificate does not name);
 // - RedisCluster: three masters (also started on demand, for tests that kill one)
 // (`--cluster-enabled yes`) joined by
 //   `redis-cli --cluster create`, every slot served.
@@ -27,14 +28,19 @@ inline bool run_quietly(const std::string& command, const std::filesystem::path&
   return std::system(line.c_str()) == 0;
 }
 
+// The one `Fixture` of this process, started (Fixture::start) on first use; nullptr and `why`
+// when it could not be.
+template <class Fixture>
+Fixture* started_once(std::string* why) {
+  static std::string failed;
+  static const std::unique_ptr<Fixture> instance = Fixture::start(&failed);
+  *why = failed;
+  return instance.get();
+}
+
 class TlsRedis {
  public:
-  static TlsRedis* get(std::string* why) {
-    static std::string failed;
-    static const std::unique_ptr<TlsRedis> instance = make(&failed);
-    *why = failed;
-    return instance.get();
-  }
+  static TlsRedis* get(std::string* why) { return started_once<TlsRedis>(why); }
 
   int tls_port() const { return tls_port_; }
   const RedisServer& server() const { return *server_; }
@@ -51,7 +57,8 @@ class TlsRedis {
  private:
   TlsRedis() : certs_("tls") {}
 
-  static std::unique_ptr<TlsRedis> make(std::string* why) {
+  friend TlsRedis* started_once<TlsRedis>(std::string* why);
+  static std::unique_ptr<TlsRedis> start(std::string* why) {
     std::unique_ptr<TlsRedis> out(new TlsRedis());
     const std::filesystem::path dir = out->certs_.path();
     const std::string d = dir.string();
@@ -84,7 +91,9 @@ class TlsRedis {
     out->server_ = RedisServer::start(
         why, {"--tls-port", std::to_string(out->tls_port_), "--tls-cert-file", d + "/server.crt",
               "--tls-key-file", d + "/server.key", "--tls-ca-cert-file", d + "/ca.crt",
-              "--tls-auth-clients", "optional"});
+              "--tls-auth-clients", "optional",
+              // 127.0.0.2 too: an address the certificate does not name
+              "--bind", "127.0.0.1", "127.0.0.2"});
     if (!out->server_) {
       *why += " (with --tls-port: a redis-server built without TLS?)";
       return nullptr;
@@ -100,25 +109,8 @@ class TlsRedis {
 class RedisCluster {
  public:
   // The cluster shared by the tests of this process (tests that kill nodes start their own).
-  static RedisCluster* get(std::string* why) {
-    static std::string failed;
-    static const std::unique_ptr<RedisCluster> instance = start(&failed);
-    *why = failed;
-    return instance.get();
-  }
-  static std::unique_ptr<RedisCluster> start(std::string* why) { return make(why); }
-
-  std::vector<std::unique_ptr<RedisServer>>& masters() { return masters_; }
-  // A plain redis:// URL of one node (any node serves as the way in).
-  std::string url(std::size_t node = 0) const { return masters_[node]->url(); }
-
- private:
-  static bool state_ok(const RedisServer& node) {
-    auto info = node.command({"CLUSTER", "INFO"});
-    return info && info->value && info->value->find("cluster_state:ok") != std::string::npos;
-  }
-
-  static std::unique_ptr<RedisCluster> make(std::string* why) {
+  static RedisCluster* get(std::string* why) { return started_once<RedisCluster>(why); }
+  static std::unique_ptr<RedisCluster> start(std::string* why) {
     auto out = std::make_unique<RedisCluster>();
     std::string create = "redis-cli --cluster create";
     for (int i = 0; i < 3; ++i) {
@@ -146,6 +138,16 @@ class RedisCluster {
       }
     }
     return out;
+  }
+
+  std::vector<std::unique_ptr<RedisServer>>& masters() { return masters_; }
+  // A plain redis:// URL of one node (any node serves as the way in).
+  std::string url(std::size_t node = 0) const { return masters_[node]->url(); }
+
+ private:
+  static bool state_ok(const RedisServer& node) {
+    auto info = node.command({"CLUSTER", "INFO"});
+    return info && info->value && info->value->find("cluster_state:ok") != std::string::npos;
   }
 
   std::vector<std::unique_ptr<RedisServer>> masters_;

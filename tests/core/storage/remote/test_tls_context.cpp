@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "drip_server.hpp"
 #include "redis_fleet.hpp"
 #include "storage/remote/redis.hpp"
 #include "storage/remote/tls_context.hpp"
@@ -94,6 +95,17 @@ TEST_F(TlsTierTest, AWrongCaIsAMissSaidOnceAndBoundedInTime) {
   EXPECT_EQ(tls_->server().command({"EXISTS", RedisBackend::redis_key(key_of(3))})->value, "0");
 }
 
+TEST_F(TlsTierTest, AServerWhoseCertificateNamesAnotherHostIsRefused) {
+  auto tier = open_remote_tier(config(tls_->ca_file(), "127.0.0.2"));
+  ASSERT_NE(tier, nullptr);
+  ::testing::internal::CaptureStderr();
+  auto got = tier->get(key_of(6));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(got);
+  EXPECT_NE(got.error().message.find("mismatch"), std::string::npos) << got.error().message;
+  EXPECT_EQ(tier->counters().remote_errors, 1u);
+}
+
 TEST_F(TlsTierTest, AnUnusableCaFileIsAWarningAndNoRemote) {
   ::testing::internal::CaptureStderr();
   auto tier = open_remote_tier(config("/nonexistent/ca.pem"));
@@ -128,6 +140,22 @@ TEST_F(TlsTierTest, AClientCertificateIsShownToAServerThatRequiresOne) {
   auto tier = open_remote_tier(c);
   ASSERT_NE(tier, nullptr);
   round_trip(*tier, 4);
+}
+
+TEST(TlsHandshake, AServerThatNeverAnswersTheHandshakeFailsTheCallByItsDeadline) {
+  // A TCP server that accepts and reads, and never speaks TLS.
+  testing::DripServer silent({}, std::chrono::milliseconds(10));
+  RedisOptions o;
+  o.url = parse_redis_url("rediss://127.0.0.1:" + std::to_string(silent.port())).value_or_throw();
+  o.location = "rediss://127.0.0.1:" + std::to_string(silent.port());
+  o.timeout = std::chrono::milliseconds(250);
+  const auto tier = open_redis_remote(o);
+  ASSERT_NE(tier, nullptr);
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(silent, [&] { got = tier->get(key_of(5)); });
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, 5 * o.timeout);
+  EXPECT_EQ(tier->counters().remote_timeouts, 1u);
 }
 
 }  // namespace
