@@ -590,7 +590,7 @@ void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool c
     }
     keys.push_back(key);
   }
-  const std::uint64_t before = tier ? tier->counters().bytes_read : 0;
+  const std::uint64_t before = tier ? tier->counters().remote_bytes_read : 0;
   for (auto _ : state) {
     for (const auto& key : keys) {
       auto value = tier->get(key);
@@ -600,8 +600,9 @@ void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool c
   }
   add_common_counters(state, bench);
   if (state.iterations() > 0 && tier) {
-    state.counters["wire_bytes"] = static_cast<double>(tier->counters().bytes_read - before) /
-                                   static_cast<double>(state.iterations());
+    state.counters["wire_bytes"] =
+        static_cast<double>(tier->counters().remote_bytes_read - before) /
+        static_cast<double>(state.iterations());
   }
 }
 

@@ -178,6 +178,7 @@ start_redis_fleet() {
     --tls-cert-file "$dir/tls/server.crt" --tls-key-file "$dir/tls/server.key" \
     --tls-ca-cert-file "$dir/tls/ca.crt" --tls-auth-clients optional || return 1
   for n in 1 2 3; do
+    rm -f "$dir/c$n/nodes.conf"  # a node of an earlier cluster would not join this one
     start_redis "$redis_server" "$dir/c$n" --cluster-enabled yes \
       --cluster-config-file "$dir/c$n/nodes.conf" --cluster-port $((20000 + RANDOM % 40000)) \
       || return 1
