@@ -631,10 +631,10 @@ TEST(RedisTierHostileReplies, ArraysAndOversizedStatusRepliesAreRefusedUnread) {
     o.url.db = 2;
     o.timeout = std::chrono::seconds(5);
     const auto tier = open_redis_remote(o);
+    const bool is_set = std::string(name) == "SET";
     bool failed = false;
     const auto took = testing::duration_of(server, [&] {
-      failed =
-          std::string(name) == "SET" ? !tier->put(key_of(56), "bytes") : !tier->get(key_of(56));
+      failed = is_set ? !tier->put(key_of(56), "bytes") : !tier->get(key_of(56));
     });
     EXPECT_TRUE(failed);
     EXPECT_LT(took, o.timeout);  // refused, not timed out
