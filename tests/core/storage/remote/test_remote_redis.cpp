@@ -12,6 +12,7 @@
 #include "drip_server.hpp"
 #include "hanging_resolver.hpp"
 #include "redis_server.hpp"
+#include "remote_key.hpp"
 #include "storage/remote/compress.hpp"
 #include "storage/remote/redis.hpp"
 #include "storage/remote/sign.hpp"
@@ -23,13 +24,7 @@ using testing::DripServer;
 using testing::HangingResolver;
 using testing::RedisServer;
 
-Key key_of(std::uint8_t fill) {
-  Key key;
-  key.bytes.fill(fill);
-  key.bytes[15] = static_cast<std::uint8_t>(::getpid() & 0xff);  // distinct on a shared server
-  key.bytes[14] = static_cast<std::uint8_t>((::getpid() >> 8) & 0xff);
-  return key;
-}
+Key key_of(std::uint8_t fill) { return testing::process_key(fill); }
 
 class RedisTierTest : public ::testing::Test {
  protected:

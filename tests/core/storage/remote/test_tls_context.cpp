@@ -9,6 +9,7 @@
 
 #include "drip_server.hpp"
 #include "redis_fleet.hpp"
+#include "remote_key.hpp"
 #include "storage/remote/redis.hpp"
 #include "storage/remote/tls_context.hpp"
 
@@ -18,13 +19,7 @@ namespace {
 using testing::RedisServer;
 using testing::TlsRedis;
 
-Key key_of(std::uint8_t fill) {
-  Key key;
-  key.bytes.fill(fill);
-  key.bytes[15] = static_cast<std::uint8_t>(::getpid() & 0xff);
-  key.bytes[14] = static_cast<std::uint8_t>((::getpid() >> 8) & 0xff);
-  return key;
-}
+Key key_of(std::uint8_t fill) { return testing::process_key(fill); }
 
 class TlsTierTest : public ::testing::Test {
  protected:
