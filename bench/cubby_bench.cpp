@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -67,7 +68,7 @@ struct Bench {
   double disk_seconds = 0;          // mean of BM_WarmHitDisk in this run (a local warm run)
   double disk_served_seconds = 0;   // its part until every program is resolved (no exit work)
   double loaded_seconds = 0;        // BM_HitVsLoad's hit arm, open to finish (a local warm GPU run)
-  bool remote_filled = false;       // the remote named by CUBBY_REMOTE holds the warm entries
+  std::set<std::string> remote_filled;  // the remotes (URLs) that hold the warm entries
 };
 
 // A benchmark workload: one or more NVRTC programs under one name.
@@ -467,9 +468,12 @@ void BM_WarmHitDisk(benchmark::State& state, const BenchWorkload* workload) {
 }
 
 // The remote settings of the environment (CUBBY_REMOTE, CUBBY_REMOTE_SECRET, ...) over a store
-// folder; nullopt (and the benchmark skipped) without CUBBY_REMOTE.
-std::optional<cubby::Config> remote_config(benchmark::State& state, const fs::path& dir) {
+// folder, with `url` as the remote when it is not empty (a backend of CUBBY_BENCH_BACKENDS);
+// nullopt (and the benchmark skipped) without a remote.
+std::optional<cubby::Config> remote_config(benchmark::State& state, const fs::path& dir,
+                                           const std::string& url = {}) {
   auto env = cubby::Config::from_env();
+  if (env && !url.empty()) env->remote_url = url;
   if (!env || env->remote_url.empty()) {
     state.SkipWithError(
         "skipped: no remote (set CUBBY_REMOTE=redis://HOST:PORT or http://HOST:PORT/PREFIX to run "
@@ -486,7 +490,7 @@ std::optional<cubby::Config> remote_config(benchmark::State& state, const fs::pa
 // Publishes the warm entries to the remote (once per workload, untimed). False: skipped.
 bool fill_remote(benchmark::State& state, Bench& bench, const cubby::Config& config) {
   warm_up(bench);
-  if (bench.remote_filled) return true;
+  if (bench.remote_filled.count(config.remote_url) != 0) return true;
   auto tier = cubby::open_remote_tier(config);
   cubby::Cache warm(config_at(bench.warm_dir));
   for (const auto& request : bench.requests) {
@@ -499,7 +503,7 @@ bool fill_remote(benchmark::State& state, Bench& bench, const cubby::Config& con
       return false;
     }
   }
-  bench.remote_filled = true;
+  bench.remote_filled.insert(config.remote_url);
   return true;
 }
 
@@ -548,9 +552,10 @@ void report_vs_local(benchmark::State& state, const Bench& bench, double seconds
 // A hit from the remote tier: a fresh, empty disk folder and memory tier every iteration, so
 // every lookup is served by the remote store named by CUBBY_REMOTE (verified, then backfilled to
 // the folder: what a hit on a fresh runner costs).
-void BM_WarmHitRemote(benchmark::State& state, const BenchWorkload* workload) {
+void BM_WarmHitRemote(benchmark::State& state, const BenchWorkload* workload,
+                      const std::string& url) {
   Bench& bench = bench_for(*workload);
-  auto config = remote_config(state, bench_root() / "unused");
+  auto config = remote_config(state, bench_root() / "unused", url);
   if (!config || !fill_remote(state, bench, *config)) return;
   double served_seconds = 0;
   const double seconds = timed(state, [&] {
@@ -568,9 +573,10 @@ void BM_WarmHitRemote(benchmark::State& state, const BenchWorkload* workload) {
 // written uncompressed (`raw`, as with CUBBY_REMOTE_COMPRESS=0) or LZ4-compressed (`lz4`, the
 // default) and read back, decompression included: what compression costs or saves per lookup on
 // this link. Counter wire_bytes: the bytes one iteration moved over the network.
-void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool compress) {
+void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool compress,
+                  const std::string& url) {
   Bench& bench = bench_for(*workload);
-  auto config = remote_config(state, bench_root() / "unused");
+  auto config = remote_config(state, bench_root() / "unused", url);
   if (!config) return;
   warm_up(bench);
   config->remote_compress = compress;
@@ -586,7 +592,7 @@ void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool c
     }
     keys.push_back(key);
   }
-  const std::uint64_t before = tier ? tier->counters().bytes_read : 0;
+  const std::uint64_t before = tier ? tier->counters().remote_bytes_read : 0;
   for (auto _ : state) {
     for (const auto& key : keys) {
       auto value = tier->get(key);
@@ -596,8 +602,9 @@ void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool c
   }
   add_common_counters(state, bench);
   if (state.iterations() > 0 && tier) {
-    state.counters["wire_bytes"] = static_cast<double>(tier->counters().bytes_read - before) /
-                                   static_cast<double>(state.iterations());
+    state.counters["wire_bytes"] =
+        static_cast<double>(tier->counters().remote_bytes_read - before) /
+        static_cast<double>(state.iterations());
   }
 }
 
@@ -607,9 +614,10 @@ void BM_RemoteGet(benchmark::State& state, const BenchWorkload* workload, bool c
 // The time is B's first run; counters compare it with a local warm run (BM_WarmHitDisk,
 // ratio_vs_local_warm and served_ratio_vs_local_warm) and with cold (speedup_vs_cold), all
 // measured in this run.
-void BM_FleetFirstRun(benchmark::State& state, const BenchWorkload* workload) {
+void BM_FleetFirstRun(benchmark::State& state, const BenchWorkload* workload,
+                      const std::string& url) {
   Bench& bench = bench_for(*workload);
-  auto config = remote_config(state, bench_root() / "unused");
+  auto config = remote_config(state, bench_root() / "unused", url);
   if (!config || !fill_remote(state, bench, *config)) return;
   double first_run_seconds = 0;  // B's first runs only (the second runs are untimed)
   double served_seconds = 0;
@@ -893,10 +901,31 @@ void register_cold_suite(const BenchWorkload* workload, benchmark::IterationCoun
   }
 }
 
+// The remotes the remote families run against: each backend of CUBBY_BENCH_BACKENDS
+// ("redis=redis://h:6379,rediss=rediss://h:6380,unix=unix:///s,cluster=redis://h:7000"), its name
+// a suffix of the family's ("BM_WarmHitRemote/tiny/rediss"), so that one run compares them; else
+// the one CUBBY_REMOTE names, without a suffix.
+std::vector<std::pair<std::string, std::string>> bench_backends() {
+  std::vector<std::pair<std::string, std::string>> out;
+  const char* list = std::getenv("CUBBY_BENCH_BACKENDS");
+  std::string_view rest = list != nullptr ? list : "";
+  while (!rest.empty()) {
+    const std::string_view item = rest.substr(0, rest.find(','));
+    rest.remove_prefix(std::min(item.size() + 1, rest.size()));
+    const auto equals = item.find('=');
+    if (equals != std::string_view::npos && equals > 0) {
+      out.emplace_back(std::string(item.substr(0, equals)), std::string(item.substr(equals + 1)));
+    }
+  }
+  if (out.empty()) out.emplace_back("", "");  // CUBBY_REMOTE's, as before
+  return out;
+}
+
 void register_all() {
   namespace w = cubby::workloads;
   const char* remote_url = std::getenv("CUBBY_REMOTE");
-  const bool remote = remote_url != nullptr && *remote_url != '\0';
+  const bool remote =
+      (remote_url != nullptr && *remote_url != '\0') || !bench_backends().front().first.empty();
   for (const auto* workload :
        {&stored({"mdspan50", {w::mdspan50()}}), &stored({w::kMdspanSuiteName, w::mdspan_suite()}),
         &stored({"tiny", {w::tiny()}})}) {
@@ -915,24 +944,29 @@ void register_all() {
     benchmark::RegisterBenchmark(("BM_WarmHitDisk/" + name).c_str(), BM_WarmHitDisk, workload)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
-    auto* remote_family = benchmark::RegisterBenchmark(("BM_WarmHitRemote/" + name).c_str(),
-                                                       BM_WarmHitRemote, workload)
-                              ->Unit(benchmark::kMicrosecond)
-                              ->UseRealTime();
-    auto* fleet_family = benchmark::RegisterBenchmark(("BM_FleetFirstRun/" + name).c_str(),
-                                                      BM_FleetFirstRun, workload)
-                             ->Unit(benchmark::kMicrosecond)
-                             ->UseRealTime();
-    for (const bool compress : {false, true}) {
-      auto* get_family = benchmark::RegisterBenchmark(
-          ("BM_RemoteGet/" + name + (compress ? "/lz4" : "/raw")).c_str(), BM_RemoteGet, workload,
-          compress);
-      get_family->Unit(benchmark::kMicrosecond)->UseRealTime();
-      if (!remote) get_family->Iterations(1);
-    }
-    if (!remote) {  // skipped at once: no Redis
-      remote_family->Iterations(1);
-      fleet_family->Iterations(1);
+    for (const auto& [backend, url] : bench_backends()) {
+      const std::string suffix = backend.empty() ? "" : "/" + backend;
+      auto* remote_family =
+          benchmark::RegisterBenchmark(("BM_WarmHitRemote/" + name + suffix).c_str(),
+                                       BM_WarmHitRemote, workload, url)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
+      auto* fleet_family =
+          benchmark::RegisterBenchmark(("BM_FleetFirstRun/" + name + suffix).c_str(),
+                                       BM_FleetFirstRun, workload, url)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
+      for (const bool compress : {false, true}) {
+        auto* get_family = benchmark::RegisterBenchmark(
+            ("BM_RemoteGet/" + name + (compress ? "/lz4" : "/raw") + suffix).c_str(), BM_RemoteGet,
+            workload, compress, url);
+        get_family->Unit(benchmark::kMicrosecond)->UseRealTime();
+        if (!remote) get_family->Iterations(1);
+      }
+      if (!remote) {  // skipped at once: no Redis
+        remote_family->Iterations(1);
+        fleet_family->Iterations(1);
+      }
     }
     // Pairs: a multi-program pass takes ~50 ms per arm on an H200, a tiny one ~0.2 ms.
     benchmark::RegisterBenchmark(("BM_HitVsLoad/" + name).c_str(), BM_HitVsLoad, workload)

@@ -11,6 +11,7 @@ CUBBY_APT_PACKAGES=(
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libhiredis-dev libssl-dev liblz4-dev zlib1g-dev redis-server
   libcurl4-openssl-dev nginx libnginx-mod-http-dav-ext
+  redis-tools openssl  # redis-cli --cluster create and the test CA of the Redis TLS and Cluster tests
 )
 
 # The benchmark report (python3) and the dashboard's browser test (chromium); node and npm come
@@ -104,9 +105,9 @@ redis_ping() {
       && [ "${reply%$'\r'}" = "+PONG" ] ) 2>/dev/null
 }
 
-# start_redis SERVER DIR: starts SERVER (a redis-server executable) on 127.0.0.1 on a free port,
-# without persistence, daemonized, with its pid file, log and working folder in DIR (an existing
-# folder). Sets redis_url (redis://127.0.0.1:PORT) once it answers; returns 1, with the reason in
+# start_redis SERVER DIR [ARG...]: starts SERVER (a redis-server executable) on 127.0.0.1 on a
+# free port, without persistence, daemonized, with its pid file, log and working folder in DIR (an
+# existing folder), and the further ARGs (TLS, cluster, unix socket options). Sets redis_url (redis://127.0.0.1:PORT) once it answers; returns 1, with the reason in
 # redis_why, when it does not start. stop_redis DIR ends it.
 start_redis() {
   local server="$1" dir="$2" port pid attempt status
@@ -117,7 +118,7 @@ start_redis() {
     rm -f "$dir/redis.pid"
     "$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --protected-mode no \
       --daemonize yes --pidfile "$dir/redis.pid" --dir "$dir" --logfile "$dir/redis.log" \
-      >"$dir/start.log" 2>&1 || status=$?
+      "${@:3}" >"$dir/start.log" 2>&1 || status=$?
     if [ "$status" -ne 0 ]; then
       # It did not run at all (a missing library, an unknown option): another port will not help.
       redis_why="$(tail -n 1 "$dir/start.log")"
@@ -228,6 +229,55 @@ stop_nginx() {
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
   return 0
+# start_redis_fleet DIR: one server of each Redis backend on loopback, for the remote benchmarks
+# (bench/cubby_bench.cpp, CUBBY_BENCH_BACKENDS): plain TCP and a unix socket (one server), TLS
+# (a CA and a server certificate made with openssl) and a cluster of 3 masters (redis-cli
+# --cluster create). Exports CUBBY_BENCH_BACKENDS and CUBBY_REMOTE_CA_FILE; returns 1, with the
+# reason in redis_why, when one does not start. stop_redis_fleet DIR ends them all.
+start_redis_fleet() {
+  local dir="$1" plain tls_port nodes="" first="" n
+  find_redis_server || return 1
+  mkdir -p "$dir/plain" "$dir/tls" "$dir/c1" "$dir/c2" "$dir/c3"
+  start_redis "$redis_server" "$dir/plain" --unixsocket "$dir/plain/redis.sock" \
+    --unixsocketperm 700 || return 1
+  plain="$redis_url"
+  local ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$dir/tls/san.ext"
+  # shellcheck disable=SC2086  # $ec is a list of options
+  { openssl req -x509 $ec -keyout "$dir/tls/ca.key" -out "$dir/tls/ca.crt" -days 2 \
+      -subj /CN=cubby-bench-ca \
+    && openssl req $ec -keyout "$dir/tls/server.key" -out "$dir/tls/server.csr" -subj /CN=localhost \
+    && openssl x509 -req -in "$dir/tls/server.csr" -CA "$dir/tls/ca.crt" -CAkey "$dir/tls/ca.key" \
+      -CAcreateserial -out "$dir/tls/server.crt" -days 2 -extfile "$dir/tls/san.ext"; } \
+    >"$dir/tls/openssl.log" 2>&1 || { redis_why="openssl could not make the test CA"; return 1; }
+  tls_port=$((20000 + RANDOM % 40000))
+  start_redis "$redis_server" "$dir/tls" --tls-port "$tls_port" \
+    --tls-cert-file "$dir/tls/server.crt" --tls-key-file "$dir/tls/server.key" \
+    --tls-ca-cert-file "$dir/tls/ca.crt" --tls-auth-clients optional || return 1
+  for n in 1 2 3; do
+    rm -f "$dir/c$n/nodes.conf"  # a node of an earlier cluster would not join this one
+    start_redis "$redis_server" "$dir/c$n" --cluster-enabled yes \
+      --cluster-config-file "$dir/c$n/nodes.conf" --cluster-port $((20000 + RANDOM % 40000)) \
+      || return 1
+    nodes+=" ${redis_url#redis://}"
+    [ -n "$first" ] || first="$redis_url"
+  done
+  # shellcheck disable=SC2086  # $nodes is a list of host:port
+  redis-cli --cluster create $nodes --cluster-replicas 0 --cluster-yes >"$dir/cluster.log" 2>&1 \
+    || { redis_why="redis-cli --cluster create failed (apt-get install redis-tools)"; return 1; }
+  for _ in $(seq 100); do
+    redis-cli -u "$first" cluster info 2>/dev/null | grep -q 'cluster_state:ok' && break
+    sleep 0.1
+  done
+  export CUBBY_REMOTE_CA_FILE="$dir/tls/ca.crt"
+  export CUBBY_BENCH_BACKENDS="redis=$plain,rediss=rediss://127.0.0.1:$tls_port"
+  CUBBY_BENCH_BACKENDS+=",unix=unix://$dir/plain/redis.sock,cluster=$first"
+}
+
+# stop_redis_fleet DIR: ends the servers start_redis_fleet DIR started.
+stop_redis_fleet() {
+  local sub
+  for sub in plain tls c1 c2 c3; do stop_redis "$1/$sub"; done
 }
 
 # Starts a private redis-server for the remote-tier tests (start_redis) and exports

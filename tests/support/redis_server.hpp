@@ -119,7 +119,10 @@ inline std::optional<RespReply> resp_command(int port, const std::vector<std::st
 class RedisServer {
  public:
   // Starts a private redis-server; nullptr (and `why`) when none is installed or it cannot start.
-  static std::unique_ptr<RedisServer> start(std::string* why) {
+  // `extra`: more arguments, "{dir}" in them replaced by the server's own folder (a unix socket,
+  // a cluster's node file, TLS ports and files).
+  static std::unique_ptr<RedisServer> start(std::string* why,
+                                            const std::vector<std::string>& extra = {}) {
     const std::string exe = find_redis_server();
     if (exe.empty()) {
       *why =
@@ -129,7 +132,7 @@ class RedisServer {
     }
     for (int attempt = 0; attempt < 5; ++attempt) {
       auto server = std::unique_ptr<RedisServer>(new RedisServer());
-      if (server->launch(exe)) return server;
+      if (server->launch(exe, extra)) return server;
     }
     *why = "redis-server (" + exe + ") did not start on a free port of 127.0.0.1";
     return nullptr;
@@ -140,6 +143,8 @@ class RedisServer {
   RedisServer& operator=(const RedisServer&) = delete;
 
   int port() const { return port_; }
+  // The server's own folder (removed with it).
+  std::filesystem::path dir() const { return dir_.path(); }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
   // Kills the server (SIGKILL) and reaps it.
@@ -179,23 +184,36 @@ class RedisServer {
     return resp_command(port_, args);
   }
 
+  // A TCP port of 127.0.0.1 that nothing listens on now; 0 if none was found.
+  static int free_port() { return free_loopback_port(); }
+
  private:
   RedisServer() : dir_("redis") {}
 
-  bool launch(const std::string& exe) {
-    port_ = free_loopback_port();
+  bool launch(const std::string& exe, const std::vector<std::string>& extra) {
+    port_ = free_port();
     if (port_ == 0) return false;
     const std::string port = std::to_string(port_);
     const std::string dir = dir_.path().string();
+    // argv is made before fork: the child only calls async-signal-safe functions.
+    std::vector<std::string> args{
+        exe,  "--port",           port, "--bind",     "127.0.0.1", "--save",
+        "",   "--appendonly",     "no", "--dir",      dir,         "--daemonize",
+        "no", "--protected-mode", "no", "--loglevel", "warning"};
+    for (std::string arg : extra) {
+      if (const auto at = arg.find("{dir}"); at != std::string::npos) arg.replace(at, 5, dir);
+      args.push_back(std::move(arg));
+    }
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
     pid_ = ::fork();
     if (pid_ < 0) return false;
     if (pid_ == 0) {
       const int null = ::open("/dev/null", O_WRONLY);
       ::dup2(null, 1);
       ::dup2(null, 2);
-      ::execl(exe.c_str(), exe.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
-              "--appendonly", "no", "--dir", dir.c_str(), "--daemonize", "no", "--protected-mode",
-              "no", "--loglevel", "warning", static_cast<char*>(nullptr));
+      ::execv(exe.c_str(), argv.data());
       ::_exit(127);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

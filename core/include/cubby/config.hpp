@@ -34,9 +34,12 @@ struct CUBBY_API Config {
   // CUBBY_REMOTE_TOKEN: bearer token for http(s) remotes (a variable only, like the secret)
   std::string remote_token;
   std::filesystem::path remote_token_file;  // CUBBY_REMOTE_TOKEN_FILE: the token's file (line 1)
-  std::filesystem::path remote_ca_file;     // CUBBY_REMOTE_CA_FILE: CA of https:// servers
-  bool read_only = false;                   // CUBBY_READ_ONLY=1: never write the store
-  bool disabled = false;                    // CUBBY_DISABLE=1: always compile, never read or write
+  std::string remote_ca_file;    // CUBBY_REMOTE_CA_FILE: CAs of https:// and rediss://; empty:
+                                 // the system store (SSL_CERT_FILE)
+  std::string remote_cert_file;  // CUBBY_REMOTE_CERT_FILE: client certificate for rediss://
+  std::string remote_key_file;   // CUBBY_REMOTE_KEY_FILE: its key; empty: in the cert file
+  bool read_only = false;        // CUBBY_READ_ONLY=1: never write the store
+  bool disabled = false;         // CUBBY_DISABLE=1: always compile, never read or write
   // CUBBY_PCH=0: compile without NVRTC's automatic precompiled headers (kept per process in the
   // store's tmp/ folder; NVRTC 12.8+; off in a read-only store)
   bool pch = true;

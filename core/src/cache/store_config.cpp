@@ -57,11 +57,6 @@ Result<void> apply_remote_token_file(Config& config, std::string_view value) {
   return {};
 }
 
-Result<void> apply_remote_ca_file(Config& config, std::string_view value) {
-  config.remote_ca_file = std::filesystem::path(value);
-  return {};
-}
-
 Result<void> apply_remote_mode(Config& config, std::string_view value) {
   const std::string mode = lower(value);
   if (mode == "read" || mode == "read-only" || mode == "readonly" || mode == "ro") {
@@ -111,6 +106,21 @@ Result<void> apply_remote_compress(Config& config, std::string_view value) {
   return apply_bool(config.remote_compress, value);
 }
 
+Result<void> apply_remote_ca_file(Config& config, std::string_view value) {
+  config.remote_ca_file = std::string(value);
+  return {};
+}
+
+Result<void> apply_remote_cert_file(Config& config, std::string_view value) {
+  config.remote_cert_file = std::string(value);
+  return {};
+}
+
+Result<void> apply_remote_key_file(Config& config, std::string_view value) {
+  config.remote_key_file = std::string(value);
+  return {};
+}
+
 // A `key = value` line of the file, or nothing for a blank line or a comment.
 struct FileLine {
   std::string_view key;
@@ -153,17 +163,17 @@ Result<std::string> read_store_file(const std::filesystem::path& dir) {
 
 }  // namespace
 
-const std::array<StoreSettingInfo, 11> kStoreSettings = {{
+const std::array<StoreSettingInfo, 13> kStoreSettings = {{
     {"max_size", "CUBBY_MAX_SIZE", "5G",
      "size bound of the store (least recently used entries are evicted above it): 500M, 5G",
      apply_max_size},
     {"read_only", "CUBBY_READ_ONLY", "false", "never write the store (a shared, prepared store)",
      apply_read_only},
     {"remote", "CUBBY_REMOTE", "",
-     "remote tier: redis://[user:password@]host:port[/db] or "
-     "http[s]://[user:password@]host[:port]/prefix[|layout=bazel]; or layers, read in order and "
-     "written to the first writable: \"https://cache/main|read-only redis://pr-cache\"; empty: "
-     "none",
+     "remote tier: redis://[user:password@]host:port[/db] (rediss:// for TLS, unix:///path for "
+     "a socket) or http[s]://[user:password@]host[:port]/prefix[|layout=bazel]; or layers, read "
+     "in order and written to the first writable: \"https://cache/main|read-only "
+     "redis://pr-cache\"; empty: none",
      apply_remote},
     {"remote_mode", "CUBBY_REMOTE_MODE", "readwrite", "read (look up only) or readwrite",
      apply_remote_mode},
@@ -181,8 +191,13 @@ const std::array<StoreSettingInfo, 11> kStoreSettings = {{
      "file whose first line is the bearer token of http(s) remotes (CUBBY_REMOTE_TOKEN overrides)",
      apply_remote_token_file},
     {"remote_ca_file", "CUBBY_REMOTE_CA_FILE", "",
-     "CA certificates (PEM) that https remotes are verified against; empty: the system store",
+     "CA certificates (PEM) that verify https:// and rediss:// servers; empty: the system store "
+     "(SSL_CERT_FILE)",
      apply_remote_ca_file},
+    {"remote_cert_file", "CUBBY_REMOTE_CERT_FILE", "",
+     "client certificate (PEM) shown to a rediss:// server; empty: none", apply_remote_cert_file},
+    {"remote_key_file", "CUBBY_REMOTE_KEY_FILE", "",
+     "private key (PEM) of remote_cert_file; empty: in that file", apply_remote_key_file},
 }};
 
 const StoreSettingInfo* find_store_setting(std::string_view key) {

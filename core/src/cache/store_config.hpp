@@ -39,7 +39,7 @@ struct StoreSettingInfo {
 
 // Every setting of cubby.conf, in `cubby config`'s order (one source of truth: parsing, listing,
 // help and the README table follow it).
-extern const std::array<StoreSettingInfo, 11> kStoreSettings;
+extern const std::array<StoreSettingInfo, 13> kStoreSettings;
 
 // The setting named `key`, or nullptr.
 const StoreSettingInfo* find_store_setting(std::string_view key);

@@ -58,6 +58,21 @@ TEST(StoreConfig, FileValuesApplyAndVariablesWinOverThem) {
   EXPECT_EQ((*settings)[1].value, "false");
 }
 
+TEST(StoreConfig, TlsFilesComeFromTheFileOrTheirVariables) {
+  CleanStoreEnv clean;
+  TempDir store("store-config");
+  write_text(store / "cubby.conf",
+             "remote = rediss://cache:6380\nremote_ca_file = /etc/team/ca.pem\n"
+             "remote_cert_file = /etc/team/client.pem\n");
+  ScopedEnv key("CUBBY_REMOTE_KEY_FILE", "/run/secrets/client.key");
+  auto config = Config::load(store.path());
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->remote_url, "rediss://cache:6380");
+  EXPECT_EQ(config->remote_ca_file, "/etc/team/ca.pem");
+  EXPECT_EQ(config->remote_cert_file, "/etc/team/client.pem");
+  EXPECT_EQ(config->remote_key_file, "/run/secrets/client.key");
+}
+
 TEST(StoreConfig, FromEnvReadsTheDefaultStoresFile) {
   CleanStoreEnv clean;
   TempDir store("store-config");

@@ -1,15 +1,12 @@
 #include "storage/remote/redis.hpp"
 
 #include <hiredis/hiredis.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -22,45 +19,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-timeval to_timeval(std::chrono::microseconds us) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(us.count() / 1000000);
-  tv.tv_usec = static_cast<suseconds_t>(us.count() % 1000000);
-  return tv;
-}
-
-// A remote call's deadline covers all of it: connect, handshake, request and the whole reply.
-// Every socket wait of the call (connect, each read, each write) is bounded by the time left, so a
+// A remote call's deadline covers all of it: resolve, connect, handshake, request and the whole
+// reply. Every socket wait of the call is bounded by the time left (redis_connection.hpp), so a
 // server that drips its reply a byte at a time cannot stretch the call past its deadline.
 using Deadline = Clock::time_point;
 
 bool passed(Deadline deadline) { return Clock::now() >= deadline; }
 
-// The time left before `deadline`, rounded up to a microsecond; zero once it passed.
-std::chrono::microseconds time_left(Deadline deadline) {
-  const auto left = std::chrono::ceil<std::chrono::microseconds>(deadline - Clock::now());
-  return std::max(left, std::chrono::microseconds(0));
-}
-
-// Sets `fd`'s `option` (SO_RCVTIMEO before a read, SO_SNDTIMEO before a write) to the time left
-// before `deadline`. False once it passed (a zero socket timeout would mean "wait for ever").
-bool arm(int fd, int option, Deadline deadline) {
-  const std::chrono::microseconds left = time_left(deadline);
-  if (left.count() <= 0) return false;
-  const timeval tv = to_timeval(left);
-  return ::setsockopt(fd, SOL_SOCKET, option, &tv, sizeof tv) == 0;
-}
-
-// hiredis reports a timed-out connect as ETIMEDOUT and a timed-out read as EAGAIN, both through
-// errstr (errno may be overwritten by then).
-bool is_timeout(const redisContext& context) {
-  if (context.err != REDIS_ERR_IO) return false;
-  const std::string_view what = context.errstr;
-  return what.find("timed out") != std::string_view::npos || what == std::strerror(EAGAIN) ||
-         what == std::strerror(EWOULDBLOCK);
-}
-
 redisReply* as_reply(void* reply) { return static_cast<redisReply*>(reply); }
+
+std::string error_text(const redisReply& reply) { return std::string(reply.str, reply.len); }
 
 // The longest first line of a reply that is read ("+OK", "-ERR ...", "$<length>"): a server
 // that sends a longer one is not answering as Redis does.
@@ -75,6 +43,11 @@ std::optional<std::string_view> first_line(const redisReader& reader) {
   return buffered.substr(0, end);
 }
 
+// Whether `line` (a reply's first line) opens an array. No command the backend sends (GET, SET,
+// DEL, AUTH, SELECT, ASKING, CLUSTER NODES) answers with one, so an array is refused before any
+// of it is read: its element count and the lengths inside it are never trusted.
+bool is_array(std::string_view line) { return !line.empty() && line.front() == '*'; }
+
 // Whether `line` (a reply's first line) declares a bulk value longer than `limit`.
 bool declares_more_than(std::string_view line, std::uint64_t limit) {
   if (line.empty() || line.front() != '$') return false;
@@ -84,79 +57,113 @@ bool declares_more_than(std::string_view line, std::uint64_t limit) {
          static_cast<std::uint64_t>(length) > limit;
 }
 
-// Reads more of the reply into `context`'s buffer, waiting at most until `deadline`.
-bool read_more(redisContext* context, Deadline deadline) {
-  return arm(context->fd, SO_RCVTIMEO, deadline) && redisBufferRead(context) == REDIS_OK;
+// Reads more of the reply into `reader`, waiting at most until `deadline`.
+bool read_more(RedisConnection& stream, redisReader& reader, Deadline deadline) {
+  char buffer[16 * 1024];
+  const std::size_t got = stream.receive(buffer, sizeof buffer, deadline);
+  return got > 0 && redisReaderFeed(&reader, buffer, got) == REDIS_OK;
 }
 
-// Sends one command (binary-safe arguments) on `context` and reads its reply, all before
-// `deadline`: the reply to free, or nullptr when the connection failed (the reason in
-// context->errstr), the deadline passed (then `passed(deadline)`) or the reply is refused unread
-// (then `too_big` is set): a bulk value declared longer than `limit`, or a first line longer than
-// kMaxReplyLine. The reply's first line is checked whole before hiredis's reader parses any of it
-// (the reader consumes the type byte of a partial reply), so a server that drips the length line
-// cannot slip a value past the limit. After nullptr the connection is out of step: close it.
-void* command(redisContext* context, std::initializer_list<std::string_view> args,
-              Deadline deadline, std::uint64_t limit, bool& too_big) {
+// How a command ended when it gave no reply.
+enum class Ended { io, refused, protocol };
+
+// Sends one command (binary-safe arguments) on `stream` and reads its reply, all before
+// `deadline`: the reply to free, or nullptr and why: the connection failed or the deadline passed
+// (`io`: stream.error(), stream.timed_out()), the reply is refused unread (`refused`): an array
+// (is_array), a bulk value declared longer than `limit`, or a first line longer than
+// kMaxReplyLine; or it is not RESP (`protocol`). The reply's first line is checked whole before
+// hiredis's reader parses any of it (the reader consumes the type byte of a partial reply), so a
+// server that drips the length line cannot slip a value past the limit. After nullptr the
+// connection is out of step: close it.
+void* command(RedisConnection& stream, redisReader& reader,
+              std::initializer_list<std::string_view> args, Deadline deadline, std::uint64_t limit,
+              Ended& ended) {
   std::vector<const char*> argv;
   std::vector<std::size_t> lengths;
   for (std::string_view arg : args) {
     argv.push_back(arg.data());
     lengths.push_back(arg.size());
   }
-  if (redisAppendCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data()) !=
-      REDIS_OK) {
+  char* formatted = nullptr;
+  const int size = redisFormatCommandArgv(&formatted, static_cast<int>(argv.size()), argv.data(),
+                                          lengths.data());
+  if (size < 0) {
+    ended = Ended::protocol;
     return nullptr;
   }
-  for (int done = 0; !done;) {
-    if (!arm(context->fd, SO_SNDTIMEO, deadline) || redisBufferWrite(context, &done) != REDIS_OK) {
-      return nullptr;
-    }
-  }
+  const bool sent =
+      stream.send(std::string_view(formatted, static_cast<std::size_t>(size)), deadline);
+  redisFreeCommand(formatted);
+  ended = Ended::io;
+  if (!sent) return nullptr;
   std::optional<std::string_view> line;
-  while (!(line = first_line(*context->reader))) {
-    const redisReader& reader = *context->reader;
+  while (!(line = first_line(reader))) {
     if (reader.len - reader.pos > kMaxReplyLine) {
-      too_big = true;
+      ended = Ended::refused;
       return nullptr;
     }
-    if (!read_more(context, deadline)) return nullptr;
+    if (!read_more(stream, reader, deadline)) return nullptr;
   }
-  if (line->size() > kMaxReplyLine || declares_more_than(*line, limit)) {
-    too_big = true;
+  if (line->size() > kMaxReplyLine || is_array(*line) || declares_more_than(*line, limit)) {
+    ended = Ended::refused;
     return nullptr;
   }
   void* reply = nullptr;
   for (;;) {
-    if (redisGetReplyFromReader(context, &reply) != REDIS_OK) return nullptr;
+    if (redisReaderGetReply(&reader, &reply) != REDIS_OK) {
+      ended = Ended::protocol;
+      return nullptr;
+    }
     if (reply != nullptr) return reply;
-    if (!read_more(context, deadline)) return nullptr;
+    if (!read_more(stream, reader, deadline)) return nullptr;
   }
 }
 
-// How many idle connections the pool keeps.
+// Error replies about the key asked for, not the server: that key fails, the server is fine.
+bool is_per_key_error(std::string_view error) { return error.starts_with("WRONGTYPE"); }
+
+// Error replies that refuse this client's writes (its user's permissions, a replica): the
+// backend stops writing, and keeps reading.
+bool is_write_refusal(std::string_view error) {
+  return error.starts_with("NOPERM") || error.starts_with("READONLY") ||
+         error.starts_with("NOAUTH");
+}
+
+// How many idle connections the pool keeps per server.
 constexpr std::size_t kIdleConnections = 4;
+
+// How often the slot map is read again at most.
+constexpr auto kRefreshInterval = std::chrono::seconds(1);
 
 }  // namespace
 
-void RedisBackend::ContextFree::operator()(redisContext* context) const { redisFree(context); }
+void RedisBackend::ReaderFree::operator()(redisReader* reader) const { redisReaderFree(reader); }
 void RedisBackend::ReplyFree::operator()(void* reply) const { freeReplyObject(reply); }
 
 RedisBackend::RedisBackend(const RedisOptions& options, std::uint64_t max_value,
-                           AtomicStats& counted)
+                           AtomicStats& counted, std::shared_ptr<const TlsContext> tls)
     : url_(options.url),
+      home_{options.url.host, options.url.port, options.url.unix_path},
       location_(options.location),
       read_only_(options.read_only),
       timeout_(options.timeout),
+      backoff_(options.backoff),
       ttl_s_(options.ttl_s),
       max_value_(max_value),
-      counted_(counted) {}
+      counted_(counted),
+      tls_(std::move(tls)),
+      resolver_(options.resolver) {}
 
 RedisBackend::~RedisBackend() {
   if (connector_.joinable()) connector_.join();
 }
 
 std::string RedisBackend::redis_key(const Key& key) { return "cubby:" + key.hex(); }
+
+bool RedisBackend::is_cluster() const {
+  std::lock_guard lock(cluster_mutex_);
+  return slots_ != nullptr;
+}
 
 void RedisBackend::warn_once(std::atomic<bool>& flag, const std::string& message) {
   if (!flag.exchange(true)) std::fprintf(stderr, "cubby: %s\n", message.c_str());
@@ -167,36 +174,46 @@ std::string RedisBackend::timed_out() const {
          " ms (CUBBY_REMOTE_TIMEOUT_MS, the bound of each whole call: connect and reply included)";
 }
 
-Failure RedisBackend::connection_failure(const redisContext& context, Clock::time_point deadline,
+Failure RedisBackend::connection_failure(const RedisConnection& stream, Clock::time_point deadline,
                                          const std::string& doing) {
-  const bool timeout = is_timeout(context) || passed(deadline);
+  const bool timeout = stream.timed_out() || passed(deadline);
   counted_.add(timeout ? Stat::remote_timeouts : Stat::remote_errors);
-  return fail(Errc::io, location_, ": ", doing, timeout ? timed_out() : context.errstr);
+  return fail(Errc::io, location_, ": ", doing, timeout ? timed_out() : stream.error());
 }
 
-Result<RedisBackend::Connection> RedisBackend::connect(Clock::time_point deadline) {
+Result<RedisBackend::ConnectionPtr> RedisBackend::connect(const RedisEndpoint& endpoint,
+                                                          Clock::time_point deadline) {
   if (passed(deadline)) {
     counted_.add(Stat::remote_timeouts);
     return fail(Errc::io, location_, ": cannot connect: ", timed_out());
   }
-  Connection connection(
-      redisConnectWithTimeout(url_.host.c_str(), url_.port, to_timeval(time_left(deadline))));
-  if (!connection) return fail(Errc::io, "out of memory connecting to ", location_);
-  if (connection->err != 0) return connection_failure(*connection, deadline, "cannot connect: ");
+  bool timeout = false;
+  auto opened = RedisConnection::open(endpoint, tls_.get(), deadline, resolver_, timeout);
+  if (!opened) {
+    timeout = timeout || passed(deadline);
+    counted_.add(timeout ? Stat::remote_timeouts : Stat::remote_errors);
+    return fail(Errc::io, location_, ": ", timeout ? timed_out() : opened.error().message);
+  }
+  auto connection = std::make_unique<Connection>();
+  connection->endpoint = endpoint;
+  connection->stream = std::move(opened).value();
+  connection->reader.reset(redisReaderCreate());
+  if (!connection->reader) return fail(Errc::io, "out of memory connecting to ", location_);
   auto handshake = [&](std::initializer_list<std::string_view> args) -> Result<void> {
-    bool too_big = false;
-    Reply reply(command(connection.get(), args, deadline, UINT64_MAX, too_big));
-    if (too_big) {
+    Ended ended = Ended::io;
+    Reply reply(
+        command(*connection->stream, *connection->reader, args, deadline, kMaxStatusReply, ended));
+    if (!reply && ended != Ended::io) {
       counted_.add(Stat::remote_errors);
       return fail(Errc::io, location_, " answered ", std::string(*args.begin()),
-                  " with a line longer than any Redis reply: not a Redis server?");
+                  " with something that is not a Redis status reply: not a Redis server?");
     }
-    if (!reply) return connection_failure(*connection, deadline, "");
+    if (!reply) return connection_failure(*connection->stream, deadline, "");
     if (as_reply(reply.get())->type == REDIS_REPLY_ERROR) {
       // The server's words (WRONGPASS, NOAUTH, ...) never contain the password.
-      const std::string what(as_reply(reply.get())->str, as_reply(reply.get())->len);
       counted_.add(Stat::remote_errors);
-      return fail(Errc::io, location_, " refused the connection: ", what);
+      return fail(Errc::io, location_,
+                  " refused the connection: ", error_text(*as_reply(reply.get())));
     }
     return {};
   };
@@ -219,7 +236,7 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
     connecting_ = true;
   }
   auto run = [this, failed = std::move(failed)] {
-    auto connection = connect(remote_deadline(timeout_));
+    auto connection = connect(home_, remote_deadline(timeout_));
     const bool connected = connection.ok();
     if (!connected) failed(connection.error());
     std::lock_guard lock(pool_mutex_);
@@ -238,14 +255,15 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
   }
 }
 
-Result<RedisBackend::Connection> RedisBackend::pooled_connection(Clock::time_point deadline) {
+Result<RedisBackend::ConnectionPtr> RedisBackend::pooled_connection(const RedisEndpoint& endpoint,
+                                                                    Clock::time_point deadline) {
   {
-    // A connection being opened ahead is waited for rather than opened twice (its connect and
-    // handshake have a deadline of their own, before this call's); if it failed, this call is
-    // skipped as the breaker it tripped would have skipped it.
+    // A connection being opened ahead (to the URL's server) is waited for rather than opened
+    // twice (its connect and handshake have a deadline of their own, before this call's); if it
+    // failed, this call is skipped as the breaker it tripped would have skipped it.
     std::unique_lock lock(pool_mutex_);
-    const bool waited = connecting_;
-    if (!connected_cv_.wait_until(lock, deadline, [&] { return !connecting_; })) {
+    const bool waited = connecting_ && endpoint == home_;
+    if (waited && !connected_cv_.wait_until(lock, deadline, [&] { return !connecting_; })) {
       counted_.add(Stat::remote_timeouts);
       return fail(Errc::io, location_, ": ", timed_out());
     }
@@ -253,56 +271,180 @@ Result<RedisBackend::Connection> RedisBackend::pooled_connection(Clock::time_poi
       counted_.add(Stat::remote_skipped);
       return fail(Errc::io, location_, " failed to connect just now; skipped");
     }
-    if (!idle_.empty()) {
-      Connection connection = std::move(idle_.back());
-      idle_.pop_back();
+    const auto found = std::find_if(idle_.rbegin(), idle_.rend(), [&](const ConnectionPtr& c) {
+      return c->endpoint == endpoint;
+    });
+    if (found != idle_.rend()) {
+      ConnectionPtr connection = std::move(*found);
+      idle_.erase(std::next(found).base());
       return connection;
     }
   }
-  return connect(deadline);
+  return connect(endpoint, deadline);
 }
 
-void RedisBackend::pool(Connection connection) {
+void RedisBackend::pool(ConnectionPtr connection) {
   std::lock_guard lock(pool_mutex_);
-  if (idle_.size() < kIdleConnections) idle_.push_back(std::move(connection));
+  const auto same = std::count_if(idle_.begin(), idle_.end(), [&](const ConnectionPtr& c) {
+    return c->endpoint == connection->endpoint;
+  });
+  if (static_cast<std::size_t>(same) < kIdleConnections) idle_.push_back(std::move(connection));
 }
 
-Result<RedisBackend::Reply> RedisBackend::call(std::initializer_list<std::string_view> args,
-                                               std::uint64_t limit) {
-  const Clock::time_point deadline = remote_deadline(timeout_);
-  auto pooled = pooled_connection(deadline);
+Result<RedisBackend::Reply> RedisBackend::call_on(const RedisEndpoint& endpoint,
+                                                  std::initializer_list<std::string_view> args,
+                                                  std::uint64_t limit, bool asking,
+                                                  Clock::time_point deadline) {
+  auto pooled = pooled_connection(endpoint, deadline);
   if (!pooled) return std::move(pooled).error();
-  Connection connection = std::move(pooled).value();
-  bool too_big = false;
-  Reply reply(command(connection.get(), args, deadline, limit, too_big));
+  ConnectionPtr connection = std::move(pooled).value();
+  RedisConnection& stream = *connection->stream;
+  redisReader& reader = *connection->reader;
+  Ended ended = Ended::io;
+  if (asking) {
+    Reply asked(command(stream, reader, {"ASKING"}, deadline, kMaxStatusReply, ended));
+    if (!asked) return connection_failure(stream, deadline, "ASKING: ");
+  }
+  Reply reply(command(stream, reader, args, deadline, limit, ended));
   // Whenever a call ends early, the connection is out of step (its read buffer holds part of a
   // reply): it is closed, never pooled.
-  if (too_big) {
+  if (!reply && ended == Ended::refused) {
     counted_.add(Stat::remote_rejected);
-    return fail(Errc::corrupt, location_, ": the reply to ", std::string(*args.begin()), " ",
-                std::string(*(args.begin() + 1)),
-                " is over CUBBY_REMOTE_MAX_ENTRY (or not a Redis reply); not read");
+    return fail(Errc::corrupt, location_, ": the reply to ", std::string(*args.begin()),
+                " is an array or over CUBBY_REMOTE_MAX_ENTRY (or not a Redis reply); not read");
   }
-  if (!reply) return connection_failure(*connection, deadline, "");
-  const redisReader& reader = *connection->reader;
+  if (!reply && ended == Ended::protocol) {
+    counted_.add(Stat::remote_errors);
+    return fail(Errc::io, location_, " answered ", std::string(*args.begin()),
+                " with something that is not a Redis reply: not a Redis server?");
+  }
+  if (!reply) return connection_failure(stream, deadline, "");
   if (reader.pos < reader.len) {  // more than one reply: out of step
     counted_.add(Stat::remote_errors);
-    return fail(Errc::corrupt, location_, " sent more than asked for ", std::string(*args.begin()));
+    return fail(Errc::io, location_, " sent more than asked for ", std::string(*args.begin()));
   }
   pool(std::move(connection));
   return reply;
 }
 
+bool RedisBackend::refresh_slots(const RedisEndpoint& from, Clock::time_point deadline) {
+  {
+    std::lock_guard lock(cluster_mutex_);
+    if (slots_ != nullptr && Clock::now() - refreshed_ < kRefreshInterval) return false;
+    refreshed_ = Clock::now();  // one refresh at a time, once a second at most
+  }
+  auto reply = call_on(from, {"CLUSTER", "NODES"}, kMaxClusterNodes, false, deadline);
+  if (!reply || as_reply(reply->get())->type != REDIS_REPLY_STRING) return false;
+  auto parsed = parse_cluster_nodes(error_text(*as_reply(reply->get())), from);
+  if (!parsed) return false;
+  std::lock_guard lock(cluster_mutex_);
+  slots_ = std::make_shared<const SlotMap>(std::move(parsed).value());
+  // A node that failed stays skipped for its back-off even if the map still names it (the
+  // cluster has not noticed yet); a master promoted in its place is another endpoint.
+  refresh_wanted_ = false;
+  return true;
+}
+
+RedisEndpoint RedisBackend::route(std::string_view name, Clock::time_point deadline) {
+  std::shared_ptr<const SlotMap> slots;
+  bool refresh = false;
+  {
+    std::lock_guard lock(cluster_mutex_);
+    slots = slots_;
+    refresh = refresh_wanted_ && Clock::now() - refreshed_ >= kRefreshInterval;
+  }
+  if (slots == nullptr) return home_;
+  if (refresh) {  // a node failed: ask a working one what the cluster looks like now
+    for (const RedisEndpoint& master : slots->masters) {
+      bool down = false;
+      {
+        std::lock_guard lock(cluster_mutex_);
+        const auto found = down_until_.find(master.name());
+        down = found != down_until_.end() && Clock::now() < found->second;
+      }
+      if (!down) {
+        refresh_slots(master, deadline);
+        break;
+      }
+    }
+    std::lock_guard lock(cluster_mutex_);
+    slots = slots_;
+  }
+  const RedisEndpoint* node = slots->node(cluster_slot(name));
+  return node != nullptr ? *node : home_;
+}
+
+Failure RedisBackend::node_failed(const RedisEndpoint& node, Failure failure) {
+  {
+    std::lock_guard lock(cluster_mutex_);
+    down_until_[node.name()] = Clock::now() + backoff_;
+    refresh_wanted_ = true;
+  }
+  warn_once(warned_node_, "the cluster node " + node.name() + " of " + location_ + " failed (" +
+                              failure.message + "); the keys of its slots are read and written " +
+                              "locally, the node skipped for " + std::to_string(backoff_.count()) +
+                              " ms after each failure (CUBBY_REMOTE_BACKOFF_MS); shown once");
+  failure.code = Errc::corrupt;  // this node only: the tier's breaker stays closed
+  return failure;
+}
+
+Result<RedisBackend::Reply> RedisBackend::call(std::string_view name,
+                                               std::initializer_list<std::string_view> args,
+                                               std::uint64_t limit) {
+  const Clock::time_point deadline = remote_deadline(timeout_);
+  RedisEndpoint endpoint = route(name, deadline);
+  bool asking = false;
+  std::string error;
+  for (int hop = 0; hop <= kMaxRedirects; ++hop) {
+    const bool cluster = is_cluster();
+    if (cluster) {
+      std::lock_guard lock(cluster_mutex_);
+      const auto found = down_until_.find(endpoint.name());
+      if (found != down_until_.end() && Clock::now() < found->second) {
+        counted_.add(Stat::remote_skipped);
+        return fail(Errc::corrupt, location_, ": the cluster node ", endpoint.name(),
+                    " failed recently; its keys are skipped for now");
+      }
+    }
+    auto reply = call_on(endpoint, args, limit, asking, deadline);
+    if (!reply) {
+      if (cluster && reply.error().code == Errc::io) {
+        return node_failed(endpoint, std::move(reply).error());
+      }
+      return std::move(reply).error();
+    }
+    const redisReply& answer = *as_reply(reply->get());
+    if (answer.type != REDIS_REPLY_ERROR) return reply;
+    error = error_text(answer);
+    if (is_per_key_error(error) || is_write_refusal(error)) return reply;  // the caller's to judge
+    const auto redirect = parse_redirect(error, endpoint);
+    if (!redirect) break;
+    if (!redirect->ask) refresh_slots(endpoint, deadline);  // the node that answered knows
+    endpoint = redirect->to;
+    asking = redirect->ask;
+  }
+  counted_.add(Stat::remote_errors);
+  Failure failure = fail(Errc::io, location_, " answered ", std::string(*args.begin()), " with -",
+                         error, " (the server cannot serve now)");
+  warn_once(warned_error_reply_,
+            failure.message + "; kernels are read and written locally meanwhile, the remote is " +
+                "skipped for " + std::to_string(backoff_.count()) +
+                " ms after each such answer (CUBBY_REMOTE_BACKOFF_MS); counted as remote errors; "
+                "shown once");
+  if (is_cluster()) return node_failed(endpoint, std::move(failure));
+  return failure;
+}
+
 Result<std::optional<std::string>> RedisBackend::get(const Key& key) {
   const std::string name = redis_key(key);
-  auto called = call({"GET", name}, max_value_);
+  auto called = call(name, {"GET", name}, max_value_);
   if (!called) return std::move(called).error();
   const redisReply& reply = *as_reply(called->get());
   if (reply.type == REDIS_REPLY_NIL) return std::optional<std::string>();
   if (reply.type != REDIS_REPLY_STRING) {
     counted_.add(Stat::remote_errors);
-    const std::string what = reply.type == REDIS_REPLY_ERROR ? std::string(reply.str, reply.len)
-                                                             : std::string("not a string value");
+    const std::string what =
+        reply.type == REDIS_REPLY_ERROR ? error_text(reply) : std::string("not a string value");
     return fail(Errc::corrupt, location_, " answered GET ", name, " with ", what);
   }
   counted_.add(Stat::remote_bytes_read, reply.len);
@@ -316,7 +458,8 @@ Result<void> RedisBackend::put(const Key& key, std::string_view bytes) {
   }
   const std::string name = redis_key(key);
   const std::string ttl = std::to_string(ttl_s_);
-  auto called = ttl_s_ > 0 ? call({"SET", name, bytes, "EX", ttl}) : call({"SET", name, bytes});
+  auto called =
+      ttl_s_ > 0 ? call(name, {"SET", name, bytes, "EX", ttl}) : call(name, {"SET", name, bytes});
   if (!called) {
     counted_.add(Stat::remote_writes_dropped);
     return std::move(called).error();
@@ -324,8 +467,8 @@ Result<void> RedisBackend::put(const Key& key, std::string_view bytes) {
   const redisReply& reply = *as_reply(called->get());
   if (reply.type == REDIS_REPLY_ERROR) {
     counted_.add(Stat::remote_writes_dropped);
-    const std::string what(reply.str, reply.len);
-    if (what.starts_with("NOPERM") || what.starts_with("READONLY") || what.starts_with("NOAUTH")) {
+    const std::string what = error_text(reply);
+    if (is_write_refusal(what)) {
       writes_refused_ = true;
       warn_once(warned_refused_, location_ + " refused a write (" + what +
                                      "); this process only reads it from now on. Set "
@@ -346,7 +489,7 @@ Result<void> RedisBackend::remove(const Key& key) {
     return fail(Errc::invalid_argument, location_, " is read-only (CUBBY_REMOTE_MODE)");
   }
   const std::string name = redis_key(key);
-  auto called = call({"DEL", name});
+  auto called = call(name, {"DEL", name});
   if (!called) return std::move(called).error();
   if (as_reply(called->get())->type == REDIS_REPLY_ERROR) {
     counted_.add(Stat::remote_errors);
@@ -356,9 +499,19 @@ Result<void> RedisBackend::remove(const Key& key) {
 }
 
 std::unique_ptr<RemoteTier> open_redis_remote(const RedisOptions& options) {
+  std::shared_ptr<const TlsContext> tls;
+  if (options.url.tls) {
+    auto created = TlsContext::create(options.tls);
+    if (!created) {
+      std::fprintf(stderr, "cubby: CUBBY_REMOTE (%s) is not usable: %s; running without a remote\n",
+                   options.location.c_str(), created.error().message.c_str());
+      return nullptr;
+    }
+    tls = std::move(created).value();
+  }
   auto counted = std::make_shared<AtomicStats>();
-  auto backend =
-      std::make_unique<RedisBackend>(options, Envelope::max_value(options.max_entry), *counted);
+  auto backend = std::make_unique<RedisBackend>(options, Envelope::max_value(options.max_entry),
+                                                *counted, std::move(tls));
   return std::make_unique<RemoteTier>(std::move(backend), options, std::move(counted));
 }
 

@@ -1,33 +1,53 @@
-// RedisBackend: the remote backend over Redis (hiredis, synchronous calls with deadlines); only
-// bytes in and out: the envelope, breaker and write-behind queue are the wrappers of remote.hpp.
+// RedisBackend: the remote backend over Redis (synchronous calls with deadlines); only bytes in
+// and out: the envelope, breaker and write-behind queue are the wrappers of remote.hpp.
 //
 // Values live under "cubby:<32 hex digits of the key>". Writes use SET (EX ttl when configured).
-// Connections are pooled (one per concurrent caller, up to a few kept idle). A write refused by
-// the server's permissions (NOPERM, READONLY, NOAUTH) makes the backend read-only for the process
-// (warned once): it keeps serving reads.
+// Connections (redis_connection.hpp: TCP, unix socket, TLS) are pooled per server (one per
+// concurrent caller, up to a few kept idle). A write refused by the server's permissions (NOPERM,
+// READONLY, NOAUTH) makes the backend read-only for the process (warned once): it keeps serving
+// reads.
 //
 // Deadlines: every call (get, put, remove, connect_ahead) ends by remote_deadline(timeout) of its
-// start (deadline.hpp), all of it included: waiting for a pooled connection, connecting,
-// AUTH/SELECT, sending the command and reading the whole reply. Each socket wait is bounded by the
-// time left, so a server that drips its reply fails the call at the deadline (a timeout: counted)
-// instead of holding it for ever. Replies are parsed by hiredis's reader; a GET value declared
-// longer than `max_value` is rejected (counted remote_rejected) before it is read.
+// start (deadline.hpp), all of it included: waiting for a pooled connection, resolving the name,
+// connecting, the TLS handshake, AUTH/SELECT, redirections, sending the command and reading the
+// whole reply. Each socket wait is bounded by the time left, so a server that drips its reply
+// fails the call at the deadline (a timeout: counted) instead of holding it for ever. Replies are
+// parsed by hiredis's reader from their first line on: an array (no command sent here answers
+// with one) and a bulk value declared longer than `max_value` (GET) or 64 KiB (anything else) are
+// rejected (counted remote_rejected) before any of it is read.
+//
+// Error replies: a per-key one (WRONGTYPE) is that key's failure (Errc::corrupt). Any other
+// (-ERR, -LOADING, -BUSY, -MASTERDOWN, a redirection that cannot be followed, ...) says the server
+// cannot serve now: warned once, counted remote_errors, and an Errc::io failure, so the breaker
+// backs off.
+//
+// Redis Cluster: the first -MOVED makes the backend read the slot map (CLUSTER NODES) from the
+// node that answered; from then on each key goes to the master of its slot (redis_cluster.hpp),
+// -MOVED updates the map (and re-reads it, at most once a second), -ASK is followed once (after
+// ASKING); at most kMaxRedirects per call. A cluster node that fails (unreachable, timed out,
+// error reply) fails only the calls for its slots: those are skipped for the back-off (counted
+// remote_skipped) and returned as Errc::corrupt, so the tier's breaker stays closed for the other
+// nodes; the map is re-read (from a node that works) before that node is asked again.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "storage/remote/redis_cluster.hpp"
+#include "storage/remote/redis_connection.hpp"
 #include "storage/remote/redis_url.hpp"
 #include "storage/remote/remote.hpp"
+#include "storage/remote/tls_context.hpp"
 
-struct redisContext;
+struct redisReader;
 
 namespace cubby {
 
@@ -35,11 +55,15 @@ namespace cubby {
 struct RedisOptions : RemoteOptions {
   RedisUrl url;
   std::uint64_t ttl_s = 0;  // 0: entries never expire
+  TlsSettings tls;          // for rediss:// URLs
+  RedisResolver resolver;   // host names to addresses; nullptr: getaddrinfo
 };
 
 class RedisBackend final : public RemoteBackend {
  public:
-  RedisBackend(const RedisOptions& options, std::uint64_t max_value, AtomicStats& counted);
+  // `tls`: the TLS context of a rediss:// URL (nullptr for plain connections).
+  RedisBackend(const RedisOptions& options, std::uint64_t max_value, AtomicStats& counted,
+               std::shared_ptr<const TlsContext> tls = nullptr);
   ~RedisBackend() override;  // joins connect_ahead's thread (bounded by the timeout)
   RedisBackend(const RedisBackend&) = delete;
   RedisBackend& operator=(const RedisBackend&) = delete;
@@ -52,53 +76,95 @@ class RedisBackend final : public RemoteBackend {
 
   // The Redis key that holds `key`'s value.
   static std::string redis_key(const Key& key);
+  // Whether the backend has found its server to be a cluster (and routes by slot).
+  bool is_cluster() const;
+
+  // Redirections one call follows at most.
+  static constexpr int kMaxRedirects = 3;
 
  private:
-  struct ContextFree {
-    void operator()(redisContext* context) const;
+  struct ReaderFree {
+    void operator()(redisReader* reader) const;
   };
-  using Connection = std::unique_ptr<redisContext, ContextFree>;
+  // One open connection and its reply parser.
+  struct Connection {
+    RedisEndpoint endpoint;
+    std::unique_ptr<RedisConnection> stream;
+    std::unique_ptr<redisReader, ReaderFree> reader;
+  };
+  using ConnectionPtr = std::unique_ptr<Connection>;
   struct ReplyFree {
     void operator()(void* reply) const;
   };
   using Reply = std::unique_ptr<void, ReplyFree>;
   using Clock = std::chrono::steady_clock;
 
-  // Runs one command on a pooled connection by the call's deadline; a failure is counted. A bulk
-  // reply declared longer than `limit` is rejected unread (Errc::corrupt, counted).
-  Result<Reply> call(std::initializer_list<std::string_view> args,
-                     std::uint64_t limit = UINT64_MAX);
-  // A new connection, authenticated and on its database, by `deadline`; a failure is counted.
-  Result<Connection> connect(Clock::time_point deadline);
-  // An idle pooled connection (or the one connect_ahead is opening), else a new one, by
-  // `deadline`.
-  Result<Connection> pooled_connection(Clock::time_point deadline);
-  void pool(Connection connection);
+  // The longest bulk reply to a command other than GET (SET, DEL, AUTH, SELECT answer a status).
+  static constexpr std::uint64_t kMaxStatusReply = 64 << 10;
+  // The longest CLUSTER NODES reply read.
+  static constexpr std::uint64_t kMaxClusterNodes = 16 << 20;
+
+  // Runs one command about Redis key `name` by the call's deadline, on the server that serves it
+  // (following redirections); a failure is counted. A bulk reply declared longer than `limit` and
+  // any array reply are rejected unread (Errc::corrupt, counted). An error reply other than a
+  // per-key one fails the call (see the header comment).
+  Result<Reply> call(std::string_view name, std::initializer_list<std::string_view> args,
+                     std::uint64_t limit = kMaxStatusReply);
+  // One command on a pooled connection to `endpoint`, after ASKING when `asking`.
+  Result<Reply> call_on(const RedisEndpoint& endpoint, std::initializer_list<std::string_view> args,
+                        std::uint64_t limit, bool asking, Clock::time_point deadline);
+  // A new connection to `endpoint`, authenticated and on its database, by `deadline`; a failure
+  // is counted.
+  Result<ConnectionPtr> connect(const RedisEndpoint& endpoint, Clock::time_point deadline);
+  // An idle pooled connection to `endpoint` (or the one connect_ahead is opening), else a new
+  // one, by `deadline`.
+  Result<ConnectionPtr> pooled_connection(const RedisEndpoint& endpoint,
+                                          Clock::time_point deadline);
+  void pool(ConnectionPtr connection);
   // The failure of a call whose connection broke or timed out (counted as a timeout or error).
-  Failure connection_failure(const redisContext& context, Clock::time_point deadline,
+  Failure connection_failure(const RedisConnection& stream, Clock::time_point deadline,
                              const std::string& doing);
+  // Re-reads the slot map from `from` by `deadline`; false (nothing changed) when it cannot.
+  bool refresh_slots(const RedisEndpoint& from, Clock::time_point deadline);
+  // Where Redis key `name` goes: its slot's master in cluster mode, else the URL's server.
+  RedisEndpoint route(std::string_view name, Clock::time_point deadline);
+  // In cluster mode, a failure of `node` alone: its slots are skipped for the back-off.
+  Failure node_failed(const RedisEndpoint& node, Failure failure);
   std::string timed_out() const;
   void warn_once(std::atomic<bool>& flag, const std::string& message);
 
   RedisUrl url_;
+  RedisEndpoint home_;  // the URL's server
   std::string location_;
   bool read_only_;
   std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds backoff_;
   std::uint64_t ttl_s_;
   std::uint64_t max_value_;
   AtomicStats& counted_;
+  std::shared_ptr<const TlsContext> tls_;
+  RedisResolver resolver_;
 
   std::mutex pool_mutex_;
-  std::vector<Connection> idle_;
+  std::vector<ConnectionPtr> idle_;
   bool connecting_ = false;    // connect_ahead's connection is being opened (under pool_mutex_)
   bool ahead_failed_ = false;  // and it failed (under pool_mutex_)
   std::condition_variable connected_cv_;
   std::thread connector_;  // connect_ahead's thread (joined by the destructor)
   std::atomic<bool> writes_refused_{false};
   std::atomic<bool> warned_refused_{false};
+  std::atomic<bool> warned_error_reply_{false};
+  std::atomic<bool> warned_node_{false};
+
+  mutable std::mutex cluster_mutex_;
+  std::shared_ptr<const SlotMap> slots_;  // null until the server is found to be a cluster
+  Clock::time_point refreshed_{};         // when slots_ was last read
+  bool refresh_wanted_ = false;           // a node failed: re-read the map before the next call
+  std::map<std::string, Clock::time_point> down_until_;  // by RedisEndpoint::name()
 };
 
-// A remote tier over Redis with `options` (what open_remote_tier builds for redis:// URLs).
+// A remote tier over Redis with `options` (what open_remote_tier builds for redis://, rediss://
+// and unix:// URLs); nullptr with a warning when its TLS settings cannot be used.
 std::unique_ptr<RemoteTier> open_redis_remote(const RedisOptions& options);
 
 }  // namespace cubby

@@ -33,7 +33,61 @@ std::string percent_decode(std::string_view text) {
   return out;
 }
 
-constexpr std::string_view kScheme = "redis://";
+// The scheme `url` starts with (one of kRedisSchemes), or empty.
+std::string_view scheme_of(std::string_view url) {
+  for (std::string_view scheme : kRedisSchemes) {
+    if (url.starts_with(scheme)) return scheme;
+  }
+  return {};
+}
+
+bool is_unix(std::string_view scheme) { return scheme == "unix://" || scheme == "redis+unix://"; }
+
+// Splits "credentials@" off the front of `rest` into `out`'s user and password.
+void take_credentials(std::string_view& rest, std::string_view::size_type at, RedisUrl& out) {
+  const std::string_view credentials = rest.substr(0, at);
+  rest = rest.substr(at + 1);
+  if (const auto colon = credentials.find(':'); colon != std::string_view::npos) {
+    out.user = percent_decode(credentials.substr(0, colon));
+    out.password = percent_decode(credentials.substr(colon + 1));
+  } else {
+    out.password = percent_decode(credentials);  // redis://password@host, as redis-cli -u
+  }
+}
+
+// Where the credentials of a unix:// URL's rest end ('@' before the socket's path), or npos.
+std::string_view::size_type unix_credentials_end(std::string_view rest) {
+  if (rest.starts_with('/')) return std::string_view::npos;
+  return rest.find("@/");
+}
+
+constexpr std::string_view kPathChars =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_/+";
+
+Result<RedisUrl> parse_unix_url(std::string_view rest) {
+  RedisUrl out;
+  if (const auto at = unix_credentials_end(rest); at != std::string_view::npos) {
+    take_credentials(rest, at, out);
+  }
+  if (const auto query = rest.find('?'); query != std::string_view::npos) {
+    const std::string_view parameter = rest.substr(query + 1);
+    if (!parameter.starts_with("db=")) {
+      return fail(Errc::invalid_argument,
+                  "CUBBY_REMOTE: a unix socket URL takes only ?db=N after its path; give the "
+                  "password before it: unix://[user]:password@/path/to/socket");
+    }
+    auto parsed = parse_int(parameter.substr(3), 0, 1 << 20, "the database (?db=N)");
+    if (!parsed) return std::move(parsed).error();
+    out.db = *parsed;
+    rest = rest.substr(0, query);
+  }
+  if (!rest.starts_with('/') || rest.size() < 2 || rest.find('#') != std::string_view::npos) {
+    return fail(Errc::invalid_argument,
+                "CUBBY_REMOTE names no socket path (unix:///path/to/redis.sock)");
+  }
+  out.unix_path = std::string(rest);
+  return out;
+}
 
 // The parts of what follows "redis://[credentials@]": host[:port], then /db, ?query, #fragment.
 struct Tail {
@@ -92,22 +146,18 @@ bool plain_authority(std::string_view authority) {
 }  // namespace
 
 Result<RedisUrl> parse_redis_url(std::string_view url) {
-  if (!url.starts_with(kScheme)) {
+  const std::string_view scheme = scheme_of(url);
+  if (scheme.empty()) {
     return fail(Errc::invalid_argument,
-                "CUBBY_REMOTE must start with redis:// (redis://[user:password@]host:port[/db]); "
-                "TLS (rediss://) is not supported");
+                "CUBBY_REMOTE must start with redis://, rediss:// (TLS) or unix:// "
+                "(redis://[user:password@]host:port[/db], unix:///path/to/socket)");
   }
-  std::string_view rest = url.substr(kScheme.size());
+  std::string_view rest = url.substr(scheme.size());
+  if (is_unix(scheme)) return parse_unix_url(rest);
   RedisUrl out;
+  out.tls = scheme == "rediss://";
   if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
-    const std::string_view credentials = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    if (const auto colon = credentials.find(':'); colon != std::string_view::npos) {
-      out.user = percent_decode(credentials.substr(0, colon));
-      out.password = percent_decode(credentials.substr(colon + 1));
-    } else {
-      out.password = percent_decode(credentials);  // redis://password@host, as redis-cli -u
-    }
+    take_credentials(rest, at, out);
   }
   const Tail tail = split_tail(rest);
   if (!tail.query.empty() || !tail.fragment.empty()) {
@@ -156,9 +206,24 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
 }
 
 std::string redact_redis_url(std::string_view url) {
-  if (!url.starts_with(kScheme)) return "(a CUBBY_REMOTE URL that is not redis://)";
-  std::string_view rest = url.substr(kScheme.size());
-  std::string out(kScheme);
+  const std::string_view scheme = scheme_of(url);
+  if (scheme.empty()) return "(a CUBBY_REMOTE URL that is not redis://, rediss:// or unix://)";
+  std::string_view rest = url.substr(scheme.size());
+  std::string out(scheme);
+  if (is_unix(scheme)) {
+    if (const auto at = unix_credentials_end(rest); at != std::string_view::npos) {
+      out += "***@";
+      rest = rest.substr(at + 1);
+    }
+    const auto query = rest.find_first_of("?#");
+    const std::string_view path = rest.substr(0, query);
+    out += all_of(path, kPathChars) ? path : "/***";
+    if (query != std::string_view::npos) {
+      const std::string_view tail = rest.substr(query);
+      out += tail.starts_with("?db=") && all_of(tail.substr(4), kDigits) ? tail : "?***";
+    }
+    return out;
+  }
   if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
     out += "***@";
     rest = rest.substr(at + 1);

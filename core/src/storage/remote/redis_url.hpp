@@ -1,4 +1,7 @@
-// CUBBY_REMOTE URLs: redis://[[user]:password@]host[:port][/db]. Pure.
+// CUBBY_REMOTE URLs of Redis. Pure.
+//   redis://[[user]:password@]host[:port][/db]     TCP
+//   rediss://[[user]:password@]host[:port][/db]    TCP with TLS (tls_context.hpp)
+//   unix://[[user]:password@]/path/to/socket[?db=N] and redis+unix://... : a unix socket
 #pragma once
 
 #include <string>
@@ -14,11 +17,17 @@ struct RedisUrl {
   std::string host;      // a name, an IPv4 address or a bracketed IPv6 address (brackets removed)
   int port = 6379;
   int db = 0;
+  bool tls = false;       // rediss://
+  std::string unix_path;  // unix:// and redis+unix://: the socket (host and port unused)
 };
+
+// The URL prefixes of Redis remotes.
+inline constexpr std::string_view kRedisSchemes[] = {"redis://", "rediss://", "unix://",
+                                                     "redis+unix://"};
 
 // Parses `url`; invalid_argument (naming what is wrong, never the password) otherwise.
 // User and password may be percent-encoded. A query or fragment (`?password=...`) is refused with
-// a message that says where the password goes.
+// a message that says where the password goes (a unix socket's `?db=N` excepted).
 Result<RedisUrl> parse_redis_url(std::string_view url);
 
 // `url` with everything that may be a secret replaced by "***": safe for logs and stats, for any

@@ -29,6 +29,7 @@ std::unique_ptr<RemoteTier> open_redis(const Config& config, RemoteOptions optio
   RedisOptions redis;
   static_cast<RemoteOptions&>(redis) = std::move(options);
   redis.url = std::move(url).value();
+  redis.tls = TlsSettings{config.remote_ca_file, config.remote_cert_file, config.remote_key_file};
   redis.ttl_s = std::min(config.remote_ttl_s, kMaxRemoteTtlS);
   if (config.remote_ttl_s > kMaxRemoteTtlS) {  // a Config made in code (from_env refuses it)
     std::fprintf(stderr,
@@ -83,9 +84,8 @@ std::unique_ptr<RemoteTier> open_http(const Config& config, RemoteOptions option
 
 // One backend per URL scheme: a new backend is a line here (plus its RemoteBackend).
 constexpr RemoteScheme kSchemes[] = {
-    {"redis://", open_redis},
-    {"http://", open_http},
-    {"https://", open_http},
+    {"redis://", open_redis},      {"rediss://", open_redis}, {"unix://", open_redis},
+    {"redis+unix://", open_redis}, {"http://", open_http},    {"https://", open_http},
 };
 
 // One layer of CUBBY_REMOTE: "URL|attribute|name=value".
@@ -133,7 +133,9 @@ std::vector<Layer> layers_of(std::string_view value) {
 
 // A redacted URL (one layer's, without attributes).
 std::string redact_one_url(std::string_view url) {
-  if (url.starts_with("redis://")) return redact_redis_url(url);
+  for (std::string_view scheme : kRedisSchemes) {
+    if (url.starts_with(scheme)) return redact_redis_url(url);
+  }
   // Another scheme: whatever lies between "://" and the last '@' may be a credential.
   const std::size_t start = url.find("://");
   if (start == std::string_view::npos) return "(a CUBBY_REMOTE URL without a scheme://)";

@@ -41,14 +41,47 @@ TEST(RedisUrl, UserAndPasswordPercentDecoded) {
 
 TEST(RedisUrl, MalformedUrlsFailWithoutTheirPassword) {
   for (const char* bad :
-       {"http://host", "rediss://host", "redis://", "redis://:pw@", "redis://host:0",
-        "redis://host:99999", "redis://host:12ab", "redis://host/x", "redis://[::1"}) {
+       {"http://host", "redis://", "redis://:pw@", "redis://host:0", "unix://", "unix://relative",
+        "unix:///s?password=pw", "redis+unix://:pw@", "rediss://:pw@", "redis://host:99999",
+        "redis://host:12ab", "redis://host/x", "redis://[::1"}) {
     auto url = parse_redis_url(bad);
     EXPECT_FALSE(url) << bad;
     if (!url) {
       EXPECT_EQ(url.error().code, Errc::invalid_argument);
       EXPECT_EQ(url.error().message.find("pw"), std::string::npos) << url.error().message;
     }
+  }
+}
+
+TEST(RedisUrl, TlsAndUnixSocketForms) {
+  auto tls = parse_redis_url("rediss://ci:p%40ss@cache.example.com:6380/2");
+  ASSERT_TRUE(tls) << tls.error().message;
+  EXPECT_TRUE(tls->tls);
+  EXPECT_EQ(tls->user, "ci");
+  EXPECT_EQ(tls->password, "p@ss");
+  EXPECT_EQ(tls->host, "cache.example.com");
+  EXPECT_EQ(tls->port, 6380);
+  EXPECT_EQ(tls->db, 2);
+  EXPECT_FALSE(parse_redis_url("redis://host")->tls);
+  for (const char* scheme : {"unix://", "redis+unix://"}) {
+    auto plain = parse_redis_url(std::string(scheme) + "/run/redis/redis.sock");
+    ASSERT_TRUE(plain) << plain.error().message;
+    EXPECT_EQ(plain->unix_path, "/run/redis/redis.sock");
+    EXPECT_FALSE(plain->tls);
+    EXPECT_EQ(plain->db, 0);
+    auto full = parse_redis_url(std::string(scheme) + "ci:hunter2@/tmp/r.sock?db=3");
+    ASSERT_TRUE(full) << full.error().message;
+    EXPECT_EQ(full->unix_path, "/tmp/r.sock");
+    EXPECT_EQ(full->user, "ci");
+    EXPECT_EQ(full->password, "hunter2");
+    EXPECT_EQ(full->db, 3);
+  }
+  EXPECT_EQ(redact_redis_url("rediss://ci:hunter2@host:6380/1"), "rediss://***@host:6380/1");
+  EXPECT_EQ(redact_redis_url("unix://ci:hunter2@/tmp/r.sock?db=3"), "unix://***@/tmp/r.sock?db=3");
+  EXPECT_EQ(redact_redis_url("redis+unix:///tmp/r.sock"), "redis+unix:///tmp/r.sock");
+  for (const char* url : {"unix:///tmp/r.sock?password=hunter2", "unix:///tmp/hunter2 x",
+                          "unix://hunter2@/s", "redis+unix:///s#hunter2"}) {
+    EXPECT_EQ(redact_redis_url(url).find("hunter2"), std::string::npos) << url;
   }
 }
 

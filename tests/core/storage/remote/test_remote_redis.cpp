@@ -4,12 +4,15 @@
 // server that drips its replies, TTL limits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <thread>
 
 #include "drip_server.hpp"
+#include "hanging_resolver.hpp"
 #include "redis_server.hpp"
+#include "remote_key.hpp"
 #include "storage/remote/compress.hpp"
 #include "storage/remote/redis.hpp"
 #include "storage/remote/sign.hpp"
@@ -18,15 +21,10 @@ namespace cubby {
 namespace {
 
 using testing::DripServer;
+using testing::HangingResolver;
 using testing::RedisServer;
 
-Key key_of(std::uint8_t fill) {
-  Key key;
-  key.bytes.fill(fill);
-  key.bytes[15] = static_cast<std::uint8_t>(::getpid() & 0xff);  // distinct on a shared server
-  key.bytes[14] = static_cast<std::uint8_t>((::getpid() >> 8) & 0xff);
-  return key;
-}
+Key key_of(std::uint8_t fill) { return testing::process_key(fill); }
 
 class RedisTierTest : public ::testing::Test {
  protected:
@@ -521,6 +519,196 @@ TEST(RedisTierDrip, DestructorEndsADrippedBackgroundWriteWithinItsBound) {
   ASSERT_TRUE(server.await("SET", std::chrono::seconds(10)));  // the write is being dripped
   const auto took = testing::duration_of(server, [&] { tier.reset(); });
   EXPECT_LT(took, bound);
+}
+
+TEST(RedisTierUnix, UnixSocketUrlsRoundTripWithAclUsers) {
+  std::string why;
+  auto server =
+      RedisServer::start(&why, {"--unixsocket", "{dir}/redis.sock", "--unixsocketperm", "700"});
+  if (!server) GTEST_SKIP() << why;
+  ASSERT_EQ(server->command({"ACL", "SETUSER", "ci", "on", ">s3cr%t", "~cubby:*", "+@all"})->value,
+            "OK");
+  const std::string socket = (server->dir() / "redis.sock").string();
+  for (const std::string& url :
+       {"unix://" + socket, "redis+unix://" + socket, "unix://ci:s3cr%25t@" + socket + "?db=0"}) {
+    SCOPED_TRACE(url);
+    RedisOptions o;
+    o.url = parse_redis_url(url).value_or_throw();
+    o.location = redact_remote_url(url);
+    const auto tier = open_redis_remote(o);
+    auto put = tier->put(key_of(70), "over a socket");
+    ASSERT_TRUE(put) << put.error().message;
+    auto got = tier->get(key_of(70));
+    ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+    EXPECT_EQ(**got, "over a socket");
+  }
+}
+
+class RedisAclTest : public RedisTierTest {
+ protected:
+  void SetUp() override {
+    RedisTierTest::SetUp();
+    if (IsSkipped()) return;
+    // A writer and a reader of cubby's keys only, as a managed Redis's ACL would set them.
+    ASSERT_EQ(
+        server_->command({"ACL", "SETUSER", "writer", "on", ">w-pass", "~cubby:*", "+@all"})->value,
+        "OK");
+    ASSERT_EQ(server_
+                  ->command({"ACL", "SETUSER", "reader", "on", ">r-pass", "~cubby:*", "+get",
+                             "+auth", "+ping"})
+                  ->value,
+              "OK");
+  }
+  RedisOptions user_options(const std::string& user, const std::string& password) const {
+    RedisOptions o = options();
+    const std::string url =
+        "redis://" + user + ":" + password + "@127.0.0.1:" + std::to_string(server_->port());
+    o.url = parse_redis_url(url).value_or_throw();
+    o.location = redact_remote_url(url);
+    return o;
+  }
+};
+
+TEST_F(RedisAclTest, AnAclUserAuthenticatesAndAReaderOnlyReads) {
+  const auto writer = open_redis_remote(user_options("writer", "w-pass"));
+  ASSERT_TRUE(writer->put(key_of(71), "acl"));
+  const auto reader = open_redis_remote(user_options("reader", "r-pass"));
+  auto got = reader->get(key_of(71));
+  ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+  EXPECT_EQ(**got, "acl");
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(reader->put(key_of(72), "x"));  // NOPERM: this process only reads from now on
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("NOPERM"), std::string::npos) << err;
+  EXPECT_EQ(err.find("r-pass"), std::string::npos) << err;
+  EXPECT_TRUE(reader->get(key_of(71)));
+}
+
+TEST_F(RedisAclTest, AWrongPasswordIsAMissSaidOnceWithoutThePassword) {
+  const auto tier = open_redis_remote(user_options("writer", "not-the-pass"));
+  ::testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(tier->get(key_of(73)));
+  EXPECT_FALSE(tier->get(key_of(73)));
+  EXPECT_FALSE(tier->put(key_of(73), "x"));
+  const auto took = std::chrono::steady_clock::now() - start;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_LT(took, std::chrono::milliseconds(300));  // the timeout of options()
+  EXPECT_NE(err.find("WRONGPASS"), std::string::npos) << err;
+  EXPECT_EQ(err.find("not-the-pass"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(tier->counters().remote_errors, 1u);
+  EXPECT_EQ(tier->counters().remote_skipped, 2u);
+  EXPECT_EQ(raw_get(key_of(73)), std::nullopt);
+}
+
+// Replies no command of the backend ever gets: refused from their first line, before anything
+// is allocated for them or read after it (no timeout: the call ends at once).
+TEST(RedisTierHostileReplies, ArraysAndOversizedStatusRepliesAreRefusedUnread) {
+  const std::pair<const char*, std::string> cases[] = {
+      {"GET", "*200000000\r\n"},                 // 200 million elements declared
+      {"GET", "*1\r\n$4000000000\r\n"},          // a 4 GB bulk string inside an array
+      {"GET", "*1\r\n*1\r\n*1\r\n$1\r\nx\r\n"},  // nested arrays
+      {"SET", "*1\r\n$4000000000\r\n"},
+      {"SET", "$4000000000\r\n"},  // a status reply's bulk length is bounded too
+      {"AUTH", "*2\r\n+OK\r\n+OK\r\n"},
+      {"SELECT", "*0\r\n"},
+  };
+  for (const auto& [name, reply] : cases) {
+    SCOPED_TRACE(std::string(name) + " answered " + reply);
+    // After the reply, a stream of valid RESP that never ends: only refusing it unread ends the
+    // call before the deadline.
+    std::map<std::string, DripServer::Answer> answers{{"AUTH", {"+OK\r\n", ""}},
+                                                      {"SELECT", {"+OK\r\n", ""}}};
+    answers[name] = {reply, "+OK\r\n"};
+    DripServer server(answers, std::chrono::milliseconds(1));
+    RedisOptions o = drip_options(server, "secret");
+    o.url.db = 2;
+    o.timeout = std::chrono::seconds(5);
+    const auto tier = open_redis_remote(o);
+    const bool is_set = std::string(name) == "SET";
+    bool failed = false;
+    const auto took = testing::duration_of(server, [&] {
+      failed = is_set ? !tier->put(key_of(56), "bytes") : !tier->get(key_of(56));
+    });
+    EXPECT_TRUE(failed);
+    EXPECT_LT(took, o.timeout);  // refused, not timed out
+    EXPECT_EQ(tier->counters().remote_timeouts, 0u);
+    EXPECT_EQ(tier->counters().remote_rejected + tier->counters().remote_errors, 1u);
+  }
+}
+
+// Error replies that say the server cannot serve now (not a fact about the key): said once,
+// counted, and the remote backed off, instead of two round trips for every lookup.
+TEST(RedisTierErrorReplies, ServerErrorsAreWarnedOnceCountedAndBackedOff) {
+  for (const std::string error :
+       {"-ERR unknown command 'GET'", "-LOADING Redis is loading the dataset in memory",
+        "-MASTERDOWN Link with MASTER is down", "-MOVED 1234 127.0.0.1:1", "-ASK 1234 :1"}) {
+    SCOPED_TRACE(error);
+    DripServer server({{"GET", {error + "\r\n", ""}}, {"SET", {error + "\r\n", ""}}},
+                      std::chrono::milliseconds(1));
+    RedisOptions o = drip_options(server);
+    o.timeout = std::chrono::seconds(5);
+    const auto tier = open_redis_remote(o);
+    ::testing::internal::CaptureStderr();
+    const auto took = testing::duration_of(server, [&] {
+      EXPECT_FALSE(tier->get(key_of(57)));
+      EXPECT_FALSE(tier->get(key_of(57)));  // backed off: not asked
+      EXPECT_FALSE(tier->put(key_of(57), "bytes"));
+    });
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_LT(took, o.timeout);
+    EXPECT_EQ(server.received("GET"), 1);
+    EXPECT_EQ(server.received("SET"), 0);
+    EXPECT_EQ(tier->counters().remote_errors, 1u);
+    EXPECT_EQ(tier->counters().remote_skipped, 2u);
+    if (!error.starts_with("-MOVED") && !error.starts_with("-ASK")) {
+      // Followed redirections fail on the node they name (nothing listens there).
+      EXPECT_NE(err.find(error.substr(1, 8)), std::string::npos) << err;
+    }
+    const std::size_t lines = static_cast<std::size_t>(std::count(err.begin(), err.end(), '\n'));
+    EXPECT_LE(lines, 2u) << err;  // said once (the breaker's warning and at most one more)
+  }
+}
+
+TEST(RedisTierErrorReplies, APerKeyErrorDoesNotBackOff) {
+  DripServer server(
+      {{"GET", {"-WRONGTYPE Operation against a key holding the wrong kind\r\n", ""}}},
+      std::chrono::milliseconds(1));
+  const auto tier = open_redis_remote(drip_options(server));
+  EXPECT_FALSE(tier->get(key_of(58)));
+  EXPECT_FALSE(tier->get(key_of(58)));
+  EXPECT_EQ(server.received("GET"), 2);
+  EXPECT_EQ(tier->counters().remote_skipped, 0u);
+}
+
+// Name resolution is part of a call's deadline: a resolver that hangs (a DNS server that never
+// answers) costs a lookup its timeout, and the store's exit nothing beyond its bound.
+RedisOptions hanging_dns_options(HangingResolver& hanging) {
+  RedisOptions o;
+  o.url.host = "cache.example.invalid";
+  o.location = "redis://cache.example.invalid:6379";
+  o.timeout = std::chrono::milliseconds(200);
+  o.resolver = hanging.resolver();
+  return o;
+}
+
+TEST(RedisTierResolve, AHangingResolverCostsALookupItsTimeoutOnly) {
+  HangingResolver hanging;
+  const auto tier = open_redis_remote(hanging_dns_options(hanging));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(tier->get(key_of(59)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(tier->counters().remote_timeouts, 1u);
+}
+
+TEST(RedisTierResolve, ExitDoesNotWaitForAConnectAheadThatIsResolving) {
+  HangingResolver hanging;
+  auto tier = open_redis_remote(hanging_dns_options(hanging));
+  tier->connect_ahead();
+  const auto start = std::chrono::steady_clock::now();
+  tier.reset();  // joins connect_ahead's thread: bounded by the timeout, not the resolver
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
 TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {

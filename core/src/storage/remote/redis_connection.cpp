@@ -1,0 +1,299 @@
+#include "storage/remote/redis_connection.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "storage/remote/tls_context.hpp"
+
+namespace cubby {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds left before `deadline`, rounded up (poll's unit); 0 once it passed.
+int poll_ms(Clock::time_point deadline) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+}
+
+Result<std::vector<SocketAddress>> system_resolve(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  const int status = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
+  if (status != 0) {
+    return fail(Errc::io, "cannot resolve ", host, ": ", ::gai_strerror(status));
+  }
+  std::vector<SocketAddress> out;
+  for (const addrinfo* at = found; at != nullptr; at = at->ai_next) {
+    SocketAddress address;
+    std::memcpy(&address.storage, at->ai_addr, at->ai_addrlen);
+    address.length = at->ai_addrlen;
+    out.push_back(address);
+  }
+  ::freeaddrinfo(found);
+  return out;
+}
+
+// `host` as a numeric IPv4 or IPv6 address, or nullopt when it is a name.
+std::optional<SocketAddress> numeric_address(const std::string& host, int port) {
+  SocketAddress address;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&address.storage);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address.storage);
+  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<std::uint16_t>(port));
+    address.length = sizeof *v4;
+    return address;
+  }
+  if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<std::uint16_t>(port));
+    address.length = sizeof *v6;
+    return address;
+  }
+  return std::nullopt;
+}
+
+bool is_numeric(const std::string& host) { return numeric_address(host, 0).has_value(); }
+
+}  // namespace
+
+std::string RedisEndpoint::name() const {
+  if (!unix_path.empty()) return unix_path;
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+Result<std::vector<SocketAddress>> resolve_bounded(const std::string& host, int port,
+                                                   Clock::time_point deadline,
+                                                   const RedisResolver& resolver, bool& timed_out) {
+  timed_out = false;
+  if (auto numeric = numeric_address(host, port)) return std::vector<SocketAddress>{*numeric};
+  // The resolver runs on a detached thread that owns its state: this call stops waiting at the
+  // deadline, the thread ends whenever the resolver returns (never joined, so never waited for).
+  struct State {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    Result<std::vector<SocketAddress>> result = std::vector<SocketAddress>{};
+  };
+  auto state = std::make_shared<State>();
+  RedisResolver resolve = resolver ? resolver : RedisResolver(system_resolve);
+  try {
+    std::thread([state, resolve = std::move(resolve), host, port] {
+      auto result = resolve(host, port);
+      std::lock_guard lock(state->mutex);
+      state->result = std::move(result);
+      state->done = true;
+      state->done_cv.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    return fail(Errc::io, "cannot resolve ", host, ": no thread to resolve it on");
+  }
+  std::unique_lock lock(state->mutex);
+  if (!state->done_cv.wait_until(lock, deadline, [&] { return state->done; })) {
+    timed_out = true;
+    return fail(Errc::io, "resolving ", host, " timed out");
+  }
+  if (state->result && state->result->empty()) {
+    return fail(Errc::io, "cannot resolve ", host, ": no address");
+  }
+  return std::move(state->result);
+}
+
+RedisConnection::~RedisConnection() {
+  if (ssl_ != nullptr) SSL_free(ssl_);  // no close_notify: nothing waits for it
+  ::close(fd_);
+}
+
+bool RedisConnection::failed(std::string what, bool timed_out) {
+  error_ = std::move(what);
+  timed_out_ = timed_out;
+  return false;
+}
+
+bool RedisConnection::wait(short events, Clock::time_point deadline) {
+  for (;;) {
+    const int ms = poll_ms(deadline);
+    if (ms == 0) return failed("timed out", true);
+    pollfd fd{fd_, events, 0};
+    const int ready = ::poll(&fd, 1, ms);
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return failed(std::strerror(errno));
+  }
+}
+
+Result<std::unique_ptr<RedisConnection>> RedisConnection::open(const RedisEndpoint& endpoint,
+                                                               const TlsContext* tls,
+                                                               Clock::time_point deadline,
+                                                               const RedisResolver& resolver,
+                                                               bool& timed_out) {
+  timed_out = false;
+  std::vector<SocketAddress> addresses;
+  if (!endpoint.unix_path.empty()) {
+    SocketAddress address;
+    auto* un = reinterpret_cast<sockaddr_un*>(&address.storage);
+    if (endpoint.unix_path.size() >= sizeof un->sun_path) {
+      return fail(Errc::io, "the socket path ", endpoint.unix_path, " is too long");
+    }
+    un->sun_family = AF_UNIX;
+    std::memcpy(un->sun_path, endpoint.unix_path.c_str(), endpoint.unix_path.size() + 1);
+    address.length = sizeof *un;
+    addresses.push_back(address);
+  } else {
+    auto resolved = resolve_bounded(endpoint.host, endpoint.port, deadline, resolver, timed_out);
+    if (!resolved) return std::move(resolved).error();
+    addresses = std::move(resolved).value();
+  }
+  std::string why = "no address";
+  for (const SocketAddress& address : addresses) {
+    const int fd =
+        ::socket(address.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    std::unique_ptr<RedisConnection> connection(new RedisConnection(fd));
+    if (address.storage.ss_family != AF_UNIX) {
+      const int on = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    }
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length) != 0) {
+      if (errno != EINPROGRESS && errno != EAGAIN) {
+        why = std::strerror(errno);
+        continue;
+      }
+      if (!connection->wait(POLLOUT, deadline)) {
+        timed_out = connection->timed_out();
+        why = connection->error();
+        if (timed_out) break;
+        continue;
+      }
+      int error = 0;
+      socklen_t length = sizeof error;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+      if (error != 0) {
+        why = std::strerror(error);
+        continue;
+      }
+    }
+    if (tls != nullptr && !connection->handshake(*tls, endpoint.host, deadline)) {
+      timed_out = connection->timed_out();
+      return fail(Errc::io, "TLS with ", endpoint.name(), " failed: ", connection->error());
+    }
+    return connection;
+  }
+  return fail(Errc::io, "cannot connect to ", endpoint.name(), ": ", why);
+}
+
+bool RedisConnection::tls_retry(int ret, const char* doing, Clock::time_point deadline) {
+  const int error = SSL_get_error(ssl_, ret);
+  if (error == SSL_ERROR_WANT_READ) return wait(POLLIN, deadline);
+  if (error == SSL_ERROR_WANT_WRITE) return wait(POLLOUT, deadline);
+  if (error == SSL_ERROR_ZERO_RETURN) return failed("the server closed the connection");
+  if (error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+    return failed(errno != 0 ? std::strerror(errno) : "the server closed the connection");
+  }
+  std::string what = tls_error_text(doing);
+  const long verified = SSL_get_verify_result(ssl_);
+  if (verified != X509_V_OK) {
+    what += std::string(" (") + X509_verify_cert_error_string(verified) +
+            "; the server's certificate must be signed by a CA in CUBBY_REMOTE_CA_FILE or the "
+            "system store, for the URL's host name)";
+  }
+  return failed(what);
+}
+
+bool RedisConnection::handshake(const TlsContext& tls, const std::string& host,
+                                Clock::time_point deadline) {
+  ERR_clear_error();
+  ssl_ = SSL_new(tls.get());
+  if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) return failed(tls_error_text("SSL_new"));
+  if (!host.empty()) {
+    if (is_numeric(host)) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
+      if (X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1) {
+        return failed("cannot check the address " + host);
+      }
+    } else if (SSL_ctrl(ssl_, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,  // SNI
+                        const_cast<char*>(host.c_str())) != 1 ||
+               SSL_set1_host(ssl_, host.c_str()) != 1) {
+      return failed(tls_error_text("cannot set the host name"));
+    }
+  }
+  for (;;) {
+    const int ret = SSL_connect(ssl_);
+    if (ret == 1) return true;
+    if (!tls_retry(ret, "handshake failed", deadline)) return false;
+  }
+}
+
+bool RedisConnection::send(std::string_view bytes, Clock::time_point deadline) {
+  while (!bytes.empty()) {
+    if (Clock::now() >= deadline) return failed("timed out", true);
+    if (ssl_ != nullptr) {
+      ERR_clear_error();
+      const int n = SSL_write(ssl_, bytes.data(),
+                              static_cast<int>(std::min<std::size_t>(bytes.size(), 1 << 30)));
+      if (n > 0) {
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+      } else if (!tls_retry(n, "write failed", deadline)) {
+        return false;
+      }
+      continue;
+    }
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      if (!wait(POLLOUT, deadline)) return false;
+    } else {
+      return failed(std::strerror(errno));
+    }
+  }
+  return true;
+}
+
+std::size_t RedisConnection::receive(char* buffer, std::size_t size, Clock::time_point deadline) {
+  for (;;) {
+    if (Clock::now() >= deadline) return failed("timed out", true);
+    if (ssl_ != nullptr) {
+      ERR_clear_error();
+      const int n = SSL_read(ssl_, buffer, static_cast<int>(std::min<std::size_t>(size, 1 << 30)));
+      if (n > 0) return static_cast<std::size_t>(n);
+      if (!tls_retry(n, "read failed", deadline)) return 0;
+      continue;
+    }
+    const ssize_t n = ::recv(fd_, buffer, size, 0);
+    if (n > 0) return static_cast<std::size_t>(n);
+    if (n == 0) return failed("the server closed the connection");
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      if (!wait(POLLIN, deadline)) return 0;
+    } else {
+      return failed(std::strerror(errno));
+    }
+  }
+}
+
+}  // namespace cubby

@@ -1,0 +1,59 @@
+#include "storage/remote/tls_context.hpp"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+namespace cubby {
+
+std::string tls_error_text(const char* fallback) {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return fallback;
+  char text[256];
+  ERR_error_string_n(code, text, sizeof text);
+  return text;
+}
+
+Result<std::shared_ptr<const TlsContext>> TlsContext::create(const TlsSettings& settings) {
+  ERR_clear_error();
+  SSL_CTX* raw = SSL_CTX_new(TLS_client_method());
+  if (raw == nullptr) {
+    return fail(Errc::io, "cannot set up TLS: ", tls_error_text("SSL_CTX_new failed"));
+  }
+  std::shared_ptr<const TlsContext> context(new TlsContext(raw));
+  SSL_CTX_set_min_proto_version(raw, TLS1_2_VERSION);
+  SSL_CTX_set_verify(raw, SSL_VERIFY_PEER, nullptr);
+  SSL_CTX_set_mode(raw, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (!settings.ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(raw, settings.ca_file.c_str(), nullptr) != 1) {
+      return fail(Errc::invalid_argument, "the remote's CA file ", settings.ca_file,
+                  " (CUBBY_REMOTE_CA_FILE) cannot be used: ", tls_error_text("no certificate"),
+                  "; name a readable PEM file of CA certificates");
+    }
+  } else if (SSL_CTX_set_default_verify_paths(raw) != 1) {
+    return fail(Errc::invalid_argument,
+                "the system's CA certificates cannot be loaded: ", tls_error_text("unknown error"),
+                "; set CUBBY_REMOTE_CA_FILE (or SSL_CERT_FILE) to a PEM file of CA certificates");
+  }
+  if (!settings.cert_file.empty()) {
+    const std::string& key = settings.key_file.empty() ? settings.cert_file : settings.key_file;
+    if (SSL_CTX_use_certificate_chain_file(raw, settings.cert_file.c_str()) != 1) {
+      return fail(Errc::invalid_argument, "the client certificate ", settings.cert_file,
+                  " (CUBBY_REMOTE_CERT_FILE) cannot be used: ", tls_error_text("unreadable"));
+    }
+    if (SSL_CTX_use_PrivateKey_file(raw, key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(raw) != 1) {
+      return fail(Errc::invalid_argument, "the client key ", key,
+                  " (CUBBY_REMOTE_KEY_FILE) cannot be used with ", settings.cert_file, ": ",
+                  tls_error_text("unreadable"));
+    }
+  } else if (!settings.key_file.empty()) {
+    return fail(Errc::invalid_argument,
+                "CUBBY_REMOTE_KEY_FILE is set without CUBBY_REMOTE_CERT_FILE; set both or neither");
+  }
+  return context;
+}
+
+TlsContext::~TlsContext() { SSL_CTX_free(context_); }
+
+}  // namespace cubby

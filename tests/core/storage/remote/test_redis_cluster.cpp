@@ -1,0 +1,184 @@
+// Redis Cluster routing (core/src/storage/remote/redis_cluster.cpp): slots, the CLUSTER NODES map,
+// redirections; and the Redis tier against a real 3-master cluster reached through a plain
+// redis:// URL of one node: keys spread over every master, and a master killed mid-load costs
+// the keys of its slots only, each call within its deadline.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+
+#include "redis_fleet.hpp"
+#include "storage/remote/redis.hpp"
+#include "storage/remote/redis_cluster.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::RedisCluster;
+using testing::RedisServer;
+
+TEST(ClusterSlot, MatchesTheSpecificationsExamples) {
+  EXPECT_EQ(cluster_slot("123456789"), 0x31C3);  // CRC16/XMODEM check value
+  EXPECT_EQ(cluster_slot("foo"), 12182);
+  EXPECT_EQ(cluster_slot("{user1000}.following"), cluster_slot("{user1000}.followers"));
+  EXPECT_EQ(cluster_slot("{user1000}.following"), cluster_slot("user1000"));
+  EXPECT_EQ(cluster_slot("foo{}{bar}"), cluster_slot("foo{}{bar}"));  // empty tag: whole key
+  EXPECT_NE(cluster_slot("foo{}{bar}"), cluster_slot("bar"));
+}
+
+constexpr std::string_view kNodes =
+    "07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave "
+    "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected\n"
+    "67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 127.0.0.1:30002@31002,cache-2 master - 0 "
+    "1426238316232 2 connected 5461-10922\n"
+    "292f8b365bb7edb5e285caf0b7e6ddc7265d2f4f 127.0.0.1:30003@31003 master - 0 1426238318243 3 "
+    "connected 10923-16383 [10923->-67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1]\n"
+    "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca :30001@31001 myself,master - 0 0 1 connected "
+    "0-5460\n"
+    "6ec23923021cf3ffec47632106199cb7f496ce01 127.0.0.1:30005@31005 master,fail - 0 0 5 "
+    "connected\n";
+
+TEST(ParseClusterNodes, MapsEverySlotToItsMaster) {
+  const RedisEndpoint self{"10.0.0.1", 30001, ""};
+  auto map = parse_cluster_nodes(kNodes, self);
+  ASSERT_TRUE(map) << map.error().message;
+  ASSERT_EQ(map->masters.size(), 3u);
+  EXPECT_EQ(*map->node(0), (RedisEndpoint{"10.0.0.1", 30001, ""}));  // "myself" without address
+  EXPECT_EQ(*map->node(5460), (RedisEndpoint{"10.0.0.1", 30001, ""}));
+  EXPECT_EQ(*map->node(5461), (RedisEndpoint{"127.0.0.1", 30002, ""}));
+  EXPECT_EQ(*map->node(10923), (RedisEndpoint{"127.0.0.1", 30003, ""}));
+  EXPECT_EQ(*map->node(16383), (RedisEndpoint{"127.0.0.1", 30003, ""}));
+}
+
+TEST(ParseClusterNodes, UnservedSlotsHaveNoNodeAndJunkIsRefused) {
+  auto partial = parse_cluster_nodes(
+      "a 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0 2-3\n", {"h", 7000, ""});
+  ASSERT_TRUE(partial) << partial.error().message;
+  EXPECT_NE(partial->node(0), nullptr);
+  EXPECT_EQ(partial->node(1), nullptr);
+  EXPECT_NE(partial->node(3), nullptr);
+  EXPECT_EQ(partial->node(4), nullptr);
+  for (const char* bad :
+       {"", "not a cluster reply", "a 127.0.0.1:7000@1 master - 0 0 1 connected 9-2",
+        "a 127.0.0.1:7000@1 master - 0 0 1 connected 0-16384",
+        "a nowhere master - 0 0 1 connected 0-5"}) {
+    EXPECT_FALSE(parse_cluster_nodes(bad, {"h", 1, ""})) << bad;
+  }
+}
+
+TEST(ParseRedirect, MovedAndAsk) {
+  const RedisEndpoint from{"10.0.0.9", 7000, ""};
+  auto moved = parse_redirect("MOVED 3999 127.0.0.1:6381", from);
+  ASSERT_TRUE(moved);
+  EXPECT_FALSE(moved->ask);
+  EXPECT_EQ(moved->slot, 3999);
+  EXPECT_EQ(moved->to, (RedisEndpoint{"127.0.0.1", 6381, ""}));
+  auto ask = parse_redirect("ASK 3999 :6381", from);  // unknown endpoint: the same host
+  ASSERT_TRUE(ask);
+  EXPECT_TRUE(ask->ask);
+  EXPECT_EQ(ask->to, (RedisEndpoint{"10.0.0.9", 6381, ""}));
+  auto v6 = parse_redirect("MOVED 1 ::1:7001", from);
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(v6->to.host, "::1");
+  for (const char* bad :
+       {"ERR x", "MOVED", "MOVED 99999 h:1", "MOVED 1 h", "MOVED 1 h:0", "ASK x h:1", "LOADING"}) {
+    EXPECT_FALSE(parse_redirect(bad, from)) << bad;
+  }
+}
+
+Key key_of(int i) {
+  Key key;
+  key.bytes.fill(0);
+  key.bytes[0] = static_cast<std::uint8_t>(i);
+  key.bytes[1] = static_cast<std::uint8_t>(i >> 8);
+  key.bytes[15] = static_cast<std::uint8_t>(::getpid() & 0xff);
+  key.bytes[14] = static_cast<std::uint8_t>((::getpid() >> 8) & 0xff);
+  return key;
+}
+
+RedisOptions cluster_options(const std::string& url) {
+  RedisOptions o;
+  o.url = parse_redis_url(url).value_or_throw();
+  o.location = url;
+  o.timeout = std::chrono::milliseconds(500);
+  o.backoff = std::chrono::seconds(60);
+  return o;
+}
+
+constexpr int kKeys = 120;
+
+TEST(RedisClusterTier, APlainUrlOfAnyNodeReachesEveryMaster) {
+  std::string why;
+  RedisCluster* cluster = RedisCluster::get(&why);
+  if (cluster == nullptr) GTEST_SKIP() << why;
+  const auto writer = open_redis_remote(cluster_options(cluster->url(1)));
+  for (int i = 0; i < kKeys; ++i) {
+    auto put = writer->put(key_of(i), "value " + std::to_string(i));
+    ASSERT_TRUE(put) << put.error().message;
+  }
+  // Every master holds some of them: the keys went to their slots' masters.
+  for (const auto& node : cluster->masters()) {
+    auto size = node->command({"DBSIZE"});
+    ASSERT_TRUE(size && size->value);
+    EXPECT_GT(std::stoi(*size->value), 0) << node->url();
+  }
+  // A reader entering through another node finds every key.
+  const auto reader = open_redis_remote(cluster_options(cluster->url(2)));
+  for (int i = 0; i < kKeys; ++i) {
+    auto got = reader->get(key_of(i));
+    ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+    EXPECT_EQ(**got, "value " + std::to_string(i));
+  }
+  const Stats counters = reader->counters();
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped, 0u);
+}
+
+TEST(RedisClusterTier, AMasterKilledMidLoadCostsItsSlotsOnlyWithinTheDeadline) {
+  std::string why;
+  auto cluster = RedisCluster::start(&why);
+  if (!cluster) GTEST_SKIP() << why;
+  RedisOptions o = cluster_options(cluster->url(0));
+  const auto tier = open_redis_remote(o);
+  for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(tier->put(key_of(i), "v"));
+  // Which keys the victim holds (asked of it directly, before it dies).
+  RedisServer& victim = *cluster->masters()[2];
+  std::set<int> lost;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string name = RedisBackend::redis_key(key_of(i));
+    auto held = victim.command({"EXISTS", name});
+    if (held && held->value == "1") lost.insert(i);
+  }
+  ASSERT_FALSE(lost.empty());
+  ASSERT_LT(lost.size(), static_cast<std::size_t>(kKeys));
+  victim.stop();  // kill -9
+  int hits = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kKeys; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto got = tier->get(key_of(i));
+      EXPECT_LT(std::chrono::steady_clock::now() - start, 2 * o.timeout) << i;
+      if (lost.count(i) != 0) {
+        EXPECT_FALSE(got && got->has_value()) << i;
+      } else {
+        ASSERT_TRUE(got && got->has_value()) << i << ": " << (got ? "" : got.error().message);
+        ++hits;
+      }
+    }
+  }
+  EXPECT_EQ(hits, 2 * (kKeys - static_cast<int>(lost.size())));
+  const Stats counters = tier->counters();
+  // The victim failed once; its keys were skipped after that, the others never.
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts, 1u);
+  EXPECT_EQ(counters.remote_skipped, 2 * lost.size() - 1);
+  // Writes of the victim's keys are dropped, the others made.
+  EXPECT_FALSE(tier->put(key_of(*lost.begin()), "w"));
+  for (int i = 0; i < kKeys; ++i) {
+    if (lost.count(i) == 0) {
+      EXPECT_TRUE(tier->put(key_of(i), "w"));
+      break;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cubby
