@@ -107,6 +107,11 @@ constexpr std::string_view kCudafeHarmless[] = {
     "--no_warnings",
 };
 
+constexpr std::string_view kCudafeHarmlessWithValue[] = {
+    "--diag_suppress", "--diag_warning", "--diag_error",
+    "--diag_remark",   "--error_output", "--error_limit",
+};
+
 // Whether `option` is `name` or `name=...`.
 bool names_option(std::string_view option, std::string_view name) {
   return option == name ||
@@ -140,6 +145,10 @@ void parse_cudafe(const std::vector<std::string>& args, IncludeOptions& out) {
       out.include_paths.push_back(arg.substr(2));
     }
     for (const std::string_view name : kCudafeHarmless) known = known || names_option(arg, name);
+    // Those with a value may take it as the next argument (`--diag_suppress 177`).
+    for (const std::string_view name : kCudafeHarmlessWithValue) {
+      if (arg == name && i + 1 < args.size()) ++i;
+    }
     if (!known) out.unmodelled.push_back("-Xcudafe " + arg);
   }
 }

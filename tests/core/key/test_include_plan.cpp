@@ -86,7 +86,11 @@ TEST(IncludeOptions, CudafeIncludeOptionsEnterThePlan) {
                                             "-I/d4",
                                             "-Xcudafe=-I/d5",
                                             "-Xcudafe",
-                                            "--diag_suppress=177"};
+                                            "--diag_suppress=177",
+                                            "-Xcudafe",
+                                            "--diag_warning",
+                                            "-Xcudafe",
+                                            "20012"};
   const IncludeOptions parsed = parse_include_options(options);
   EXPECT_EQ(parsed.pre_includes, (std::vector<std::string>{"p1.h", "p2.h", "p3.h"}));
   EXPECT_EQ(parsed.include_paths, (std::vector<std::string>{"/d1", "/d2", "/d3", "/d4", "/d5"}));

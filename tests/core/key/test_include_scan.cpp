@@ -268,12 +268,19 @@ TEST(ScanIncludes, AUserFolderShadowingANameTheToolkitIncludesIsRecorded) {
   write_text(toolkit / "cuda" / "std" / "version", "#include <version>\n#include \"detail.h\"\n");
   write_text(toolkit / "cuda" / "std" / "detail.h", "#if _CCCL_HAS_INCLUDE(<probe.h>)\n#endif\n");
   write_text(toolkit / "version", "#pragma once\n");
-  fs::create_directories(dir / "inc");
+  write_text(dir / "inc" / "unrelated.h", "\n");  // an empty include path needs no lookups
   IncludeSearch search;
   search.include_paths = {dir / "inc"};
   search.toolkit_dirs = {toolkit};
   const std::string source = "#include <cuda/std/version>\n";
+  set_toolkit_names_folder(dir / "names");  // kept for later processes
   const HeaderScan before = scan_includes(source, search);
+  set_toolkit_names_folder({});
+  std::vector<fs::path> kept;
+  for (const auto& item : fs::directory_iterator(dir / "names")) kept.push_back(item.path());
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_TRUE(kept[0].filename().string().starts_with("toolkit-names-"));
+  EXPECT_EQ(read_text(kept[0]), "cuda/std/version\ndetail.h\nprobe.h\nversion\nend\n");
   for (const HeaderDigest& h : before.headers) EXPECT_FALSE(h.resolved) << h.include;
   for (const char* name : {"version", "detail.h", "probe.h", "cuda/std/version"}) {
     SCOPED_TRACE(name);
