@@ -48,6 +48,47 @@ int reap(pid_t pid) {
   return status;
 }
 
+// A lock held through a forked child outlived its owner: the child shared the open file (and so
+// the flock), and waiters waited their whole bound (5 min for a compile lock, 120 s for a CuPy
+// claim). The owner takes the lock, forks a child that sleeps, and dies: the lock is free at once.
+TEST(FileLock, ALockEndsWithItsOwnerEvenWhenAForkedChildOutlivesIt) {
+  TempDir dir("lock");
+  const auto path = dir / "locks/ab/key.lock";
+  int sleeper_pid[2];
+  ASSERT_EQ(::pipe(sleeper_pid), 0);
+  const pid_t owner = ::fork();
+  ASSERT_GE(owner, 0);
+  if (owner == 0) {
+    ::close(sleeper_pid[0]);
+    auto lock = FileLock::try_acquire(path);
+    if (!lock || !lock->has_value()) ::_exit(3);
+    const pid_t sleeper = ::fork();
+    if (sleeper == 0) {
+      // The child's copy neither holds nor releases the lock (nor unlinks the owner's file).
+      if ((*lock)->held()) ::_exit(4);
+      (*lock)->release();
+      std::this_thread::sleep_for(60s);
+      ::_exit(0);
+    }
+    (void)!::write(sleeper_pid[1], &sleeper, sizeof sleeper);
+    std::this_thread::sleep_for(200ms);  // the child's release ran (it must not unlink the file)
+    if (!(*lock)->held() || !std::filesystem::exists(path)) ::_exit(5);
+    ::_exit(0);  // dies holding the lock: no destructor runs
+  }
+  ::close(sleeper_pid[1]);
+  pid_t sleeper = -1;
+  ASSERT_EQ(::read(sleeper_pid[0], &sleeper, sizeof sleeper), static_cast<ssize_t>(sizeof sleeper));
+  ::close(sleeper_pid[0]);
+  const int status = reap(owner);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_EQ(::kill(sleeper, 0), 0) << "the forked child is alive";
+  auto taken = FileLock::try_acquire(path);  // at once: no wait at all
+  ::kill(sleeper, SIGKILL);
+  ::waitpid(sleeper, nullptr, 0);  // not our child: reaped by init, the call just returns
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_TRUE(taken->has_value()) << "the lock outlived its owner in its forked child";
+}
+
 TEST(FileLock, ExcludesAnotherProcessAndIsRemovedOnRelease) {
   TempDir dir("lock");
   const auto path = dir / "locks/ab/key.lock";
