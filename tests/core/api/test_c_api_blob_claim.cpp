@@ -2,9 +2,6 @@
 // one producer per blob across processes. Two handles on one store stand for two processes (their
 // per-key locks are separate open files, so they exclude each other as processes do).
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -14,6 +11,7 @@
 #include <thread>
 
 #include "cubby/cubby.h"
+#include "forked_owner.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -71,31 +69,10 @@ class CApiBlobClaimTest : public ::testing::Test {
 // waiters waited their whole bound (120 s in the CuPy adapter). The owner claims, forks a child
 // that sleeps, and dies: the claim is free at once (a waiter that waits 0 ms gets it).
 TEST_F(CApiBlobClaimTest, AClaimEndsWithItsOwnerEvenWhenAForkedChildOutlivesIt) {
-  int sleeper_pid[2];
-  ASSERT_EQ(::pipe(sleeper_pid), 0);
-  const pid_t owner = ::fork();
-  ASSERT_GE(owner, 0);
-  if (owner == 0) {
-    ::close(sleeper_pid[0]);
-    if (get_or_claim(first_, "k", 0).claimed != 1) ::_exit(3);
-    const pid_t sleeper = ::fork();
-    if (sleeper == 0) {
-      std::this_thread::sleep_for(std::chrono::seconds(60));
-      ::_exit(0);
-    }
-    (void)!::write(sleeper_pid[1], &sleeper, sizeof sleeper);
-    ::_exit(0);  // dies holding the claim
-  }
-  ::close(sleeper_pid[1]);
-  pid_t sleeper = -1;
-  ASSERT_EQ(::read(sleeper_pid[0], &sleeper, sizeof sleeper), static_cast<ssize_t>(sizeof sleeper));
-  ::close(sleeper_pid[0]);
-  int status = 0;
-  ASSERT_EQ(::waitpid(owner, &status, 0), owner);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  ASSERT_EQ(::kill(sleeper, 0), 0) << "the forked child is alive";
+  const cubby::testing::OrphanedChild child(
+      [&] { return get_or_claim(first_, "k", 0).claimed == 1; }, [] { return true; });
+  ASSERT_TRUE(child.ok());
   const Lookup waiter = get_or_claim(second_, "k", 0);
-  ::kill(sleeper, SIGKILL);
   ASSERT_EQ(waiter.status, CUBBY_OK) << cubby_last_error();
   EXPECT_EQ(waiter.claimed, 1) << "the claim outlived its owner in its forked child";
 }

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
+#include "forked_owner.hpp"
 #include "storage/local/lock.hpp"
 #include "test_support.hpp"
 
@@ -54,37 +56,22 @@ int reap(pid_t pid) {
 TEST(FileLock, ALockEndsWithItsOwnerEvenWhenAForkedChildOutlivesIt) {
   TempDir dir("lock");
   const auto path = dir / "locks/ab/key.lock";
-  int sleeper_pid[2];
-  ASSERT_EQ(::pipe(sleeper_pid), 0);
-  const pid_t owner = ::fork();
-  ASSERT_GE(owner, 0);
-  if (owner == 0) {
-    ::close(sleeper_pid[0]);
-    auto lock = FileLock::try_acquire(path);
-    if (!lock || !lock->has_value()) ::_exit(3);
-    const pid_t sleeper = ::fork();
-    if (sleeper == 0) {
-      // The child's copy neither holds nor releases the lock (nor unlinks the owner's file).
-      if ((*lock)->held()) ::_exit(4);
-      (*lock)->release();
-      std::this_thread::sleep_for(60s);
-      ::_exit(0);
-    }
-    (void)!::write(sleeper_pid[1], &sleeper, sizeof sleeper);
-    std::this_thread::sleep_for(200ms);  // the child's release ran (it must not unlink the file)
-    if (!(*lock)->held() || !std::filesystem::exists(path)) ::_exit(5);
-    ::_exit(0);  // dies holding the lock: no destructor runs
-  }
-  ::close(sleeper_pid[1]);
-  pid_t sleeper = -1;
-  ASSERT_EQ(::read(sleeper_pid[0], &sleeper, sizeof sleeper), static_cast<ssize_t>(sizeof sleeper));
-  ::close(sleeper_pid[0]);
-  const int status = reap(owner);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  ASSERT_EQ(::kill(sleeper, 0), 0) << "the forked child is alive";
-  auto taken = FileLock::try_acquire(path);  // at once: no wait at all
-  ::kill(sleeper, SIGKILL);
-  ::waitpid(sleeper, nullptr, 0);  // not our child: reaped by init, the call just returns
+  std::optional<FileLock> lock;
+  const testing::OrphanedChild child(
+      [&] {
+        auto taken = FileLock::try_acquire(path);
+        if (taken && taken->has_value()) lock = std::move(**taken);
+        return lock.has_value();
+      },
+      [&] {
+        // The child's copy neither holds nor releases the lock, nor unlinks the owner's file.
+        const bool held = lock->held();
+        lock->release();
+        return !held && std::filesystem::exists(path);
+      });
+  ASSERT_TRUE(child.ok());
+  EXPECT_TRUE(std::filesystem::exists(path));  // the owner died without unlinking it
+  auto taken = FileLock::try_acquire(path);    // at once: no wait at all
   ASSERT_TRUE(taken.ok()) << taken.error().message;
   EXPECT_TRUE(taken->has_value()) << "the lock outlived its owner in its forked child";
 }
