@@ -93,7 +93,6 @@ double rounded_ms(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 
 double compile_ms_of(const Entry& entry) { return static_cast<double>(entry.compile_us) / 1000.0; }
 
-// Reads a whole input file; usage error (exit 2) if it cannot be read.
 CLI::Validator finite_number(double min, double max, bool min_excluded) {
   char range[96];
   std::snprintf(range, sizeof range, "%s %g and at most %g", min_excluded ? "over" : "at least",
@@ -114,6 +113,7 @@ CLI::Validator finite_number(double min, double max, bool min_excluded) {
       range);
 }
 
+// Reads a whole input file; usage error (exit 2) if it cannot be read.
 std::string read_input(const std::string& path) {
   // Followed links and all, `path` must be a regular file: /dev/zero would be read until memory
   // runs out, a FIFO would block. read_file checks the opened file again, and bounds the read.
