@@ -89,7 +89,16 @@ Command add_clear(CLI::App& app, Common& common) {
       ->add_option("--namespace", args->ns,
                    "Only this namespace: \"programs\" (compiled programs) or a blob namespace "
                    "such as \"cupy\" (CuPy's kernels); `cubby ls` shows each entry's")
-      ->type_name("NS");
+      ->type_name("NS")
+      // An empty namespace must not read as "no --namespace" (which clears everything).
+      ->check(CLI::Validator(
+          [](const std::string& ns) -> std::string {
+            return ns.empty() ? "an empty namespace names no entries: give one (\"programs\", "
+                                "\"cupy\", ...; `cubby ls` shows them), or leave --namespace out "
+                                "to clear every entry"
+                              : "";
+          },
+          "NS"));
   add_common(*command, common);
   return {command, [&common, args] { return run_clear(common, *args); }};
 }

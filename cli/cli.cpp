@@ -1,16 +1,22 @@
 #include "cli.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <utility>
+
+#include "util/io.hpp"
 
 namespace cubby::cli {
 
@@ -87,26 +93,55 @@ double rounded_ms(double ms) { return std::round(ms * 1000.0) / 1000.0; }
 
 double compile_ms_of(const Entry& entry) { return static_cast<double>(entry.compile_us) / 1000.0; }
 
+CLI::Validator finite_number(double min, double max, bool min_excluded) {
+  char range[96];
+  std::snprintf(range, sizeof range, "%s %g and at most %g", min_excluded ? "over" : "at least",
+                min, max);
+  const std::string expected = std::string("expected a number ") + range;
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(text.c_str(), &end);
+        const bool parsed = !text.empty() && end == text.c_str() + text.size() && errno == 0;
+        if (!parsed || !std::isfinite(value) || value < min || (min_excluded && value <= min) ||
+            value > max) {
+          return "\"" + text + "\": " + expected;
+        }
+        return {};
+      },
+      range);
+}
+
 // Reads a whole input file; usage error (exit 2) if it cannot be read.
 std::string read_input(const std::string& path) {
+  // Followed links and all, `path` must be a regular file: /dev/zero would be read until memory
+  // runs out, a FIFO would block. read_file checks the opened file again, and bounds the read.
   std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
+  const fs::path resolved = fs::canonical(path, ec);
+  struct stat info {};
+  if (ec || ::stat(resolved.c_str(), &info) != 0) {
     fail_with(kExitUsage, "cannot read " + path + ": no such file; pass the path of a .cu file");
   }
-  if (fs::is_directory(status)) {
-    fail_with(kExitUsage, "cannot read " + path + ": it is a folder; pass the path of a .cu file");
+  if (!S_ISREG(info.st_mode)) {
+    fail_with(kExitUsage, "cannot read " + path + ": it is " + io::file_type_name(info.st_mode) +
+                              ", not a regular file; pass the path of a .cu file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    fail_with(kExitUsage, "cannot read " + path + ": " + std::strerror(errno) +
-                              "; check the path and its permissions");
+  auto text = io::read_file(resolved);
+  if (!text) {
+    fail_with(kExitUsage, "cannot read " + path + ": " + text.error().message);
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    fail_with(kExitUsage, "cannot read " + path + ": read error; check the file and try again");
+  return std::move(text).value();
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(wrote));
   }
-  return text;
+  return true;
 }
 
 // Writes a payload to `path` (--cubin-out); operation failure (exit 1) if it cannot.

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cubby/config.hpp"
@@ -74,8 +75,17 @@ std::string format_ms(double ms);
 double rounded_ms(double ms);
 double compile_ms_of(const Entry& entry);
 
-// Reads a whole input file; usage failure (exit 2) if it cannot be read.
+// A CLI11 check for a number option: finite, at least `min` (more than `min` when `min_excluded`)
+// and at most `max`. CLI::Range and CLI::PositiveNumber let NaN through, and a bound of 1e308
+// overflows whatever the value is turned into; this refuses both with a usage error (exit 2).
+CLI::Validator finite_number(double min, double max, bool min_excluded = false);
+
+// Reads a whole input file, links followed; usage failure (exit 2) if it cannot be read, or is
+// not a regular file (a FIFO, /dev/zero: never a hang or an unbounded read), or is over
+// io::kMaxReadBytes.
 std::string read_input(const std::string& path);
+// Writes all of `bytes` to `fd` (EINTR retried); false (errno set) when it cannot.
+bool write_all(int fd, std::string_view bytes);
 // Writes bytes to `path` (--cubin-out); operation failure (exit 1) if it cannot.
 void write_output(const std::string& path, const std::string& bytes);
 

@@ -1,5 +1,11 @@
 // `cubby export FILE`: every good entry of the store and every suite's recipes in one archive
 // (ustar; see archive.hpp), to carry a warm store to a fresh machine (`cubby import FILE` there).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -14,22 +20,82 @@
 namespace cubby::cli {
 namespace {
 
-// Where the archive's bytes go: the temp file, through gzip when the file name asks for it.
-class ArchiveOut {
+// Where FILE's bytes go. A new path or a regular file: a new temp file beside FILE (unpredictable
+// name, O_CREAT|O_EXCL|O_NOFOLLOW: a planted file or link is never opened) renamed over it once
+// complete, so an interrupted export leaves no partial archive. A FIFO or a character device (a
+// pipe, /dev/null, a terminal), also through links: written in place, never created, truncated or
+// replaced. Anything else (a folder, a link to a file or a folder, a socket, a block device) is
+// refused: export never replaces what is not a regular file, nor writes a file through a link.
+class Destination {
  public:
-  ArchiveOut(io::AtomicFile& file, bool gzip) : file_(file) {
-    if (gzip) gzip_.emplace([this](std::string_view bytes) { return to_file(bytes); });
+  explicit Destination(const std::string& file) {
+    struct stat here {};
+    if (::lstat(file.c_str(), &here) != 0 || S_ISREG(here.st_mode)) {
+      auto temp = io::AtomicFile::create(file, io::FileMode::umask, false);
+      if (!temp) {
+        fail_with(kExitFailed, temp.error().message + "; check that the folder of " + file +
+                                   " exists and is writable");
+      }
+      temp_.emplace(std::move(*temp));
+      return;
+    }
+    struct stat target {};
+    const bool stream =
+        ::stat(file.c_str(), &target) == 0 && (S_ISFIFO(target.st_mode) || S_ISCHR(target.st_mode));
+    if (!stream) {
+      const bool link = S_ISLNK(here.st_mode);
+      fail_with(kExitUsage, "not writing " + file + ": it is " + io::file_type_name(here.st_mode) +
+                                (link && ::stat(file.c_str(), &target) == 0
+                                     ? " to " + io::file_type_name(target.st_mode)
+                                     : std::string()) +
+                                ", which export never replaces nor writes through; choose a new "
+                                "path or a regular file");
+    }
+    fd_ = ::open(file.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd_ < 0) {
+      fail_with(kExitFailed,
+                "cannot open " + file + ": " + std::strerror(errno) + "; check its permissions");
+    }
+  }
+  Destination(const Destination&) = delete;
+  Destination& operator=(const Destination&) = delete;
+  ~Destination() {
+    if (fd_ >= 0) ::close(fd_);
   }
   // "" or what went wrong.
-  std::string write(std::string_view bytes) { return gzip_ ? gzip_->write(bytes) : to_file(bytes); }
+  std::string write(std::string_view bytes) {
+    if (temp_) {
+      auto written = temp_->write(bytes);
+      return written ? std::string() : written.error().message;
+    }
+    return write_all(fd_, bytes) ? std::string() : std::strerror(errno);
+  }
+  // Publishes the archive (renames the temp file over FILE); "" or what went wrong.
+  std::string commit() {
+    if (!temp_) return {};
+    auto committed = temp_->commit();
+    return committed ? std::string() : committed.error().message;
+  }
+
+ private:
+  std::optional<io::AtomicFile> temp_;
+  int fd_ = -1;
+};
+
+// Where the archive's bytes go: the destination, through gzip when the file name asks for it.
+class ArchiveOut {
+ public:
+  ArchiveOut(Destination& file, bool gzip) : file_(file) {
+    if (gzip) gzip_.emplace([this](std::string_view bytes) { return file_.write(bytes); });
+  }
+  // "" or what went wrong.
+  std::string write(std::string_view bytes) {
+    return gzip_ ? gzip_->write(bytes) : file_.write(bytes);
+  }
   std::string finish() { return gzip_ ? gzip_->finish() : std::string(); }
 
  private:
-  std::string to_file(std::string_view bytes) {
-    auto written = file_.write(bytes);
-    return written ? std::string() : written.error().message;
-  }
-  io::AtomicFile& file_;
+  Destination& file_;
   std::optional<GzipWriter> gzip_;
 };
 
@@ -66,15 +132,8 @@ bool append_manifests(ArchiveOut& out, const fs::path& root, std::uint64_t& coun
 int run_export(const Common& common, const std::string& file) {
   const Config config = load_config(common);
   DiskTier disk(config.dir);
-  // Written to a new temp file beside FILE (unpredictable name, O_CREAT|O_EXCL|O_NOFOLLOW: a
-  // planted file or link is never opened) and renamed over it: an interrupted export leaves no
-  // partial archive, and no one else's file is ever written through a link.
-  auto temp = io::AtomicFile::create(file, io::FileMode::umask, false);
-  if (!temp) {
-    fail_with(kExitFailed, temp.error().message + "; check that the folder of " + file +
-                               " exists and is writable");
-  }
-  ArchiveOut archive(*temp, wants_gzip(file));
+  Destination destination(file);
+  ArchiveOut archive(destination, wants_gzip(file));
   std::uint64_t exported = 0;
   std::uint64_t bytes = 0;
   std::uint64_t skipped = 0;
@@ -119,9 +178,8 @@ int run_export(const Common& common, const std::string& file) {
     written = why.empty();
   }
   if (written) {
-    auto committed = temp->commit();
-    if (!committed) why = committed.error().message;
-    written = committed.ok();
+    why = destination.commit();
+    written = why.empty();
   }
   if (!written) {
     fail_with(kExitFailed, "cannot write " + file + ": " + why +
@@ -152,7 +210,9 @@ Command add_export(CLI::App& app, Common& common) {
       app.add_subcommand("export", "Write every good entry to one archive (for `cubby import`)");
   command
       ->add_option("FILE", *file,
-                   "Archive to write: a tar file, gzip'd when FILE ends with .tar.gz or .tgz")
+                   "Archive to write: a tar file, gzip'd when FILE ends with .tar.gz or .tgz; a "
+                   "FIFO or a character device is written in place, a folder or a link to a "
+                   "file is refused")
       ->required();
   add_common(*command, common);
   return {command, [&common, file] { return run_export(common, *file); }};

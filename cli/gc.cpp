@@ -133,7 +133,7 @@ Command add_gc(CLI::App& app, Common& common) {
   command
       ->add_option("--target", args->target,
                    "Over the bound, evict down to this fraction of it (default 1.0)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_number(0.0, 1.0))
       ->type_name("F");
   add_common(*command, common);
   return {command, [&common, args] { return run_gc(common, *args); }};

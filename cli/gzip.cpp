@@ -122,4 +122,18 @@ GunzipBuf::int_type GunzipBuf::underflow() {
   return traits_type::to_int_type(*gptr());
 }
 
+const std::string& GunzipBuf::finish() {
+  std::size_t unread = 0;
+  while (error_.empty()) {
+    unread += static_cast<std::size_t>(egptr() - gptr());
+    setg(eback(), egptr(), egptr());  // what is left of the get area: passed over
+    if (unread > kMaxUnreadTail) {
+      error_ = "the gzip stream holds more data after the archive's end than an archive pads";
+      break;
+    }
+    if (traits_type::eq_int_type(underflow(), traits_type::eof())) break;
+  }
+  return error_;
+}
+
 }  // namespace cubby::cli

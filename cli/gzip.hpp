@@ -51,6 +51,13 @@ class GunzipBuf : public std::streambuf {
 
   const std::string& error() const { return error_; }
 
+  // Reads what the reader left of the gzip member (the tar end's padding, the trailer), so that
+  // the member's trailer is checked: its CRC-32 and length (ISIZE) must match what was
+  // decompressed. Returns error(): set when the member is truncated (its trailer cut off),
+  // corrupt, or holds over kMaxUnreadTail bytes past what the reader took.
+  const std::string& finish();
+  static constexpr std::size_t kMaxUnreadTail = std::size_t{1} << 20;
+
  protected:
   int_type underflow() override;
 

@@ -160,7 +160,7 @@ int run_import(const Common& common, const std::string& file) {
   ImportTally tally;
   std::string defect = read_tar(
       in, kMaxEntryBytes, [&](TarMember&& member) { import_member(disk, common, member, tally); });
-  if (gzipped && !unzipped.error().empty())
+  if (gzipped && !unzipped.finish().empty())
     defect = unzipped.error() + (defect.empty() ? "" : " (" + defect + ")");
   if (tally.imported > 0) {
     (void)StoreStats(config.dir)

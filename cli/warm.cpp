@@ -23,6 +23,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The longest --timeout: a day is far beyond any compile, and far from overflowing a deadline.
+constexpr double kMaxTimeoutSeconds = 86400;
+
 struct WarmArgs {
   std::vector<std::string> suites;
   unsigned jobs = 0;
@@ -283,9 +286,10 @@ Command add_warm(CLI::App& app, Common& common) {
       ->type_name("N");
   command
       ->add_option("--timeout", args->timeout_s,
-                   "Seconds one recipe may take before its worker is killed (default 300)")
+                   "Seconds one recipe may take before its worker is killed (default 300, at "
+                   "most a day)")
       ->type_name("S")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, kMaxTimeoutSeconds, true));
   command->add_flag("-q,--quiet", args->quiet, "No progress and no summary (errors still show)");
   command
       ->add_flag("--prefetch", args->prefetch,

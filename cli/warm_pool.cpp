@@ -15,6 +15,7 @@
 #include <optional>
 #include <string_view>
 
+#include "cli.hpp"
 #include "util/process.hpp"
 
 extern char** environ;
@@ -35,7 +36,7 @@ struct Task {
 struct Worker {
   pid_t pid = -1;
   int to = -1;    // its stdin
-  int from = -1;  // its stdout
+  int from = -1;  // its replies (kReplyFd)
   std::string buffer;
   std::optional<Task> task;
   Clock::time_point deadline{};
@@ -46,7 +47,8 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-// Starts one worker: this program with `args`, stdin and stdout on pipes.
+// Starts one worker: this program with `args`, stdin and kReplyFd on pipes; its stdout goes where
+// its stderr goes (this process's stderr, or /dev/null when silenced).
 std::optional<Worker> spawn_worker(const PoolOptions& options) {
   int in[2];
   int out[2];
@@ -59,10 +61,11 @@ std::optional<Worker> spawn_worker(const PoolOptions& options) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, out[1], kReplyFd);
   if (options.silence_workers) {
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   }
+  posix_spawn_file_actions_adddup2(&actions, 2, 1);
   std::vector<std::string> args{"cubby"};
   args.insert(args.end(), options.worker_args.begin(), options.worker_args.end());
   args.push_back("--parent");
@@ -110,16 +113,6 @@ std::string end_worker(Worker& worker, bool kill) {
   worker.pid = -1;
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
   return "exited with status " + std::to_string(WEXITSTATUS(status));
-}
-
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(wrote));
-  }
-  return true;
 }
 
 WorkerReply failed(std::string why) {

@@ -1,6 +1,7 @@
 // The worker processes of `cubby warm`: NVRTC compiles one program at a time per process, so
 // parallel warming runs `cubby warm --worker` processes (cli/warm_worker.cpp), each fed one task
-// at a time over a pipe and answering with one JSON line; the first tasks go out first.
+// at a time over a pipe (its stdin) and answering with one JSON line on another (kReplyFd); the
+// first tasks go out first.
 //
 // A worker dies with the process that started it (PR_SET_PDEATHSIG); a worker that exits or is
 // killed in the middle of a task fails that task ("crashed"), one that takes longer than the
@@ -44,6 +45,11 @@ void run_pool(const PoolOptions& options, std::deque<std::size_t> tasks,
               const std::function<std::string(std::size_t)>& payload,
               const std::function<void(std::size_t, const WorkerReply&)>& done,
               const std::function<bool()>& stop);
+
+// The file descriptor a worker writes its replies to (a pipe to the coordinator). Not stdout: what
+// NVRTC or anything else in the worker prints there (a recipe's `--time=/dev/stdout`) goes to the
+// coordinator's stderr and is never read as a reply.
+inline constexpr int kReplyFd = 3;
 
 // The reply JSON line of a worker, and its parse (a line that is not one: a failed reply).
 std::string reply_line(const WorkerReply& reply);

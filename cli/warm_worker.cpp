@@ -10,6 +10,7 @@
 #include "cubby/cache.hpp"
 #include "format/recipe.hpp"
 #include "storage/local/lock.hpp"
+#include "warm/replay.hpp"
 #include "warm_pool.hpp"
 
 namespace cubby::cli {
@@ -17,13 +18,17 @@ namespace {
 
 constexpr std::size_t kMaxTaskBytes = std::size_t{1} << 30;
 
-// For tests of the pool: CUBBY_TEST_WORKER_FAULT="crash:<program name>" or "hang:<program name>"
-// makes a worker die or hang on that program.
+// For tests of the pool: CUBBY_TEST_WORKER_FAULT="crash:<program name>", "hang:<program name>" or
+// "stdout:<program name>" makes a worker die, hang, or print a forged reply on its stdout (as a
+// recipe's `--time=/dev/stdout` would print NVRTC's timings) on that program.
 void inject_fault(const std::string& program) {
   const char* fault = std::getenv("CUBBY_TEST_WORKER_FAULT");
   if (fault == nullptr) return;
   const std::string text(fault);
   if (text == "crash:" + program) ::raise(SIGKILL);
+  if (text == "stdout:" + program) {
+    std::cout << R"({"status":"failed","error":"forged on stdout"})" << std::endl;
+  }
   if (text == "hang:" + program) {
     for (;;) ::pause();
   }
@@ -46,6 +51,11 @@ WorkerReply warm_one(Cache& cache, const std::string& bytes, bool wait) {
   }
   const CompileRequest request = request_of(*recipe, cache.config().base_dir);
   inject_fault(request.program_name);
+  if (auto replayable = check_replayable(request); !replayable) {
+    reply.status = "failed";
+    reply.error = replayable.error().message;
+    return reply;
+  }
   try {
     if (!wait && lock_held(cache.config().dir, cache.key_of(request))) {
       reply.status = "busy";
@@ -59,7 +69,7 @@ WorkerReply warm_one(Cache& cache, const std::string& bytes, bool wait) {
     reply.stored = result.hit || cache.stats().failed_writes == failed_writes;
   } catch (const Error& error) {
     reply.status = "failed";
-    reply.error = error.what();
+    reply.error = replay_error(request, error);
   }
   return reply;
 }
@@ -91,7 +101,7 @@ int run_worker(Config config, long parent_pid) {
     ::sigprocmask(SIG_BLOCK, &term, nullptr);
     const WorkerReply reply = warm_one(cache, bytes, wait);
     cache.finish();
-    std::cout << reply_line(reply) << std::flush;
+    if (!write_all(kReplyFd, reply_line(reply))) return kExitFailed;  // the coordinator is gone
     ::sigprocmask(SIG_UNBLOCK, &term, nullptr);
   }
   return kExitOk;

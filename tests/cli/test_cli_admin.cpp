@@ -3,12 +3,15 @@
 // file, `gc --older-than`, `clear --namespace`, `stats --zero`'s "since", gzip'd export and import,
 // the generated man page and bash completion, and the one key of the CLI and the library.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -271,6 +274,66 @@ TEST_F(AdminCliTest, ClearNamespaceRemovesOnlyThatNamespace) {
   EXPECT_EQ(parse(cubby({"ls", "--json"})).size(), 1u);
 }
 
+// `clear --namespace ''` read as "no namespace" and removed every entry.
+TEST_F(AdminCliTest, ClearWithAnEmptyNamespaceIsAUsageErrorAndRemovesNothing) {
+  put_blob("cupy", "a");
+  const Outcome empty = cubby({"clear", "--namespace", ""});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("an empty namespace"), std::string::npos) << empty.err;
+  EXPECT_EQ(parse(cubby({"ls", "--json"})).size(), 1u);
+}
+
+// `gc --target nan` evicted nothing and said nothing; `warm --timeout 1e16` overflowed its
+// deadline and failed every recipe at once, exit 0. Both are usage errors now.
+TEST_F(AdminCliTest, NumberOptionsRefuseNanInfinityAndOutOfRangeValues) {
+  put_blob("cupy", "a");
+  for (const char* target : {"nan", "NaN", "inf", "-0.5", "1.5", "1e308", "", "0.5x"}) {
+    const Outcome gc = cubby({"gc", "--max-size", "1", "--target", target});
+    EXPECT_EQ(gc.exit_code, 2) << target << ": " << gc.err;
+    EXPECT_NE(gc.err.find("expected a number"), std::string::npos) << gc.err;
+  }
+  for (const char* timeout : {"1e10", "1e16", "1e308", "nan", "inf", "0", "-1", "86401"}) {
+    const Outcome warm = cubby({"warm", "--timeout", timeout});
+    EXPECT_EQ(warm.exit_code, 2) << timeout << ": " << warm.err;
+    EXPECT_NE(warm.err.find("expected a number over 0 and at most 86400"), std::string::npos)
+        << warm.err;
+  }
+  EXPECT_EQ(cubby({"gc", "--target", "0.5"}).exit_code, 0);
+  EXPECT_EQ(cubby({"warm", "--timeout", "0.5"}).exit_code, 0);
+}
+
+// `cubby compile /dev/zero` read until memory ran out, a FIFO blocked it: only regular files are
+// read (links followed), at most io::kMaxReadBytes.
+TEST_F(AdminCliTest, CompileAndRecoverReadOnlyRegularFiles) {
+  const fs::path fifo = root_ / "pipe.cu";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const fs::path zero_link = root_ / "zero.cu";
+  fs::create_symlink("/dev/zero", zero_link);
+  for (const fs::path& input : {fs::path("/dev/zero"), fifo, zero_link, root_.path()}) {
+    for (const char* command : {"compile", "recover"}) {
+      const Outcome run = cubby({command, input.string()});
+      EXPECT_EQ(run.exit_code, 2) << command << " " << input << ": " << run.err;
+      EXPECT_NE(run.err.find("not a regular file"), std::string::npos) << run.err;
+    }
+  }
+  const fs::path link = root_ / "link.cu";
+  fs::create_symlink(kernel_, link);  // a link to a regular file is read
+  EXPECT_EQ(cubby({"compile", link.string(), "--arch", "sm_90", "--json"}).exit_code, 0);
+}
+
+// One bad line of the store's cubby.conf made every process on the store exit 2; it is warned
+// about and the key keeps its default.
+TEST_F(AdminCliTest, ABadStoreConfigLineIsAWarningNotAFailure) {
+  fs::create_directories(store_);
+  write_text(store_ / "cubby.conf", std::string("max_size = 5\0G\nthis is no setting\n", 34));
+  const Outcome stats = cubby({"stats", "--json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.err.find("cubby.conf:1: max_size = \"5\\0G\" is not valid"), std::string::npos)
+      << stats.err;
+  EXPECT_NE(stats.err.find("cubby.conf:2"), std::string::npos) << stats.err;
+  EXPECT_EQ(cubby({"compile", kernel_.string(), "--arch", "sm_90"}).exit_code, 0);
+}
+
 TEST_F(AdminCliTest, StatsZeroRecordsSince) {
   EXPECT_TRUE(parse(cubby({"stats", "--json"}))["since"].is_null());
   EXPECT_NE(cubby({"stats"}).out.find("never zeroed"), std::string::npos);
@@ -310,6 +373,19 @@ TEST_F(AdminCliTest, ExportGzipsWhenTheNameSaysSoAndImportReadsBoth) {
       cubby({"import", (root_ / "cut.tar.gz").string(), "--dir", (root_ / "fresh-cut").string()});
   EXPECT_EQ(cut.exit_code, 1);
   EXPECT_NE(cut.err.find("gzip"), std::string::npos) << cut.err;
+  // The trailer (CRC-32, then the length: ISIZE) is checked, though the tar reader needs no byte
+  // of it: a stream missing its last 4 bytes, or with a wrong CRC-32, is a defect too.
+  std::string bad_crc = whole;
+  bad_crc[bad_crc.size() - 8] ^= 0x01;
+  for (const auto& [tag, bytes] :
+       {std::pair{"no-isize", whole.substr(0, whole.size() - 4)}, std::pair{"bad-crc", bad_crc}}) {
+    const fs::path archive = root_ / (std::string(tag) + ".tar.gz");
+    write_text(archive, bytes);
+    const Outcome run = cubby({"import", archive.string(), "--json", "--dir",
+                               (root_ / (std::string("fresh-") + tag)).string()});
+    EXPECT_EQ(run.exit_code, 1) << tag << ": " << run.out;
+    EXPECT_NE(run.err.find("gzip stream is"), std::string::npos) << tag << ": " << run.err;
+  }
 }
 
 TEST_F(AdminCliTest, ImportOfAnArchiveWithoutCubbyMembersFails) {

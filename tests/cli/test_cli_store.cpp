@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "cli_process.hpp"
@@ -347,6 +349,87 @@ TEST_F(StoreCliTest, ExportNeverWritesThroughALinkPlantedAtItsTempName) {
   EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(archive)));
   const json imported = parse(cubby({"import", archive.string(), "--json"}, {}, root_ / "fresh"));
   EXPECT_EQ(imported["imported"], 1);
+}
+
+// What a FIFO gives a reader, read by a thread until the writer closes it (bounded: 60 s).
+class FifoReader {
+ public:
+  explicit FifoReader(const fs::path& fifo) : thread_([this, fifo] { read_all(fifo); }) {}
+  FifoReader(const FifoReader&) = delete;
+  FifoReader& operator=(const FifoReader&) = delete;
+  ~FifoReader() { thread_.join(); }
+  std::string finish() {
+    thread_.join();
+    thread_ = std::thread([] {});
+    return bytes_;
+  }
+
+ private:
+  void read_all(const fs::path& fifo) {
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // no writer yet: no wait
+    if (fd < 0) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    bool writer_seen = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      char chunk[65536];
+      const ssize_t got = ::read(fd, chunk, sizeof chunk);
+      if (got > 0) {
+        writer_seen = true;
+        bytes_.append(chunk, static_cast<std::size_t>(got));
+      } else if (got == 0 && writer_seen) {
+        break;  // the writer closed it
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // no writer, or no data yet
+      }
+    }
+    ::close(fd);
+  }
+  std::string bytes_;
+  std::thread thread_;
+};
+
+// `cubby export FILE` renamed its archive over whatever FILE was (as root, /dev/full became a
+// regular file). A FIFO is written in place; a folder or a link to a file is refused, untouched.
+TEST_F(StoreCliTest, ExportWritesAFifoInPlaceAndNeverReplacesAFolderOrALink) {
+  parse(cubby(compile_args(1)));
+  const fs::path fifo = root_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const fs::path link_to_fifo = root_ / "pipe-link";
+  fs::create_symlink(fifo, link_to_fifo);
+  for (const fs::path& target : {fifo, link_to_fifo}) {
+    FifoReader reader(fifo);
+    const Outcome exported = cubby({"export", target.string(), "--json"});
+    const std::string archive = reader.finish();
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    EXPECT_EQ(parse(exported)["entries"], 1);
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo))) << "the FIFO was replaced";
+    write_text(root_ / "from-pipe.tar", archive);
+    const json imported =
+        parse(cubby({"import", (root_ / "from-pipe.tar").string(), "--json"}, {}, root_ / "fresh"));
+    EXPECT_EQ(imported["imported"].get<int>() + imported["present"].get<int>(), 1)
+        << imported.dump();
+  }
+  EXPECT_TRUE(fs::is_symlink(link_to_fifo));
+
+  const fs::path folder = root_ / "folder";
+  fs::create_directory(folder);
+  const fs::path victim = root_ / "victim";
+  write_text(victim, "precious");
+  const fs::path link = root_ / "link";
+  fs::create_symlink(victim, link);
+  const fs::path dangling = root_ / "dangling";
+  fs::create_symlink(root_ / "nothing-here", dangling);
+  for (const fs::path& target : {folder, link, dangling}) {
+    const Outcome refused = cubby({"export", target.string()});
+    EXPECT_EQ(refused.exit_code, 2) << target;
+    EXPECT_NE(refused.err.find("export never replaces"), std::string::npos) << refused.err;
+  }
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(folder)));
+  EXPECT_TRUE(fs::is_empty(folder));
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read_text(victim), "precious");
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  EXPECT_FALSE(fs::exists(root_ / "nothing-here"));
 }
 
 TEST_F(StoreCliTest, ImportRejectsBadEntriesAndDamagedArchives) {

@@ -113,6 +113,73 @@ TEST_F(Warm, ADeletedHeaderIsSkippedAndASourceThatNoLongerCompilesFailsWhileTheR
   EXPECT_NE(text.out.find("failed    p1.cu"), std::string::npos) << text.out;
 }
 
+// A recipe can come from anyone who writes the manifests (a shared store's group, the remote, an
+// imported archive): options that write or read files of their own are refused by name.
+TEST_F(Warm, ARecipesOptionsThatWriteFilesAreRefusedAndNothingIsWritten) {
+  const fs::path victim = dir_ / "victim";
+  write_text(victim, "the victim's contents\n");
+  auto manifest = load_manifest(store_, kSuite);
+  ASSERT_TRUE(manifest && *manifest);
+  auto& recipes = (*manifest)->recipes;
+  recipes[0].options = {"--create-pch=" + victim.string()};
+  recipes[1].options = {"--time=" + (dir_ / "times.csv").string()};
+  recipes[2].options = {"-Xcudafe", "--error_output=" + (dir_ / "errors.txt").string()};
+  ASSERT_TRUE(save_manifest(store_, **manifest));
+  const CliOutcome run = warm({"--suite", kSuite, "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto summary = cli_json(run);
+  EXPECT_EQ(summary["compiled"], 1);  // p3
+  ASSERT_EQ(summary["failed"].size(), 3U) << summary.dump();
+  for (const auto& failed : summary["failed"]) {
+    const std::string program = failed["program"];
+    const std::string error = failed["error"];
+    const std::string option = program == "p0.cu"   ? "--create-pch="
+                               : program == "p1.cu" ? "--time="
+                                                    : "-Xcudafe --error_output=";
+    EXPECT_NE(error.find("'" + option), std::string::npos) << program << ": " << error;
+  }
+  EXPECT_EQ(testing::read_text(victim), "the victim's contents\n");
+  EXPECT_FALSE(fs::exists(dir_ / "times.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "errors.txt"));
+}
+
+// `#include "/etc/passwd"` in a recipe: the error says the program failed, never the file's lines.
+TEST_F(Warm, TheLinesOfAFileOutsideTheRecipeNeverShowInItsError) {
+  const fs::path secret = dir_ / "secret.txt";
+  write_text(secret, "s3cret-first: line one\ns3cret-second = line two;\n");
+  auto manifest = load_manifest(store_, kSuite);
+  ASSERT_TRUE(manifest && *manifest);
+  (*manifest)->recipes[1].source =
+      "#include \"" + secret.string() + "\"\n__global__ void k_p1(int* p) { *p = undeclared; }\n";
+  ASSERT_TRUE(save_manifest(store_, **manifest));
+  for (const bool json : {true, false}) {
+    const CliOutcome run = warm(json ? std::vector<std::string>{"--suite", kSuite, "--json"}
+                                     : std::vector<std::string>{"--suite", kSuite});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out.find("s3cret"), std::string::npos) << run.out;
+    EXPECT_EQ(run.err.find("s3cret"), std::string::npos) << run.err;
+    if (!json) continue;
+    const auto summary = cli_json(run);
+    ASSERT_EQ(summary["failed"].size(), 1U) << summary.dump();
+    const std::string error = summary["failed"][0]["error"];
+    EXPECT_NE(error.find("NVRTC could not compile p1.cu"), std::string::npos) << error;
+    EXPECT_NE(error.find("undeclared"), std::string::npos) << error;  // its own line shows
+    EXPECT_NE(error.find("located outside the recipe's source are not shown"), std::string::npos)
+        << error;
+  }
+}
+
+// What a worker prints on stdout (NVRTC's `--time=/dev/stdout`, anything) is never a reply.
+TEST_F(Warm, WhatAWorkerPrintsOnStdoutIsNotTakenForItsReply) {
+  const CliOutcome run =
+      warm({"--suite", kSuite, "-j", "1", "--json"}, {"CUBBY_TEST_WORKER_FAULT=stdout:p0.cu"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto summary = cli_json(run);
+  EXPECT_EQ(summary["compiled"], 4) << summary.dump();
+  EXPECT_TRUE(summary["failed"].empty()) << summary.dump();
+  EXPECT_NE(run.err.find("forged on stdout"), std::string::npos) << run.err;
+}
+
 TEST_F(Warm, AWorkerThatCrashesFailsOnlyItsRecipe) {
   const CliOutcome run =
       warm({"--suite", kSuite, "-j", "2", "--json"}, {"CUBBY_TEST_WORKER_FAULT=crash:p1.cu"});

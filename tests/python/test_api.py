@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -115,8 +116,15 @@ def test_close_while_other_threads_compile(tmp_path, env):
     closed = threading.Event()
     outcomes = [[] for _ in range(threads_count)]
 
+    # Each thread calls until it meets the close (a fixed number of rounds let the fast key()
+    # threads finish before the compiling threads' first call returned, never meeting it), bounded
+    # by time so that a close that never comes fails the test instead of hanging it.
+    deadline = time.monotonic() + 120
+
     def work(index: int) -> None:
-        for round_ in range(10_000):
+        round_ = -1
+        while time.monotonic() < deadline:
+            round_ += 1
             after_close = closed.is_set()
             try:
                 if index % 2 == 0:  # a new program each time: a real compile in flight
@@ -135,6 +143,7 @@ def test_close_while_other_threads_compile(tmp_path, env):
                     first_calls.release()
             if after_close:
                 return
+        outcomes[index].append("no close within 120 s")
 
     threads = [threading.Thread(target=work, args=(index,)) for index in range(threads_count)]
     for thread in threads:

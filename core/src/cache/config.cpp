@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "cache/store_config.hpp"
@@ -41,6 +43,16 @@ void warn_small_max_size_once(const std::string& name, const std::string& value)
                "evicted right after it is written, so almost nothing is cached (a size is in "
                "bytes unless suffixed: 500M, 5G)\n",
                name.c_str(), value.c_str());
+}
+
+// Says `problem` (a line of a store's cubby.conf) on stderr, once per process and problem: every
+// Config::load of the store finds it again.
+void warn_store_file_once(const std::string& problem) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  const std::lock_guard lock(mutex);
+  if (!warned.insert(problem).second) return;
+  std::fprintf(stderr, "cubby: warning: %s (ignored: the default applies)\n", problem.c_str());
 }
 
 // A count of things ("1024"): decimal digits only, no size suffixes.
@@ -211,20 +223,28 @@ Result<Config> Config::load(const std::filesystem::path& dir) {
   Config config;
   config.dir = dir.empty() ? default_store_dir() : dir;
   // The store's settings: the variable over <dir>/cubby.conf over the default.
-  auto settings = effective_settings(config.dir);
+  // A bad line of the store's file is the store's problem, not this process's: like an unwritable
+  // store, it is warned about once and the setting keeps its default (a bad variable is an error).
+  std::vector<std::string> problems;
+  auto settings = effective_settings(config.dir, &problems);
   if (!settings) return settings.error();
+  for (const std::string& problem : problems) warn_store_file_once(problem);
   for (const EffectiveSetting& setting : *settings) {
     if (setting.origin == SettingOrigin::default_value) continue;
-    if (auto applied = setting.info->apply(config, setting.value); !applied) {
+    Config applied_to = config;  // a value refused half way must leave the default in place
+    if (auto applied = setting.info->apply(applied_to, setting.value); !applied) {
       if (setting.origin == SettingOrigin::environment) {
         const std::string name(setting.info->env);
-        return bad_variable(name.c_str(), setting.value.c_str(), applied.error());
+        return bad_variable(name.c_str(), escaped(setting.value).c_str(), applied.error());
       }
-      return fail(Errc::invalid_argument, store_config_path(config.dir).string(), ":",
-                  std::to_string(setting.line), ": ", std::string(setting.info->key), " = \"",
-                  setting.value, "\" is not valid: ", applied.error().message,
-                  "; fix it with `cubby config ", std::string(setting.info->key), " VALUE`");
+      warn_store_file_once(
+          store_config_path(config.dir).string() + ":" + std::to_string(setting.line) + ": " +
+          std::string(setting.info->key) + " = \"" + escaped(setting.value) +
+          "\" is not valid: " + applied.error().message + "; fix it with `cubby config " +
+          std::string(setting.info->key) + " VALUE`");
+      continue;
     }
+    config = std::move(applied_to);
     if (setting.info->key == "max_size" && config.max_size < kMaxSizeFloor) {
       const std::string name = setting.origin == SettingOrigin::environment
                                    ? std::string(setting.info->env)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -223,7 +224,27 @@ std::string origin_text(const StoreSettingInfo& setting, SettingOrigin origin,
   return "default";
 }
 
-Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::path& dir) {
+std::string escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == '\\') {
+      out += "\\\\";
+    } else if (byte == 0) {
+      out += "\\0";
+    } else if (byte < 0x20 || byte >= 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::path& dir,
+                                                         std::vector<std::string>* problems) {
   std::vector<EffectiveSetting> settings;
   for (const StoreSettingInfo& info : kStoreSettings) {
     settings.push_back({&info, std::string(info.default_value), SettingOrigin::default_value, 0});
@@ -235,9 +256,13 @@ Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::
     if (!status) return;
     auto parsed = parse_line(line);
     if (!parsed) {
-      status =
-          fail(Errc::invalid_argument, store_config_path(dir).string(), ":", std::to_string(number),
-               ": ", parsed.error().message, "; edit or remove that line");
+      status = fail(Errc::invalid_argument, store_config_path(dir).string(), ":",
+                    std::to_string(number), ": \"", escaped(line.substr(0, 200)),
+                    "\": ", parsed.error().message, "; edit or remove that line");
+      if (problems != nullptr) {
+        problems->push_back(status.error().message);
+        status = {};
+      }
       return;
     }
     if (!*parsed) return;

@@ -63,9 +63,16 @@ struct EffectiveSetting {
 };
 
 // Every setting of kStoreSettings in order, as the environment and <dir>/cubby.conf give it (the
-// values are not checked: Config::load does). Errc::io if the file exists but cannot be read,
-// Errc::invalid_argument for a line that is no setting.
-Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::path& dir);
+// values are not checked: Config::load does). Errc::io if the file exists but cannot be read.
+// A line that is no setting: Errc::invalid_argument naming the file and line; or, with
+// `problems`, that message is appended there and the line is skipped (Config::load warns and
+// goes on: one bad line must not stop every process on the store).
+Result<std::vector<EffectiveSetting>> effective_settings(
+    const std::filesystem::path& dir, std::vector<std::string>* problems = nullptr);
+
+// `text` as it can be shown in a message: printable ASCII as it is, a backslash and every other
+// byte escaped (`\0` for NUL, `\x1b`, ...), so that nothing is dropped or garbles a terminal.
+std::string escaped(std::string_view text);
 
 // Writes `key = value` into <dir>/cubby.conf (replacing the key's lines, keeping every other line
 // and comment; creating the file and the folder if missing), atomically. With no value, removes

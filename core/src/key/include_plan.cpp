@@ -11,69 +11,13 @@
 #include <string_view>
 #include <system_error>
 
+#include "cuda/nvrtc_options.hpp"
+
 namespace cubby {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// NVRTC options whose value may be the next option (`-D X`), besides the include options: their
-// value is skipped, never read as an option. Verified against NVRTC 13.0 (nvrtcCompileProgram
-// accepts "FLAG VALUE" for each); options that only take "=value" (-std, --time, -pch-dir, ...)
-// are not listed. Adding a form is a one-line change.
-constexpr std::string_view kSeparateValueOptions[] = {
-    "-D",
-    "--define-macro",
-    "-U",
-    "--undefine-macro",
-    "-maxrregcount",
-    "--maxrregcount",
-    "-Xptxas",
-    "--ptxas-options",
-    "-Ofc",
-    "--Ofast-compile",
-    "-ftz",
-    "--ftz",
-    "-dopt",
-    "--dopt",
-    "-rdc",
-    "--relocatable-device-code",
-    "-jtd",
-    "--jump-table-density",
-    "-fmad",
-    "--fmad",
-    "-prec-div",
-    "--prec-div",
-    "-prec-sqrt",
-    "--prec-sqrt",
-    "-modify-stack-limit",
-    "--modify-stack-limit",
-    "-device-stack-protector",
-    "--device-stack-protector",
-    "-builtin-move-forward",
-    "--builtin-move-forward",
-    "-builtin-initializer-list",
-    "--builtin-initializer-list",
-    "-pch-verbose",
-    "--pch-verbose",
-    "-pch-messages",
-    "--pch-messages",
-    "-instantiate-templates-in-pch",
-    "--instantiate-templates-in-pch",
-    "-split-compile",
-    "--split-compile",
-    "-arch",
-    "--gpu-architecture",
-    "-diag-error",
-    "--diag-error",
-    "-diag-suppress",
-    "--diag-suppress",
-    "-diag-warn",
-    "--diag-warn",
-    "-brief-diag",
-    "--brief-diagnostics",
-    "-Xnvvm",
-};
 
 // The include options, each with its spellings (NVRTC 13.0, verified by compiling):
 //   include path   -I DIR, -IDIR, -I=DIR, --include-path DIR, --include-path=DIR
@@ -213,10 +157,10 @@ IncludeOptions parse_include_options(const std::vector<std::string>& options) {
       out.nvrtc_options.push_back(option);
     } else {
       out.nvrtc_options.push_back(option);
-      const bool takes_next =
-          std::find(std::begin(kSeparateValueOptions), std::end(kSeparateValueOptions),
-                    std::string_view(option)) != std::end(kSeparateValueOptions);
-      if (takes_next && i + 1 < options.size()) out.nvrtc_options.push_back(options[++i]);
+      // An option whose value may be the next one (`-D X`): that value is never an option.
+      if (takes_next_as_value(option) && i + 1 < options.size()) {
+        out.nvrtc_options.push_back(options[++i]);
+      }
     }
   }
   parse_cudafe(cudafe, out);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cubby/cubby.h"
+#include "forked_owner.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -63,6 +64,18 @@ class CApiBlobClaimTest : public ::testing::Test {
   cubby_cache* first_ = nullptr;
   cubby_cache* second_ = nullptr;
 };
+
+// A claim held through a forked child outlived its owner (the child shared the lock's open file):
+// waiters waited their whole bound (120 s in the CuPy adapter). The owner claims, forks a child
+// that sleeps, and dies: the claim is free at once (a waiter that waits 0 ms gets it).
+TEST_F(CApiBlobClaimTest, AClaimEndsWithItsOwnerEvenWhenAForkedChildOutlivesIt) {
+  const cubby::testing::OrphanedChild child(
+      [&] { return get_or_claim(first_, "k", 0).claimed == 1; }, [] { return true; });
+  ASSERT_TRUE(child.ok());
+  const Lookup waiter = get_or_claim(second_, "k", 0);
+  ASSERT_EQ(waiter.status, CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(waiter.claimed, 1) << "the claim outlived its owner in its forked child";
+}
 
 TEST_F(CApiBlobClaimTest, AWaiterGetsTheBlobTheClaimantStoresInsteadOfProducingItAgain) {
   const Lookup claimant = get_or_claim(first_, "k", 0);

@@ -2,6 +2,7 @@
 #include "storage/local/lock.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -20,6 +23,38 @@ namespace cubby {
 namespace {
 
 constexpr mode_t kLockMode = 0664;
+
+// The fds of the locks this process holds, closed in a child at fork (see the header): the mutex
+// is held across fork() so the child finds the set whole. Never destroyed (a lock may be released
+// by a static destructor).
+struct HeldLocks {
+  std::mutex mutex;
+  std::set<int> fds;
+};
+HeldLocks& held_locks() {
+  static auto* held = new HeldLocks;  // NOLINT(cppcoreguidelines-owning-memory): never freed
+  return *held;
+}
+
+void at_fork_close_held_in_child() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ::pthread_atfork([] { held_locks().mutex.lock(); }, [] { held_locks().mutex.unlock(); },
+                     [] {
+                       HeldLocks& held = held_locks();
+                       for (const int fd : held.fds) ::close(fd);
+                       held.fds.clear();
+                       held.mutex.unlock();
+                     });
+  });
+}
+
+// Closes `fd` (a lock file's) and forgets it.
+void close_held(int fd) {
+  const std::lock_guard lock(held_locks().mutex);
+  held_locks().fds.erase(fd);
+  ::close(fd);
+}
 
 // Opens (creating if needed) the lock file; -1 with errno set on failure. Never through a link
 // (ELOOP) and never anything but a regular file (EINVAL): a planted link's target is not
@@ -75,14 +110,24 @@ void describe_owner(int fd) {
   (void)::fchmod(fd, kLockMode);
 }
 
+// open_lock_file, the fd registered in held_locks() before any fork can copy it: from its open
+// (a child that shares the open file would share a flock taken on it later) to close_held.
+int open_held_lock_file(const std::filesystem::path& path) {
+  at_fork_close_held_in_child();
+  const std::lock_guard lock(held_locks().mutex);
+  const int fd = open_lock_file(path);
+  if (fd >= 0) held_locks().fds.insert(fd);
+  return fd;
+}
+
 // One attempt: 1 locked (fd returned through `out`), 0 held by someone else, -1 error (errno).
 int attempt(const std::filesystem::path& path, int& out) {
   for (;;) {
-    const int fd = open_lock_file(path);
+    const int fd = open_held_lock_file(path);
     if (fd < 0) return -1;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
-      ::close(fd);
+      close_held(fd);
       if (error == EWOULDBLOCK || error == EINTR) return 0;
       errno = error;
       return -1;
@@ -92,7 +137,7 @@ int attempt(const std::filesystem::path& path, int& out) {
       out = fd;
       return 1;
     }
-    ::close(fd);  // the previous owner unlinked it while we waited: take the new file
+    close_held(fd);  // the previous owner unlinked it while we waited: take the new file
   }
 }
 
@@ -100,22 +145,32 @@ int attempt(const std::filesystem::path& path, int& out) {
 
 FileLock::~FileLock() { release(); }
 
+FileLock::FileLock(std::filesystem::path path, int fd)
+    : path_(std::move(path)), fd_(fd), owner_(static_cast<long>(::getpid())) {}
+
 FileLock::FileLock(FileLock&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), owner_(other.owner_) {}
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {
   if (this != &other) {
     release();
     path_ = std::move(other.path_);
     fd_ = std::exchange(other.fd_, -1);
+    owner_ = other.owner_;
   }
   return *this;
 }
 
+bool FileLock::held() const { return fd_ >= 0 && owner_ == static_cast<long>(::getpid()); }
+
 void FileLock::release() {
   if (fd_ < 0) return;
+  if (owner_ != static_cast<long>(::getpid())) {  // a forked child's copy: closed at the fork
+    fd_ = -1;
+    return;
+  }
   ::unlink(path_.c_str());  // while still holding the lock: see the header's contract
-  ::close(fd_);
+  close_held(fd_);
   fd_ = -1;
 }
 

@@ -6,6 +6,11 @@
 // included), so a stale lock never blocks anyone. The owner unlinks the file before releasing
 // it; an acquirer that wins the lock on a file that was unlinked meanwhile (its inode is no longer
 // the one at the path) retries, so two processes never hold "the same" lock through two inodes.
+// A lock ends with the process that took it, also when it forked: flock belongs to the open file,
+// which a forked child shares, so the lock's fd is closed in every child at fork (pthread_atfork)
+// and a child's copy of a FileLock neither holds nor releases it (nor unlinks the file): a child
+// that outlives its parent never keeps a claim or a compile lock from waiters. (Exec'd children
+// never had it: the fd is O_CLOEXEC.)
 // On NFS, flock is emulated with byte-range locks (Linux >= 2.6.12): it works across hosts as
 // long as the server supports NFSv4 locking.
 #pragma once
@@ -36,17 +41,19 @@ class FileLock {
   static Result<std::optional<FileLock>> acquire(const std::filesystem::path& path,
                                                  std::chrono::milliseconds timeout);
 
-  bool held() const { return fd_ >= 0; }
+  // True in the process that took the lock until release(); false in a forked child.
+  bool held() const;
   const std::filesystem::path& path() const { return path_; }
 
   // Unlinks the lock file and releases the lock. Idempotent; the destructor calls it.
   void release();
 
  private:
-  FileLock(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+  FileLock(std::filesystem::path path, int fd);
 
   std::filesystem::path path_;
   int fd_ = -1;
+  long owner_ = 0;  // the pid that took it
 };
 
 // Removes the file at `path` if it is a regular file last modified at least `min_age` ago and no

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
+#include "forked_owner.hpp"
 #include "storage/local/lock.hpp"
 #include "test_support.hpp"
 
@@ -46,6 +48,32 @@ int reap(pid_t pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   return status;
+}
+
+// A lock held through a forked child outlived its owner: the child shared the open file (and so
+// the flock), and waiters waited their whole bound (5 min for a compile lock, 120 s for a CuPy
+// claim). The owner takes the lock, forks a child that sleeps, and dies: the lock is free at once.
+TEST(FileLock, ALockEndsWithItsOwnerEvenWhenAForkedChildOutlivesIt) {
+  TempDir dir("lock");
+  const auto path = dir / "locks/ab/key.lock";
+  std::optional<FileLock> lock;
+  const testing::OrphanedChild child(
+      [&] {
+        auto taken = FileLock::try_acquire(path);
+        if (taken && taken->has_value()) lock = std::move(**taken);
+        return lock.has_value();
+      },
+      [&] {
+        // The child's copy neither holds nor releases the lock, nor unlinks the owner's file.
+        const bool held = lock->held();
+        lock->release();
+        return !held && std::filesystem::exists(path);
+      });
+  ASSERT_TRUE(child.ok());
+  EXPECT_TRUE(std::filesystem::exists(path));  // the owner died without unlinking it
+  auto taken = FileLock::try_acquire(path);    // at once: no wait at all
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_TRUE(taken->has_value()) << "the lock outlived its owner in its forked child";
 }
 
 TEST(FileLock, ExcludesAnotherProcessAndIsRemovedOnRelease) {

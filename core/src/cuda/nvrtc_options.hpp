@@ -1,0 +1,56 @@
+// NVRTC's options: one table of every spelling cubby knows (NVRTC 13.0), with how each takes its
+// value and whether a recipe replayed by `cubby warm` may carry it. The include-option parser
+// (key/include_plan.hpp) asks it which options take the next argument as their value; the replay
+// check (warm/replay.hpp) asks it which options are safe to run on a recipe someone else recorded.
+// Adding an option form is a one-line change of the table in nvrtc_options.cpp.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubby/error.hpp"
+
+namespace cubby {
+
+// How an option takes its value.
+enum class OptionValue {
+  none,      // a flag: `-G`, `--device-debug`
+  equals,    // only `--name=value` / `-name=value`: `-std=c++17`, `--time=F`
+  separate,  // `=value` or the next option: `-ftz=true`, `-ftz true`, `-Xptxas -v`
+  glued,     // as `separate`, and the short form also glued on: `-DX`, `-D X`, `-D=X`
+};
+
+// One row: the option's spellings, its value, and whether a replayed recipe may carry it (false:
+// it writes or reads a file of its own, or passes options on to a part of NVRTC cubby does not
+// model, `refusal` says which).
+struct NvrtcOption {
+  std::string_view short_name;  // "-D"; may equal long_name's form when NVRTC has one spelling
+  std::string_view long_name;   // "--define-macro"
+  OptionValue value;
+  bool replayable;
+  std::string_view refusal;  // why not, when !replayable
+};
+
+// One option as written in a request: the table row it matched (nullptr: unknown to cubby), its
+// value (empty for a flag), and how many entries of the option list it used (1 or 2).
+struct ParsedOption {
+  const NvrtcOption* row = nullptr;
+  std::string value;
+  std::size_t used = 1;
+};
+
+// The option at options[i], in any of its spellings. Requires i < options.size().
+ParsedOption parse_nvrtc_option(const std::vector<std::string>& options, std::size_t i);
+
+// Whether `option` (as written) is an option whose value may be the next entry (`-D X`): that
+// entry is its value, never an option.
+bool takes_next_as_value(std::string_view option);
+
+// Ok when every option of `options` may be replayed from a recipe someone else recorded; else
+// Errc::invalid_argument naming the first option that may not (a file it would write or read, an
+// option cubby does not know), and what to do.
+Result<void> check_replayable_options(const std::vector<std::string>& options);
+
+}  // namespace cubby

@@ -1,0 +1,59 @@
+// An owner process that takes a lock or a claim, forks a child that outlives it, and dies without
+// releasing anything: what a test of "a claim ends with the process that made it" starts from.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+namespace cubby::testing {
+
+// The sleeping child of an owner that died: killed when this ends.
+class OrphanedChild {
+ public:
+  // Forks the owner, which runs `take` (true: it took its lock or claim), then forks a child that
+  // runs `in_child` (true: the child's copy behaved) and sleeps for a minute, and exits at once.
+  // ok() when all of that happened: the owner is dead and reaped, its child alive.
+  OrphanedChild(const std::function<bool()>& take, const std::function<bool()>& in_child) {
+    int report[2];
+    if (::pipe(report) != 0) return;
+    const pid_t owner = ::fork();
+    if (owner == 0) {
+      ::close(report[0]);
+      if (!take()) ::_exit(3);
+      if (::fork() == 0) {
+        const pid_t self = in_child() ? ::getpid() : 0;
+        (void)!::write(report[1], &self, sizeof self);
+        std::this_thread::sleep_for(std::chrono::minutes(1));
+        ::_exit(0);
+      }
+      ::_exit(0);  // dies holding what `take` took: no destructor runs
+    }
+    ::close(report[1]);
+    pid_t child = 0;
+    const bool reported = owner > 0 && ::read(report[0], &child, sizeof child) == sizeof child;
+    ::close(report[0]);
+    int status = 0;
+    const bool owner_ok = owner > 0 && ::waitpid(owner, &status, 0) == owner && WIFEXITED(status) &&
+                          WEXITSTATUS(status) == 0;
+    if (reported && child > 0) pid_ = child;
+    ok_ = owner_ok && pid_ > 0 && ::kill(pid_, 0) == 0;
+  }
+  OrphanedChild(const OrphanedChild&) = delete;
+  OrphanedChild& operator=(const OrphanedChild&) = delete;
+  ~OrphanedChild() {
+    if (pid_ > 0) ::kill(pid_, SIGKILL);  // not this process's child: its new parent reaps it
+  }
+
+  bool ok() const { return ok_; }
+
+ private:
+  pid_t pid_ = 0;
+  bool ok_ = false;
+};
+
+}  // namespace cubby::testing
