@@ -107,6 +107,13 @@ std::vector<std::string> expand_ccache_options(int argc, char** argv) {
       } else {
         continue;
       }
+      if (!option.value.empty() && !value && i + 1 >= args.size()) {
+        fail_with(
+            kExitUsage,
+            std::string(option.long_name) + " needs " + std::string(option.value) + " (e.g. " +
+                std::string(option.short_name.empty() ? option.long_name : option.short_name) +
+                (option.value == "SIZE" ? " 5G; 0: unlimited)" : " 7d)"));
+      }
       std::vector<std::string> words(option.command.begin(), option.command.end());
       if (value) words.push_back(*value);
       args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));

@@ -98,10 +98,10 @@ Result<std::uint64_t> parse_size(std::string_view text) {
   std::size_t digits = 0;
   std::size_t at = 0;
   for (; at < t.size() && std::isdigit(static_cast<unsigned char>(t[at])); ++at, ++digits) {
-    if (whole > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) {
+    if (__builtin_mul_overflow(whole, 10u, &whole) ||
+        __builtin_add_overflow(whole, static_cast<unsigned>(t[at] - '0'), &whole)) {
       return fail(Errc::invalid_argument, "size is too large (at most 16 EiB)");
     }
-    whole = whole * 10 + static_cast<std::uint64_t>(t[at] - '0');
   }
   if (at < t.size() && t[at] == '.') {
     for (++at; at < t.size() && std::isdigit(static_cast<unsigned char>(t[at])); ++at, ++digits) {
@@ -112,15 +112,15 @@ Result<std::uint64_t> parse_size(std::string_view text) {
   }
   if (digits == 0) return fail(Errc::invalid_argument, kExpected);
   while (at < t.size() && space(t[at])) ++at;
-  // The unit: ccache's k, M, G, T (decimal) and Ki, Mi, Gi, Ti (binary), any case, each with
-  // an optional B; a bare B or nothing is bytes.
+  // The unit: ccache's k, M, G, T (decimal) and Ki, Mi, Gi, Ti (binary), and P, E, Pi, Ei past
+  // them, any case, each with an optional B; a bare B or nothing is bytes.
   std::string unit = lower(t.substr(at));
   if (unit.ends_with("b")) unit.pop_back();
   std::uint64_t scale = 1;
   if (!unit.empty()) {
     const bool binary = unit.size() == 2 && unit[1] == 'i';
     if (unit.size() != 1 && !binary) return fail(Errc::invalid_argument, kExpected);
-    const std::size_t power = std::string_view("kmgt").find(unit[0]);
+    const std::size_t power = std::string_view("kmgtpe").find(unit[0]);
     if (power == std::string_view::npos) return fail(Errc::invalid_argument, kExpected);
     for (std::size_t i = 0; i <= power; ++i) scale *= binary ? 1024 : 1000;
   }
@@ -131,7 +131,7 @@ Result<std::uint64_t> parse_size(std::string_view text) {
   if (scale == 1 && fraction != 0) {
     return fail(Errc::invalid_argument, "a number of bytes has no fraction; ", kExpected);
   }
-  // fraction / fraction_scale of `scale`, rounded down to whole bytes (scale <= 2^40 and
+  // fraction / fraction_scale of `scale`, rounded down to whole bytes (scale <= 2^60 and
   // fraction < fraction_scale <= 10^6: both products fit in 64 bits).
   const std::uint64_t part =
       scale / fraction_scale * fraction + (scale % fraction_scale) * fraction / fraction_scale;
