@@ -97,14 +97,15 @@ std::vector<std::string> expand_ccache_options(int argc, char** argv) {
     }
     if (arg == "--json" || arg.starts_with("--dir=")) continue;
     for (const CcacheOption& option : ccache_options()) {
-      std::optional<std::string> value;  // an attached value: -M1G, --max-size=1G
-      const bool short_match = !option.short_name.empty() && arg.starts_with(option.short_name);
-      if (arg == option.long_name || arg == option.short_name) {
-      } else if (!option.value.empty() && arg.starts_with(std::string(option.long_name) + "=")) {
-        value = arg.substr(option.long_name.size() + 1);
-      } else if (!option.value.empty() && short_match) {
+      // The option alone, or with its value attached: -M1G, --max-size=1G.
+      const std::string long_with_value = std::string(option.long_name) + "=";
+      std::optional<std::string> value;
+      if (!option.value.empty() && arg.starts_with(long_with_value)) {
+        value = arg.substr(long_with_value.size());
+      } else if (!option.value.empty() && !option.short_name.empty() &&
+                 arg.size() > option.short_name.size() && arg.starts_with(option.short_name)) {
         value = arg.substr(option.short_name.size());
-      } else {
+      } else if (arg != option.long_name && arg != option.short_name) {
         continue;
       }
       if (!option.value.empty() && !value && i + 1 >= args.size()) {
