@@ -90,7 +90,7 @@ CacheResult compile_or_fail(Cache& cache, const CompileRequest& request, const C
   }
 }
 
-// --json: the contract's object (see README.md, `cubby compile --json`).
+// --json: the contract's object (see docs/reference.md, `cubby compile --json`).
 void print_result_json(const Cache& cache, const CompileRequest& request, const CacheResult& result,
                        const CompileArgs& args, const json& explain) {
   const Entry& entry = *result.entry;

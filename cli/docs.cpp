@@ -124,7 +124,9 @@ int write_man_page(const CLI::App& app, std::ostream& out) {
              "0 success, 1 the operation failed, 2 usage error (bad arguments, unknown "
              "command, unreadable input file).")
       << "\n.SH SEE ALSO\n"
-      << roff("README.md of the cubby sources: configuration, the store, the test harnesses.")
+      << roff(
+             "README.md and docs/reference.md of the cubby sources: configuration, the store, the "
+             "test harnesses.")
       << '\n';
   return out ? kExitOk : kExitFailed;
 }
