@@ -222,10 +222,6 @@ Result<std::uint64_t> parse_max_size(std::string_view value) {
   return scratch.max_size;
 }
 
-std::string max_size_text(std::uint64_t max_size) {
-  return max_size >= kUnlimitedMaxSize ? "unlimited" : std::to_string(max_size);
-}
-
 const StoreSettingInfo* find_store_setting(std::string_view key) {
   const auto found = std::find_if(kStoreSettings.begin(), kStoreSettings.end(),
                                   [&](const StoreSettingInfo& info) { return info.key == key; });

@@ -45,9 +45,6 @@ extern const std::array<StoreSettingInfo, 9> kStoreSettings;
 // kUnlimitedMaxSize (as in ccache, 0 means no bound). invalid_argument saying what is expected.
 Result<std::uint64_t> parse_max_size(std::string_view value);
 
-// "unlimited" for kUnlimitedMaxSize (or more), else the number of bytes.
-std::string max_size_text(std::uint64_t max_size);
-
 // A setting that belongs to a process, not to the store: a CUBBY_* variable only (Config::load
 // and the tools read them). The man page's ENVIRONMENT and the README's table list them from here.
 struct ProcessVariableInfo {
