@@ -471,7 +471,9 @@ void BM_WarmHitDisk(benchmark::State& state, const BenchWorkload* workload) {
 std::optional<cubby::Config> remote_config(benchmark::State& state, const fs::path& dir) {
   auto env = cubby::Config::from_env();
   if (!env || env->remote_url.empty()) {
-    state.SkipWithError("skipped: no Redis (set CUBBY_REMOTE=redis://HOST:PORT to run it)");
+    state.SkipWithError(
+        "skipped: no remote (set CUBBY_REMOTE=redis://HOST:PORT or http://HOST:PORT/PREFIX to run "
+        "it)");
     return std::nullopt;
   }
   cubby::Config config = *env;

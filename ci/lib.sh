@@ -10,6 +10,7 @@ CUBBY_APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libhiredis-dev libssl-dev liblz4-dev zlib1g-dev redis-server
+  libcurl4-openssl-dev nginx libnginx-mod-http-dav-ext
 )
 
 # The benchmark report (python3) and the dashboard's browser test (chromium); node and npm come
@@ -148,6 +149,84 @@ stop_redis() {
   kill "$pid" 2>/dev/null || true
   # Redis removes its pid file and writes its log while it shuts down: wait for it to exit.
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  return 0
+}
+
+# start_nginx DIR: starts nginx (CUBBY_TEST_NGINX, else nginx on PATH or in /usr/sbin) as a WebDAV
+# cache server on 127.0.0.1, daemonized, with its config, pid file, logs and served folder
+# (DIR/www) in DIR (an existing folder): HTTP on one free port, HTTPS on another with a CA and a
+# server certificate made with openssl (DIR/ca.pem). Sets nginx_url (http://127.0.0.1:PORT),
+# nginx_https_url and nginx_ca once both answer; returns 1, with the reason in nginx_why, when it
+# does not start. stop_nginx DIR ends it. (The C++ tests start their own: tests/support/nginx_server.hpp.)
+start_nginx() {
+  local dir="$1" exe="${CUBBY_TEST_NGINX:-}" port tls_port attempt ext="" key
+  nginx_url="" nginx_https_url="" nginx_ca="" nginx_why=""
+  [ -n "$exe" ] || exe="$(PATH="$PATH:/usr/sbin" command -v nginx)" \
+    || { nginx_why="no nginx (install nginx libnginx-mod-http-dav-ext, or set CUBBY_TEST_NGINX)"; return 1; }
+  key="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+  # shellcheck disable=SC2086
+  ( cd "$dir" && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >san.cnf \
+      && openssl req -x509 $key -keyout ca.key -out ca.pem -days 7 -subj /CN=cubby-ci-ca \
+      && openssl req $key -keyout server.key -out server.csr -subj /CN=localhost \
+      && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+           -out server.pem -days 7 -extfile san.cnf ) >"$dir/openssl.log" 2>&1 \
+    || { nginx_why="openssl could not make the certificates ($(tail -n 1 "$dir/openssl.log"))"; return 1; }
+  [ -f /usr/lib/nginx/modules/ngx_http_dav_ext_module.so ] \
+    && ext="load_module /usr/lib/nginx/modules/ngx_http_dav_ext_module.so;"
+  mkdir -p "$dir/www"
+  for ((attempt = 0; attempt < 8; attempt++)); do
+    port=$((20000 + RANDOM % 40000)) tls_port=$((20000 + RANDOM % 40000))
+    [ "$port" != "$tls_port" ] || continue
+    ( exec 3<>"/dev/tcp/127.0.0.1/$port" ) 2>/dev/null && continue  # taken
+    ( exec 3<>"/dev/tcp/127.0.0.1/$tls_port" ) 2>/dev/null && continue
+    cat >"$dir/nginx.conf" <<CONF
+$ext
+user $(id -un) $(id -gn);
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+worker_processes 2;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_max_body_size 256m;
+  client_body_temp_path $dir/tmp-body; proxy_temp_path $dir/tmp-proxy;
+  fastcgi_temp_path $dir/tmp-fastcgi; uwsgi_temp_path $dir/tmp-uwsgi; scgi_temp_path $dir/tmp-scgi;
+  server {
+    listen 127.0.0.1:$port;
+    listen 127.0.0.1:$tls_port ssl;
+    ssl_certificate $dir/server.pem;
+    ssl_certificate_key $dir/server.key;
+    root $dir/www;
+    location / { dav_methods PUT DELETE; create_full_put_path on; dav_access user:rw group:r; }
+  }
+}
+CONF
+    rm -f "$dir/nginx.pid"
+    "$exe" -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" >"$dir/start.log" 2>&1 \
+      || { nginx_why="nginx did not start ($(tail -n 1 "$dir/error.log" 2>/dev/null))"; continue; }
+    for _ in $(seq 50); do
+      if ( exec 3<>"/dev/tcp/127.0.0.1/$port" ) 2>/dev/null \
+        && ( exec 3<>"/dev/tcp/127.0.0.1/$tls_port" ) 2>/dev/null; then
+        nginx_url="http://127.0.0.1:$port" nginx_https_url="https://127.0.0.1:$tls_port"
+        nginx_ca="$dir/ca.pem"
+        return 0
+      fi
+      sleep 0.1
+    done
+    stop_nginx "$dir"
+    nginx_why="nginx did not answer on 127.0.0.1:$port/$tls_port ($(tail -n 1 "$dir/error.log" 2>/dev/null))"
+  done
+  return 1
+}
+
+# stop_nginx DIR: ends the nginx whose pid file is in DIR (if any) and waits for it.
+stop_nginx() {
+  local pid=""
+  [ -f "$1/nginx.pid" ] && pid="$(cat "$1/nginx.pid" 2>/dev/null || true)"
+  [ -n "$pid" ] || return 0
+  kill -QUIT "$pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
   return 0
 }
 

@@ -7,23 +7,29 @@
 // schema, are skipped and counted (shown on the page and on stderr). Exit status 0, or 1 when
 // Chart.js is not installed (run `npm ci` here first).
 //
-// The page opens with the headline (headline.mjs): the latest run of every machine and every goal
-// with its status. Then, per workload: cold vs warm time over commits, speedup over cold, the hit
-// path over the bare module load (BM_HitVsLoad's interleaved median with its p10-p90 band; the
-// old ratio of two separate families in grey; a ratio below 1.0 is a measurement fault, marked on
-// the 1.0 line and never drawn as a value) and, where measured, the cold suite's variants
-// (BM_ColdSuite: serial, pch, parallel:N, parallel_pch:N) with their speedup over serial; then
-// name-recovery accuracy (one bar chart: cubby vs the baseline per corpus, latest run), the
-// whole-suite runs (cold, warm, after a header edit), hit rate and compile time saved over time,
-// and the remote tier. Each point's tooltip names its commit, date, machine and GPU. Datasets are
-// split by machine, named by machines.mjs. The regression threshold (REGRESSION_FACTOR x the median
-// warm disk hit of that machine) is drawn dashed, and points above it are red. X labels are short
-// (commit, day) and Chart.js rotates and thins them so they never overlap.
+// The page opens with the headline (headline.mjs): a verdict line per machine (verdict.mjs: the
+// latest run against the previous runs of the same machine, "still fast" or "slower by X% (beyond
+// its noise band)", and its load), the latest run of every machine, and every goal with its
+// status (a failed one with its spread over the previous runs and the run's load). Then, per
+// workload: cold vs warm time over commits, speedup over cold, the hit path over the bare load
+// (BM_HitVsLoad's interleaved median with its p10-p90 band; the old ratio of two separate
+// families in grey; a ratio below 1.0 is a measurement fault, marked on the 1.0 line and never
+// drawn as a value) and, where measured, the cold suite's variants (BM_ColdSuite: serial, pch,
+// parallel:N, parallel_pch:N) with their speedup over serial; then name-recovery accuracy (one bar
+// chart: cubby vs the baseline per corpus, latest run), the whole-suite runs (cold, warm, after a
+// header edit), hit rate and compile time saved over time, and the remote tier. Each point's
+// tooltip names its commit, date, machine, GPU and host. Datasets are split by machine, one
+// identity per GPU model and CPU count (machines.mjs), so a machine's line runs through all its
+// runs. The regression threshold (REGRESSION_FACTOR x the median warm disk hit of that machine) is
+// drawn dashed, and points above it are red. X labels are short (commit, day) and Chart.js rotates
+// and thins them so they never overlap; the legibility rules of the charts (legends, axes, y
+// labels) are in PAGE_SCRIPT's comment.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { escapeHtml } from "./format.mjs";
 import { buildHeadline, hitLoadRatio, renderHeadline } from "./headline.mjs";
-import { machineKey, machineLabels } from "./machines.mjs";
+import { gpuModel, machineName } from "./machines.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REGRESSION_FACTOR = 1.5;
@@ -98,13 +104,12 @@ function median(values) {
 
 // Chart specs (plain data; the page turns them into Chart.js charts).
 export function buildModel(records) {
-  const names = machineLabels(records);
-  const machineOf = (r) => names[machineKey(r)];
+  const machineOf = machineName;
   const labels = records.map(runLabel);
   const points = records.map((r) => ({
     commit: r.commit ?? "?", date: r.date ?? "?", machine: machineOf(r),
-    gpu: r.machine?.gpu_name || (r.machine?.gpu ? "GPU" : "none"), cpu: r.machine?.cpu_model ?? "",
-    arch: r.machine?.arch ?? "?", nvrtc: r.machine?.nvrtc ?? "?",
+    gpu: gpuModel(r.machine), cpus: r.machine?.cpus ?? null, cpu: r.machine?.cpu_model ?? "", named: Boolean(String(r.machine?.label ?? "").trim()),
+    host: r.machine?.host ?? "", arch: r.machine?.arch ?? "?", nvrtc: r.machine?.nvrtc ?? "?",
   }));
   const machines = [...new Set(points.map((p) => p.machine))];
   const series = (pick, machine) =>
@@ -325,63 +330,200 @@ function savingsCharts(records, machines, series, workloads, suites) {
   ];
 }
 
-function escapeHtml(text) {
-  return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-}
-
 // The page's own script: draws the charts of window.CUBBY_MODEL and sets window.cubbyDashboard.
+//
+// Legibility rules: a series keeps its colour on every machine and a machine its dash and point
+// shape, so the legend (HTML, under the chart, never clipped by the canvas) lists each series and
+// each machine once, and becomes a table (series x machine) beyond LEGEND_ITEMS entries; log axes
+// span whole decades with labels thinned to what the height holds (1, 2, 5 per decade, else
+// decades); linear axes start at zero unless the chart draws its noise band; lines span the runs
+// that did not measure them, so a machine's trend reaches its latest run.
 const PAGE_SCRIPT = String.raw`
 (function () {
   const model = window.CUBBY_MODEL;
+  const LEGEND_ITEMS = 12;
   const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-                   "#393b79", "#637939"];
-  // A series keeps its colour on every machine; the machine is told by the line's dash and the point's shape.
+                   "#393b79", "#637939", "#e7ba52", "#843c39", "#5254a3", "#d6616b", "#7b4173"];
   const machines = [...new Set(model.points.map((p) => p.machine))];
   const dashes = [[], [7, 4], [2, 3], [10, 3, 2, 3]];
   const shapes = ["circle", "rect", "triangle", "rectRot"];
+  const escape = (text) => String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  // A dataset's series (its label without " @ machine"; the band's two edges are one series) and machine.
+  const split = (d) => {
+    const at = d.label.lastIndexOf(" @ ");
+    const machine = at >= 0 ? d.label.slice(at + 3) : null;
+    const series = d.kind === "band-low" ? "p10–p90" : at >= 0 ? d.label.slice(0, at) : d.label;
+    return { series, machine };
+  };
+  const fmtTick = (v) => (v >= 1 ? v.toLocaleString("en-US") : String(Number(v.toPrecision(2))));
+
+  // A legend swatch: a short line in the series' style with its point shape.
+  function swatch(style) {
+    const dash = style.dash && style.dash.length ? ' stroke-dasharray="' + style.dash.join(" ") + '"' : "";
+    let mark = "";
+    const c = style.color;
+    if (style.fill) return '<svg class="swatch" width="30" height="12"><rect x="1" y="2" width="28" height="8" fill="' + c +
+                           (style.solid ? "" : "33") + '" stroke="' + c + (style.solid ? "" : "88") + '"/></svg>';
+    if (style.cross) mark = '<path d="M11 2 L19 10 M19 2 L11 10" stroke="' + c + '" stroke-width="2.5"/>';
+    else if (style.shape === "rect") mark = '<rect x="12" y="3" width="6" height="6" fill="' + c + '"/>';
+    else if (style.shape === "triangle") mark = '<polygon points="15,2 19,10 11,10" fill="' + c + '"/>';
+    else if (style.shape === "rectRot") mark = '<polygon points="15,1.5 19.5,6 15,10.5 10.5,6" fill="' + c + '"/>';
+    else if (style.shape === "circle") mark = '<circle cx="15" cy="6" r="3" fill="' + c + '"/>';
+    const line = style.cross ? "" : '<line x1="1" y1="6" x2="29" y2="6" stroke="' + c + '" stroke-width="2"' + dash + "/>";
+    return '<svg class="swatch" width="30" height="12">' + line + mark + "</svg>";
+  }
+
+  // The legend of one chart: an entry per series (its colour) and per machine (its dash and
+  // shape); a table of series x machines when there are more than LEGEND_ITEMS entries. A click
+  // on an entry hides or shows its datasets.
+  function legend(chart, box) {
+    const groups = new Map();
+    const byMachine = new Map();
+    chart.data.datasets.forEach((d, i) => {
+      const { series, machine } = split(d);
+      if (!groups.has(series)) groups.set(series, { indexes: [], machines: new Map(), style: d.legendStyle });
+      const g = groups.get(series);
+      g.indexes.push(i);
+      if (machine != null && d.kind !== "threshold") {
+        if (!g.machines.has(machine)) g.machines.set(machine, []);
+        g.machines.get(machine).push(i);
+        if (d.legendStyle.lined) {
+          if (!byMachine.has(machine)) byMachine.set(machine, []);
+          byMachine.get(machine).push(i);
+        }
+      }
+    });
+    const element = document.createElement("div");
+    element.className = "legend";
+    element.id = "legend-" + box.id.slice(4);
+    const entries = [];  // [element, dataset indexes]
+    const machineStyle = (m) => ({ color: "#555", dash: dashes[machines.indexOf(m) % dashes.length],
+                                   shape: shapes[machines.indexOf(m) % shapes.length] });
+    if (groups.size + byMachine.size <= LEGEND_ITEMS) {
+      const add = (label, style, indexes, kind) => {
+        const item = document.createElement("span");
+        item.className = "item " + kind;
+        item.innerHTML = swatch(style) + "<span>" + escape(label) + "</span>";
+        element.appendChild(item);
+        entries.push([item, indexes]);
+      };
+      for (const [series, g] of groups) add(series, g.style, g.indexes, "series");
+      for (const [machine, indexes] of byMachine) add(machine, machineStyle(machine), indexes, "machine");
+    } else {
+      element.classList.add("as-table");
+      const cols = [...byMachine.keys()];
+      const table = document.createElement("table");
+      table.innerHTML = "<thead><tr><th>series</th>" +
+        cols.map((m) => "<th>" + swatch(machineStyle(m)) + " " + escape(m) + "</th>").join("") + "</tr></thead>";
+      const body = document.createElement("tbody");
+      for (const [series, g] of groups) {
+        const row = document.createElement("tr");
+        row.className = "item series";
+        const cells = g.machines.size && cols.length
+          ? cols.map((m) => "<td>" + (g.machines.has(m) ? swatch(Object.assign({}, g.style, { dash: machineStyle(m).dash,
+                                                                                               shape: g.style.shape && machineStyle(m).shape }))
+                                                         : "") + "</td>").join("")
+          : '<td colspan="' + Math.max(1, cols.length) + '">' + swatch(g.style) + "</td>";
+        row.innerHTML = "<th>" + escape(series) + "</th>" + cells;
+        body.appendChild(row);
+        entries.push([row, g.indexes]);
+      }
+      table.appendChild(body);
+      element.appendChild(table);
+    }
+    for (const [item, indexes] of entries) {
+      item.addEventListener("click", () => {
+        const show = !chart.isDatasetVisible(indexes[0]);
+        for (const i of indexes) chart.setDatasetVisibility(i, show);
+        item.classList.toggle("hidden", !show);
+        chart.update();
+      });
+    }
+    box.appendChild(element);
+    return groups.size + byMachine.size;
+  }
+
+  // Log axes: whole decades around the data, labels at 1, 2 and 5 per decade when the height holds
+  // them, else at every decade (or every other one ...) with room for one line of text.
+  function decades(datasets) {
+    const values = datasets.flatMap((d) => d.data).filter((v) => typeof v === "number" && v > 0);
+    if (!values.length) return {};
+    const lo = Math.floor(Math.log10(Math.min(...values)) + 1e-9);
+    const hi = Math.max(lo + 1, Math.ceil(Math.log10(Math.max(...values)) - 1e-9));
+    return { min: Math.pow(10, lo), max: Math.pow(10, hi) };
+  }
+  function logTicks(scale) {
+    const lo = Math.round(Math.log10(scale.min));
+    const hi = Math.round(Math.log10(scale.max));
+    const room = Chart.helpers.toFont(scale.options.ticks.font).lineHeight * 1.25;
+    const perDecade = scale.height > 0 ? scale.height / Math.max(1, hi - lo) : 0;
+    const mantissas = perDecade * Math.log10(2) >= room ? [1, 2, 5] : [1];
+    const every = perDecade > 0 ? Math.max(1, Math.ceil(room / perDecade)) : Math.max(1, hi - lo);
+    const ticks = [];
+    for (let e = lo; e <= hi; e += 1) {
+      if ((e - lo) % every) continue;
+      for (const m of mantissas) {
+        const v = Number((m * Math.pow(10, e)).toPrecision(6));
+        if (v <= scale.max * 1.000001) ticks.push({ value: v });
+      }
+    }
+    scale.ticks = ticks;
+  }
+
   const charts = [];
   for (const spec of model.charts) {
     const box = document.getElementById("box-" + spec.id);
     if (!spec.datasets.length) continue;
+    const plot = document.createElement("div");
+    plot.className = "plot";
     const canvas = document.createElement("canvas");
     canvas.id = spec.id;
-    box.appendChild(canvas);
+    plot.appendChild(canvas);
+    box.appendChild(plot);
     const bar = spec.type === "bar";
     const colors = new Map();
     const datasets = spec.datasets.map((d) => {
       const base = { label: d.label, data: d.data, spanGaps: true, borderWidth: 2, pointRadius: 3, kind: d.kind };
       if (d.kind === "threshold" || d.kind === "goal") {
-        return Object.assign(base, { borderColor: d.kind === "goal" ? "#2ca02c" : "#d62728", borderDash: [6, 4],
-                                     pointRadius: 0, borderWidth: 1.5, fill: false });
+        const color = d.kind === "goal" ? "#2ca02c" : "#d62728";
+        return Object.assign(base, { borderColor: color, borderDash: [6, 4], pointRadius: 0, borderWidth: 1.5, fill: false,
+                                     legendStyle: { color, dash: [6, 4] } });
       }
       if (d.kind === "fault") {
         return Object.assign(base, { showLine: false, pointStyle: "crossRot", pointRadius: 9, pointHoverRadius: 11,
                                      borderWidth: 3, borderColor: "#e6550d", backgroundColor: "#e6550d",
-                                     pointBorderColor: "#e6550d", faults: d.faults });
+                                     pointBorderColor: "#e6550d", faults: d.faults, legendStyle: { color: "#e6550d", cross: true } });
       }
       if (d.kind === "old") {
         return Object.assign(base, { borderColor: "#9e9e9e", backgroundColor: "#9e9e9e", borderDash: [3, 3],
-                                     pointStyle: "rect", pointBackgroundColor: "#9e9e9e" });
+                                     pointStyle: "rect", pointBackgroundColor: "#9e9e9e",
+                                     legendStyle: { color: "#9e9e9e", dash: [3, 3], shape: "rect", lined: true } });
       }
+      const { machine: name } = split(d);
+      const machine = name != null ? Math.max(0, machines.indexOf(name)) : 0;
       const at = d.label.lastIndexOf(" @ ");
-      const machine = at >= 0 ? Math.max(0, machines.indexOf(d.label.slice(at + 3))) : 0;
       const series = d.kind === "band-low" || d.kind === "band-high" ? "median" + d.label.slice(at)
-        : d.kind === "guarded" && d.label.startsWith("median") ? "median" + d.label.slice(at) : (at >= 0 ? d.label.slice(0, at) : d.label);
+        : d.kind === "guarded" && d.label.startsWith("median") ? "median" + d.label.slice(at) : split(d).series;
       if (!colors.has(series)) colors.set(series, palette[colors.size % palette.length]);
       const c = colors.get(series);
       if (d.kind === "band-low" || d.kind === "band-high") {
         // The p10-p90 band in the colour of the median that follows: the upper edge filled to the lower.
         return Object.assign(base, { borderColor: c + "66", borderWidth: 1, pointRadius: 0, backgroundColor: c + "33",
-                                     fill: d.kind === "band-high" ? "-1" : false });
+                                     fill: d.kind === "band-high" ? "-1" : false, legendStyle: { color: c, fill: true } });
       }
-      if (bar) return Object.assign(base, { backgroundColor: c, borderColor: c, borderWidth: 1, minBarLength: 2 });
+      if (bar) return Object.assign(base, { backgroundColor: c, borderColor: c, borderWidth: 1, minBarLength: 2,
+                                            legendStyle: { color: c, fill: true, solid: true } });
       Object.assign(base, { borderDash: dashes[machine % dashes.length], pointStyle: shapes[machine % shapes.length] });
       const limits = d.kind === "guarded" && d.limitOf != null
         ? d.data.map((v) => (v != null && v > d.limitOf ? "#d62728" : c))
         : c;
-      return Object.assign(base, { borderColor: c, backgroundColor: limits, pointBackgroundColor: limits, pointBorderColor: limits });
+      return Object.assign(base, { borderColor: c, backgroundColor: limits, pointBackgroundColor: limits, pointBorderColor: limits,
+                                   legendStyle: { color: c, shape: "circle", lined: true } });
     });
+    const banded = datasets.some((d) => d.kind === "band-high");
     const y = { type: spec.log ? "logarithmic" : "linear" };
+    if (spec.log) Object.assign(y, decades(datasets), { afterBuildTicks: logTicks, ticks: { autoSkip: false, callback: fmtTick } });
+    else if (!banded) y.beginAtZero = true;
     if (spec.yMin != null) y.min = spec.yMin;
     if (spec.yMax != null) y.max = spec.yMax;
     if (bar) Object.assign(y, { beginAtZero: true, max: 100 });
@@ -394,7 +536,7 @@ const PAGE_SCRIPT = String.raw`
         scales: { y, x: { ticks: { autoSkip: true, autoSkipPadding: 12, maxRotation: 45, minRotation: 0 } } },
         plugins: {
           title: { display: true, text: spec.title },
-          legend: { position: "bottom", labels: { boxWidth: 12, filter: (item, data) => data.datasets[item.datasetIndex].kind !== "band-low" } },
+          legend: { display: false },
           tooltip: { callbacks: {
             label: (item) => {
               const d = item.dataset;
@@ -405,18 +547,21 @@ const PAGE_SCRIPT = String.raw`
               if (bar) return "";
               const p = model.points[item.dataIndex];
               return "commit " + p.commit + "\n" + p.date + "\nmachine " + p.machine + " (GPU " + p.gpu + (p.cpu ? ", " + p.cpu : "") +
-                     ")\narch " + p.arch + ", NVRTC " + p.nvrtc;
+                     (p.host ? ", host " + p.host : "") + ")\narch " + p.arch + ", NVRTC " + p.nvrtc;
             },
           } },
         },
       },
     });
-    charts.push({ id: spec.id, chart });
+    const entries = legend(chart, box);
+    charts.push({ id: spec.id, chart, entries });
   }
   window.cubbyDashboard = {
     ready: true,
     expected: model.charts.filter((s) => s.datasets.length).map((s) => s.id),
+    legendEntries: Object.fromEntries(charts.map((c) => [c.id, c.entries])),
     headline: { machines: model.headline.machines.map((m) => ({ label: m.label, rows: m.rows.length,
+                                                                verdict: m.verdict.status, latest: m.index,
                                                                 goals: Object.values(m.goals).map((g) => g.status) })),
                 goals: model.headline.goals.length },
     charts: charts.map((c) => ({ id: c.id, points: c.chart.data.datasets.reduce(
@@ -446,7 +591,22 @@ export function renderPage(model, problems, chartJs) {
 <style>
 body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 1em; }
-.chart { position: relative; height: 420px; border: 1px solid #ddd; border-radius: 6px; padding: 6px; }
+.chart { border: 1px solid #ddd; border-radius: 6px; padding: 6px; min-width: 0; }
+.chart .plot { position: relative; height: 360px; }
+.legend { display: flex; flex-wrap: wrap; justify-content: center; gap: 3px 14px; margin: 6px 4px 2px; font-size: 12px; color: #444; }
+.legend span.item { display: inline-flex; align-items: center; gap: 5px; cursor: pointer; max-width: 100%; }
+.legend .item.hidden { opacity: 0.35; text-decoration: line-through; }
+.legend .swatch { flex: none; }
+.legend.as-table { display: block; }
+.legend table { border-collapse: collapse; margin: 0 auto; }
+.legend tr.item { cursor: pointer; }
+.legend th, .legend td { padding: 1px 6px; text-align: left; font-weight: normal; border-bottom: 1px solid #eee; }
+.legend thead th { color: #666; white-space: nowrap; }
+#verdicts { list-style: none; padding: 0; margin: 0.3em 0 1em; }
+#verdicts li { padding: 4px 10px; margin: 3px 0; border-left: 5px solid #bbb; background: #f6f6f6; }
+#verdicts li.verdict-fast { border-color: #1a7f37; background: #eef7f0; }
+#verdicts li.verdict-slower { border-color: #b42318; background: #fdecea; }
+td.goal .context { color: #555; font-size: 11px; white-space: normal; max-width: 26em; }
 .empty { height: 80px; border: 1px dashed #bbb; border-radius: 6px; padding: 10px; color: #777; }
 .problems { background: #fff4e5; border: 1px solid #f0b37e; padding: 0.5em 1em; border-radius: 6px; }
 table.headline { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 13px; }
@@ -457,7 +617,7 @@ table.headline td.num { text-align: right; font-variant-numeric: tabular-nums; w
 table.headline th.machine { background: #f8f8ff; min-width: 11em; }
 table.headline .run, table.headline .spread, table.headline .old { color: #777; font-weight: normal; font-size: 12px; }
 table.headline tbody + tbody { border-top: 2px solid #999; }
-td.goal { white-space: nowrap; }
+td.goal { white-space: nowrap; vertical-align: top; }
 .status-pass { color: #1a7f37; } td.status-pass { background: #e6f4ea; }
 .status-fail { color: #b42318; } td.status-fail { background: #fdecea; }
 .status-fault { color: #b54708; } td.status-fault { background: #fff1e0; }

@@ -5,7 +5,11 @@
 #                                      of PAGE, then of a page drawn from a fixture history that
 #                                      has every kind of chart (tests/bench/fixtures/
 #                                      dashboard-history.jsonl: the hit-path band and a fault, hit
-#                                      rates, two machines), its screenshot beside PNG (-fixture.png)
+#                                      rates, the cold suite's variants (a legend table), two
+#                                      machines whose host and CPU model strings vary; the
+#                                      latest run of one slower beyond its noise band and under load,
+#                                      of the other within its band with a failed goal, load
+#                                      unknown), its screenshot beside PNG (-fixture.png)
 
 CUBBY_DASHBOARD_DIR="$CUBBY_ROOT/bench/dashboard"
 
@@ -33,5 +37,6 @@ dashboard_browser_test() {
   node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$page" "$png" --expect recovery:bar,time-saved || return 1
   node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$fixture" --out "$fixture_page" || return 1
   node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$fixture_page" "${png%.png}-fixture.png" \
-    --expect hit-rate,time-saved,recovery:bar,overhead-mdspan50:band,overhead-mdspan-suite:fault
+    --expect hit-rate,time-saved,recovery:bar,overhead-mdspan50:band,overhead-mdspan-suite:fault,cold-suite-mdspan-suite:table \
+    --expect-verdict "no GPU, 2 CPUs=slower;H200, 16 CPUs=fast" --expect-load unknown,under
 }

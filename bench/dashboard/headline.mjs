@@ -5,6 +5,13 @@
 // records written before them: a value below the goal's `floor` is a "fault" (a measurement
 // fault, never a pass), and the old goal on BM_WarmHitLoaded / BM_ModuleLoadBaseline (two
 // separately measured families) is "retired" (no goal any more), or "fault" below 1.0.
+//
+// Above the tables, one verdict line per machine (verdict.mjs): its latest run against the
+// previous runs of the same machine, and whether it ran under load. A goal that failed (or is a
+// fault) shows this run's spread, the goal's values in the machine's previous runs with their
+// noise band, and the run's load.
+import { escapeHtml, fmtRatio, fmtTime, fmtValue } from "./format.mjs";
+import { goalContext, machineVerdict, metricLine } from "./verdict.mjs";
 
 // The old goal, as old records name it.
 const RETIRED_GOAL = /BM_WarmHitLoaded <= [\d.]+x BM_ModuleLoadBaseline/;
@@ -32,28 +39,6 @@ export function hitLoadRatio(w) {
   return null;
 }
 
-export function fmtTime(us) {
-  if (typeof us !== "number" || !Number.isFinite(us)) return "–";
-  const abs = Math.abs(us);
-  const [scale, unit] = abs >= 1e6 ? [1e6, "s"] : abs >= 1e3 ? [1e3, "ms"] : abs >= 1 ? [1, "µs"] : [1e-3, "ns"];
-  return `${Number((us / scale).toPrecision(3))} ${unit}`;
-}
-
-export function fmtRatio(x) {
-  if (typeof x !== "number" || !Number.isFinite(x)) return "–";
-  return x >= 100 ? `${Math.round(x).toLocaleString("en-US")}x` : `${x.toFixed(2)}x`;
-}
-
-function fmtValue(x) {
-  if (typeof x !== "number" || !Number.isFinite(x)) return "–";
-  if (Math.abs(x) >= 100) return Math.round(x).toLocaleString("en-US");
-  return Number(x.toPrecision(3)).toString();
-}
-
-function escapeHtml(text) {
-  return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-}
-
 // The rows of one record: its workloads, then its whole suites.
 function rowsOf(record) {
   const rows = Object.entries(record.workloads ?? {}).map(([name, w]) => ({
@@ -67,23 +52,39 @@ function rowsOf(record) {
   return rows.filter((r) => [r.cold, r.warm, r.speedup, r.loaded].some((v) => typeof v === "number") || r.ratio);
 }
 
-// Plain data: the latest record of every machine (newest first) and the union of their goals.
+// The records of every machine, oldest first (by date, then by their order in the history).
+export function runsByMachine(records, labelOf) {
+  const order = records.map((record, index) => ({ record, index }))
+    .sort((a, b) => String(a.record.date ?? "").localeCompare(String(b.record.date ?? "")) || a.index - b.index);
+  const runs = new Map();
+  for (const run of order) {
+    const label = labelOf(run.record);
+    if (!runs.has(label)) runs.set(label, []);
+    runs.get(label).push(run);
+  }
+  return runs;
+}
+
+// Plain data: the latest record of every machine (newest first) with its verdict, and the union
+// of their goals, each with its status and, when it failed, its context.
 export function buildHeadline(records, labelOf) {
-  const latest = new Map();
-  records.forEach((r, index) => {
-    const label = labelOf(r);
-    const current = latest.get(label);
-    if (!current || String(r.date ?? "") >= String(current.record.date ?? "")) latest.set(label, { record: r, index });
-  });
-  const machines = [...latest].sort(([, a], [, b]) => String(b.record.date ?? "").localeCompare(String(a.record.date ?? "")))
-    .map(([label, { record, index }]) => ({
+  const machines = [...runsByMachine(records, labelOf)].map(([label, runs]) => {
+    const { record, index } = runs.at(-1);
+    const earlier = runs.slice(0, -1).map((run) => run.record);
+    return {
       label, index, commit: String(record.commit ?? "?"), date: String(record.date ?? "?"),
       gpu: record.machine?.gpu_name || (record.machine?.gpu ? "GPU" : "no GPU"),
       cpuModel: record.machine?.cpu_model ?? "", rows: rowsOf(record),
-      goals: Object.fromEntries((record.goals ?? []).map((g) => [g.goal, {
-        status: goalStatus(g), value: typeof g.value === "number" ? g.value : null, target: g.target ?? null,
-        spread: Array.isArray(g.spread) && g.spread.every((v) => typeof v === "number") ? g.spread : null }])),
-    }));
+      verdict: machineVerdict(runs.map((run) => run.record)),
+      goals: Object.fromEntries((record.goals ?? []).map((g) => {
+        const status = goalStatus(g);
+        return [g.goal, {
+          status, value: typeof g.value === "number" ? g.value : null, target: g.target ?? null,
+          spread: Array.isArray(g.spread) && g.spread.every((v) => typeof v === "number") ? g.spread : null,
+          context: status === "fail" || status === "fault" ? goalContext(g, record, earlier) : null }];
+      })),
+    };
+  }).sort((a, b) => b.date.localeCompare(a.date));
   const goals = [];
   for (const m of machines) for (const goal of Object.keys(m.goals)) if (!goals.includes(goal)) goals.push(goal);
   return { machines, goals };
@@ -104,10 +105,23 @@ function ratioCell(ratio) {
 
 function goalCell(goal) {
   if (!goal) return `<td class="goal status-none">–</td>`;
-  const spread = goal.spread ? ` <span class="spread">(${goal.spread[0].toFixed(2)}–${goal.spread[1].toFixed(2)})</span>` : "";
+  const spread = goal.spread
+    ? ` <span class="spread" title="this run's p10–p90">(${goal.spread[0].toFixed(2)}–${goal.spread[1].toFixed(2)})</span>` : "";
   const value = goal.value != null ? ` ${fmtValue(goal.value)}${spread}` : "";
+  const context = goal.context
+    ? `<div class="context" data-load="${goal.context.load.known ? (goal.context.load.underLoad ? "under" : "not under") : "unknown"}">` +
+      `${escapeHtml(goal.context.text)}</div>` : "";
   return `<td class="goal status-${goal.status.replace("/", "")}" data-status="${goal.status}">` +
-         `<b>${goal.status}</b>${value}</td>`;
+         `<b>${goal.status}</b>${value}${context}</td>`;
+}
+
+// One line per machine: the verdict on its latest run.
+function renderVerdicts(machines) {
+  return `<ul id="verdicts">\n` + machines.map((m) =>
+    `<li class="verdict verdict-${m.verdict.status}" data-machine="${escapeHtml(m.label)}" data-verdict="${m.verdict.status}" ` +
+    `title="${escapeHtml(m.verdict.metrics.map(metricLine).join("\n") || "no metric to compare")}">` +
+    `<b>${escapeHtml(m.label)}</b> <span class="run">(${escapeHtml(m.commit.slice(0, 12))}, ${escapeHtml(m.date.slice(0, 10))})</span>: ` +
+    `${escapeHtml(m.verdict.text)}</li>`).join("\n") + `\n</ul>`;
 }
 
 export function renderHeadline(headline) {
@@ -129,7 +143,8 @@ export function renderHeadline(headline) {
     const tally = STATUSES.map((s) => [s, Object.values(m.goals).filter((g) => g.status === s).length]).filter(([, n]) => n);
     return `<td>${tally.map(([s, n]) => `<span class="status-${s.replace("/", "")}">${n} ${s}</span>`).join(" ")}</td>`;
   }).join("");
-  return `<table id="headline" class="headline">
+  return `${renderVerdicts(headline.machines)}
+<table id="headline" class="headline">
 <caption>Latest run per machine: cold compile, warm disk hit, speedup, hit + module load and its ratio over the bare load
 (interleaved median with p10–p90; "apart": two separately measured families, no goal)</caption>
 <thead><tr><th scope="col">machine</th><th scope="col">workload</th><th scope="col">cold</th><th scope="col">warm (disk hit)</th>
@@ -138,7 +153,8 @@ ${runs}
 </table>
 <table id="goals" class="headline">
 <caption>Goals of each machine's latest run (pass, fail, fault: a measurement below its floor, not a result;
-retired: no goal any more; n/a: not measured there)</caption>
+retired: no goal any more; n/a: not measured there). A fail or fault shows this run's spread, the goal's values in the
+previous runs of that machine (is it beyond their noise band?) and the run's load</caption>
 <thead><tr><th scope="col">goal</th>${head}</tr></thead>
 <tbody>
 ${goals}

@@ -51,5 +51,5 @@ discover_suites() {
     SUITE_ARGS+=(--skip "pytest-examples=pytest is not installed (Debian: apt-get install python3-pytest)")
     return 0
   fi
-  SUITE_ARGS+=(--suite "pytest-examples=cd '$root' && CUBBY_LIBRARY='$build_dir/core/libcubby.so' PYTHONPATH='$root/pytest_plugin/src'\${PYTHONPATH:+:\$PYTHONPATH} '$python' -m pytest -q -p no:cacheprovider '$dir'")
+  SUITE_ARGS+=(--suite "pytest-examples=cd '$root' && CUBBY_LIBRARY='$build_dir/core/libcubby.so' PYTHONPATH='$root/pytest_plugin/src'\${PYTHONPATH:+:\$PYTHONPATH} '$python' -m pytest -q -p no:cacheprovider -p cubby.plugin '$dir'")
 }

@@ -40,6 +40,9 @@ results.json ("schema": 1):
     test_mdspan_transform when it ran: fleet_s and fleet_second_s (a fresh store's first run,
     served by Redis, and its second run), fleet_over_warm (first run / local warm run),
     cold_over_fleet, fleet_remote_hits, fleet_runs
+  load {start, end}: the 1-, 5- and 15-minute load averages when cubby_bench started (its Google
+    Benchmark context's load_avg) and when this report was written (/proc/loadavg, after every
+    benchmark of the run); each absent where unknown; the dashboard says whether the run was under load
   skipped {BENCHMARK: reason}, goals [{goal, value, target, status, floor, spread}]
     (status: pass, fail, n/a (not measured here) or fault (a value below `floor`, where one is
      set: a measurement fault, not a result); spread: [p10, p90] where the value is a median)
@@ -209,6 +212,9 @@ def read_bench(data: dict, record: dict, source: str) -> int:
         machine["host"] = str(context["host_name"])
     if context.get("num_cpus") and not machine.get("cpus"):
         machine["cpus"] = context["num_cpus"]
+    start = load_average(context.get("load_avg")) if source == "cubby_bench" else None
+    if start is not None:
+        record.setdefault("load", {})["start"] = start  # when the benchmark started
     used = 0
     hit_vs_load_runs: dict[str, list] = {}  # BM_HitVsLoad repetitions, combined at the end
     for bench in benchmarks:
@@ -314,6 +320,24 @@ def read_suite_timing(data: dict, record: dict) -> int:
              f"(first: {data['fleet_problems'][0]}); its fleet figures are reported anyway")
     record["suite"]["gtest-examples"] = suite
     return 1
+
+
+def load_average(values) -> list[float] | None:
+    """[1 min, 5 min, 15 min] from a Google Benchmark context's load_avg or /proc/loadavg's
+    fields, or None when they are not three finite numbers >= 0."""
+    try:
+        numbers = [float(v) for v in list(values)[:3]]
+    except (TypeError, ValueError):
+        return None
+    return numbers if len(numbers) == 3 and all(math.isfinite(v) and v >= 0 for v in numbers) else None
+
+
+def proc_loadavg(path: Path = Path("/proc/loadavg")) -> list[float] | None:
+    """The load averages now (/proc/loadavg), or None where there is none (not Linux)."""
+    try:
+        return load_average(path.read_text().split())
+    except OSError:
+        return None
 
 
 def git_commit(root: Path) -> str:
@@ -485,6 +509,11 @@ def table(record: dict) -> str:
             reasons.setdefault(reason, []).append(bench)
         for reason, benches in reasons.items():
             lines.append(f"  {', '.join(benches)}: {reason}")
+    load = record.get("load") or {}
+    cpus = record["machine"].get("cpus")
+    lines += ["", "load average (1 min) at the start " + (f"{load['start'][0]:.2f}" if load.get("start") else "unknown")
+              + ", at the end " + (f"{load['end'][0]:.2f}" if load.get("end") else "unknown")
+              + (f", on {cpus} CPUs" if cpus else "")]
     lines += ["", "goals"]
     for g in record["goals"]:
         value = "-" if g["value"] is None else f"{g['value']:.4g}"
@@ -563,6 +592,9 @@ def main(argv: list[str]) -> int:
         record["machine"]["label"] = args.machine_label
     record["machine"]["gpu_name"] = args.gpu_name if args.gpu_name is not None else \
         (gpu_name() if record["machine"]["gpu"] else "")
+    end = proc_loadavg()
+    if end is not None:
+        record.setdefault("load", {})["end"] = end
     record["goals"] = evaluate_goals(record)
     print(table(record))
     if used == 0:

@@ -354,6 +354,30 @@ class Machine(Workdir):
         done = self.report("--bench", bench)
         self.assertNotIn("label", json.loads((self.dir / "out/results.json").read_text())["machine"])
 
+    def test_load_average_at_the_start_and_the_end_is_recorded(self):
+        data = bench_json()
+        data["context"]["load_avg"] = [6.45, 4.07, 2.36]  # Google Benchmark's, when cubby_bench started
+        done = self.report("--bench", self.write("b.json", data))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        load = json.loads((self.dir / "out/results.json").read_text())["load"]
+        self.assertEqual(load["start"], [6.45, 4.07, 2.36])
+        self.assertEqual(load["end"], bench_report.proc_loadavg())
+        self.assertEqual(len(load["end"]), 3)
+        self.assertIn("load average (1 min) at the start 6.45, at the end", done.stdout)
+
+    def test_missing_or_malformed_load_average_is_left_out(self):
+        for value in (None, [1, 2], ["x", 1, 2], [-1, 0, 0], "1 2 3"):
+            data = bench_json()
+            if value is not None:
+                data["context"]["load_avg"] = value
+            record = {"machine": {}, "workloads": {}, "recovery": {}, "suite": {}, "skipped": {}}
+            bench_report.read_bench(data, record, "cubby_bench")
+            self.assertNotIn("load", record, value)
+        self.assertIsNone(bench_report.proc_loadavg(self.write("loadavg", "")))
+        self.assertIsNone(bench_report.proc_loadavg(self.dir / "none"))
+        self.assertEqual(bench_report.proc_loadavg(self.write("loadavg", "0.50 0.25 0.10 1/200 42\n")),
+                         [0.5, 0.25, 0.1])
+
 
 class Command(Workdir):
     def test_writes_results_history_and_github_action_benchmark(self):

@@ -9,8 +9,10 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const { readHistory, buildModel, renderPage, coldSuiteOrder, runLabel, REGRESSION_FACTOR } = await import(
   path.join(root, "bench", "dashboard", "build.mjs"));
-const { machineLabels, machineKey } = await import(path.join(root, "bench", "dashboard", "machines.mjs"));
+const { machineName, gpuModel } = await import(path.join(root, "bench", "dashboard", "machines.mjs"));
 const { goalStatus, renderHeadline } = await import(path.join(root, "bench", "dashboard", "headline.mjs"));
+const verdict = await import(path.join(root, "bench", "dashboard", "verdict.mjs"));
+const fixture = path.join(root, "tests", "bench", "fixtures", "dashboard-history.jsonl");
 
 function record(commit, host, gpu, workloads, extra = {}) {
   return { schema: 1, commit, date: "2026-01-01T00:00:00+00:00",
@@ -59,14 +61,14 @@ test("model: a chart per workload and kind, datasets split by machine, threshold
     record("c3", "box", "", { mdspan50: { cold_ms: 1700, warm_disk_us: 100, speedup_disk: 17000 } }),
   ];
   const model = buildModel(records);
-  assert.deepEqual(model.points.map((p) => p.machine), ["no GPU (box)", "H200 (gpu)", "no GPU (box)"]);
+  assert.deepEqual(model.points.map((p) => p.machine), ["no GPU", "H200", "no GPU"]);
   const times = model.charts.find((c) => c.id === "times-mdspan50");
-  const boxDisk = times.datasets.find((d) => d.label === "warm hit, disk @ no GPU (box)");
+  const boxDisk = times.datasets.find((d) => d.label === "warm hit, disk @ no GPU");
   assert.deepEqual(boxDisk.data, [80, null, 100]);
   assert.equal(boxDisk.limitOf, 90 * REGRESSION_FACTOR);
-  const cold = times.datasets.find((d) => d.label === "cold compile @ H200 (gpu)");
+  const cold = times.datasets.find((d) => d.label === "cold compile @ H200");
   assert.deepEqual(cold.data, [null, 2400000, null]);  // ms -> us
-  assert.ok(times.datasets.some((d) => d.kind === "threshold" && d.label.includes("box")));
+  assert.ok(times.datasets.some((d) => d.kind === "threshold" && d.label.endsWith("@ no GPU")));
   // Without BM_HitVsLoad the hit-path chart shows the old ratio of two separate families, marked "old".
   const overhead = model.charts.find((c) => c.id === "overhead-mdspan50");
   assert.deepEqual(overhead.datasets[0].data, [null, 1.7, null]);
@@ -101,28 +103,28 @@ test("model: whole-suite runs in seconds", () => {
   assert.deepEqual(suite.datasets.map((d) => d.data[0]), [60, 3]);
 });
 
-test("machines: distinct readable names from the GPU, CPUs and host; a label wins", () => {
+test("machines: one identity from the GPU model and CPU count, whatever the host and CPU model say; a label wins", () => {
   const rec = (machine) => ({ machine });
   const h200 = rec({ host: "vm", cpus: 16, gpu: true, gpu_name: "NVIDIA H200" });
+  const h200Later = rec({ host: "gpu-b", cpus: 16, gpu: true, gpu_name: "H200", cpu_model: "AMD EPYC" });
   const dev = rec({ host: "vm", cpus: 2, gpu: false, gpu_name: "" });
-  const named = rec({ host: "ci-7", cpus: 8, gpu: true, gpu_name: "NVIDIA A100-SXM4-80GB" });
-  const labelled = rec({ host: "vm", cpus: 16, gpu: true, gpu_name: "NVIDIA H200", label: "lab H200" });
-  const twinA = rec({ host: "vm", cpus: 4, gpu: false, cpu_model: "Intel Xeon" });
-  const twinB = rec({ host: "vm", cpus: 4, gpu: false, cpu_model: "AMD EPYC" });
-  const twinC = rec({ host: "vm", cpus: 4, gpu: false });
-  const names = machineLabels([h200, dev, named, labelled, twinA, twinB, twinC, h200]);
-  const of = (r) => names[machineKey(r)];
-  assert.equal(of(h200), "H200, 16 CPUs");
-  assert.equal(of(dev), "no GPU, 2 CPUs");
-  assert.equal(of(named), "A100-SXM4-80GB, 8 CPUs (ci-7)");
-  assert.equal(of(labelled), "lab H200");
-  assert.equal(of(twinA), "no GPU, 4 CPUs [Intel Xeon]");
-  assert.equal(of(twinB), "no GPU, 4 CPUs [AMD EPYC]");
-  assert.equal(of(twinC), "no GPU, 4 CPUs");
-  assert.equal(new Set(Object.values(names)).size, Object.keys(names).length);
-  // Same name and no CPU model to tell them apart: numbered.
-  const twins = machineLabels([twinC, rec({ host: "localhost", cpus: 4, gpu: false })]);
-  assert.deepEqual(Object.values(twins), ["no GPU, 4 CPUs", "no GPU, 4 CPUs #2"]);
+  const devLater = rec({ host: "ci-runner-17", cpus: 2, gpu: false, gpu_name: "", cpu_model: "AMD EPYC" });
+  assert.equal(machineName(h200), "H200, 16 CPUs");
+  assert.equal(machineName(h200Later), "H200, 16 CPUs");
+  assert.equal(machineName(dev), "no GPU, 2 CPUs");
+  assert.equal(machineName(devLater), "no GPU, 2 CPUs");
+  assert.equal(machineName(rec({ cpus: 8, gpu: true, gpu_name: "NVIDIA  GeForce RTX 4090" })), "RTX 4090, 8 CPUs");
+  assert.equal(machineName(rec({ cpus: 1, gpu: true, gpu_name: "" })), "GPU, 1 CPU");
+  assert.equal(machineName(rec({ gpu: false })), "no GPU");
+  assert.equal(machineName(rec({ host: "vm", cpus: 16, gpu: true, gpu_name: "NVIDIA H200", label: " lab H200 " })), "lab H200");
+  assert.equal(gpuModel({ gpu: true, gpu_name: "Tesla V100-SXM2-16GB" }), "V100-SXM2-16GB");
+  // The model's points and the headline: one machine per identity.
+  const model = buildModel([{ ...record("c1", "vm", "NVIDIA H200", { tiny: { warm_disk_us: 9 } }), machine: h200.machine },
+                            { ...record("c2", "gpu-b", "H200", { tiny: { warm_disk_us: 10 } }), machine: h200Later.machine }]);
+  assert.deepEqual(model.points.map((p) => p.machine), ["H200, 16 CPUs", "H200, 16 CPUs"]);
+  assert.equal(model.headline.machines.length, 1);
+  const disk = model.charts.find((c) => c.id === "times-tiny").datasets.filter((d) => d.label.startsWith("warm hit, disk"));
+  assert.deepEqual(disk.map((d) => d.data), [[9, 10]]);  // one line through both runs
 });
 
 test("x labels: short commit (dirty marked) and day", () => {
@@ -169,14 +171,14 @@ test("model: hit rate and compile time saved over time", () => {
   ]);
   const rate = model.charts.find((c) => c.id === "hit-rate");
   assert.deepEqual(rate.datasets.map((d) => [d.label, d.data]), [
-    ["gtest 2nd run (warm) @ no GPU (box)", [100, null]],
-    ["gtest after a header edit (prefetch) @ no GPU (box)", [75, null]],
+    ["gtest 2nd run (warm) @ no GPU", [100, null]],
+    ["gtest after a header edit (prefetch) @ no GPU", [75, null]],
   ]);
   const saved = model.charts.find((c) => c.id === "time-saved");
   assert.deepEqual(saved.datasets.map((d) => [d.label, d.data]), [
-    ["gtest whole run @ no GPU (box)", [49, 38]],
-    ["gtest warm run's hits (stats) @ no GPU (box)", [45, null]],
-    ["mdspan50 lookup @ no GPU (box)", [2.9998, null]],
+    ["gtest whole run @ no GPU", [49, 38]],
+    ["gtest warm run's hits (stats) @ no GPU", [45, null]],
+    ["mdspan50 lookup @ no GPU", [2.9998, null]],
   ]);
   assert.equal(buildModel([record("c1", "box", "", {})]).charts.find((c) => c.id === "hit-rate").datasets.length, 0);
 });
@@ -198,7 +200,7 @@ test("headline: the latest run of every machine, newest first, with every goal's
               { goals: goals(0.98) }), "2026-01-03T00:00:00+00:00"),
   ]);
   const { machines, goals: rows } = model.headline;
-  assert.deepEqual(machines.map((m) => [m.label, m.commit]), [["H200 (gpu)", "new1"], ["no GPU (box)", "cpu1"]]);
+  assert.deepEqual(machines.map((m) => [m.label, m.commit]), [["H200", "new1"], ["no GPU", "cpu1"]]);
   assert.deepEqual(machines[1].rows.map((r) => r.name), ["mdspan50", "whole suite gtest"]);
   assert.equal(machines[0].rows[0].ratio.fault, true);
   assert.equal(rows.length, 3);
@@ -231,10 +233,10 @@ test("model: the whole-suite run after a header edit, beside cold and warm", () 
   ]);
   const suite = model.charts.find((c) => c.id === "suite");
   assert.deepEqual(suite.datasets.map((d) => [d.label, d.data]), [
-    ["pytest 1st run (cold) @ no GPU (box)", [60, 62]],
-    ["pytest 2nd run (warm) @ no GPU (box)", [3, 3]],
-    ["pytest after a header edit (prefetch) @ no GPU (box)", [null, 21]],
-    ["pytest after a header edit (no prefetch) @ no GPU (box)", [null, 59]],
+    ["pytest 1st run (cold) @ no GPU", [60, 62]],
+    ["pytest 2nd run (warm) @ no GPU", [3, 3]],
+    ["pytest after a header edit (prefetch) @ no GPU", [null, 21]],
+    ["pytest after a header edit (no prefetch) @ no GPU", [null, 59]],
   ]);
 });
 
@@ -254,19 +256,19 @@ test("model: the cold suite's variants in order, in seconds, with their speedup 
   const times = model.charts.find((c) => c.id === "cold-suite-mdspan-suite");
   assert.equal(times.section, "mdspan-suite");
   assert.deepEqual(times.datasets.map((d) => [d.label, d.data]), [
-    ["serial @ no GPU (box)", [25, null]],
-    ["pch @ no GPU (box)", [20, null]],
-    ["parallel:2 @ no GPU (box)", [12.5, null]],
-    ["parallel_pch:2 @ no GPU (box)", [10, null]],
-    ["parallel_pch:16 @ no GPU (box)", [2, null]],
-    ["serial @ H200 (gpu)", [null, 9]],
+    ["serial @ no GPU", [25, null]],
+    ["pch @ no GPU", [20, null]],
+    ["parallel:2 @ no GPU", [12.5, null]],
+    ["parallel_pch:2 @ no GPU", [10, null]],
+    ["parallel_pch:16 @ no GPU", [2, null]],
+    ["serial @ H200", [null, 9]],
   ]);
   const speedup = model.charts.find((c) => c.id === "cold-suite-speedup-mdspan-suite");
   assert.deepEqual(speedup.datasets.map((d) => [d.label, d.data[0]]), [
-    ["pch vs serial @ no GPU (box)", 1.25],
-    ["parallel:2 vs serial @ no GPU (box)", 2],
-    ["parallel_pch:2 vs serial @ no GPU (box)", 2.5],
-    ["parallel_pch:16 vs serial @ no GPU (box)", 12.5],
+    ["pch vs serial @ no GPU", 1.25],
+    ["parallel:2 vs serial @ no GPU", 2],
+    ["parallel_pch:2 vs serial @ no GPU", 2.5],
+    ["parallel_pch:16 vs serial @ no GPU", 12.5],
   ]);
   // Workloads without BM_ColdSuite results get no cold-suite charts.
   assert.equal(model.charts.some((c) => c.id === "cold-suite-tiny"), false);
@@ -280,9 +282,9 @@ test("model: the remote tier's fleet ratios, guarded by the 1.5x goal", () => {
   }, { suite: { "gtest-examples": { cold_s: 55, warm_s: 0.5, fleet_over_warm: 0.9 } } })]);
   const fleet = model.charts.find((c) => c.id === "fleet");
   assert.deepEqual(fleet.datasets.map((d) => [d.label, d.data[0], d.limitOf ?? null]), [
-    ["gtest-examples (whole process) @ H200 (gpu)", 0.9, 1.5],
-    ["mdspan50 + module loads @ H200 (gpu)", 1.26, 1.5],
-    ["mdspan50 lookups only @ H200 (gpu)", 7.4, null],
+    ["gtest-examples (whole process) @ H200", 0.9, 1.5],
+    ["mdspan50 + module loads @ H200", 1.26, 1.5],
+    ["mdspan50 lookups only @ H200", 7.4, null],
     ["goal: <= 1.5x a local warm run", 1.5, null],
   ]);
   assert.equal(buildModel([record("c1", "box", "", {})]).charts.find((c) => c.id === "fleet").datasets.length, 0);
@@ -297,4 +299,104 @@ test("page: one file with the library inlined, charts without data say so, no sc
   assert.match(html, /h\.jsonl:2: not JSON/);
   assert.doesNotMatch(html, /src="http/);
   assert.equal(html.split("</script>").length - 1, 3);  // only the three script elements close
+});
+
+// A run of one machine with the given headline values (us) and goals.
+function run(commit, day, values, extra = {}) {
+  return { schema: 1, commit, date: `2026-02-${String(day).padStart(2, "0")}T00:00:00+00:00`,
+           machine: { host: "vm", cpus: 2, gpu: false, gpu_name: "", arch: "sm_90" },
+           workloads: { tiny: { warm_disk_us: values.disk, cold_ms: values.cold } }, recovery: {}, suite: {}, skipped: {},
+           ...extra };
+}
+
+test("noise band: median and MAD of the previous runs, never narrower than +-6% of the median", () => {
+  const band = verdict.noiseBand([10, 11, 12, 30]);  // one wild run barely moves it
+  assert.equal(band.median, 11.5);
+  assert.equal(band.n, 4);
+  assert.ok(Math.abs(band.sigma - 1.4826) < 1e-9);  // 1.4826 x MAD (1)
+  assert.ok(Math.abs(band.high - (11.5 + 3 * 1.4826)) < 1e-9);
+  const flat = verdict.noiseBand([100, 100, 100]);
+  assert.ok(Math.abs(flat.low - 94) < 1e-9 && Math.abs(flat.high - 106) < 1e-9);
+  assert.equal(verdict.compare(105, [100, 100, 100]).status, "within");
+  assert.equal(verdict.compare(107, [100, 100, 100]).status, "slower");
+  assert.equal(verdict.compare(93, [100, 100, 100]).status, "faster");
+  assert.equal(verdict.compare(93, [100, 100, 100], false).status, "slower");  // higher is better
+  assert.equal(verdict.compare(500, [100, 100]), null);  // too few for a band
+});
+
+test("verdict: slower by X% beyond the noise band, naming the metric; still fast within it", () => {
+  const before = [[18, 32], [19, 33], [17.8, 31], [18.5, 33], [18.2, 32], [18.9, 32.5]].map(([disk, cold], i) => run(`c${i}`, i + 1, { disk, cold }));
+  const slow = verdict.machineVerdict([...before, run("new", 9, { disk: 41.1, cold: 32 })]);
+  assert.equal(slow.status, "slower");
+  assert.equal(slow.previousRuns, 5);  // the previous 5, not all 6
+  assert.equal(slow.slower[0].name, "tiny warm disk hit");
+  assert.ok(Math.abs(slow.change - (41.1 / 18.5 - 1)) < 1e-9);  // median of the previous 5: 18.5
+  assert.match(slow.text, /^latest run vs the previous 5 on this machine: slower by 122% \(beyond its noise band\): tiny warm disk hit 41\.1 µs vs 18\.5 µs, the median of the previous 5 \(band .* to .*\); load unknown$/);
+  const fast = verdict.machineVerdict([...before, run("new", 9, { disk: 18.7, cold: 31.5 })]);
+  assert.equal(fast.status, "fast");
+  assert.equal(fast.text, "latest run vs the previous 5 on this machine: still fast (2 metrics within their noise band); load unknown");
+  const faster = verdict.machineVerdict([...before, run("new", 9, { disk: 9, cold: 32 })]);
+  assert.equal(faster.status, "fast");
+  assert.match(faster.text, /still fast \(1 metric within its noise band; faster beyond it: tiny warm disk hit −51%\)/);
+  // No verdict: the first run, or too few earlier runs measured the same metrics.
+  assert.equal(verdict.machineVerdict([before[0]]).status, "none");
+  assert.match(verdict.machineVerdict([before[0]]).text, /^latest run: no verdict yet, the first run on this machine/);
+  const other = run("x", 9, { disk: 20, cold: 30 });
+  other.workloads = { mdspan50: { warm_disk_us: 200 } };
+  assert.match(verdict.machineVerdict([...before, other]).text, /no verdict: fewer than 3 of them measured what this run measured/);
+  // A fault (hit + load below the bare load) is never compared.
+  assert.deepEqual(Object.keys(verdict.headlineMetrics({ workloads: { tiny: { hit_load_ratio: 0.9, hit_load_us: 90 } } })),
+                   ["tiny hit + load"]);
+});
+
+test("load: under load from the recorded load averages, else 'load unknown'", () => {
+  const at = (start, end, cpus = 2) => verdict.loadOf({ machine: { cpus }, load: { start, end } });
+  assert.equal(verdict.loadOf({ machine: { cpus: 2 } }).text, "load unknown");
+  assert.equal(at([2.91, 2, 1.5], [2.37, 2.2, 1.6]).text, "load 2.91 at the start, 2.37 at the end on 2 CPUs: under load");
+  assert.equal(at([0.2, 0.1, 0], [1.1, 0.5, 0.2]).underLoad, false);  // the benchmark's own thread
+  assert.equal(at([8.9, 4, 2], null, 16).underLoad, false);
+  assert.equal(at(null, [9, 4, 2], 16).text, "load 9.00 at the end on 16 CPUs: under load");
+  assert.equal(at(["x"], null).known, false);
+});
+
+test("goal failure: its values in the previous runs with their band, and the load", () => {
+  const goal = (value) => [{ goal: "tiny warm disk hit <= 20 us (no module load)", value, target: 20, status: value > 20 ? "fail" : "pass" }];
+  const earlier = [17.9, 18.9, 17.8, 18.5].map((v, i) => run(`c${i}`, i + 1, { disk: v }, { goals: goal(v) }));
+  const loaded = run("new", 9, { disk: 41.1 }, { goals: goal(41.1), load: { start: [2.91, 2, 1.5] } });
+  const context = verdict.goalContext(loaded.goals[0], loaded, earlier);
+  assert.equal(context.previous.status, "slower");
+  assert.equal(context.text, "previous 4 here: 17.8–18.9 (median 18.2): worse beyond its noise band (+126%) · " +
+                             "load 2.91 at the start on 2 CPUs: under load");
+  const noisy = verdict.goalContext({ ...goal(20.5)[0], spread: [19, 22] }, run("n", 9, { disk: 20.5 }), earlier.concat(
+    [21, 20.8, 20.9].map((v, i) => run(`d${i}`, i + 5, { disk: v }, { goals: goal(v) }))));
+  assert.equal(noisy.previous.status, "within");
+  assert.deepEqual(noisy.own, [19, 22]);
+  assert.match(noisy.text, /within its noise band · load unknown$/);
+  assert.equal(verdict.goalContext(goal(25)[0], run("f", 1, { disk: 25 }), []).text, "no earlier run here · load unknown");
+  assert.match(verdict.goalContext(goal(25)[0], run("f", 3, { disk: 25 }), earlier.slice(0, 2)).text,
+               /^previous 2 here: 17\.9–18\.9 \(too few for a noise band\)/);
+  // A higher-is-better goal that dropped: worse.
+  const speed = (value) => ({ goal: "mdspan50 warm disk hit >= 1000x faster than cold", value, target: 1000, status: "pass" });
+  const runs = [20000, 21000, 20500].map((v, i) => run(`s${i}`, i + 1, {}, { goals: [speed(v)] }));
+  assert.equal(verdict.goalContext(speed(12000), run("s", 9, {}), runs).previous.status, "slower");
+});
+
+test("headline: a verdict line per machine and the failed goals' context, from the fixture history", () => {
+  const { records } = readHistory(fixture);
+  const model = buildModel(records);
+  assert.deepEqual(model.headline.machines.map((m) => [m.label, m.verdict.status]),
+                   [["no GPU, 2 CPUs", "slower"], ["H200, 16 CPUs", "fast"]]);
+  assert.equal(new Set(model.points.map((p) => p.machine)).size, 2);  // host and CPU model strings vary
+  const [box, h200] = model.headline.machines;
+  assert.equal(box.verdict.slower[0].name, "tiny warm disk hit");
+  assert.equal(box.verdict.load.underLoad, true);
+  assert.equal(h200.verdict.load.known, false);
+  const html = renderHeadline(model.headline);
+  assert.equal((html.match(/<li class="verdict verdict-slower" data-machine="no GPU, 2 CPUs"/g) ?? []).length, 1);
+  assert.equal((html.match(/<li class="verdict verdict-fast" data-machine="H200, 16 CPUs"/g) ?? []).length, 1);
+  assert.match(html, /slower by 126% \(beyond its noise band\): tiny warm disk hit 41\.1 µs/);
+  assert.match(html, /still fast \(\d+ metrics within their noise band\); load unknown/);
+  // The box's failed disk-hit goal is a regression under load; the H200's failed hit-path goal is noise.
+  assert.match(html, /data-load="under">previous 4 here: [^<]*worse beyond its noise band[^<]*under load</);
+  assert.match(html, /data-load="unknown">previous 4 here: [^<]*within its noise band · load unknown</);
 });

@@ -1,28 +1,46 @@
 """The CuPy adapter (pytest_plugin/src/cubby/cupy_adapter.py) against a fake cupy.cuda.compiler
-that follows CuPy's kernel-cache backend protocol: load(name) -> bytes | None before compiling,
-save(name, payload, source) after."""
+that follows CuPy 14's compile path: _compile_with_cache_cuda's flow (CuPy's name, its kernel-cache
+backend, then ``_NVRTCProgram(src, name, headers, include_names, name_expressions,
+method).compile(options, log_stream) -> (payload, mapping)``). With ``_NVRTCProgram`` present the
+adapter routes the compile through cubby (real NVRTC, no GPU needed); without it (a CuPy whose
+internals moved) it takes the blob path."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import needs_library
+from conftest import CLI, needs_library
 
 pytestmark = needs_library
 
 FAKE_COMPILER = '''
 import hashlib, os
 
+PROGRAM = "{program}"  # "_NVRTCProgram" as in CuPy 14; another name stands for moved internals
+
+class CompileException(Exception):
+    def __init__(self, msg, source, name, options, backend="nvrtc"):
+        super().__init__(msg)
+        self._msg, self.source, self.name, self.options, self.backend = (
+            msg, source, name, options, backend)
+
 class _DiskBackend:
-    """Stands in for CuPy's own backend; records every call so tests can see it was bypassed."""
+    # Stands in for CuPy's own backend: payloads under CuPy's names, which hash the source and
+    # options, not the headers. Records every call so tests can see it was bypassed.
     calls = []
+    stored = {{}}
     def load(self, name):
         self.calls.append(("load", name))
-        return None
+        return self.stored.get(name)
     def save(self, name, cubin, source):
         self.calls.append(("save", name))
+        self.stored[name] = cubin
 
 _kernel_cache_backend = _DiskBackend()
 compiled = []
@@ -31,19 +49,55 @@ def _set_kernel_cache_backend(backend):
     global _kernel_cache_backend
     _kernel_cache_backend = backend
 
+def _get_nvrtc_version():
+    version = os.environ.get("FAKE_CUPY_NVRTC_VERSION")
+    if not version:
+        raise RuntimeError("the fake CuPy has no NVRTC")
+    return tuple(int(part) for part in version.split("."))
+
 def payload_for(source):
-    """What "compiling" `source` produces: every byte value, so byte-for-byte matters."""
+    # What CuPy's own "compile" of `source` produces here: every byte value.
     return bytes(range(256)) + b"\\x00cubin:" + source.encode()
 
-def compile_with_cache(source):
-    name = hashlib.sha1(source.encode()).hexdigest() + ".cubin"
-    cached = _kernel_cache_backend.load(name)
-    if cached is not None:
-        return cached
-    compiled.append(name)
-    payload = payload_for(source)
-    _kernel_cache_backend.save(name, payload, source)
-    return payload
+class _Program:
+    # CuPy 14's cupy.cuda.compiler._NVRTCProgram: its constructor and compile() signatures.
+    def __init__(self, src, name="default_program", headers=(), include_names=(),
+                 name_expressions=None, method="ptx"):
+        self.ptr = 1
+        self.src, self.name, self.name_expressions, self.method = (
+            src, name, name_expressions, method)
+    def compile(self, options=(), log_stream=None):
+        compiled.append(self.name)
+        if "#error" in self.src:
+            raise CompileException("kern.cu(1): error: fake", self.src, self.name, options)
+        mapping = ({{n: "_Z" + n for n in self.name_expressions}}
+                   if self.name_expressions else None)
+        return payload_for(self.src), mapping
+
+globals()[PROGRAM] = _Program
+
+def cupy_name(source, options=(), name_expressions=None):
+    text = repr((source, tuple(options), sorted(name_expressions or ())))
+    return hashlib.sha1(text.encode()).hexdigest() + ".cubin"
+
+def compile_with_cache(source, options=(), name_expressions=None, jitify=False,
+                       method="cubin", cache_in_memory=False):
+    # _compile_with_cache_cuda's flow: CuPy's name, its backend, else a program compiled with
+    # the final options (the architecture last), then saved under the name.
+    options = tuple(options) + ("-ftz=true",)
+    name = cupy_name(source, options, name_expressions)
+    payload = None if cache_in_memory else _kernel_cache_backend.load(name)
+    if payload is not None:
+        return payload, None
+    headers = ("jitify-header",) if jitify else ()
+    path = "" if cache_in_memory else "/tmp/cupy-deleted-folder/" + name + ".cu"
+    program = globals()[PROGRAM](source, path, headers, headers, name_expressions, method)
+    arch = "-arch=sm_90" if method == "cubin" else "-arch=compute_90"
+    payload, mapping = program.compile(
+        options + (arch, "--device-as-default-execution-space"))
+    if not cache_in_memory:
+        _kernel_cache_backend.save(name, payload, source)
+    return payload, mapping
 '''
 
 SUITE = '''
@@ -53,7 +107,7 @@ from cupy.cuda import compiler
 @pytest.mark.parametrize("index", range(3))
 def test_kernel(index):
     source = "__global__ void k%d() {{}}" % index
-    assert compiler.compile_with_cache(source) == compiler.payload_for(source)
+    assert compiler.compile_with_cache(source)[0] == compiler.payload_for(source)
 
 def test_zz_cupy_backend_was_bypassed():
     expected = "_DiskBackend" if {expect_default} else "CubbyKernelCacheBackend"
@@ -64,12 +118,12 @@ def test_zz_cupy_backend_was_bypassed():
 
 @pytest.fixture
 def fake_cupy(pytester):
-    def make(version="14.0.0"):
+    def make(version="14.0.0", program="_Program"):
         pytester.mkpydir("cupy").joinpath("__init__.py").write_text(f"__version__ = {version!r}\n")
         cuda = pytester.path / "cupy" / "cuda"
         cuda.mkdir()
         (cuda / "__init__.py").write_text("")
-        (cuda / "compiler.py").write_text(FAKE_COMPILER)
+        (cuda / "compiler.py").write_text(FAKE_COMPILER.format(program=program))
         pytester.syspathinsert()
     return make
 
@@ -80,13 +134,16 @@ def cupy_line(result) -> str:
     return match.group(0)
 
 
-def test_cupy_payloads_are_stored_and_served_byte_for_byte(pytester, run, env, store, fake_cupy):
+def test_a_cupy_whose_internals_moved_gets_the_blob_path_byte_for_byte(pytester, run, env, store,
+                                                                      fake_cupy):
     fake_cupy()
     env.setenv("PYTHONPATH", f"{pytester.path}:{__import__('os').environ['PYTHONPATH']}")
     pytester.makepyfile(test_suite=SUITE.format(expect_default=False))
     cold = run(f"--cubby-dir={store}")
     cold.assert_outcomes(passed=4)
-    assert "installed (CuPy 14.0.0, namespace 'cupy')" in cupy_line(cold)
+    assert ("blob path (CuPy 14.0.0: cupy.cuda.compiler._NVRTCProgram is gone; namespace 'cupy')"
+            in cupy_line(cold))
+    assert cold.stdout.str().count("cubby: CuPy 14.0.0: cupy.cuda.compiler._NVRTCProgram") == 1
     assert "loads hit 0, missed 3, saved 3" in cupy_line(cold)
     warm = run(f"--cubby-dir={store}", "--cubby-require-warm")
     warm.assert_outcomes(passed=4)
@@ -218,3 +275,282 @@ def test_an_unconfigured_session_with_cupy_installed_but_unused_is_quiet(pyteste
     result.assert_outcomes(passed=1)
     assert not [line for line in result.stdout.lines
                 if "cubby" in line and not line.startswith("rootdir:")], result.stdout.str()
+
+
+# ---- CuPy compiles through cubby (the fake has CuPy 14's _NVRTCProgram) ---------------------
+
+@pytest.fixture
+def cupy_compiler(tmp_path, monkeypatch):
+    """The fake CuPy 14 imported in this process (its compiler module is returned), with cubby's
+    NVRTC version as its own; sys.modules is put back afterwards."""
+    package = tmp_path / "fake" / "cupy"
+    (package / "cuda").mkdir(parents=True)
+    (package / "__init__.py").write_text("__version__ = '14.2.0'\n")
+    (package / "cuda" / "__init__.py").write_text("")
+    (package / "cuda" / "compiler.py").write_text(FAKE_COMPILER.format(program="_NVRTCProgram"))
+    monkeypatch.syspath_prepend(str(tmp_path / "fake"))
+    for name in ("cupy", "cupy.cuda", "cupy.cuda.compiler"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setenv("CUBBY_ARCH", "sm_90")
+    import importlib
+
+    compiler = importlib.import_module("cupy.cuda.compiler")
+    yield compiler
+    for name in ("cupy", "cupy.cuda", "cupy.cuda.compiler"):
+        sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def through_cubby(cupy_compiler, tmp_path):
+    """install(cache) -> Installed, uninstalled and closed at the end; each call is a new handle
+    on one store (a new process, as far as the memory tier goes)."""
+    import cubby
+    from cubby import cupy_adapter
+
+    opened = []
+
+    def install():
+        cache = cubby.Cache(tmp_path / "store")
+        installed = cupy_adapter.install(cache)
+        opened.append((cache, installed))
+        return installed
+
+    yield install
+    for cache, installed in reversed(opened):
+        installed.uninstall()
+        cache.close()
+
+
+VALUE_SOURCE = '#include "{header}"\n__device__ int value = VALUE;\n' \
+               'extern "C" __global__ void k(int* out) {{ *out = value; }}\n'
+
+
+def holds(cubin: bytes, value: int) -> bool:
+    return value.to_bytes(4, "little") in cubin
+
+
+def compile_again(through_cubby, compiler, *args, **kwargs):
+    """compile_with_cache in a "new process": a new cubby handle, CuPy's adapter installed on it."""
+    installed = through_cubby()
+    payload, mapping = compiler.compile_with_cache(*args, **kwargs)
+    installed.uninstall()
+    return payload, mapping
+
+
+@pytest.mark.parametrize("where", ["-I folder", "next to the program", "CuPy header"])
+def test_a_header_edit_is_never_served_stale_where_cupys_own_name_stays_the_same(
+        cupy_compiler, through_cubby, tmp_path, monkeypatch, where):
+    if where == "-I folder":
+        folder = tmp_path / "include"
+        options, in_memory = (f"-I{folder}",), False
+    elif where == "CuPy header":  # CuPy's own headers, reached through its -I option
+        folder = Path(cupy_compiler.__file__).parent.parent / "_core" / "include" / "cupy"
+        options, in_memory = (f"-I{folder.parent}",), False
+    else:  # CUPY_CACHE_IN_MEMORY: program name "", so its folder is the working folder
+        folder = tmp_path / "work"
+        options, in_memory = (), True
+        monkeypatch.chdir(tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    header = "cupy/val.cuh" if where == "CuPy header" else (
+        "work/val.cuh" if in_memory else "val.cuh")
+    (folder / "val.cuh").write_text("#define VALUE 0x11223344\n")
+    source = VALUE_SOURCE.format(header=header)
+    before, _ = compile_again(through_cubby, cupy_compiler, source, options,
+                              cache_in_memory=in_memory)
+    assert holds(before, 0x11223344) and before[:4] == b"\x7fELF"
+    (folder / "val.cuh").write_text("#define VALUE 0x55667788\n")
+    after, _ = compile_again(through_cubby, cupy_compiler, source, options,
+                             cache_in_memory=in_memory)
+    assert holds(after, 0x55667788) and not holds(after, 0x11223344), "a stale kernel"
+    assert not cupy_compiler._DiskBackend.calls, "CuPy's own cache was asked"
+
+
+def test_an_edit_recompiles_only_the_kernels_whose_sources_include_the_header(
+        cupy_compiler, through_cubby, tmp_path):
+    folder = tmp_path / "include"
+    folder.mkdir()
+    (folder / "a.cuh").write_text("#define VALUE 0x0a0a0a0a\n")
+    (folder / "b.cuh").write_text("#define VALUE 0x0b0b0b0b\n")
+    sources = [VALUE_SOURCE.format(header=h) for h in ("a.cuh", "b.cuh")]
+    first = through_cubby()
+    for source in sources:
+        cupy_compiler.compile_with_cache(source, (f"-I{folder}",))
+    first.uninstall()
+    (folder / "a.cuh").write_text("#define VALUE 0x0c0c0c0c\n")
+    second = through_cubby()
+    a, _ = cupy_compiler.compile_with_cache(sources[0], (f"-I{folder}",))
+    b, _ = cupy_compiler.compile_with_cache(sources[1], (f"-I{folder}",))
+    assert holds(a, 0x0c0c0c0c) and holds(b, 0x0b0b0b0b)
+    stats = second.router.cache.stats()
+    assert stats["compiles"] == 1 and stats["hits_disk"] == 1, stats
+
+
+def test_the_payload_and_name_mapping_are_what_nvrtc_gave_and_a_hit_gives_the_same(
+        cupy_compiler, through_cubby):
+    source = ("namespace ns {\ntemplate <class T> __global__ void k(T* p) { *p = T(1); }\n}\n")
+    names = ["ns::k<float>", "ns::k<int>"]
+    first = through_cubby()
+    cubin, mapping = cupy_compiler.compile_with_cache(source, ("-std=c++17",), names)
+    assert first.counters() == {"cupy_via_cubby": 1}
+    assert set(mapping) == set(names)
+    assert mapping["ns::k<float>"] == "_ZN2ns1kIfEEvPT_"
+    assert mapping["ns::k<int>"] == "_ZN2ns1kIiEEvPT_"
+    first.uninstall()
+    again, again_mapping = compile_again(through_cubby, cupy_compiler, source, ("-std=c++17",),
+                                         names)
+    assert again == cubin and again_mapping == mapping
+
+
+def test_ptx_programs_go_through_cubby_and_jitify_ones_go_cupys_own_way(
+        cupy_compiler, through_cubby):
+    installed = through_cubby()
+    ptx, _ = cupy_compiler.compile_with_cache('extern "C" __global__ void k() {}', method="ptx")
+    assert b".entry k" in ptx
+    payload, _ = cupy_compiler.compile_with_cache("__global__ void j() {}", jitify=True)
+    assert payload == cupy_compiler.payload_for("__global__ void j() {}")
+    assert installed.counters() == {"cupy_via_cubby": 1, "cupy_own:jitify": 1}
+
+
+def test_a_compile_error_raises_cupys_compile_exception_with_nvrtcs_log(
+        cupy_compiler, through_cubby):
+    installed = through_cubby()
+    with pytest.raises(cupy_compiler.CompileException) as caught:
+        cupy_compiler.compile_with_cache("__global__ void k() { undefined_thing(); }")
+    assert "undefined_thing" in str(caught.value) and "error" in str(caught.value)
+    assert caught.value.source.startswith("__global__")
+    assert installed.router.cache.stats()["compiles"] == 0
+
+
+def test_a_cupy_whose_nvrtc_is_not_cubbys_gets_the_blob_path(cupy_compiler, through_cubby,
+                                                             monkeypatch):
+    monkeypatch.setenv("FAKE_CUPY_NVRTC_VERSION", "1.0")
+    installed = through_cubby()
+    assert installed.mode == "blob"
+    assert installed.note.startswith("CuPy's NVRTC is 1.0, cubby's is ")
+    assert type(cupy_compiler._kernel_cache_backend).__name__ == "CubbyKernelCacheBackend"
+
+
+def test_uninstall_puts_cupys_program_class_and_backend_back(cupy_compiler, through_cubby):
+    program, backend = cupy_compiler._NVRTCProgram, cupy_compiler._kernel_cache_backend
+    installed = through_cubby()
+    assert installed.mode == "compile"
+    assert cupy_compiler._NVRTCProgram is not program
+    installed.uninstall()
+    assert cupy_compiler._NVRTCProgram is program
+    assert cupy_compiler._kernel_cache_backend is backend
+
+
+CUPY_SUITE = '''
+import os
+from cupy.cuda import compiler
+
+SOURCE = '#include "val.cuh"\\n__device__ int value = VALUE;\\n' \\
+         'template <int N> __global__ void k(int* out) {{ *out = value + N; }}\\n'
+INCLUDE = "-I" + os.path.join(os.path.dirname(__file__), "include")
+
+def test_kernels():
+    for n in range(3):
+        cubin, mapping = compiler.compile_with_cache(SOURCE, (INCLUDE,), ["k<%d>" % n])
+        assert mapping["k<%d>" % n] == "_Z1kILi%dEEvPi" % n
+        assert int({value}).to_bytes(4, "little") in cubin
+'''
+
+
+def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header_edit(
+        pytester, run, env, store, fake_cupy):
+    fake_cupy(program="_NVRTCProgram")
+    env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
+    include = pytester.path / "include"
+    include.mkdir()
+    (include / "val.cuh").write_text("#define VALUE 0x01020304\n")
+    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x01020304"))
+    cold = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--no-cubby-prefetch")
+    cold.assert_outcomes(passed=1)
+    line = cupy_line(cold)
+    assert "compiles through cubby (CuPy 14.0.0" in line and "3 program(s) through cubby" in line
+    (include / "val.cuh").write_text("#define VALUE 0x05060708\n")
+    # The recipes the session recorded recompile the suite against the edited header.
+    if CLI:
+        warm = subprocess.run([CLI, "warm", "--dir", str(store), "--suite", "cupy-suite"],
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "CUBBY_ARCH": "sm_90"})
+        assert warm.returncode == 0, warm.stderr
+    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x05060708"))
+    after = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--cubby-require-warm")
+    after.assert_outcomes(passed=1)
+
+
+def test_require_warm_fails_a_test_where_cupy_compiles_through_cubby(pytester, run, env, store,
+                                                                    fake_cupy):
+    fake_cupy(program="_NVRTCProgram")
+    env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
+    (pytester.path / "include").mkdir()
+    (pytester.path / "include" / "val.cuh").write_text("#define VALUE 7\n")
+    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="7"))
+    result = run(f"--cubby-dir={store}", "--cubby-require-warm", "--no-cubby-prefetch")
+    result.assert_outcomes(failed=1)
+    assert "--cubby-require-warm: 3 compile(s)" in result.stdout.str()
+
+
+def test_a_header_deleted_between_runs_is_cupys_compile_error_not_an_old_kernel(
+        cupy_compiler, through_cubby, tmp_path):
+    folder = tmp_path / "include"
+    folder.mkdir()
+    (folder / "val.cuh").write_text("#define VALUE 0x0d0d0d0d\n")
+    source = VALUE_SOURCE.format(header="val.cuh")
+    payload, _ = compile_again(through_cubby, cupy_compiler, source, (f"-I{folder}",))
+    assert holds(payload, 0x0d0d0d0d)
+    (folder / "val.cuh").unlink()
+    with pytest.raises(cupy_compiler.CompileException) as caught:
+        compile_again(through_cubby, cupy_compiler, source, (f"-I{folder}",))
+    assert "val.cuh" in str(caught.value)
+
+
+def test_a_read_only_store_still_compiles_cupys_kernels(cupy_compiler, through_cubby,
+                                                       monkeypatch):
+    monkeypatch.setenv("CUBBY_READ_ONLY", "1")
+    installed = through_cubby()
+    payload, _ = cupy_compiler.compile_with_cache('extern "C" __global__ void k() {}')
+    assert payload[:4] == b"\x7fELF"
+    assert installed.counters() == {"cupy_via_cubby": 1}
+    assert installed.router.cache.usage() == (0, 0)
+
+
+def test_xdist_workers_compile_each_cupy_kernel_once(pytester, run, env, store, fake_cupy):
+    pytest.importorskip("xdist")
+    fake_cupy(program="_NVRTCProgram")
+    env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
+    (pytester.path / "include").mkdir()
+    (pytester.path / "include" / "val.cuh").write_text("#define VALUE 9\n")
+    for name in ("a", "b", "c", "d"):
+        pytester.makepyfile(**{f"test_{name}": CUPY_SUITE.format(value="9")})
+    result = run("-p", "xdist.plugin", "-n", "2", f"--cubby-dir={store}", "--no-cubby-prefetch")
+    result.assert_outcomes(passed=4)
+    text = result.stdout.str()
+    assert re.search(r"compiles: 3 ", text), text
+    assert "12 program(s) through cubby" in text, text
+
+
+def test_a_cccl_style_include_test_macro_in_cupys_headers_keeps_the_program_cached(
+        cupy_compiler, through_cubby, tmp_path):
+    # CuPy passes its own CCCL with -I; CCCL defines `_CCCL_HAS_INCLUDE(_X) __has_include(_X)`.
+    folder = tmp_path / "cccl"
+    folder.mkdir()
+    (folder / "pre.cuh").write_text(
+        "#ifdef __has_include\n#define HAS(_X) __has_include(_X)\n#else\n#define HAS(_X) 0\n"
+        "#endif\n")
+    (folder / "val.cuh").write_text(
+        '#include "pre.cuh"\n#if HAS(<extra.cuh>)\n#include <extra.cuh>\n#endif\n'
+        "#ifndef VALUE\n#define VALUE 0x0e0e0e0e\n#endif\n")
+    source = VALUE_SOURCE.format(header="val.cuh")
+    first = through_cubby()
+    assert holds(cupy_compiler.compile_with_cache(source, (f"-I{folder}",))[0], 0x0e0e0e0e)
+    first.uninstall()
+    second = through_cubby()
+    cupy_compiler.compile_with_cache(source, (f"-I{folder}",))
+    assert second.router.cache.stats()["hits_disk"] == 1
+    second.uninstall()
+    # The header the include test looks for appears: a new key, a new kernel.
+    (folder / "extra.cuh").write_text("#define VALUE 0x0f0f0f0f\n")
+    payload, _ = compile_again(through_cubby, cupy_compiler, source, (f"-I{folder}",))
+    assert holds(payload, 0x0f0f0f0f)

@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "loopback.hpp"
+
 namespace cubby::testing {
 
 class DripServer {
@@ -41,18 +43,8 @@ class DripServer {
   // reply. Throws std::runtime_error when no socket can be opened.
   DripServer(std::map<std::string, Answer> answers, std::chrono::milliseconds interval)
       : answers_(std::move(answers)), interval_(interval) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof addr;
-    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(listener_, 16) != 0 ||
-        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-      if (listener_ >= 0) ::close(listener_);
-      throw std::runtime_error("DripServer: cannot listen on 127.0.0.1");
-    }
-    port_ = ntohs(addr.sin_port);
+    listener_ = listen_loopback(port_, SOCK_NONBLOCK);
+    if (listener_ < 0) throw std::runtime_error("DripServer: cannot listen on 127.0.0.1");
     thread_ = std::thread([this] { serve(); });
   }
   ~DripServer() { stop(); }

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "loopback.hpp"
 #include "test_support.hpp"
 
 namespace cubby::testing {
@@ -181,23 +182,8 @@ class RedisServer {
  private:
   RedisServer() : dir_("redis") {}
 
-  static int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof addr;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0) {
-      port = ntohs(addr.sin_port);
-    }
-    ::close(fd);
-    return port;
-  }
-
   bool launch(const std::string& exe) {
-    port_ = free_port();
+    port_ = free_loopback_port();
     if (port_ == 0) return false;
     const std::string port = std::to_string(port_);
     const std::string dir = dir_.path().string();

@@ -1,14 +1,23 @@
 // Browser test of the dashboard: headless Chromium (Debian's `chromium`, driven by playwright-core)
-// opens the generated page from file://, checks the headline (a row group per machine of the
-// page's model with its rows, a goal row per goal with a pass/fail/fault/retired/n/a cell per
-// machine), that every chart with data was drawn by Chart.js with its points and non-blank
-// pixels, that no two x labels of a chart overlap, that the page made no network request and
-// raised no error, and saves a screenshot of the whole page.
+// opens the generated page from file://, checks the headline (a verdict line per machine, "still
+// fast" / "slower by X% (beyond its noise band)" / "no verdict", with the run's load; a row group
+// per machine of the page's model with its rows; a goal row per goal with a pass/fail/fault/
+// retired/n/a cell per machine, every fail or fault with its spread over the previous runs and
+// its load), one identity per machine (every run of one GPU model and CPU count under one name),
+// and per chart, measured in the page: drawn by Chart.js with its points and non-blank pixels;
+// every trend line one span that reaches its machine's latest run; a legend below the canvas,
+// inside its box, with an entry per series and per machine, none clipped or overlapping; no two
+// x labels and no two y labels overlapping; log axes over whole decades, linear axes from zero
+// unless the chart draws its noise band. Then no network request, no error, and a screenshot.
 //
 //   node test/browser.mjs PAGE.html [SCREENSHOT.png] [--expect ID,ID...]
+//        [--expect-verdict 'MACHINE=STATUS;...'] [--expect-load unknown,under,not-under]
 //
 // --expect: charts that must have data (e.g. hit-rate, recovery); a chart id ending in ":band"
-// must also draw a p10-p90 band, one ending in ":fault" a measurement-fault marker.
+// must also draw a p10-p90 band, one ending in ":fault" a measurement-fault marker, ":table" a
+// legend table, ":bar" one bar chart of two series.
+// --expect-verdict: the verdict (slower, fast, none) each named machine must get.
+// --expect-load: load states that the goal failures must show between them.
 //
 // CUBBY_CHROMIUM overrides the browser (default /usr/bin/chromium). Exit status 0 when every
 // check passed, 1 when one failed, 2 when the browser or the page cannot be opened.
@@ -17,8 +26,13 @@ import path from "node:path";
 import { chromium } from "playwright-core";
 
 const args = process.argv.slice(2);
-const expectAt = args.indexOf("--expect");
-const expectIds = expectAt >= 0 ? (args.splice(expectAt, 2)[1] ?? "").split(",").filter(Boolean) : [];
+const option = (name) => {
+  const at = args.indexOf(name);
+  return at >= 0 ? (args.splice(at, 2)[1] ?? "") : "";
+};
+const expectIds = option("--expect").split(",").filter(Boolean);
+const expectVerdicts = option("--expect-verdict").split(";").filter(Boolean).map((pair) => pair.split("="));
+const expectLoads = option("--expect-load").split(",").filter(Boolean);
 const page = path.resolve(args[0] ?? "");
 const screenshot = path.resolve(args[1] ?? page.replace(/\.html$/, "") + ".png");
 const executablePath = process.env.CUBBY_CHROMIUM || "/usr/bin/chromium";
@@ -66,6 +80,14 @@ try {
     result.goalRows = [...document.querySelectorAll("#goals tr[data-goal]")].map((row) =>
       [...row.querySelectorAll("td")].map((cell) => cell.dataset.status ?? "none"));
     result.goalHeads = [...document.querySelectorAll("#goals thead th")].slice(1).map((th) => th.textContent);
+    result.verdicts = [...document.querySelectorAll("#verdicts li[data-machine]")].map((li) => ({
+      machine: li.dataset.machine, status: li.dataset.verdict, text: li.textContent }));
+    result.failures = [...document.querySelectorAll("#goals td[data-status=fail], #goals td[data-status=fault]")].map((td) => ({
+      text: td.querySelector(".context")?.textContent ?? "", load: td.querySelector(".context")?.dataset.load ?? "" }));
+    result.points = window.CUBBY_MODEL.points.map((p) => ({ machine: p.machine, gpu: p.gpu, cpus: p.cpus, named: p.named }));
+    const inside = (r, outer) => r.left >= outer.left - 0.5 && r.right <= outer.right + 0.5 &&
+                                 r.top >= outer.top - 0.5 && r.bottom <= outer.bottom + 0.5;
+    const meets = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
     for (const id of result.expected) {
       const canvas = document.getElementById(id);
       const chart = canvas && window.Chart.getChart(canvas);
@@ -92,9 +114,86 @@ try {
           if (gap * Math.sin(angle) < font.size && gap * Math.cos(angle) < width) overlaps += 1;
         }
       }
+      // Y labels overlap when two shown labels are closer than the font's height, or one leaves the canvas.
+      let yOverlaps = 0;
+      let yShown = 0;
+      const y = chart && chart.scales.y;
+      if (y) {
+        const size = window.Chart.helpers.toFont(y.options.ticks.font).size;
+        const at = y.ticks.map((tick, i) => ({ at: y.getPixelForTick(i), label: tick.label }))
+          .filter((t) => t.label != null && String(t.label) !== "").map((t) => t.at).sort((a, b) => a - b);
+        yShown = at.length;
+        for (let i = 1; i < at.length; i += 1) if (at[i] - at[i - 1] < size) yOverlaps += 1;
+        if (at.length && (at[0] < size / 2 - 1 || at.at(-1) > canvas.clientHeight - size / 2 + 1)) yOverlaps += 1;
+      }
+      const axis = y ? { type: y.type, min: y.min, max: y.max } : null;
+      // Trend lines: every machine's line (spanning the runs that did not measure it) is one segment
+      // from its first point to its last, and reaches the machine's latest run when that run measured
+      // it; one series of one machine (GPU model and CPU count of its points) is one line, not two.
+      const latest = Object.fromEntries(window.cubbyDashboard.headline.machines.map((m) => [m.label, m.latest]));
+      const trends = { checked: 0, broken: [] };
+      const lines = new Map();
+      if (chart && chart.config.type === "line") {
+        chart.data.datasets.forEach((d, i) => {
+          const at = d.label.lastIndexOf(" @ ");
+          if (at < 0 || !["guarded", "old", undefined].includes(d.kind)) return;
+          const machine = d.label.slice(at + 3);
+          const has = d.data.map((v, j) => (typeof v === "number" ? j : -1)).filter((j) => j >= 0);
+          for (const j of has) {
+            const p = window.CUBBY_MODEL.points[j];
+            const key = `${d.label.slice(0, at)} on ${p.named ? p.machine : `${p.gpu}|${p.cpus}`}`;
+            if (lines.has(key) && lines.get(key) !== i) trends.broken.push(`${key}: split into two lines`);
+            lines.set(key, i);
+          }
+          if (!has.length || typeof d.data[latest[machine]] !== "number") return;
+          trends.checked += 1;
+          const segments = chart.getDatasetMeta(i).dataset.segments;
+          if (segments.length !== 1 || segments[0].start !== has[0] || segments[0].end !== has.at(-1) ||
+              has.at(-1) < latest[machine]) {
+            trends.broken.push(`${d.label} (${JSON.stringify(segments)}; points ${has.join(",")}; latest run ${latest[machine]})`);
+          }
+        });
+      }
+      // The legend: below the canvas and inside the chart's box, an entry per series and per machine
+      // (series x machine table: a row per series, a column per machine), none clipped or overlapping.
+      const box = canvas && canvas.closest(".chart");
+      const legendElement = box && box.querySelector(".legend");
+      const legend = { present: Boolean(legendElement), entries: 0, wanted: 0, problems: [],
+                       table: Boolean(legendElement && legendElement.querySelector("table")) };
+      if (chart && chart.legend && chart.options.plugins.legend.display !== false) {
+        // A Chart.js legend inside the canvas: every entry's box within the legend's and the canvas's.
+        const l = chart.legend;
+        const area = { left: l.left, right: l.right, top: l.top, bottom: l.bottom };
+        const whole = { left: 0, right: canvas.clientWidth, top: 0, bottom: canvas.clientHeight };
+        const hit = (l.legendHitBoxes ?? []).map((b) => ({ left: b.left, right: b.left + b.width, top: b.top, bottom: b.top + b.height }));
+        hit.forEach((b, i) => { if (!inside(b, area) || !inside(b, whole)) legend.problems.push(`Chart.js legend entry ${i} clipped`); });
+        if (hit.length < (l.legendItems ?? []).length) legend.problems.push("Chart.js legend entries dropped");
+      }
+      if (legendElement) {
+        const boxRect = box.getBoundingClientRect();
+        const legendRect = legendElement.getBoundingClientRect();
+        const canvasRect = canvas.getBoundingClientRect();
+        const items = [...legendElement.querySelectorAll(".item")];
+        legend.entries = items.length + Math.max(0, legendElement.querySelectorAll("thead th").length - 1);
+        const series = new Set(chart.data.datasets.filter((d) => d.kind !== "band-low").map((d) =>
+          (d.label.lastIndexOf(" @ ") >= 0 ? d.label.slice(0, d.label.lastIndexOf(" @ ")) : d.label)));
+        const lined = new Set(chart.data.datasets.filter((d) => ["guarded", "old", undefined].includes(d.kind) &&
+          d.label.includes(" @ ")).map((d) => d.label.slice(d.label.lastIndexOf(" @ ") + 3)));
+        legend.wanted = series.size + (chart.config.type === "bar" ? 0 : lined.size);
+        if (legendRect.top < canvasRect.bottom - 0.5) legend.problems.push("legend overlaps the canvas");
+        if (!inside(legendRect, boxRect)) legend.problems.push("legend outside its box");
+        if (box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1) legend.problems.push("box overflows");
+        const rects = items.map((item) => item.getBoundingClientRect());
+        items.forEach((item, i) => {
+          if (!inside(rects[i], boxRect)) legend.problems.push(`entry ${i} outside the box`);
+          if (item.scrollWidth > item.clientWidth + 1) legend.problems.push(`entry ${i} clipped`);
+          for (let j = 0; j < i; j += 1) if (meets(rects[i], rects[j])) legend.problems.push(`entries ${j} and ${i} overlap`);
+        });
+      }
       const kinds = chart ? chart.data.datasets.map((d) => d.kind) : [];
       result.charts[id] = {
-        overlaps, shown, kinds, type: chart ? chart.config.type : "",
+        overlaps, shown, kinds, type: chart ? chart.config.type : "", yOverlaps, yShown, axis, trends, legend,
+        banded: kinds.includes("band-high"),
         canvas: Boolean(canvas),
         chart: Boolean(chart),
         points: chart ? chart.data.datasets.reduce((n, d) => n + d.data.filter((v) => typeof v === "number").length, 0) : 0,
@@ -113,6 +212,38 @@ try {
         && r.rows === Math.max(1, model.machines[i].rows) && r.label.startsWith(r.machine)),
         `headline: one row group per machine with its rows (${state.runs.map((r) => `${r.machine}: ${r.rows}`).join(", ")})`);
   check(state.goalHeads.join("|") === model.machines.map((m) => m.label).join("|"), "goal table: a column per machine");
+  // The verdict line of every machine, in the headline's order.
+  const verdictText = /^latest run vs the previous \d+ on this machine: (still fast|slower by \d+% \(beyond its noise band\)|no verdict)|^latest run: no verdict yet/;
+  const loadText = /; load (unknown|[\d.]+ at the (start|end))/;
+  check(state.verdicts.length === model.machines.length && state.verdicts.every((v, i) => v.machine === model.machines[i].label),
+        `a verdict line per machine (${state.verdicts.map((v) => `${v.machine}: ${v.status}`).join(", ")})`);
+  for (const v of state.verdicts) {
+    const said = v.text.slice(v.text.indexOf("): ") + 3);
+    const status = said.match(verdictText)?.[1] ?? (said.match(verdictText) ? "no verdict" : null);
+    check(status != null && loadText.test(said) &&
+          ({ fast: "still fast", none: "no verdict" }[v.status] ?? "slower by") === status.replace(/ \d+%.*/, ""),
+          `verdict of ${v.machine}: ${said}`);
+  }
+  for (const [machine, status] of expectVerdicts) {
+    const v = state.verdicts.find((x) => x.machine === machine);
+    check(v?.status === status, `expected verdict of ${machine}: ${status} (got ${v?.status ?? "no line"})`);
+  }
+  // One identity per machine: all runs of one GPU model and CPU count under one name, and back.
+  const names = new Map();
+  const groups = new Map();
+  for (const p of state.points.filter((x) => !x.named)) {
+    const key = `${p.gpu}|${p.cpus}`;
+    names.set(key, new Set([...(names.get(key) ?? []), p.machine]));
+    groups.set(p.machine, new Set([...(groups.get(p.machine) ?? []), key]));
+  }
+  check([...names.values()].every((s) => s.size === 1) && [...groups.values()].every((s) => s.size === 1),
+        `one identity per machine (${[...names].map(([key, s]) => `${key} -> ${[...s].join(" / ")}`).join("; ")})`);
+  // Every failed goal with its spread over the previous runs and the run's load.
+  check(state.failures.every((f) => /(previous \d+ here|no earlier run here)/.test(f.text) && /load (unknown|[\d.]+)/.test(f.text)),
+        `every fail/fault shows its spread and load (${state.failures.length}: ${state.failures.map((f) => f.load).join(", ")})`);
+  for (const load of expectLoads) {
+    check(state.failures.some((f) => f.load === load.replace("-", " ")), `a goal failure shows load '${load}'`);
+  }
   check(state.goalRows.length === model.goals && model.goals > 0, `goal table: a row per goal (${state.goalRows.length})`);
   const statuses = ["pass", "fail", "fault", "retired", "n/a", "none"];
   check(state.goalRows.every((cells) => cells.length === model.machines.length && cells.every((s) => statuses.includes(s))),
@@ -131,6 +262,14 @@ try {
     check(c.points > 0, `${id}: has data points (${c.points})`);
     check(c.painted > 1000, `${id}: pixels drawn (${c.painted} non-transparent, width ${c.width})`);
     check(c.overlaps === 0, `${id}: x labels do not overlap (${c.shown} shown, ${c.overlaps} overlapping)`);
+    check(c.yOverlaps === 0 && c.yShown >= 2, `${id}: y labels do not overlap (${c.yShown} shown, ${c.yOverlaps} overlapping)`);
+    const decade = (v) => Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9;
+    check(c.axis && (c.axis.type === "logarithmic" ? decade(c.axis.min) && decade(c.axis.max) : c.axis.min <= 0 || c.banded),
+          `${id}: ${c.axis?.type} y axis ${c.axis?.min}..${c.axis?.max} ${c.axis?.type === "logarithmic" ? "over whole decades" : c.banded ? "with the noise band drawn" : "from zero"}`);
+    check(c.trends.broken.length === 0, `${id}: ${c.trends.checked} trend lines reach their machine's latest run` +
+          (c.trends.broken.length ? `; broken: ${c.trends.broken.join("; ")}` : ""));
+    check(c.legend.problems.length === 0 && (!c.legend.present || c.legend.entries === c.legend.wanted),
+          `${id}: legend fits (${c.legend.entries} entries of ${c.legend.wanted}${c.legend.problems.length ? "; " + [...new Set(c.legend.problems)].join(", ") : ""})`);
   }
   for (const want of expectIds) {
     const [id, feature] = want.split(":");
@@ -138,6 +277,7 @@ try {
     check(Boolean(c && c.points > 0), `expected chart ${id} has data`);
     if (feature === "band") check(Boolean(c && c.kinds.includes("band-high")), `${id}: draws a p10-p90 band`);
     if (feature === "fault") check(Boolean(c && c.kinds.includes("fault")), `${id}: marks a measurement fault`);
+    if (feature === "table") check(Boolean(c && c.legend.table), `${id}: its legend is a table (series x machine)`);
     if (feature === "bar") check(Boolean(c && c.type === "bar" && c.kinds.length === 2), `${id}: one bar chart, two series`);
   }
   check(errors.length === 0, `no page errors${errors.length ? ": " + errors.join("; ") : ""}`);

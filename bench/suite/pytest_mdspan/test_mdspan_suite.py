@@ -1,7 +1,9 @@
 """A pytest suite like a real one for templated kernels: 25 NVRTC programs (the shape of the
-C++ `mdspan-suite` workload), each compiled through cubby and checked test by test. The
-whole-suite benchmark times it cold (empty store) and warm. Needs the cubby package
-(pytest_plugin/src on PYTHONPATH) and libcubby (CUBBY_LIBRARY); skips with the reason without them."""
+C++ `mdspan-suite` workload), each compiled through the pytest plugin's `cubby_cache` fixture
+(so the session records its recipes and the next one prefetches them) and checked test by test.
+The whole-suite benchmark times it cold (empty store), warm, and after a header edit. Needs the
+cubby package with its plugin (`-p cubby.plugin`, pytest_plugin/src on PYTHONPATH) and libcubby
+(CUBBY_LIBRARY); skips with the reason without the package."""
 import itertools
 
 import pytest
@@ -55,18 +57,10 @@ def program(index):
     return SOURCE.format(ns=ns, op=OPERATIONS[index % len(OPERATIONS)]), names
 
 
-@pytest.fixture(scope="session")
-def cache():
-    try:
-        return cubby.Cache()
-    except Exception as error:  # the library cannot be loaded: say so once, skip the suite
-        pytest.skip(f"libcubby unavailable: {error}")
-
-
 @pytest.mark.parametrize("index", range(PROGRAMS))
-def test_program_compiles_and_names_resolve(cache, index):
+def test_program_compiles_and_names_resolve(cubby_cache, index):
     source, names = program(index)
-    result = cache.compile(source, name_expressions=names, options=["-std=c++17"],
+    result = cubby_cache.compile(source, name_expressions=names, options=["-std=c++17"],
                            program_name=f"pysuite_{index:02d}.cu")
     assert len(result.cubin) > 0
     ns = f"cubby_pysuite_{index:02d}"

@@ -29,7 +29,7 @@ class FileLock;
 class LocalStore;
 class MemoryTier;
 class PchDir;
-class RemoteTier;
+class Remote;
 class SuiteRecorder;
 
 enum class Source { memory, disk, remote, compiled };
@@ -145,9 +145,12 @@ class CUBBY_API Cache {
   // written to disk in the background.
   std::shared_ptr<const Entry> from_remote(const Key& key, const Check& check);
   // Compiles `request` (arch resolved), counting the compile or its failure; throws cubby::Error.
-  // `inputs`: the request's key inputs (their headers choose the PCH folder).
+  // `inputs`: the request's key inputs (their headers choose the PCH folder), derived after
+  // `since_ns` (realtime_ns). `headers_changed`: a header changed while NVRTC compiled
+  // (headers_changed_since): the entry must not be stored; its PCH was discarded, it was counted.
   std::shared_ptr<const Entry> compile_entry(const CompileRequest& request,
-                                             const KeyInputs& inputs);
+                                             const KeyInputs& inputs, std::int64_t since_ns,
+                                             bool& headers_changed);
   // The folder NVRTC keeps this compile's precompiled headers in, or empty when PCH is off: this
   // process's PCH folder in the store, made on the first compile, then a sub-folder per set of
   // (options, architecture, header contents), so that a PCH is never reused after a header edit
@@ -165,7 +168,7 @@ class CUBBY_API Cache {
   Config config_;
   std::unique_ptr<MemoryTier> memory_;
   std::unique_ptr<LocalStore> local_;
-  std::unique_ptr<RemoteTier> remote_;      // null without CUBBY_REMOTE
+  std::unique_ptr<Remote> remote_;          // null without CUBBY_REMOTE
   std::unique_ptr<Background> background_;  // remote backfills, drained by finish()
   mutable std::mutex stats_mutex_;
   Stats stats_;  // what the Cache counts (the tiers count the rest: see stats())

@@ -27,7 +27,7 @@ struct CUBBY_API Config {
   // CUBBY_MAX_SIZE ("5Gi", "500M", "1.5G", bytes; 0: unlimited, i.e. kUnlimitedMaxSize); below
   // 1 MiB from_env warns once (nearly all evicted).
   std::uint64_t max_size = 5ull << 30;
-  std::string remote_url;                 // CUBBY_REMOTE (redis://host:port/db); empty: none
+  std::string remote_url;                 // CUBBY_REMOTE (URL or layers); empty: none
   std::string remote_secret;              // CUBBY_REMOTE_SECRET: sign and verify remote entries
   bool remote_read_only = false;          // CUBBY_REMOTE_MODE=read: look up, never write the remote
   std::uint32_t remote_timeout_ms = 500;  // CUBBY_REMOTE_TIMEOUT_MS: bound of each whole call
@@ -38,8 +38,12 @@ struct CUBBY_API Config {
   std::uint64_t remote_ttl_s = 0;  // CUBBY_REMOTE_TTL ("3600", "30m", "12h", "7d"); 0: no expiry
                                    // (at most kMaxRemoteTtlS)
   bool remote_compress = true;     // CUBBY_REMOTE_COMPRESS=0: send entries uncompressed (LZ4 else)
-  bool read_only = false;          // CUBBY_READ_ONLY=1: never write the store
-  bool disabled = false;           // CUBBY_DISABLE=1: always compile, never read or write
+  // CUBBY_REMOTE_TOKEN: bearer token for http(s) remotes (a variable only, like the secret)
+  std::string remote_token;
+  std::filesystem::path remote_token_file;  // CUBBY_REMOTE_TOKEN_FILE: the token's file (line 1)
+  std::filesystem::path remote_ca_file;     // CUBBY_REMOTE_CA_FILE: CA of https:// servers
+  bool read_only = false;                   // CUBBY_READ_ONLY=1: never write the store
+  bool disabled = false;                    // CUBBY_DISABLE=1: always compile, never read or write
   // CUBBY_PCH=0: compile without NVRTC's automatic precompiled headers (kept per process in the
   // store's tmp/ folder; NVRTC 12.8+; off in a read-only store)
   bool pch = true;

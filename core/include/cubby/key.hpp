@@ -27,7 +27,7 @@ struct CUBBY_API Key {
 };
 
 // One `#include` reached from the source. `resolved` false means no file was found for it in the
-// user search path (toolkit headers such as <cuda/std/mdspan> are covered by the NVRTC identity).
+// user search path (toolkit headers such as <cuda/std/mdspan> are covered by toolkit_headers).
 struct HeaderDigest {
   std::string include;  // as spelled in the directive, e.g. "detail/ops.cuh"
   std::string path;     // the file it resolved to (absolute, normal form); empty if unresolved
@@ -42,6 +42,8 @@ struct KeyInputs {
   std::uint32_t format_version = 0;  // entry format version (kEntryFormatVersion)
   std::string nvrtc_version;         // "13.0"
   std::string nvrtc_identity;        // identity of the NVRTC library file (see nvrtc.hpp)
+  std::string toolkit_headers;       // identity of the toolkit's include folder, which ships
+                                     // apart from libnvrtc (key/toolkit_headers.hpp)
   std::string arch;                  // "sm_90", "sm_90a", "compute_90", kept verbatim
   std::vector<std::string> options;  // in the order given
   std::string source;                // program text
@@ -77,7 +79,7 @@ CUBBY_API void relativize_paths(KeyInputs& inputs, const std::filesystem::path& 
 
 // The fields `derive_key` hashes, each with its own hash, in hashing order. A header found in no
 // user include path (an unresolved one: <cuda/std/...> and the other toolkit headers) has the
-// summary kToolkitHeaderSummary: NVRTC's identity covers it.
+// summary kToolkitHeaderSummary: the toolkit_headers field covers it.
 CUBBY_API std::vector<KeyField> explain_key(const KeyInputs& inputs);
 
 inline constexpr std::string_view kToolkitHeaderSummary = "toolkit (covered by the NVRTC identity)";

@@ -35,7 +35,7 @@ struct NvrtcLibrary {
 CUBBY_API Result<NvrtcLibrary> locate_nvrtc();
 
 // What to compile. `arch` "sm_XX[a|f]" gives a CUBIN, "compute_XX[a|f]" gives PTX; with the
-// option "-dlto"/"--dlto" the payload is LTO-IR.
+// option "-dlto" (or its long name "--dlink-time-opt") the payload is LTO-IR.
 struct CompileRequest {
   std::string source;
   std::string program_name = "cubby_program.cu";
@@ -48,7 +48,7 @@ struct CompileRequest {
 };
 
 // The payload kind `arch` and `options` produce (cubin for sm_*, ptx for compute_*, ltoir with
-// -dlto).
+// -dlto or --dlink-time-opt).
 CUBBY_API PayloadKind payload_kind_for(const std::string& arch,
                                        const std::vector<std::string>& options);
 

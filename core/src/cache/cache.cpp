@@ -14,6 +14,7 @@
 #include "cubby/driver.hpp"
 #include "format/blob.hpp"
 #include "format/recipe.hpp"
+#include "key/include_scan.hpp"
 #include "key/key_inputs.hpp"
 #include "stats/stats_report.hpp"
 #include "storage/local/gc.hpp"
@@ -52,11 +53,21 @@ void warn_unresolvable(const std::string& program, const std::vector<std::string
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
   std::fprintf(stderr,
-               "cubby: %s includes a header through a macro (%s); the cache cannot know which "
-               "file that reads, so this program is compiled without the cache. Spell the "
-               "include with a literal name (#include \"file.cuh\") to cache it (this warning "
-               "is shown once)\n",
+               "cubby: %s reads headers the cache cannot name (%s: an include or "
+               "__has_include through a macro, or a -Xcudafe option it cannot model), so this "
+               "program is compiled without the cache. Spell includes with literal names "
+               "(#include \"file.cuh\") to cache it (this warning is shown once)\n",
                program.c_str(), directives.front().c_str());
+}
+
+// Says once per process that a compile's result was not stored because a header changed.
+void warn_headers_changed(const std::string& program) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::fprintf(stderr,
+               "cubby: a header of %s changed while NVRTC compiled it; the result is used but "
+               "not stored (the next compile stores it; this warning is shown once)\n",
+               program.c_str());
 }
 
 // Checks that an entry stored under a key derived from `names` is the entry for them: it holds a
@@ -120,6 +131,8 @@ Cache::Cache(Config config)
   if (!config_.suite.empty() && !config_.disabled && !config_.read_only) {
     recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.base_dir);
   }
+  // The toolkit part of the header scan, kept in the store between processes (include_scan.hpp).
+  if (!config_.disabled) set_toolkit_names_folder(config_.dir / "tmp");
   // A store folder without entries is a fresh runner: every lookup goes to the remote, so its
   // connection opens while the caller gets ready (a warm store never connects unless it misses).
   std::error_code ignored;
@@ -334,19 +347,19 @@ std::filesystem::path Cache::pch_folder_for(const CompileRequest& request,
                        header.content_hash.size());
   }
   const auto digest = hash128(fingerprint);
-  std::filesystem::path folder = pch_->path() / to_hex(digest.data(), 8);  // returned by move
-  std::error_code error;
-  if (std::filesystem::is_directory(folder, error)) return folder;
+  bool made = false;
+  std::filesystem::path folder = pch_->fingerprint_folder(to_hex(digest.data(), 8), made);
   // The first compile of a fingerprint goes without (unless Config::pch_eager): saving a PCH
   // costs about a quarter more than the compile, which only later compiles with the same headers
   // repay (a process that compiles one program, as `cubby compile` does, pays nothing).
-  (void)io::make_folders(folder);
-  if (config_.pch_eager) return folder;
-  return {};
+  if (made && !config_.pch_eager) return {};
+  return folder;  // empty when the folder is not safe to use (pch_dir.hpp)
 }
 
 std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
-                                                  const KeyInputs& inputs) {
+                                                  const KeyInputs& inputs, std::int64_t since_ns,
+                                                  bool& headers_changed) {
+  headers_changed = false;
   PchOutcome pch;
   const std::filesystem::path pch_folder = pch_folder_for(request, inputs);
   auto compiled =
@@ -365,6 +378,18 @@ std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
     s.compile_ms += compile_ms;
   });
   if (!compiled) throw Error(std::move(compiled).error());
+  // NVRTC read the headers after the key was derived: an edit in between gives code that is not
+  // the key's. It is returned (it is what NVRTC compiled) but neither stored nor kept as a PCH.
+  if (!config_.disabled && inputs.unresolvable.empty()) {
+    auto nvrtc = locate_nvrtc();
+    headers_changed = !nvrtc || headers_changed_since(request, request.arch, *nvrtc,
+                                                      config_.base_dir, inputs, since_ns);
+  }
+  if (headers_changed) {
+    if (!pch_folder.empty()) pch_->discard(pch_folder.filename().string());
+    count([](Stats& s) { ++s.headers_changed; });
+    warn_headers_changed(request.program_name);
+  }
   return std::make_shared<const Entry>(std::move(compiled).value());
 }
 
@@ -459,6 +484,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
   const auto start = Clock::now();
   CompileRequest resolved = request;
   if (resolved.arch.empty()) resolved.arch = default_arch();
+  const std::int64_t since_ns = realtime_ns();  // before the headers are read for the key
   const KeyInputs inputs = key_inputs(resolved);
   CacheResult result;
   result.key = derive_key(inputs);
@@ -486,8 +512,9 @@ CacheResult Cache::compile(const CompileRequest& request) {
   if (use_store) {
     if (Found found = find(result.key, inputs, key_lock); found.entry) return done(found);
   }
-  auto entry = compile_entry(resolved, inputs);
-  if (use_store) {
+  bool headers_changed = false;
+  auto entry = compile_entry(resolved, inputs, since_ns, headers_changed);
+  if (use_store && !headers_changed) {
     store(result.key, *entry, true);
     memory_->put(result.key, entry);
   }

@@ -203,10 +203,12 @@ Result<void> read_cold_path(Config& config) {
   return {};
 }
 
-// CUBBY_REMOTE_SECRET, CUBBY_ARCH, CUBBY_BASE_DIR, CUBBY_DISABLE, CUBBY_PREFETCH,
-// CUBBY_MEMORY_ENTRIES and the cold path's variables (the variables no store file holds).
+// CUBBY_REMOTE_SECRET, CUBBY_REMOTE_TOKEN, CUBBY_ARCH, CUBBY_BASE_DIR, CUBBY_DISABLE,
+// CUBBY_PREFETCH, CUBBY_MEMORY_ENTRIES and the cold path's variables (the variables no store file
+// holds).
 Result<void> read_process_variables(Config& config) {
   if (const char* value = env("CUBBY_REMOTE_SECRET")) config.remote_secret = value;
+  if (const char* value = env("CUBBY_REMOTE_TOKEN")) config.remote_token = value;
   if (const char* value = env("CUBBY_ARCH")) config.default_arch = value;
   if (auto cold = read_cold_path(config); !cold) return cold.error();
   if (const char* value = env("CUBBY_BASE_DIR")) {

@@ -70,6 +70,16 @@ Result<void> apply_remote(Config& config, std::string_view value) {
   return {};
 }
 
+Result<void> apply_remote_token_file(Config& config, std::string_view value) {
+  config.remote_token_file = std::filesystem::path(value);
+  return {};
+}
+
+Result<void> apply_remote_ca_file(Config& config, std::string_view value) {
+  config.remote_ca_file = std::filesystem::path(value);
+  return {};
+}
+
 Result<void> apply_remote_mode(Config& config, std::string_view value) {
   const std::string mode = lower(value);
   if (mode == "read" || mode == "read-only" || mode == "readonly" || mode == "ro") {
@@ -168,7 +178,7 @@ Result<std::string> read_store_file(const std::filesystem::path& dir) {
 
 }  // namespace
 
-const std::array<StoreSettingInfo, 9> kStoreSettings = {{
+const std::array<StoreSettingInfo, 11> kStoreSettings = {{
     {"max_size", "CUBBY_MAX_SIZE", "5Gi",
      "size bound of the store (least recently used entries are evicted above it): 500M, 1.5G, "
      "5Gi; 0: unlimited; at most 1Ei",
@@ -176,7 +186,11 @@ const std::array<StoreSettingInfo, 9> kStoreSettings = {{
     {"read_only", "CUBBY_READ_ONLY", "false", "never write the store (a shared, prepared store)",
      apply_read_only},
     {"remote", "CUBBY_REMOTE", "",
-     "remote tier, redis://[user:password@]host:port[/db]; empty: none", apply_remote},
+     "remote tier: redis://[user:password@]host:port[/db] or "
+     "http[s]://[user:password@]host[:port]/prefix[|layout=bazel]; or layers, read in order and "
+     "written to the first writable: \"https://cache/main|read-only redis://pr-cache\"; empty: "
+     "none",
+     apply_remote},
     {"remote_mode", "CUBBY_REMOTE_MODE", "readwrite", "read (look up only) or readwrite",
      apply_remote_mode},
     {"remote_ttl", "CUBBY_REMOTE_TTL", "0",
@@ -191,9 +205,15 @@ const std::array<StoreSettingInfo, 9> kStoreSettings = {{
      apply_remote_max_entry},
     {"remote_compress", "CUBBY_REMOTE_COMPRESS", "true", "send remote entries LZ4-compressed",
      apply_remote_compress},
+    {"remote_token_file", "CUBBY_REMOTE_TOKEN_FILE", "",
+     "file whose first line is the bearer token of http(s) remotes (CUBBY_REMOTE_TOKEN overrides)",
+     apply_remote_token_file},
+    {"remote_ca_file", "CUBBY_REMOTE_CA_FILE", "",
+     "CA certificates (PEM) that https remotes are verified against; empty: the system store",
+     apply_remote_ca_file},
 }};
 
-const std::array<ProcessVariableInfo, 13> kProcessVariables = {{
+const std::array<ProcessVariableInfo, 14> kProcessVariables = {{
     {"CUBBY_DISABLE", "1: always compile; neither read nor write the store"},
     {"CUBBY_ARCH",
      "architecture when a request names none (sm_90, sm_90a, compute_90); default: "
@@ -210,6 +230,8 @@ const std::array<ProcessVariableInfo, 13> kProcessVariables = {{
     {"CUBBY_MEMORY_ENTRIES", "entries kept decoded in each process's memory tier (default 1024)"},
     {"CUBBY_REMOTE_SECRET",
      "sign remote entries (HMAC-SHA256); never read from cubby.conf (it is group-readable)"},
+    {"CUBBY_REMOTE_TOKEN",
+     "bearer token of http(s) remotes (over remote_token_file); never read from cubby.conf"},
     {"CUBBY_NVRTC_LIBRARY", "the libnvrtc.so file to use"},
     {"CUBBY_CLI", "the cubby tool that prefetch starts"},
     {"CUBBY_STATS_FILE", "file to which each process appends its counters as one JSON line"},

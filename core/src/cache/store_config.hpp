@@ -39,7 +39,7 @@ struct StoreSettingInfo {
 
 // Every setting of cubby.conf, in `cubby config`'s order (one source of truth: parsing, listing,
 // help and the README table follow it).
-extern const std::array<StoreSettingInfo, 9> kStoreSettings;
+extern const std::array<StoreSettingInfo, 11> kStoreSettings;
 
 // A store size bound as max_size takes it: parse_size's forms, at most kMaxStoreSize, "0" giving
 // kUnlimitedMaxSize (as in ccache, 0 means no bound). invalid_argument saying what is expected.
@@ -51,7 +51,7 @@ struct ProcessVariableInfo {
   std::string_view env;
   std::string_view what;
 };
-extern const std::array<ProcessVariableInfo, 13> kProcessVariables;
+extern const std::array<ProcessVariableInfo, 14> kProcessVariables;
 
 // The setting named `key`, or nullptr.
 const StoreSettingInfo* find_store_setting(std::string_view key);

@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "cuda/compile_hook.hpp"
 #include "cuda/nvrtc_library.hpp"
 #include "key/include_plan.hpp"
 
@@ -262,11 +263,21 @@ void grow_pch_heap_if_exhausted(const NvrtcApi& api, nvrtcProgram program, PchOu
 // compile_nvrtc's work: with PCH in `pch_dir` unless it is empty (then `pch` is not touched).
 Result<Entry> compile(const CompileRequest& request, const fs::path& pch_dir, PchOutcome& pch);
 
+CompileHook& compile_hook() {
+  static CompileHook* hook = new CompileHook();  // never destroyed: compiles may run at exit
+  return *hook;
+}
+
 }  // namespace
+
+void set_compile_hook_for_testing(CompileHook hook) { compile_hook() = std::move(hook); }
 
 PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options) {
   for (const std::string& option : options) {
-    if (option == "-dlto" || option == "--dlto") return PayloadKind::ltoir;
+    // NVRTC 13.0 accepts -dlto and its long name --dlink-time-opt (not --dlto: kept, harmless).
+    if (option == "-dlto" || option == "--dlto" || option == "--dlink-time-opt") {
+      return PayloadKind::ltoir;
+    }
   }
   if (arch.rfind("compute_", 0) == 0) return PayloadKind::ptx;
   return PayloadKind::cubin;
@@ -334,6 +345,7 @@ Result<Entry> compile(const CompileRequest& request, const fs::path& pch_dir, Pc
                   ". Name a __global__ function or __device__ variable, e.g. ns::k<float>.");
     }
   }
+  if (const CompileHook& hook = compile_hook()) hook(request);
   rc = api.compile_program(program, static_cast<int>(option_pointers.size()),
                            option_pointers.data());
   std::string log = program_log(api, program);

@@ -2,6 +2,7 @@
 #include "key/include_lexer.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,7 @@ class IncludeLexer {
       const char c = t_[i_];
       if (c == '\n') {
         line_start = true;
+        in_define_ = false;
         ++i_;
       } else if (is_blank(c)) {
         ++i_;
@@ -110,6 +112,18 @@ class IncludeLexer {
     }
   }
 
+  // A macro named like a __has_include wrapper: ends in HAS_INCLUDE or has_include, any case.
+  static bool is_has_include_wrapper(std::string_view word) {
+    constexpr std::string_view kTail = "has_include";
+    if (word.size() <= kTail.size()) return false;
+    const std::string_view tail = word.substr(word.size() - kTail.size());
+    for (std::size_t k = 0; k < kTail.size(); ++k) {
+      const char c = tail[k];
+      if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kTail[k]) return false;
+    }
+    return true;
+  }
+
   std::string_view identifier() {
     const std::size_t start = i_;
     while (i_ < t_.size() && is_ident_char(t_[i_])) ++i_;
@@ -139,26 +153,160 @@ class IncludeLexer {
     return std::string(rest);
   }
 
-  // After '#' (or "%:"): an include directive's header name, or an unresolvable operand.
+  // After '#' (or "%:"): an include directive's header name, or an unresolvable operand; a
+  // function-like #define opens `define_` (its name and parameters) up to its line's end.
   void directive() {
     if (at(i_) == '#' || (at(i_) == '%' && at(i_ + 1) == ':')) return;  // "##": not a directive
     skip_blanks();
     const std::string_view keyword = identifier();
+    in_define_ = keyword == "define";
+    if (in_define_) {
+      define_macro();
+      return;
+    }
     if (keyword != "include" && keyword != "include_next") return;
     skip_blanks();
     if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
     out_.unresolvable.push_back("#" + std::string(keyword) + " " + rest_of_line());
   }
 
-  // `__has_include ( "x" )`: the name counts as an include (its existence changes the program).
-  void has_include(std::string_view keyword) {
+  // `#define NAME(PARAMS)` at i_ (after the keyword): opens define_ for a function-like macro.
+  void define_macro() {
     skip_blanks();
-    if (at(i_) != '(') return;
+    const std::string_view name = identifier();
+    if (name.empty()) return;
+    if (at(i_) != '(') {  // object-like: an alias of each name in its text; lexed as usual then
+      const std::size_t body = i_;
+      for (std::size_t end = t_.find('\n', i_); i_ < std::min(end, t_.size());) {
+        if (at(i_) == '"' || at(i_) == '\'') {
+          skip_quoted(at(i_));
+        } else if (is_ident_start(at(i_))) {
+          out_.forwards.push_back(std::string(name) + " " + std::string(identifier()));
+        } else {
+          ++i_;
+        }
+      }
+      i_ = body;
+      return;
+    }
+    ++i_;
+    Define define;
+    define.name = std::string(name);
+    for (;;) {
+      skip_blanks();
+      const std::string_view parameter = identifier();
+      if (!parameter.empty()) define.parameters.emplace_back(parameter);
+      skip_blanks();
+      if (at(i_) == ',') {
+        ++i_;
+      } else if (at(i_) == '.' && at(i_ + 1) == '.' && at(i_ + 2) == '.') {
+        define.parameters.emplace_back("__VA_ARGS__");
+        i_ += 3;
+      } else {
+        break;
+      }
+    }
+    if (at(i_) != ')') return;  // not a parameter list NVRTC accepts: lexed as usual
+    ++i_;
+    const std::size_t end = t_.find('\n', i_);
+    define.end = end == std::string_view::npos ? t_.size() : end;
+    define_ = std::move(define);
+  }
+
+  bool in_define() const { return define_ && i_ <= define_->end; }
+
+  bool is_parameter(std::string_view word) const {
+    return in_define() && std::find(define_->parameters.begin(), define_->parameters.end(), word) !=
+                              define_->parameters.end();
+  }
+
+  // `( NAME )` at i_ (blanks and comments allowed): NAME, with i_ after the ')'; else empty and
+  // i_ unchanged.
+  std::string_view lone_identifier_argument() {
+    const std::size_t start = i_;
+    skip_blanks();
+    if (at(i_) == '(') {
+      ++i_;
+      skip_blanks();
+      const std::string_view word = identifier();
+      skip_blanks();
+      if (!word.empty() && at(i_) == ')') {
+        ++i_;
+        return word;
+      }
+    }
+    i_ = start;
+    return {};
+  }
+
+  // `__has_include ( "x" )`: the name counts as an include (its existence changes the program).
+  // So does a wrapper's `NAME_HAS_INCLUDE ( "x" )` (CCCL's _CCCL_HAS_INCLUDE). Inside a
+  // function-like #define, `__has_include(PARAMETER)` makes it an include-test macro (its calls
+  // are resolved by the scan). `__has_include` not called (`#define HI __has_include`) or called
+  // with no literal name is unresolvable: the scan cannot know which names its callers probe.
+  void has_include(std::string_view keyword) {
+    const std::size_t start = i_;
+    if (const std::string_view word = lone_identifier_argument(); is_parameter(word)) {
+      if (define_->parameters.size() == 1 && word != "__VA_ARGS__") {
+        out_.test_macros.push_back(define_->name);
+      } else {  // its calls have more than one argument: not listed, so not resolvable
+        out_.unresolvable.push_back("#define " + define_->name + ": " + std::string(keyword) + "(" +
+                                    std::string(word) + ")");
+      }
+      return;
+    }
+    i_ = start;
+    skip_blanks();
+    if (at(i_) != '(') {
+      // `defined(__has_include)` and `#ifdef __has_include` only ask whether it exists.
+      if (in_define_ && at(i_) != ')' && keyword.starts_with("__has_include")) {
+        const std::string rest = rest_of_line();
+        out_.unresolvable.push_back(std::string(keyword) + (rest.empty() ? "" : " ") + rest);
+      }
+      return;
+    }
     ++i_;
     skip_blanks();
     if (header_name()) return;
     if (at(i_) == ')' || at(i_) == '\n' || i_ >= t_.size()) return;
     out_.unresolvable.push_back(std::string(keyword) + "(" + rest_of_line());
+  }
+
+  // After an identifier `word` that is no keyword of ours: a call is recorded (IncludeList::calls,
+  // forwards), with its one header name or identifier, else as "word ?".
+  void maybe_call(std::string_view word) {
+    if (const std::string_view argument = lone_identifier_argument(); !argument.empty()) {
+      if (!is_parameter(argument)) {
+        out_.calls.push_back(std::string(word) + " " + std::string(argument));
+      } else if (define_->parameters.size() == 1 && argument != "__VA_ARGS__") {
+        out_.forwards.push_back(define_->name + " " + std::string(word));
+      } else {  // M(a, b) passes b on: M's calls are not listed, "*" makes them unresolvable
+        out_.forwards.push_back(define_->name + " " + std::string(word) + " *");
+      }
+      return;
+    }
+    const std::size_t start = i_;
+    skip_blanks();
+    if (at(i_) == '(') {
+      ++i_;
+      skip_blanks();
+      const char open = at(i_);
+      std::vector<std::string> names;
+      std::swap(names, out_.names);
+      const bool named = header_name();
+      std::swap(names, out_.names);
+      skip_blanks();
+      if (named && names.size() == 1 && at(i_) == ')') {
+        const char close = open == '"' ? '"' : '>';
+        out_.calls.push_back(std::string(word) + " " + open + names.front() + close);
+        ++i_;
+        return;
+      }
+      // Any other argument list: unreadable, were `word` an include-test macro. The arguments
+      // are lexed as usual.
+      out_.calls.push_back(std::string(word) + " ?");
+    }
+    i_ = start;
   }
 
   // One token at i_ that is not a directive start: literals are skipped whole, so that "/*" or
@@ -172,8 +320,11 @@ class IncludeLexer {
       if (at(i_) == '"' &&
           (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
         skip_raw_string();
-      } else if (word == "__has_include" || word == "__has_include_next") {
+      } else if (word == "__has_include" || word == "__has_include_next" ||
+                 is_has_include_wrapper(word)) {
         has_include(word);
+      } else {
+        maybe_call(word);
       }
     } else if ((c >= '0' && c <= '9') || (c == '.' && at(i_ + 1) >= '0' && at(i_ + 1) <= '9')) {
       skip_number();
@@ -229,9 +380,17 @@ class IncludeLexer {
     }
   }
 
+  struct Define {
+    std::string name;
+    std::vector<std::string> parameters;
+    std::size_t end = 0;  // its line's end
+  };
+
   std::string_view t_;
   std::size_t i_ = 0;
+  bool in_define_ = false;  // the current line is a #define
   IncludeList& out_;
+  std::optional<Define> define_;  // the function-like #define being lexed (to define_->end)
 };
 
 void lex_includes(std::string_view text, bool trigraphs, IncludeList& out) {
@@ -252,6 +411,9 @@ IncludeList list_includes(std::string_view text) {
   };
   tidy(out.names);
   tidy(out.unresolvable);
+  tidy(out.test_macros);
+  tidy(out.forwards);
+  tidy(out.calls);
   return out;
 }
 

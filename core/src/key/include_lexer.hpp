@@ -15,15 +15,30 @@ namespace cubby {
 // `# /*x*/ include`, a multi-line comment ending on the directive's line; string, character and
 // raw string literals are skipped so that "/*" inside them opens nothing). A directive starts
 // with `#` or the digraph `%:` first on its line. `#include`, `#include_next` and
-// `__has_include(...)` (whose answer changes the program too) count, also inside `#if 0` blocks
+// `__has_include(...)` and a wrapper `NAME_HAS_INCLUDE(...)` (any case: CCCL's _CCCL_HAS_INCLUDE)
+// (whose answer changes the program too) count, also inside `#if 0` blocks
 // (a safe over-approximation).
 struct IncludeList {
   std::vector<std::string> names;  // header names as spelled between the quotes or angles
   // Directives whose operand is not a literal header name (`#include H`, `#include M(x)`),
   // spelled as found: no scan can know which file they read without a preprocessor.
   std::vector<std::string> unresolvable;
+  // Include-test macros: a function-like macro whose replacement tests its one parameter
+  // (`#define HAS(X) __has_include(X)`, CCCL's _CCCL_HAS_INCLUDE) tests what its callers pass, so
+  // that __has_include is not unresolvable; its calls are (the scan, include_scan.hpp, resolves
+  // them across files). `test_macros`: such macros' names (a macro of more parameters that tests
+  // one is unresolvable: its calls are not listed). `forwards`: "M W" for a
+  // `#define M(X) ... W(X) ...` (M tests X if W does), "M W *" where M has more parameters,
+  // "M W" for every name W in an object-like `#define M ...` (an alias: `#define M W`).
+  // `calls`: every `W("x")` and `W(<x>)`, as `W "x"` / `W <x>`, and `W(NAME)` as `W NAME` (one
+  // identifier, not a parameter of the #define around it) and `W ?` for any other argument list
+  // (both unresolvable where W turns out to be an include-test macro). Known limit: a test
+  // macro's name passed as an argument to another macro (`APPLY(HAS, <x>)`) is not followed.
+  std::vector<std::string> test_macros;
+  std::vector<std::string> forwards;
+  std::vector<std::string> calls;
 };
-// Pure (no file access); both lists sorted and de-duplicated.
+// Pure (no file access); every list sorted and de-duplicated.
 IncludeList list_includes(std::string_view text);
 
 }  // namespace cubby

@@ -88,6 +88,62 @@ struct IncludeOptionForm {
 constexpr IncludeOptionForm kIncludePathForm{"-I", "--include-path", true};
 constexpr IncludeOptionForm kPreIncludeForm{"-include", "--pre-include", false};
 
+// Front-end options passed with `-Xcudafe X` / `-Xcudafe=X` (NVRTC 13.0, checked by compiling):
+// NVRTC hands the values of every -Xcudafe, in order, to the front end as one argument list, so
+// `-Xcudafe --preinclude -Xcudafe F` is `--preinclude F`. Those that change which headers are
+// read are modelled (`--preinclude=F`, `--include_directory=D`, `--sys_include=D` with `=` or a
+// separate value, `-ID`); those below change no header set and stay plain options; any other
+// front-end option may read files the scan cannot see: the program is not cacheable.
+constexpr std::string_view kCudafeIncludePaths[] = {"--include_directory", "--sys_include"};
+constexpr std::string_view kCudafePreInclude = "--preinclude";
+constexpr std::string_view kCudafeHarmless[] = {
+    "--diag_suppress",        "--diag_warning",
+    "--diag_error",           "--diag_remark",
+    "--display_error_number", "--no_display_error_number",
+    "--error_output",         "--brief_diagnostics",
+    "--no_brief_diagnostics", "--remarks",
+    "--no_remarks",           "--wrap_diagnostics",
+    "--no_wrap_diagnostics",  "--error_limit",
+    "--no_warnings",
+};
+
+// Whether `option` is `name` or `name=...`.
+bool names_option(std::string_view option, std::string_view name) {
+  return option == name ||
+         (option.starts_with(name) && option.size() > name.size() && option[name.size()] == '=');
+}
+
+// Reads the front-end argument list `args` (the -Xcudafe values in order) into `out`.
+void parse_cudafe(const std::vector<std::string>& args, IncludeOptions& out) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    // The value of `name` in args[i] (glued with '=' or the next argument), advancing i.
+    const auto value_of = [&](std::string_view name) -> std::optional<std::string> {
+      if (arg == name) {
+        if (i + 1 >= args.size()) return std::nullopt;
+        return args[++i];
+      }
+      if (names_option(arg, name)) return arg.substr(name.size() + 1);
+      return std::nullopt;
+    };
+    bool known = false;
+    for (const std::string_view name : kCudafeIncludePaths) {
+      if (!names_option(arg, name)) continue;
+      known = true;
+      if (auto dir = value_of(name)) out.include_paths.push_back(std::move(*dir));
+    }
+    if (names_option(arg, kCudafePreInclude)) {
+      known = true;
+      if (auto file = value_of(kCudafePreInclude)) out.pre_includes.push_back(std::move(*file));
+    } else if (arg.starts_with("-I") && arg.size() > 2 && arg[2] != '=') {
+      known = true;
+      out.include_paths.push_back(arg.substr(2));
+    }
+    for (const std::string_view name : kCudafeHarmless) known = known || names_option(arg, name);
+    if (!known) out.unmodelled.push_back("-Xcudafe " + arg);
+  }
+}
+
 // The value of `form` in options[i] (and options[i + 1] for the separate forms), advancing i
 // past what it used; nullopt if options[i] is not `form`.
 std::optional<std::string> option_value(const IncludeOptionForm& form,
@@ -126,9 +182,18 @@ bool has_cccl_folder(const fs::path& toolkit_include_dir) {
 
 IncludeOptions parse_include_options(const std::vector<std::string>& options) {
   IncludeOptions out;
+  std::vector<std::string> cudafe;  // the front end's own arguments, in order
   for (std::size_t i = 0; i < options.size(); ++i) {
     const std::string& option = options[i];
-    if (auto dir = option_value(kIncludePathForm, options, i)) {
+    if (option == "-Xcudafe" || option.starts_with("-Xcudafe=")) {
+      out.nvrtc_options.push_back(option);
+      if (option != "-Xcudafe") {
+        cudafe.push_back(option.substr(std::string_view("-Xcudafe=").size()));
+      } else if (i + 1 < options.size()) {
+        cudafe.push_back(options[++i]);
+        out.nvrtc_options.push_back(cudafe.back());
+      }
+    } else if (auto dir = option_value(kIncludePathForm, options, i)) {
       out.nvrtc_options.push_back(std::string(kIncludePathForm.long_name) + "=" + *dir);
       out.include_paths.push_back(std::move(*dir));
     } else if (auto file = option_value(kPreIncludeForm, options, i)) {
@@ -145,6 +210,7 @@ IncludeOptions parse_include_options(const std::vector<std::string>& options) {
       if (takes_next && i + 1 < options.size()) out.nvrtc_options.push_back(options[++i]);
     }
   }
+  parse_cudafe(cudafe, out);
   return out;
 }
 
@@ -166,8 +232,10 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
   if (!toolkit_include_dir.empty()) {
     if (has_cccl_folder(toolkit_include_dir)) {
       plan.options.push_back("--include-path=" + (toolkit_include_dir / "cccl").string());
+      plan.search.toolkit_dirs.push_back(toolkit_include_dir / "cccl");
     }
     plan.options.push_back("--include-path=" + toolkit_include_dir.string());
+    plan.search.toolkit_dirs.push_back(toolkit_include_dir);
   }
   if (!parsed.no_source_include) {
     std::error_code ec;
@@ -175,7 +243,7 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
         (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
   }
   for (std::string& dir : parsed.include_paths) {
-    // Toolkit headers are covered by the NVRTC identity: the key never scans its folder.
+    // Toolkit headers are covered by KeyInputs::toolkit_headers: the key never scans its folder.
     if (!toolkit_include_dir.empty()) {
       std::error_code ec;
       const fs::path canonical = fs::weakly_canonical(dir, ec);
@@ -185,6 +253,7 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
     plan.search.include_paths.emplace_back(std::move(dir));
   }
   plan.search.pre_includes = std::move(parsed.pre_includes);
+  plan.unmodelled = std::move(parsed.unmodelled);
   return plan;
 }
 

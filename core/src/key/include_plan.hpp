@@ -17,10 +17,19 @@ namespace cubby {
 // `--pre-include F`, `--pre-include=F`; `-no-source-include` / `--no-source-include`. The value
 // of an option that takes a separate value (`-D X`, `-Xptxas -v`, ...) is never read as an
 // option. A trailing `-I` or `-include` with no value is passed on unchanged (NVRTC rejects it).
+// Front-end options (`-Xcudafe X`, `-Xcudafe=X`, passed on verbatim) that change the header set
+// are read too: `--preinclude=F` / `--preinclude F` into pre_includes, `--include_directory=D`,
+// `--sys_include=D` (or with a separate value) and `-ID` into include_paths (a superset of the
+// front end's search, which the scan over-approximates anyway); a few diagnostics options are
+// known to read no file; any other front-end option is listed in `unmodelled`.
 struct IncludeOptions {
-  std::vector<std::string> include_paths;  // in order
-  std::vector<std::string> pre_includes;   // in order
+  std::vector<std::string> include_paths;  // in order (-Xcudafe folders after NVRTC's own)
+  std::vector<std::string> pre_includes;   // in order (-Xcudafe files after NVRTC's own)
   bool no_source_include = false;
+  // "-Xcudafe X" for each front-end option whose effect on the headers read is not modelled: a
+  // program with any has no trustworthy key (it is compiled without the store, like a macro
+  // include: HeaderScan::unresolvable).
+  std::vector<std::string> unmodelled;
   // The options in order, each include option in one spelling (`--include-path=DIR`,
   // `--pre-include=F`), all others verbatim: what compile passes to NVRTC, so that NVRTC reads
   // exactly the folders and files the key scanned.
@@ -35,8 +44,9 @@ std::vector<std::filesystem::path> include_paths_from_options(
 // How one request's headers are found, shared by key derivation and compile so that both read
 // the options the same way (parse_include_options) and agree on NVRTC's search order.
 struct IncludePlan {
-  IncludeSearch search;              // what the key's header scan models
-  std::vector<std::string> options;  // what compile passes to NVRTC, before the architecture:
+  IncludeSearch search;                 // what the key's header scan models
+  std::vector<std::string> unmodelled;  // IncludeOptions::unmodelled
+  std::vector<std::string> options;     // what compile passes to NVRTC, before the architecture:
                                      // --include-path=<source_dir> (if set), the request's options
                                      // (include options in one spelling), then the toolkit's
                                      // include/cccl and include folders
@@ -45,7 +55,8 @@ struct IncludePlan {
 // The include plan of `request` with the toolkit include folder `toolkit_include_dir` (may be
 // empty). `search.program_dir` is the folder of the program name (relative names from the
 // working folder; empty with -no-source-include); `search.include_paths` are `source_dir` then
-// the -I folders, leaving out those inside the toolkit folder (covered by the NVRTC identity).
+// the -I folders, leaving out those inside the toolkit folder (covered by
+// KeyInputs::toolkit_headers).
 IncludePlan plan_includes(const CompileRequest& request,
                           const std::filesystem::path& toolkit_include_dir);
 

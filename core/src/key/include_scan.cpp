@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,8 +18,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "key/toolkit_headers.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
+#include "util/io.hpp"
 
 namespace cubby {
 namespace {
@@ -35,6 +39,14 @@ struct FileScan {
   std::array<std::uint8_t, 16> content_hash{};
   std::vector<std::string> includes;      // list_includes(content).names
   std::vector<std::string> unresolvable;  // list_includes(content).unresolvable
+  std::vector<std::string> test_macros;   // list_includes(content).test_macros
+  std::vector<std::string> forwards;      // list_includes(content).forwards
+  std::vector<std::string> calls;         // list_includes(content).calls
+
+  bool lists_anything() const {
+    return !includes.empty() || !unresolvable.empty() || !test_macros.empty() ||
+           !forwards.empty() || !calls.empty();
+  }
 
   bool matches(const struct stat& st) const {
     return dev == static_cast<std::uint64_t>(st.st_dev) &&
@@ -131,6 +143,9 @@ std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& st
   IncludeList list = list_includes(text);
   scan->includes = std::move(list.names);
   scan->unresolvable = std::move(list.unresolvable);
+  scan->test_macros = std::move(list.test_macros);
+  scan->forwards = std::move(list.forwards);
+  scan->calls = std::move(list.calls);
   stable = after_ok && same_file_state(before, after) &&
            used == static_cast<std::uint64_t>(before.st_size);
   return scan;
@@ -203,9 +218,199 @@ std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
   return text;
 }
 
+// Names by first path component ("cuda" -> {"cuda/std/version", ...}).
+using ToolkitNames = std::map<std::string, std::vector<std::string>, std::less<>>;
+
+// Every name the toolkit headers reached from `root` include or probe (root included), found by
+// following each name into its includer's folder and every toolkit folder (all existing
+// candidates: a superset). Memoized per process by (toolkit folders, root); never invalidated.
+
+// The folder set_toolkit_names_folder chose (empty: none).
+struct NamesFolder {
+  std::mutex mutex;
+  std::filesystem::path path;
+};
+NamesFolder& names_folder() {
+  static auto* instance = new NamesFolder();  // never destroyed: usable at exit
+  return *instance;
+}
+
+// The file that keeps the closure of `memo_key` between processes (empty: none): named by a hash
+// of the key and the identity of the toolkit's include folder (the last toolkit folder: the others
+// lie inside it), so an added, removed or resized toolkit header gives another file.
+std::filesystem::path persisted_closure(const std::string& memo_key,
+                                        const std::vector<std::string>& toolkit_dirs) {
+  NamesFolder& folder = names_folder();
+  std::filesystem::path base;
+  {
+    const std::lock_guard lock(folder.mutex);
+    base = folder.path;
+  }
+  if (base.empty() || toolkit_dirs.empty()) return {};
+  const auto digest = hash128(memo_key + '\1' + toolkit_headers_identity(toolkit_dirs.back()));
+  return base / ("toolkit-names-" + to_hex(digest.data(), digest.size()));
+}
+
+ToolkitNames group_names(const std::set<std::string>& names) {
+  ToolkitNames grouped;
+  for (const std::string& name : names) {
+    if (!name.empty() && name.front() != '/')
+      grouped[name.substr(0, name.find('/'))].push_back(name);
+  }
+  return grouped;
+}
+
+std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
+                                                    const std::string& root) {
+  static std::mutex mutex;
+  static auto* known = new std::unordered_map<std::string, std::shared_ptr<const ToolkitNames>>();
+  std::string memo_key = root;
+  for (const std::string& dir : toolkit_dirs) memo_key += '\0' + dir;
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = known->find(memo_key); found != known->end()) return found->second;
+  }
+  // Another process's result: one name a line, the file ending in a line "end".
+  const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs);
+  if (!file.empty()) {
+    if (auto text = io::read_file(file, 16 << 20); text && text->ends_with("\nend\n")) {
+      std::set<std::string> names;
+      std::size_t at = 0;
+      for (std::size_t end; (end = text->find('\n', at)) != text->size() - 1; at = end + 1) {
+        names.insert(text->substr(at, end - at));
+      }
+      auto result = std::make_shared<const ToolkitNames>(group_names(names));
+      const std::lock_guard lock(mutex);
+      return known->try_emplace(memo_key, std::move(result)).first->second;
+    }
+  }
+  std::set<std::string> names{root};
+  std::set<std::pair<std::uint64_t, std::uint64_t>> visited;  // (device, inode)
+  std::set<std::string, std::less<>> tried;                   // candidates looked at
+  std::vector<std::pair<std::string, std::string>> pending{{root, std::string()}};  // name, from
+  while (!pending.empty()) {
+    auto [name, from_dir] = std::move(pending.back());
+    pending.pop_back();
+    if (name.empty() || name.front() == '/') continue;
+    std::vector<const std::string*> dirs;
+    if (!from_dir.empty()) dirs.push_back(&from_dir);
+    for (const std::string& dir : toolkit_dirs) dirs.push_back(&dir);
+    for (const std::string* dir : dirs) {
+      std::string candidate = *dir + "/" + name;
+      if (!tried.insert(candidate).second) continue;
+      struct stat st {};
+      if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (!visited
+               .insert(
+                   {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
+               .second) {
+        continue;
+      }
+      bool stable = false;  // the closure is memoized as a whole: the file memo is not needed
+      const std::shared_ptr<const FileScan> scan = read_scan(candidate, stable);
+      for (const std::string& include : scan->includes) {
+        names.insert(include);
+        pending.emplace_back(include, parent_of(candidate));
+      }
+    }
+  }
+  if (!file.empty()) {
+    std::string text;
+    for (const std::string& name : names) {
+      if (name.find('\n') == std::string::npos) text += name + '\n';
+    }
+    (void)io::write_file_atomic(file, text + "end\n");  // a cache: a failed write costs time only
+  }
+  auto result = std::make_shared<const ToolkitNames>(group_names(names));
+  const std::lock_guard lock(mutex);
+  return known->try_emplace(memo_key, std::move(result)).first->second;
+}
+
+// The names in folder `dir` (empty if it cannot be read), memoized per process while the
+// folder's identity, mtime and ctime are unchanged (adding, removing or renaming a name changes
+// its mtime): one stat per call when nothing changed.
+std::shared_ptr<const std::set<std::string, std::less<>>> names_in(const std::string& dir) {
+  struct Listing {
+    struct stat st {};
+    std::shared_ptr<const std::set<std::string, std::less<>>> names;
+  };
+  static std::mutex mutex;
+  static auto* known = new std::unordered_map<std::string, Listing>();
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return std::make_shared<const std::set<std::string, std::less<>>>();
+  }
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = known->find(dir);
+        found != known->end() && same_file_state(found->second.st, st)) {
+      return found->second.names;
+    }
+  }
+  auto names = std::make_shared<std::set<std::string, std::less<>>>();
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names->insert(it->path().filename().string());
+  }
+  struct stat after {};
+  std::shared_ptr<const std::set<std::string, std::less<>>> result = std::move(names);
+  if (!ec && ::stat(dir.c_str(), &after) == 0 && same_file_state(st, after)) {
+    const std::lock_guard lock(mutex);
+    (*known)[dir] = Listing{st, result};
+  }
+  return result;
+}
+
 class Scanner {
  public:
-  explicit Scanner(std::vector<std::string> search_dirs) : search_dirs_(std::move(search_dirs)) {}
+  Scanner(std::vector<std::string> search_dirs, std::vector<std::string> include_dirs,
+          std::vector<std::string> toolkit_dirs)
+      : search_dirs_(std::move(search_dirs)),
+        include_dirs_(std::move(include_dirs)),
+        toolkit_dirs_(std::move(toolkit_dirs)) {}
+
+  // Looks every name the toolkit headers reached so far include up in the user's include paths
+  // (NVRTC searches them before the toolkit; the program's folder only for the program's own
+  // quoted includes), recording and scanning each existing file; repeated until no new toolkit
+  // header is reached (a user file found so may include more). Nothing to do (and no toolkit
+  // header read) while every include path is empty or missing.
+  void scan_toolkit_names() {
+    std::set<std::string> done_roots;
+    std::vector<std::shared_ptr<const std::set<std::string, std::less<>>>> listings;
+    bool any_names = false;
+    for (const std::string& dir : include_dirs_) {
+      listings.push_back(names_in(dir));
+      any_names = any_names || !listings.back()->empty();
+    }
+    if (!any_names) return;
+    while (true) {
+      std::vector<std::string> roots;
+      for (const std::string& root : toolkit_roots_) {
+        if (done_roots.insert(root).second) roots.push_back(root);
+      }
+      if (roots.empty()) return;
+      for (const std::string& root : roots) {
+        for (const auto& [first, names] : *toolkit_closure(toolkit_dirs_, root)) {
+          for (std::size_t d = 0; d < include_dirs_.size(); ++d) {
+            if (!listings[d]->contains(first)) continue;
+            for (const std::string& name : names)
+              try_candidate(name, include_dirs_[d] + "/" + name);
+          }
+        }
+      }
+    }
+  }
+
+  // What the toolkit's headers and the include-test macros reach, until neither reaches a file
+  // more: a file found by one may call more test macros or include more toolkit headers.
+  void scan_indirect() {
+    for (std::size_t before = 0, now = 1; before != now;) {
+      before = visited_.size() + sources_.size() + toolkit_roots_.size();
+      resolve_test_macro_calls();
+      scan_toolkit_names();
+      now = visited_.size() + sources_.size() + toolkit_roots_.size();
+    }
+  }
 
   // Resolves every include in `includes`, seen from a file whose own folders are `own_dirs`,
   // records a digest for each existing candidate (or one unresolved digest) and recurses.
@@ -219,6 +424,65 @@ class Scanner {
   // Resolves the pre-included files: opened from the working folder first, then searched.
   void scan_pre_includes(const std::vector<std::string>& files, const std::string& cwd) {
     scan(files, std::vector<std::string>{cwd});
+  }
+
+  // Remembers what the source (`where` "") or a scanned file lists about include-test macros
+  // (IncludeList), for resolve_test_macro_calls.
+  void add_macros(std::string where, const IncludeList& list, std::vector<std::string> own_dirs) {
+    sources_.push_back(
+        {std::move(where), &list.test_macros, &list.forwards, &list.calls, std::move(own_dirs)});
+  }
+
+  // The calls of include-test macros, in every file scanned (IncludeList): a header name passed
+  // to one is resolved as the `__has_include` of the file that passes it (from its folders),
+  // an identifier passed to one is unresolvable, and so is every call of a macro that passes
+  // one of several parameters to one. Repeated until no new file is scanned (a file found so may
+  // define or call more of them).
+  void resolve_test_macro_calls() {
+    for (std::size_t done = 0; done != sources_.size();) {
+      done = sources_.size();
+      std::set<std::string, std::less<>> macros;
+      std::vector<std::pair<std::string_view, std::string_view>> forwards;
+      for (const MacroSource& source : sources_) {
+        macros.insert(source.test_macros->begin(), source.test_macros->end());
+        for (const std::string& forward : *source.forwards) {
+          const std::size_t space = forward.find(' ');
+          forwards.emplace_back(std::string_view(forward).substr(0, space),
+                                std::string_view(forward).substr(space + 1));
+        }
+      }
+      if (macros.empty()) return;      // the common case: nothing to resolve
+      for (bool grew = true; grew;) {  // M tests what it passes to a test macro W
+        grew = false;
+        for (const auto& [macro, target] : forwards) {
+          const std::string_view callee = target.substr(0, target.find(' '));
+          if (!macros.contains(callee) || macros.contains(macro)) continue;
+          if (target.ends_with(" *")) {
+            unresolvable_.push_back("#define " + std::string(macro) + " passes a parameter to " +
+                                    std::string(callee));
+          }
+          macros.emplace(macro);
+          grew = true;
+        }
+      }
+      for (std::size_t i = 0; i < done; ++i) {
+        // Copies: resolve() appends to sources_.
+        const std::vector<std::string>* calls = sources_[i].calls;
+        const std::vector<std::string> own_dirs = sources_[i].own_dirs;
+        const std::string where = sources_[i].where;
+        for (const std::string& call : *calls) {
+          const std::size_t space = call.find(' ');
+          const std::string_view argument = std::string_view(call).substr(space + 1);
+          if (!macros.contains(std::string_view(call).substr(0, space))) continue;
+          if (argument.front() == '"' || argument.front() == '<') {
+            resolve(argument.substr(1, argument.size() - 2), own_dirs);
+          } else {
+            unresolvable_.push_back(where + std::string(call.substr(0, space)) + "(" +
+                                    std::string(argument) + ")");
+          }
+        }
+      }
+    }
   }
 
   // Records directives that name no literal header, prefixed with where they are.
@@ -289,6 +553,9 @@ class Scanner {
       HeaderDigest digest;
       digest.include = std::string(include);
       out_.push_back(std::move(digest));
+      if (!toolkit_dirs_.empty() && !include.empty() && include.front() != '/') {
+        toolkit_roots_.insert(std::string(include));
+      }
     }
   }
 
@@ -311,7 +578,7 @@ class Scanner {
     // folder it was reached through and the folder it really lives in. A file reached again
     // through another symlinked folder is not rescanned from that folder.
     const bool first_visit =
-        (!file.scan->includes.empty() || !file.scan->unresolvable.empty()) &&
+        file.scan->lists_anything() &&
         visited_
             .insert({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
             .second;
@@ -323,7 +590,12 @@ class Scanner {
         own_dirs.push_back(std::move(real_parent));
       }
     }
-    if (first_visit) add_unresolvable(file.canonical + ": ", file.scan->unresolvable);
+    if (first_visit) {
+      add_unresolvable(file.canonical + ": ", file.scan->unresolvable);
+      sources_.push_back({file.canonical + ": ", &file.scan->test_macros, &file.scan->forwards,
+                          &file.scan->calls, own_dirs});
+      scans_.push_back(file.scan);  // keeps the lists sources_ points to
+    }
     digest.path = std::move(file.canonical);
     out_.push_back(std::move(digest));
     if (first_visit) {
@@ -332,7 +604,20 @@ class Scanner {
     return true;
   }
 
+  struct MacroSource {
+    std::string where;  // "" for the source, "<file>: " for a header
+    const std::vector<std::string>* test_macros;
+    const std::vector<std::string>* forwards;
+    const std::vector<std::string>* calls;
+    std::vector<std::string> own_dirs;
+  };
+
   std::vector<std::string> search_dirs_;
+  std::vector<std::string> include_dirs_;  // search_dirs_ without the program's folder
+  std::vector<std::string> toolkit_dirs_;
+  std::set<std::string> toolkit_roots_;  // names found in no user folder
+  std::vector<MacroSource> sources_;     // every file scanned, in order, and the source
+  std::vector<std::shared_ptr<const FileScan>> scans_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
   std::vector<HeaderDigest> out_;
   std::vector<std::string> unresolvable_;
@@ -350,16 +635,35 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   std::vector<std::string> search_dirs;
   search_dirs.reserve(search.include_paths.size() + 1);
   if (!search.program_dir.empty()) search_dirs.push_back(absolute_dir(search.program_dir, cwd));
-  for (const auto& dir : search.include_paths) search_dirs.push_back(absolute_dir(dir, cwd));
+  std::vector<std::string> include_dirs;
+  for (const auto& dir : search.include_paths) include_dirs.push_back(absolute_dir(dir, cwd));
+  search_dirs.insert(search_dirs.end(), include_dirs.begin(), include_dirs.end());
 
-  Scanner scanner(std::move(search_dirs));
+  std::vector<std::string> toolkit_dirs;
+  for (const auto& dir : search.toolkit_dirs) toolkit_dirs.push_back(absolute_dir(dir, cwd));
+  Scanner scanner(std::move(search_dirs), std::move(include_dirs), std::move(toolkit_dirs));
   if (!search.pre_includes.empty()) {
     scanner.scan_pre_includes(search.pre_includes, absolute_dir(std::filesystem::path(), cwd));
   }
-  IncludeList list = list_includes(source);
+  const IncludeList list = list_includes(source);
   scanner.add_unresolvable("", list.unresolvable);
+  scanner.add_macros("", list, {});
   scanner.scan(list.names, std::vector<std::string>{});
+  scanner.scan_indirect();
   return std::move(scanner).take();
+}
+
+void set_toolkit_names_folder(const std::filesystem::path& folder) {
+  NamesFolder& names = names_folder();
+  const std::lock_guard lock(names.mutex);
+  names.path = folder;
+}
+
+bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
+                          std::int64_t since_ns) {
+  bool stable = false;
+  const std::shared_ptr<const FileScan> now = read_scan(path, stable);
+  return !stable || now->content_hash != content_hash || now->ctime_ns > since_ns;
 }
 
 std::vector<HeaderDigest> scan_headers(std::string_view source,

@@ -2,6 +2,8 @@
 // preprocessor (NVRTC has no dependency output), conservative by construction.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -23,6 +25,10 @@ struct IncludeSearch {
   std::filesystem::path program_dir;  // the program name's folder; empty: not searched
   std::vector<std::filesystem::path> include_paths;  // user folders, in order (no toolkit folder)
   std::vector<std::string> pre_includes;             // files, in order
+  // The toolkit's folders (include/cccl, include), searched after the user's: not hashed (the key
+  // holds KeyInputs::toolkit_headers), but the names their headers include are looked up in the
+  // user's folders, which NVRTC searches first (a user's inc/version shadows CCCL's <version>).
+  std::vector<std::filesystem::path> toolkit_dirs;
 };
 
 // What a header scan found. `unresolvable` non-empty means the program may read a header the
@@ -41,10 +47,35 @@ struct HeaderScan {
 // existing file among the including file's folder, `program_dir` and the include paths is
 // recorded and scanned (pre-included files also from the working folder), so a header that
 // shadows another, or that appears later in an earlier folder, changes the result. A header
-// found nowhere is recorded unresolved (toolkit headers are covered by the NVRTC identity).
+// found nowhere is recorded unresolved (toolkit headers are covered by KeyInputs::toolkit_headers).
+// Such a header is then looked up in `search.toolkit_dirs`, and every name the toolkit headers it
+// reaches include (or probe with __has_include) is looked up in the include paths (NVRTC does not
+// search `program_dir` for them): each existing file is recorded and scanned like a header of the
+// program (absence is the default: a file that appears there changes the result). The toolkit
+// part is memoized per process (the toolkit does not change under a process: see
+// toolkit_headers.hpp) and skipped while every include path is empty or missing; the lookups in
+// the include paths cost one stat per folder while it is unchanged (its names are memoized).
 // Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
-// size, mtime and ctime. Never misses a header reachable through a literal header name.
+// size, mtime and ctime. Never misses a header reachable through a literal header name. The
+// header names passed to include-test macros (IncludeList::test_macros: CCCL's
+// `_CCCL_HAS_INCLUDE(<x>)`), wherever defined among the files scanned, count as a
+// `__has_include` of the file passing them; a macro operand passed to one is unresolvable.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
+
+// Where the toolkit part of scan_includes is kept between processes (a store's tmp/ folder): the
+// names the toolkit headers reached from one header include, in a file named by a hash of the
+// toolkit folders, that header and the toolkit's identity (toolkit_headers.hpp), written once
+// (about 500 headers read and lexed for <cuda/std/mdspan>), read by every later process. Empty
+// (the default): computed once per process. A file that cannot be written costs time only.
+void set_toolkit_names_folder(const std::filesystem::path& folder);
+
+// Whether the file at `path` (a resolved HeaderDigest's, not relativized) may hold other bytes than
+// the ones hashed to `content_hash`: it cannot be read whole, its bytes hash otherwise, or its
+// ctime is after `since_ns` (CLOCK_REALTIME nanoseconds taken before the scan that produced the
+// hash: ccache's "too new" rule, which also catches a rewrite that was undone or kept its size and
+// time stamps). Reads the file (no memo): for the check after a compile, not for keys.
+bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
+                          std::int64_t since_ns);
 
 // scan_includes(source, {source_dir, include_paths, {}}).headers (an empty `source_dir` is not
 // searched).

@@ -28,7 +28,7 @@ namespace {
 //   bytes field   the bytes themselves
 //   number field  u64 (value_size is 8)
 //   header field  u64 include_size, include, u8 resolved, u64 path_size, path, 16-byte hash
-// Any change to this layout must change tests/golden/key_v1.txt.
+// Any change to this layout must change tests/golden/key_v<N>.txt and bump N (v2: toolkit_headers).
 // ---------------------------------------------------------------------------------------------
 
 enum class FieldKind { bytes, number, header };
@@ -156,6 +156,7 @@ void visit_fields(const KeyInputs& inputs, const std::vector<std::string_view>& 
   visit(number_field("format_version", inputs.format_version));
   visit(bytes_field("nvrtc_version", inputs.nvrtc_version));
   visit(bytes_field("nvrtc_identity", inputs.nvrtc_identity));
+  visit(bytes_field("toolkit_headers", inputs.toolkit_headers));
   visit(bytes_field("arch", inputs.arch));
   visit(number_field("options", inputs.options.size()));
   for (std::size_t i = 0; i < inputs.options.size(); ++i) {

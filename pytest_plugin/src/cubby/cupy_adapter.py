@@ -1,40 +1,75 @@
-"""A CuPy kernel-cache backend that keeps CuPy's payloads in the cubby store.
+"""CuPy compiles through cubby: header-exact keys, PCH, recipes, prefetch, one compile per kernel.
 
-CuPy (>= 14) asks its kernel-cache backend ``load(name) -> bytes | None`` before compiling and
-``save(name, payload, source)`` after; it is installed with
-``cupy.cuda.compiler._set_kernel_cache_backend``. This backend stores each payload byte for byte
-as blob ``name`` of the ``cupy`` namespace, so CuPy's kernels share the store's bound, checks,
-sharing and remote tier. CuPy's names already hash everything its compile depends on.
+Interception point (CuPy 14.0 to 14.2, and CuPy's main branch as of 15.0a1):
+``cupy.cuda.compiler._NVRTCProgram``, the class every NVRTC compile of CuPy goes through
+(``RawModule``, ``RawKernel``, ``ElementwiseKernel``, ``ReductionKernel``, ``cupy.fuse`` ... reach
+it by ``_compile_module_with_cache`` -> ``_compile_with_cache_cuda`` ->
+``_compile_using_nvrtc_no_warning``; CuPy's empty-program compile of ``_preprocess`` too). It is
+constructed as ``_NVRTCProgram(source, name, headers, include_names, name_expressions, method)``
+and ``compile(options, log_stream)`` returns ``(payload, mapping)``: the CUBIN (``method``
+'cubin'), PTX ('ptx') or LTO-IR ('lto') bytes, and ``{name expression: lowered name}`` (None
+without name expressions). ``options`` there are final: CuPy's ``-I`` folders (its own headers,
+its CCCL), ``-ftz=true``, ``--device-as-default-execution-space``, ``-arch=sm_XX`` or
+``-arch=compute_XX``, ``-std=...``. The adapter replaces the class by a subclass whose compile()
+asks ``cubby.Cache.compile`` with the source, those options (the architecture option taken out and
+passed as cubby's ``arch``), the name expressions and a stable program name, so the key covers
+every header the source can include, and returns what CuPy's would: the same payload kind and
+the same mapping. An NVRTC error raises ``cupy.cuda.compiler.CompileException`` with NVRTC's log,
+as CuPy's own compile does.
 
-One compile per kernel across processes (pytest-xdist workers): a miss claims the kernel, so a
-worker asking for a kernel another one is compiling waits for that compile (up to
-``CLAIM_WAIT_S``, then compiles it itself) instead of compiling it again. CuPy compiles on the
-thread that asked, so a thread's claim that ``save`` never answered (the compile failed) is given
-back at that thread's next ``load``.
+CuPy's own kernel cache is switched to a pass-through backend (every ``load`` misses, ``save``
+stores nothing), so a kernel whose headers changed is never served from it: CuPy's cache names
+hash the source and options but not the headers a source includes.
+
+Compiles that go CuPy's own way, counted by reason and said once in the plugin's summary:
+jitify-mode programs (they carry jitify's preprocessed headers), a payload kind cubby does not
+produce, options without exactly one architecture, a request cubby rejects (an option it cannot
+key), and a CuPy whose NVRTC is not cubby's (NVRTC versions differ: set CUBBY_NVRTC_LIBRARY to
+CuPy's libnvrtc). ``backend='nvcc'`` and HIP never reach ``_NVRTCProgram``'s NVRTC path through
+cubby (nvcc does not use it; on HIP the adapter is not installed).
+
+A CuPy >= 14 without that class (its internals moved) gets the blob path instead: CuPy's own
+payloads stored byte for byte in the cubby store under CuPy's names (``CubbyKernelCacheBackend``),
+with one warning naming the CuPy version; those names do not cover headers.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
+import os
 import threading
 import time
+import warnings
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ._cache import Cache
+from ._errors import CompileError, Error
 
 NAMESPACE = "cupy"
 MIN_CUPY_MAJOR = 14
 # How long a miss waits for another process's compile of the same kernel (a mdspan module takes a
 # few seconds; a dead compiler's claim ends with its process at once).
 CLAIM_WAIT_S = 120.0
+# The parameters _NVRTCProgram must have for the compile path (CuPy 14.0 - 14.2).
+PROGRAM_PARAMETERS = ("src", "name", "headers", "include_names", "name_expressions", "method")
+# CuPy's `method` -> cubby's payload kind and the architecture prefix it needs.
+METHODS = {"cubin": ("cubin", "sm_"), "ptx": ("ptx", "compute_"), "lto": ("ltoir", "compute_")}
+# The program name cubby gets for CuPy's temporary ones: CuPy names a program after a file in a
+# temporary folder it has deleted by the time NVRTC runs (nothing is found beside it); a folder
+# under /dev/null cannot exist either, and the name stays the same from run to run and machine to
+# machine, so keys are stable and shareable. An empty name is NVRTC's "default_program" (beside
+# it: the working folder), passed on as such.
+ABSENT_PROGRAM_DIR = "/dev/null/cupy"
 
-# Called as observer(name) after every save() (a compile CuPy did): the plugin's require-warm.
+# Called as observer(name) after every save() of the blob path (a compile CuPy did): require-warm.
 _save_observers: List[Callable[[str], None]] = []
 
 
 class CubbyKernelCacheBackend:
-    """CuPy's backend interface over a cubby.Cache. Thread-safe."""
+    """The blob path: CuPy's backend interface over a cubby.Cache, CuPy's payloads stored byte
+    for byte under CuPy's names (for a CuPy whose compile path moved). Thread-safe."""
 
     def __init__(self, cache: Cache) -> None:
         self._cache = cache
@@ -82,6 +117,138 @@ class CubbyKernelCacheBackend:
                     "cupy_load_ms": self.load_ms}
 
 
+class PassThroughBackend:
+    """CuPy's kernel-cache backend while its compiles go through cubby: every load misses (CuPy
+    then builds the program, which asks cubby), save stores nothing (cubby stored it)."""
+
+    def load(self, name: str) -> Optional[bytes]:
+        return None
+
+    def save(self, name: str, cubin: bytes, source: str = "") -> None:
+        return None
+
+
+class CompileRouter:
+    """What went through cubby and what went CuPy's own way (by reason). Thread-safe."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+        self._lock = threading.Lock()
+        self.through_cubby = 0
+        self.own: Dict[str, int] = {}
+
+    def count_own(self, reason: str) -> None:
+        with self._lock:
+            self.own[reason] = self.own.get(reason, 0) + 1
+
+    def count_cubby(self) -> None:
+        with self._lock:
+            self.through_cubby += 1
+
+    def counters(self) -> Dict[str, float]:
+        with self._lock:
+            counters: Dict[str, float] = {"cupy_via_cubby": self.through_cubby}
+            for reason, count in self.own.items():
+                counters[f"cupy_own:{reason}"] = count
+            return counters
+
+
+def split_arch(options) -> Tuple[List[str], Optional[str]]:
+    """(options without the architecture option, its value); value None unless there is exactly
+    one (-arch=X, -arch X, --gpu-architecture=X or --gpu-architecture X)."""
+    rest: List[str] = []
+    found: List[str] = []
+    items = [o.decode() if isinstance(o, bytes) else str(o) for o in options]
+    i = 0
+    while i < len(items):
+        option = items[i]
+        name, eq, value = option.partition("=")
+        if name in ("-arch", "--gpu-architecture"):
+            if eq:
+                found.append(value)
+            elif i + 1 < len(items):
+                i += 1
+                found.append(items[i])
+            else:
+                found.append("")
+        else:
+            rest.append(option)
+        i += 1
+    return rest, (found[0] if len(found) == 1 and found[0] else None)
+
+
+def stable_program_name(name: str) -> str:
+    """The program name cubby keys for CuPy's `name` (see ABSENT_PROGRAM_DIR)."""
+    if not name:
+        return "default_program"
+    folder = os.path.dirname(name)
+    if os.path.isabs(name) and not os.path.isdir(folder):
+        return f"{ABSENT_PROGRAM_DIR}/{os.path.basename(name)}"
+    return name
+
+
+def make_program_class(base: type, router: CompileRouter, compiler) -> type:
+    """A subclass of CuPy's _NVRTCProgram whose compile() goes through cubby where it can."""
+
+    class CubbyNVRTCProgram(base):  # type: ignore[misc, valid-type]
+        def __init__(self, src, name="default_program", headers=(), include_names=(),
+                     name_expressions=None, method="ptx"):
+            reason = ""
+            if headers or include_names:
+                reason = "jitify"
+            elif method not in METHODS:
+                reason = f"method {method}"
+            self._cubby_own = reason
+            if reason:
+                super().__init__(src, name, headers, include_names, name_expressions, method)
+                return
+            # CuPy's fields, without creating an NVRTC program (cubby does that on a miss).
+            self.ptr = None
+            self.src = src.decode("UTF-8") if isinstance(src, bytes) else src
+            self.name = name.decode("UTF-8") if isinstance(name, bytes) else name
+            self.name_expressions = name_expressions
+            self.method = method
+
+        def _own(self, reason: str, options, log_stream):
+            router.count_own(reason)
+            if self.ptr is None:  # created as cubby's: CuPy's program now
+                super().__init__(self.src, self.name, (), (), self.name_expressions, self.method)
+            return super().compile(options, log_stream)
+
+        def compile(self, options=(), log_stream=None):
+            if self._cubby_own:
+                router.count_own(self._cubby_own)
+                return super().compile(options, log_stream)
+            kind, prefix = METHODS[self.method]
+            rest, arch = split_arch(options)
+            if arch is None or not arch.startswith(prefix):
+                return self._own("architecture option", options, log_stream)
+            names = list(self.name_expressions or ())
+            try:
+                result = router.cache.compile(self.src, names, rest, arch,
+                                              stable_program_name(self.name))
+            except CompileError as error:
+                router.count_cubby()
+                raise compiler.CompileException(error.log or str(error), self.src, self.name,
+                                                options, "nvrtc") from None
+            except Error:
+                return self._own("rejected by cubby", options, log_stream)
+            if result.payload_kind != kind:
+                return self._own(f"payload {result.payload_kind}", options, log_stream)
+            router.count_cubby()
+            if log_stream is not None:
+                log_stream.write(result.log)
+            mapping = {name: result.lowered_names[name] for name in names} if names else None
+            return result.cubin, mapping
+
+    CubbyNVRTCProgram.__qualname__ = CubbyNVRTCProgram.__name__ = "CubbyNVRTCProgram"
+    return CubbyNVRTCProgram
+
+
+def _version(cupy) -> str:
+    return str(getattr(cupy, "__version__", "0"))
+
+
 def cupy_status() -> Tuple[bool, str]:
     """(usable, why): whether an importable CuPy >= 14 offers _set_kernel_cache_backend."""
     if importlib.util.find_spec("cupy") is None:
@@ -91,7 +258,7 @@ def cupy_status() -> Tuple[bool, str]:
         compiler = importlib.import_module("cupy.cuda.compiler")
     except Exception as error:  # a broken CuPy must not break the test session
         return False, f"CuPy could not be imported ({type(error).__name__}: {error})"
-    version = str(getattr(cupy, "__version__", "0"))
+    version = _version(cupy)
     try:
         major = int(version.split(".")[0])
     except ValueError:
@@ -103,31 +270,96 @@ def cupy_status() -> Tuple[bool, str]:
     return True, f"CuPy {version}"
 
 
-def _backend_class():
-    """Our backend, derived from CuPy's abstract base class when CuPy has one."""
+def compile_path_missing(compiler) -> str:
+    """'' when CuPy's compile path is the one this adapter knows, else what moved."""
+    program = getattr(compiler, "_NVRTCProgram", None)
+    if not isinstance(program, type) or not callable(getattr(program, "compile", None)):
+        return "cupy.cuda.compiler._NVRTCProgram is gone"
+    if not hasattr(compiler, "CompileException"):
+        return "cupy.cuda.compiler.CompileException is gone"
+    try:
+        parameters = tuple(inspect.signature(program.__init__).parameters)[1:]
+    except (TypeError, ValueError):
+        return "cupy.cuda.compiler._NVRTCProgram's signature cannot be read"
+    if parameters != PROGRAM_PARAMETERS:
+        return f"cupy.cuda.compiler._NVRTCProgram takes {parameters}, not {PROGRAM_PARAMETERS}"
+    return ""
+
+
+def nvrtc_mismatch(compiler, cache: Cache) -> str:
+    """'' when CuPy's NVRTC has cubby's version (or either cannot say), else both versions."""
+    try:
+        ours = next(field["summary"] for field in cache.explain("", arch="sm_90")
+                    if field["label"] == "nvrtc_version")
+    except (Error, StopIteration, KeyError):
+        return ""
+    get = getattr(compiler, "_get_nvrtc_version", None)
+    try:
+        theirs = ".".join(str(part) for part in get()) if get is not None else ""
+    except Exception:  # no NVRTC in CuPy: its own compile would fail the same way
+        return ""
+    if not theirs or theirs in ours:
+        return ""
+    return f"CuPy's NVRTC is {theirs}, cubby's is {ours}"
+
+
+def _on_cupys_base(cls: type) -> type:
+    """``cls`` derived from CuPy's abstract kernel-cache backend too, when CuPy has one."""
     try:
         base = importlib.import_module("cupy.cuda._compiler_cache").KernelCacheBackend
     except Exception:
-        return CubbyKernelCacheBackend
-    return type("CubbyKernelCacheBackend", (CubbyKernelCacheBackend, base), {})
+        return cls
+    return type(cls.__name__, (cls, base), {})
+
+
+_warned_versions: set = set()
 
 
 class Installed:
-    """An installed backend; ``uninstall()`` puts CuPy's previous backend back."""
+    """An installed adapter; ``mode`` is "compile" (CuPy compiles through cubby) or "blob";
+    ``note`` says why the blob path when it is; ``uninstall()`` puts CuPy back as it was."""
 
-    def __init__(self, backend: CubbyKernelCacheBackend, previous: object) -> None:
+    def __init__(self, mode: str, note: str, backend, router: Optional[CompileRouter],
+                 previous_backend: object, previous_program: Optional[type]) -> None:
+        self.mode = mode
+        self.note = note
         self.backend = backend
-        self._previous = previous
+        self.router = router
+        self._previous_backend = previous_backend
+        self._previous_program = previous_program
+
+    def counters(self) -> Dict[str, float]:
+        if self.router is not None:
+            return self.router.counters()
+        return self.backend.counters()
 
     def uninstall(self) -> None:
         compiler = importlib.import_module("cupy.cuda.compiler")
-        compiler._set_kernel_cache_backend(self._previous)
+        compiler._set_kernel_cache_backend(self._previous_backend)
+        if self._previous_program is not None:
+            compiler._NVRTCProgram = self._previous_program
 
 
 def install(cache: Cache) -> Installed:
-    """Makes CuPy use ``cache`` for its kernel cache (requires cupy_status()[0])."""
+    """Makes CuPy compile through ``cache`` (requires cupy_status()[0]); the blob path, with one
+    warning naming the CuPy version, where CuPy's compile path moved or its NVRTC is not cubby's."""
+    cupy = importlib.import_module("cupy")
     compiler = importlib.import_module("cupy.cuda.compiler")
     previous = getattr(compiler, "_kernel_cache_backend", None)
-    backend = _backend_class()(cache)
-    compiler._set_kernel_cache_backend(backend)
-    return Installed(backend, previous)
+    moved = compile_path_missing(compiler)
+    note = moved or nvrtc_mismatch(compiler, cache)
+    if note:
+        version = _version(cupy)
+        if moved and version not in _warned_versions:
+            _warned_versions.add(version)
+            warnings.warn(f"cubby: CuPy {version}: {moved}; CuPy's kernels are stored as blobs "
+                          "under CuPy's own names, which do not cover the headers they include",
+                          RuntimeWarning, stacklevel=2)
+        backend = _on_cupys_base(CubbyKernelCacheBackend)(cache)
+        compiler._set_kernel_cache_backend(backend)
+        return Installed("blob", note, backend, None, previous, None)
+    router = CompileRouter(cache)
+    original = compiler._NVRTCProgram
+    compiler._NVRTCProgram = make_program_class(original, router, compiler)
+    compiler._set_kernel_cache_backend(_on_cupys_base(PassThroughBackend)())
+    return Installed("compile", "", None, router, previous, original)

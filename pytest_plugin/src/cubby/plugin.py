@@ -44,7 +44,7 @@ _SETTINGS = [
      "fail every test that compiles a kernel (the store must already hold it)"),
     ("clear", "--cubby-clear", "bool", "CUBBY_CLEAR", "empty the store before the session"),
     ("no_cupy", "--no-cubby-cupy", "bool", "CUBBY_NO_CUPY",
-     "do not install the cubby kernel-cache backend into CuPy"),
+     "CuPy compiles its own way: cubby neither keys nor stores CuPy's kernels"),
     ("suite", "--cubby-suite", "str", "CUBBY_SUITE",
      "name under which the session records its kernels for `cubby warm` and prefetch "
      "(default: pytest-<rootdir name>)"),
@@ -269,7 +269,10 @@ class CubbyPlugin:
         try:
             self.cupy_cache = _cache.Cache()
             self.cupy = cupy_adapter.install(self.cupy_cache)
-            self.cupy_note = f"installed ({why}, namespace '{cupy_adapter.NAMESPACE}')"
+            self.cupy_note = (
+                f"compiles through cubby ({why}, cupy.cuda.compiler._NVRTCProgram)"
+                if self.cupy.mode == "compile" else
+                f"blob path ({why}: {self.cupy.note}; namespace '{cupy_adapter.NAMESPACE}')")
         except Error as error:
             self.library_error = str(error)
             self.cupy_note = "not installed: libcubby unavailable"
@@ -320,7 +323,7 @@ class CubbyPlugin:
                 continue
         total["processes"] = len(pids - {os.getpid()}) + 1
         if self.cupy is not None:
-            _add(total, self.cupy.backend.counters())
+            _add(total, self.cupy.counters())
         return total
 
     # -- require-warm -----------------------------------------------------------------------
@@ -483,15 +486,31 @@ class CubbyPlugin:
         write(f"processes: {int(t.get('processes', 0))} (xdist workers: {self.workers})")
         if self.prefetch_note:
             write(f"prefetch: {self.prefetch_note}")
-        used = t.get("cupy_hits", 0) or t.get("cupy_misses", 0) or t.get("cupy_saves", 0)
+        self.write_cupy_line(write, t)
+
+    def write_cupy_line(self, write, t: Dict[str, float]) -> None:
+        """The summary's one CuPy line: how CuPy's compiles went (through cubby, CuPy's own way by
+        reason, or the blob path's loads)."""
+        blob = t.get("cupy_hits", 0) or t.get("cupy_misses", 0) or t.get("cupy_saves", 0)
+        own = {name[len("cupy_own:"):]: int(value) for name, value in sorted(t.items())
+               if name.startswith("cupy_own:") and value}
+        via = int(t.get("cupy_via_cubby", 0))
         note = self.cupy_note
-        if self.cupy is None and used and self.workers:  # the workers imported CuPy, not this one
-            note = "installed in the xdist workers"
-        if note:
-            write(f"cupy: {note}" + (
-                f"; loads hit {int(t.get('cupy_hits', 0))}, missed {int(t.get('cupy_misses', 0))}, "
-                f"saved {int(t.get('cupy_saves', 0))}, {t.get('cupy_load_ms', 0):.0f} ms in lookups"
-                if used else ""))
+        if self.cupy is None and (blob or via or own) and self.workers:
+            note = "installed in the xdist workers"  # the workers imported CuPy, not this one
+        if not note:
+            return
+        detail = ""
+        if via or own:
+            detail = f"; {via} program(s) through cubby"
+            if own:
+                detail += (f", {sum(own.values())} CuPy's own way ("
+                           + ", ".join(f"{reason} {count}" for reason, count in own.items()) + ")")
+        elif blob:
+            detail = (f"; loads hit {int(t.get('cupy_hits', 0))}, missed "
+                      f"{int(t.get('cupy_misses', 0))}, saved {int(t.get('cupy_saves', 0))}, "
+                      f"{t.get('cupy_load_ms', 0):.0f} ms in lookups")
+        write(f"cupy: {note}{detail}")
 
 
 class _XdistHooks:

@@ -1,5 +1,6 @@
 // The orchestrator end to end with real NVRTC: memory -> disk -> compile, self-repair, failing
 // writes, single flight, and start-up without NVRTC.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include "cubby/cache.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/entry.hpp"
+#include "cuda/compile_hook.hpp"
 #include "cuda/nvrtc_library.hpp"
 #include "format/blob.hpp"
 #include "storage/local/disk.hpp"
@@ -580,6 +582,83 @@ TEST(CachePch, AHeaderEditIsNeverServedFromAStalePch) {
   }
   EXPECT_EQ(cache.stats().pch_created, 3u);  // one per header version (the path holds "pch":
   EXPECT_EQ(cache.stats().pch_reused, 3u);   // an -I value is not a PCH option)
+}
+
+// Sets a compile hook for the scope (a test seam between key derivation and NVRTC's compile).
+class HookGuard {
+ public:
+  explicit HookGuard(CompileHook hook) { set_compile_hook_for_testing(std::move(hook)); }
+  ~HookGuard() { set_compile_hook_for_testing({}); }
+  HookGuard(const HookGuard&) = delete;
+  HookGuard& operator=(const HookGuard&) = delete;
+};
+
+// Issue 23: the key was derived before NVRTC read the header; an edit in between stored the new
+// code under the old contents' key, served after the header was reverted.
+TEST(Cache, AHeaderEditedDuringTheCompileIsReturnedButNeverStored) {
+  TempDir dir("cache-edit-during");
+  const std::filesystem::path value = dir / "inc" / "value.cuh";
+  write_text(value, "constexpr int kValue = 1001;\n");
+  CompileRequest r;
+  r.source = "#include \"value.cuh\"\n__global__ void k(int* o) { *o = kValue; }\n";
+  r.name_expressions = {"k"};
+  r.options = {"-I" + (dir / "inc").string()};
+  r.arch = "compute_90";
+  bool edited = false;
+  {
+    HookGuard hook([&](const CompileRequest&) {
+      if (!edited) write_text(value, "constexpr int kValue = 2002; // edited while compiling\n");
+      edited = true;
+    });
+    Cache cache(config_for(dir / "store"));
+    const CacheResult during = cache.compile(r);
+    EXPECT_NE(during.entry->payload.find("2002"), std::string::npos);  // what NVRTC compiled
+    EXPECT_EQ(cache.stats().headers_changed, 1u);
+  }
+  ASSERT_TRUE(edited);
+  write_text(value, "constexpr int kValue = 1001;\n");  // reverted: the first key again
+  Cache fresh(config_for(dir / "store"));
+  const CacheResult after = fresh.compile(r);
+  EXPECT_EQ(after.tier, Source::compiled);
+  EXPECT_NE(after.entry->payload.find("1001"), std::string::npos) << after.entry->payload;
+  EXPECT_EQ(fresh.stats().headers_changed, 0u);
+  EXPECT_EQ(fresh.compile(r).tier, Source::memory);  // stored as usual when nothing changed
+}
+
+// Issue 23: the PCH NVRTC saved while a header changed was filed under the old contents'
+// fingerprint and served later programs. The header's times are set back so that NVRTC's own
+// time check cannot tell either (deterministic).
+TEST(CachePch, APchSavedWhileAHeaderChangedNeverServesLaterPrograms) {
+  if (!compile_nvrtc_supports_pch()) GTEST_SKIP() << "NVRTC without PCH (before 12.8)";
+  TempDir dir("cache-pch-edit-during");
+  const std::filesystem::path headers = dir.path() / "include";
+  const std::filesystem::path value = headers / "value.cuh";
+  write_text(value, "constexpr int kValue = 111;\n");
+  Config config = config_for(dir.path() / "store");
+  config.pch_eager = true;
+  Cache cache(config);
+  struct stat edited_times {};
+  bool edited = false;
+  {
+    HookGuard hook([&](const CompileRequest&) {
+      if (edited) return;
+      write_text(value, "constexpr int kValue = 222;\n");
+      ASSERT_EQ(::stat(value.c_str(), &edited_times), 0);
+      edited = true;
+    });
+    const CacheResult during = cache.compile(mdspan_program(5, headers.string()));
+    EXPECT_NE(during.entry->payload.find("222"), std::string::npos);
+  }
+  ASSERT_TRUE(edited);
+  EXPECT_EQ(cache.stats().headers_changed, 1u);
+  write_text(value, "constexpr int kValue = 111;\n");  // the first fingerprint again
+  const struct timespec times[2] = {edited_times.st_atim, edited_times.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, value.c_str(), times, 0), 0);
+  for (int n : {6, 7}) {
+    const CacheResult later = cache.compile(mdspan_program(n, headers.string()));
+    EXPECT_NE(later.entry->payload.find("111"), std::string::npos)
+        << "kernel " << n << " compiled from the PCH of the edited header";
+  }
 }
 
 // A program distinct per `tag` (no heavy header: a fast compile).

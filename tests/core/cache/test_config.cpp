@@ -150,6 +150,9 @@ TEST(Config, ReadsEveryVariable) {
   ScopedEnv size("CUBBY_MAX_SIZE", "2G");
   ScopedEnv remote("CUBBY_REMOTE", "redis://127.0.0.1:6379/0");
   ScopedEnv secret("CUBBY_REMOTE_SECRET", "s3cret");
+  ScopedEnv token("CUBBY_REMOTE_TOKEN", "t0ken");
+  ScopedEnv token_file("CUBBY_REMOTE_TOKEN_FILE", "/run/secrets/cubby-token");
+  ScopedEnv ca_file("CUBBY_REMOTE_CA_FILE", "/etc/ssl/team-ca.pem");
   ScopedEnv read_only("CUBBY_READ_ONLY", "1");
   ScopedEnv disable("CUBBY_DISABLE", "yes");
   ScopedEnv arch("CUBBY_ARCH", "sm_90a");
@@ -159,6 +162,9 @@ TEST(Config, ReadsEveryVariable) {
   EXPECT_EQ(config->max_size, 2'000'000'000u);
   EXPECT_EQ(config->remote_url, "redis://127.0.0.1:6379/0");
   EXPECT_EQ(config->remote_secret, "s3cret");
+  EXPECT_EQ(config->remote_token, "t0ken");
+  EXPECT_EQ(config->remote_token_file, "/run/secrets/cubby-token");
+  EXPECT_EQ(config->remote_ca_file, "/etc/ssl/team-ca.pem");
   EXPECT_TRUE(config->read_only);
   EXPECT_TRUE(config->disabled);
   EXPECT_EQ(config->default_arch, "sm_90a");

@@ -216,6 +216,7 @@ TEST(PayloadKindFor, FollowsArchAndDlto) {
   EXPECT_EQ(payload_kind_for("compute_90", {}), PayloadKind::ptx);
   EXPECT_EQ(payload_kind_for("sm_90", {"-dlto"}), PayloadKind::ltoir);
   EXPECT_EQ(payload_kind_for("compute_90", {"--dlto"}), PayloadKind::ltoir);
+  EXPECT_EQ(payload_kind_for("sm_90", {"--dlink-time-opt"}), PayloadKind::ltoir);
 }
 
 CompileRequest tiny_request() {
@@ -225,6 +226,16 @@ CompileRequest tiny_request() {
   request.name_expressions = {"tiny"};
   request.arch = "sm_90";
   return request;
+}
+
+// NVRTC's long name of -dlto gives LTO-IR too (it failed as "gave no CUBIN (empty payload)").
+TEST(CompileNvrtc, DlinkTimeOptGivesLtoir) {
+  CompileRequest request = tiny_request();
+  request.options = {"--dlink-time-opt"};
+  auto entry = compile_nvrtc(request);
+  ASSERT_TRUE(entry.ok()) << entry.error().message;
+  EXPECT_EQ(entry->kind, PayloadKind::ltoir);
+  EXPECT_FALSE(entry->payload.empty());
 }
 
 TEST(CompileNvrtc, RejectsArchInsideOptions) {

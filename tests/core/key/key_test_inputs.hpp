@@ -48,6 +48,7 @@ inline KeyInputs base_inputs() {
   in.format_version = 1;
   in.nvrtc_version = "13.0";
   in.nvrtc_identity = "libnvrtc.so.13:size=123456:hash=0011223344556677";
+  in.toolkit_headers = "2;00112233445566778899aabbccddeeff";
   in.arch = "sm_90";
   in.options = {"-std=c++17", "-DN=4", "--use_fast_math"};
   in.source =

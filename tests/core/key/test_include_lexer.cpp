@@ -33,5 +33,39 @@ TEST(ListIncludes, MacroOperandsAreUnresolvable) {
                                                          "__has_include(HDR)"}));
 }
 
+TEST(ListIncludes, HasIncludeThroughAnAliasIsUnresolvable) {
+  const IncludeList list = list_includes(
+      "#define HI __has_include\n#if HI(\"opt.h\")\n#endif\n"
+      "#if defined(__has_include)\n#endif\n#ifdef __has_include\n#endif\n");
+  EXPECT_EQ(list.unresolvable, std::vector<std::string>{"__has_include"});
+}
+
+TEST(ListIncludes, HasIncludeWrappersProbeTheirLiteralNames) {
+  const IncludeList list = list_includes(
+      "#if _CCCL_HAS_INCLUDE(<cccl_opt.h>) || my_has_include(\"mine.h\")\n#endif\n"
+      "#if _CCCL_HAS_INCLUDE(HDR)\n#endif\n#ifdef _CCCL_HAS_INCLUDE\n#endif\n");
+  EXPECT_EQ(list.names, (std::vector<std::string>{"cccl_opt.h", "mine.h"}));
+  EXPECT_EQ(list.unresolvable, std::vector<std::string>{"_CCCL_HAS_INCLUDE(HDR)"});
+}
+
+TEST(ListIncludes, AMacroThatTestsItsParameterIsAnIncludeTestMacroAndItsCallsAreListed) {
+  const IncludeList list = list_includes(
+      "#ifdef __has_include\n#  define HAS(_X) __has_include(_X)\n#else\n#  define HAS(_X) 0\n"
+      "#endif\n#define ONE(h) HAS(h)\n#define TWO(a, b) HAS(b)\n"
+      "#define NOT(a) __has_include(OTHER)\n#define PAIR(a, b) __has_include(b)\n"
+      "#define FIXED() HAS(<fixed.h>)\n#define ALIAS HAS\n"
+      "#if HAS(<cuda_fp16.h>) && HAS ( \"local.cuh\" ) || TWO(x, <y.h>)\n#endif\n"
+      "#if HAS(MACRO)\n#endif\nint v = f(\"text\") + g(n) + h(1, \"#x\");\n");
+  EXPECT_TRUE(list.names.empty());
+  EXPECT_EQ(list.test_macros, std::vector<std::string>{"HAS"});
+  EXPECT_EQ(list.forwards, (std::vector<std::string>{"ALIAS HAS", "ONE HAS", "TWO HAS *"}));
+  EXPECT_EQ(list.calls,
+            (std::vector<std::string>{"HAS \"local.cuh\"", "HAS <cuda_fp16.h>", "HAS <fixed.h>",
+                                      "HAS MACRO", "TWO ?", "f \"text\"", "g n", "h ?"}));
+  // A #define's __has_include of something else than its one parameter stays unresolvable.
+  EXPECT_EQ(list.unresolvable,
+            (std::vector<std::string>{"#define PAIR: __has_include(b)", "__has_include(OTHER)"}));
+}
+
 }  // namespace
 }  // namespace cubby

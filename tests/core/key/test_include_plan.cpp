@@ -65,5 +65,42 @@ TEST(IncludeOptions, EverySpellingParsedAndPassedOnInOneSpelling) {
   EXPECT_FALSE(parse_include_options({"--no-source-include-x"}).no_source_include);
 }
 
+// Both spellings NVRTC 13.0 accepts (-Xcudafe X, -Xcudafe=X), checked by compiling; the values
+// of all -Xcudafe form one front-end argument list. They were outside the key (issue 23).
+TEST(IncludeOptions, CudafeIncludeOptionsEnterThePlan) {
+  const std::vector<std::string> options = {"-Xcudafe",
+                                            "--preinclude=p1.h",
+                                            "-Xcudafe=--preinclude=p2.h",
+                                            "-Xcudafe",
+                                            "--preinclude",
+                                            "-Xcudafe",
+                                            "p3.h",
+                                            "-Xcudafe",
+                                            "--include_directory=/d1",
+                                            "-Xcudafe=--sys_include=/d2",
+                                            "-Xcudafe",
+                                            "--sys_include",
+                                            "-Xcudafe",
+                                            "/d3",
+                                            "-Xcudafe",
+                                            "-I/d4",
+                                            "-Xcudafe=-I/d5",
+                                            "-Xcudafe",
+                                            "--diag_suppress=177"};
+  const IncludeOptions parsed = parse_include_options(options);
+  EXPECT_EQ(parsed.pre_includes, (std::vector<std::string>{"p1.h", "p2.h", "p3.h"}));
+  EXPECT_EQ(parsed.include_paths, (std::vector<std::string>{"/d1", "/d2", "/d3", "/d4", "/d5"}));
+  EXPECT_TRUE(parsed.unmodelled.empty());
+  EXPECT_EQ(parsed.nvrtc_options, options);  // passed on as given
+}
+
+TEST(IncludeOptions, OtherCudafeOptionsAreUnmodelled) {
+  const IncludeOptions parsed = parse_include_options(
+      {"-Xcudafe", "--use_pch=/x.pch", "-Xcudafe=-I", "-Xcudafe", "--error_output=/tmp/e"});
+  EXPECT_EQ(parsed.unmodelled,
+            (std::vector<std::string>{"-Xcudafe --use_pch=/x.pch", "-Xcudafe -I"}));
+  EXPECT_TRUE(parsed.include_paths.empty());
+}
+
 }  // namespace
 }  // namespace cubby

@@ -8,6 +8,8 @@
 // so every run is the same); CUBBY_INCLUDE_CASES=N runs N cases instead, CUBBY_INCLUDE_SEED=S
 // starts from another seed. It prints the number of cases, edits and compiles it ran.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdlib>
@@ -19,12 +21,14 @@
 
 #include "cubby/cache.hpp"
 #include "cubby/nvrtc.hpp"
+#include "cuda/compile_hook.hpp"
 #include "test_support.hpp"
 
 namespace cubby {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
 
@@ -79,6 +83,22 @@ std::vector<Spelling> spellings() {
       {"-I=", "#include <v.cuh>\n", {"-I={dir}"}},
       {"-I dir", "#include <v.cuh>\n", {"-I", "{dir}"}},
       {"--include-path dir", "#include <v.cuh>\n", {"--include-path", "{dir}"}},
+      // Front-end options NVRTC 13 passes on (issue 23): both spellings, separate values too.
+      {"-Xcudafe --preinclude=", "", {"-Xcudafe", "--preinclude={dir}/v.cuh"}},
+      {"-Xcudafe=--preinclude=", "", {"-Xcudafe=--preinclude={dir}/v.cuh"}},
+      {"-Xcudafe --preinclude F", "", {"-Xcudafe", "--preinclude", "-Xcudafe", "{dir}/v.cuh"}},
+      {"-Xcudafe --include_directory=",
+       "#include <v.cuh>\n",
+       {"-Xcudafe", "--include_directory={dir}"}},
+      {"-Xcudafe=--sys_include=", "#include <v.cuh>\n", {"-Xcudafe=--sys_include={dir}"}},
+      {"-Xcudafe --sys_include D",
+       "#include <v.cuh>\n",
+       {"-Xcudafe", "--sys_include", "-Xcudafe", "{dir}"}},
+      {"-Xcudafe -ID", "#include <v.cuh>\n", {"-Xcudafe", "-I{dir}"}},
+      {"-Xcudafe=-ID", "#include <v.cuh>\n", {"-Xcudafe=-I{dir}"}},
+      {"__has_include alias",
+       "#define HI __has_include\n#if HI(\"v.cuh\")\n#include \"v.cuh\"\n#endif\n",
+       {}},
   };
 }
 
@@ -111,6 +131,160 @@ TEST(IncludeStaleness, EverySpellingRecompilesAfterAHeaderEdit) {
     Cache fresh(store_config(dir / "store"));
     EXPECT_EQ(cached_ptx(fresh, request), expected) << "disk tier";
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round 3 (issue 23): what NVRTC reads that the scan did not see. Each case compiles through a
+// Cache (memory) and a fresh Cache (disk), changes a file, and compares both with a direct compile.
+// ---------------------------------------------------------------------------------------------
+
+struct Change {
+  const char* name;
+  std::string source;                // the program ("{V}": 1001 before, 2002 after the change)
+  std::vector<std::string> options;  // "{dir}": the case's folder
+  std::string file;                  // created or rewritten, relative to the case's folder
+  std::string text;                  // its text after the change
+};
+
+std::vector<Change> unseen_changes() {
+  const std::string kernel = "extern \"C\" __global__ void k(int* p) { *p = V; }\n";
+  const std::string probe_body =
+      "constexpr int V = 2002;\n#else\nconstexpr int V = 1001;\n#endif\n" + kernel;
+  return {
+      {"macro __has_include",
+       "#define HI __has_include\n#if HI(\"opt.cuh\")\n" + probe_body,
+       {},
+       "opt.cuh",
+       "#pragma once\n"},
+      {"CCCL's _CCCL_HAS_INCLUDE",
+       "#include <cuda/std/version>\n#if _CCCL_HAS_INCLUDE(<opt.cuh>)\n" + probe_body,
+       {"-I{dir}/inc"},
+       "inc/opt.cuh",
+       "#pragma once\n"},
+      {"a user folder shadowing a name CCCL includes",
+       "#include <cuda/std/version>\n#ifdef SHADOWED\n" + probe_body,
+       {"-I{dir}/inc"},
+       "inc/version",
+       "#pragma once\n#define SHADOWED 1\n"},
+  };
+}
+
+TEST(IncludeStaleness, FilesTheScanCouldNotSeeRecompileAfterAChange) {
+  for (const Change& change : unseen_changes()) {
+    SCOPED_TRACE(change.name);
+    TempDir dir("include-unseen");
+    fs::create_directories(dir / "inc");
+    CompileRequest request;
+    request.source = change.source;
+    request.arch = kArch;
+    request.program_name = (dir / "k.cu").string();
+    for (std::string option : change.options) {
+      if (const auto at = option.find("{dir}"); at != std::string::npos) {
+        option.replace(at, 5, dir.path().string());
+      }
+      request.options.push_back(option);
+    }
+    Cache cache(store_config(dir / "store"));
+    const std::string first = cached_ptx(cache, request);
+    ASSERT_NE(first.find("1001"), std::string::npos) << first;
+    {
+      Cache warm(store_config(dir / "store"));
+      (void)cached_ptx(warm, request);
+    }
+    write_text(dir / change.file, change.text);
+    const std::string expected = direct_ptx(request);
+    ASSERT_NE(expected.find("2002"), std::string::npos) << expected;
+    EXPECT_EQ(cached_ptx(cache, request), expected) << "memory tier";
+    Cache fresh(store_config(dir / "store"));
+    EXPECT_EQ(cached_ptx(fresh, request), expected) << "disk tier";
+  }
+}
+
+// A header rewritten while NVRTC compiles (between key derivation and NVRTC's read: a test seam):
+// the result is NVRTC's, but nothing is stored under the old contents' key.
+TEST(IncludeStaleness, AHeaderEditedDuringTheCompileIsNeverServedForTheOldContents) {
+  TempDir dir("include-during");
+  write_text(dir / "v.cuh", "constexpr int V = 1001;\n");
+  CompileRequest request;
+  request.source = "#include \"v.cuh\"\nextern \"C\" __global__ void k(int* p) { *p = V; }\n";
+  request.arch = kArch;
+  request.program_name = (dir / "k.cu").string();
+  bool edited = false;
+  set_compile_hook_for_testing([&](const CompileRequest&) {
+    if (!edited) write_text(dir / "v.cuh", "constexpr int V = 2002; // during\n");
+    edited = true;
+  });
+  {
+    Cache cache(store_config(dir / "store"));
+    EXPECT_EQ(cached_ptx(cache, request), direct_ptx(request));  // NVRTC's result, returned
+  }
+  set_compile_hook_for_testing({});
+  write_text(dir / "v.cuh", "constexpr int V = 1001;\n");
+  const std::string expected = direct_ptx(request);
+  ASSERT_NE(expected.find("1001"), std::string::npos);
+  Cache fresh(store_config(dir / "store"));
+  EXPECT_EQ(cached_ptx(fresh, request), expected) << "disk tier";
+}
+
+// A toolkit header edited in a copy of the toolkit that CUBBY_NVRTC_LIBRARY points at (the child
+// half runs in a fresh process: the library is located once per process).
+TEST(IncludeStaleness, ChildCompilesWithTheToolkitCopy) {
+  const char* out = std::getenv("CUBBY_TEST_TOOLKIT_OUT");
+  if (out == nullptr) GTEST_SKIP() << "runs only as the child of AChangedToolkitHeaderRecompiles";
+  CompileRequest request;
+  request.source = "#include <tkhdr.h>\nextern \"C\" __global__ void k(int* p) { *p = TK; }\n";
+  request.arch = kArch;
+  Cache cache(store_config(std::getenv("CUBBY_TEST_TOOLKIT_STORE")));
+  const CacheResult result = cache.compile(request);
+  write_text(out, std::string(result.hit ? "hit\n" : "compiled\n") + result.entry->payload +
+                      "\n=====\n" + direct_ptx(request));
+}
+
+TEST(IncludeStaleness, AChangedToolkitHeaderRecompiles) {
+  const auto nvrtc = locate_nvrtc();
+  if (!nvrtc) GTEST_SKIP() << "no libnvrtc: " << nvrtc.error().message;
+  TempDir dir("include-toolkit");
+  const fs::path lib = dir / "toolkit" / "lib64";
+  fs::create_directories(lib);
+  const fs::path real_lib = fs::canonical(nvrtc->path);
+  for (const auto& item : fs::directory_iterator(real_lib.parent_path())) {
+    const std::string name = item.path().filename().string();
+    if (!name.starts_with("libnvrtc") || !item.is_regular_file() || item.is_symlink()) continue;
+    std::error_code ec;
+    fs::create_hard_link(item.path(), lib / name, ec);  // a copy without the bytes
+    if (ec) fs::copy_file(item.path(), lib / name);
+  }
+  write_text(dir / "toolkit" / "include" / "tkhdr.h", "#define TK 1001\n");
+  write_text(dir / "toolkit" / "include" / "nvrtc.h", "\n");  // how the include folder is found
+  const auto run_child = [&] {
+    const fs::path out = dir / "child.out";
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::setenv("CUBBY_NVRTC_LIBRARY", (lib / real_lib.filename()).c_str(), 1);
+      ::setenv("CUBBY_TEST_TOOLKIT_OUT", out.c_str(), 1);
+      ::setenv("CUBBY_TEST_TOOLKIT_STORE", (dir / "store").c_str(), 1);
+      ::execl("/proc/self/exe", "test_include_property",
+              "--gtest_filter=IncludeStaleness.ChildCompilesWithTheToolkitCopy",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    int status = 0;
+    EXPECT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return read_text(out);
+  };
+  const auto split = [](const std::string& text) {
+    const auto at = text.find("\n=====\n");
+    return std::pair{text.substr(0, at), text.substr(at + 7)};
+  };
+  const auto [first, first_direct] = split(run_child());
+  EXPECT_EQ(first, "compiled\n" + first_direct);
+  EXPECT_NE(first.find("1001"), std::string::npos) << first;
+  EXPECT_EQ(split(run_child()).first, "hit\n" + first_direct);
+  write_text(dir / "toolkit" / "include" / "tkhdr.h", "#define TK 2002 // edited\n");
+  const auto [after, after_direct] = split(run_child());
+  EXPECT_NE(after_direct.find("2002"), std::string::npos) << after_direct;
+  EXPECT_EQ(after, "compiled\n" + after_direct);
 }
 
 // ---------------------------------------------------------------------------------------------

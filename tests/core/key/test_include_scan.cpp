@@ -161,6 +161,37 @@ TEST_F(ScanHeaders, MacroIncludeInAHeaderMakesTheScanIncomplete) {
             std::vector<std::string>{"#include H"});
 }
 
+// CCCL's `#define _CCCL_HAS_INCLUDE(_X) __has_include(_X)`, defined in one header and called in
+// others: the headers its calls name are the program's, as a __has_include of each caller.
+TEST_F(ScanHeaders, AnIncludeTestMacroDefinedInOneHeaderCountsTheHeadersItsCallersName) {
+  write_text(inc() / "pre.cuh",
+             "#ifdef __has_include\n#define HAS(_X) __has_include(_X)\n#endif\n"
+             "#define ALSO(h) HAS(h)\n");
+  write_text(inc() / "user.cuh",
+             "#include \"pre.cuh\"\n#if HAS(<detail/helper.cuh>)\n#endif\n"
+             "#if ALSO(\"maybe.cuh\")\n#endif\n");
+  IncludeSearch search;
+  search.program_dir = src();
+  search.include_paths = include_paths();
+  const HeaderScan scan = scan_includes("#include <user.cuh>\n", search);
+  EXPECT_TRUE(scan.unresolvable.empty()) << scan.unresolvable.front();
+  const auto has = [](const HeaderScan& found, const std::string& include, bool resolved) {
+    return std::any_of(found.headers.begin(), found.headers.end(), [&](const HeaderDigest& d) {
+      return d.include == include && d.resolved == resolved;
+    });
+  };
+  EXPECT_TRUE(has(scan, "detail/helper.cuh", true));
+  EXPECT_TRUE(has(scan, "maybe.cuh", false));
+  // The header the test looks for appears: the scan (and so the key) changes.
+  write_text(inc() / "maybe.cuh", "#pragma once\n");
+  EXPECT_TRUE(has(scan_includes("#include <user.cuh>\n", search), "maybe.cuh", true));
+  // A macro operand, or a macro passing one of several parameters on, cannot be resolved.
+  EXPECT_EQ(scan_includes("#include <user.cuh>\n#if HAS(WHICH)\n#endif\n", search).unresolvable,
+            std::vector<std::string>{"HAS(WHICH)"});
+  write_text(inc() / "two.cuh", "#include \"pre.cuh\"\n#define TWO(a, b) HAS(b)\n");
+  EXPECT_EQ(scan_includes("#include <two.cuh>\n", search).unresolvable.size(), 1u);
+}
+
 TEST_F(ScanHeaders, PreIncludedFilesAndTheirIncludesAreScannedFromTheWorkingFolderThenPaths) {
   write_text(inc() / "pre.cuh", "#include \"detail/helper.cuh\"\n");
   write_text(dir_.path() / "cwd_pre.cuh", "");
@@ -227,6 +258,34 @@ TEST_F(ScanHeaders, ShadowingHeaderInAnEarlierFolderIsRecorded) {
   EXPECT_NE(
       std::find(both.begin(), both.end(), digest_of("helper.cuh", inc() / "detail" / "helper.cuh")),
       both.end());
+}
+
+// Issue 23: with -Iinc and <cuda/std/version>, creating inc/version changed what NVRTC compiles
+// (the toolkit header includes <version>, found in inc/ first) but not the key.
+TEST(ScanIncludes, AUserFolderShadowingANameTheToolkitIncludesIsRecorded) {
+  TempDir dir("scan-toolkit-shadow");
+  const fs::path toolkit = dir / "toolkit" / "include";
+  write_text(toolkit / "cuda" / "std" / "version", "#include <version>\n#include \"detail.h\"\n");
+  write_text(toolkit / "cuda" / "std" / "detail.h", "#if _CCCL_HAS_INCLUDE(<probe.h>)\n#endif\n");
+  write_text(toolkit / "version", "#pragma once\n");
+  fs::create_directories(dir / "inc");
+  IncludeSearch search;
+  search.include_paths = {dir / "inc"};
+  search.toolkit_dirs = {toolkit};
+  const std::string source = "#include <cuda/std/version>\n";
+  const HeaderScan before = scan_includes(source, search);
+  for (const HeaderDigest& h : before.headers) EXPECT_FALSE(h.resolved) << h.include;
+  for (const char* name : {"version", "detail.h", "probe.h", "cuda/std/version"}) {
+    SCOPED_TRACE(name);
+    write_text(dir / "inc" / name, "#define SHADOW 1\n");
+    const HeaderScan after = scan_includes(source, search);
+    EXPECT_NE(std::find(after.headers.begin(), after.headers.end(),
+                        HeaderDigest{name, (dir / "inc" / name).string(), true,
+                                     hash128("#define SHADOW 1\n")}),
+              after.headers.end());
+    fs::remove(dir / "inc" / name);
+  }
+  EXPECT_EQ(scan_includes(source, search).headers, before.headers);
 }
 
 TEST_F(ScanHeaders, SecondIncludePathIsSearchedToo) {

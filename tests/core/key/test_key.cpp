@@ -1,7 +1,7 @@
 // Tests for core/src/key/key.cpp: key derivation, explain, the golden key, key text.
 //
-// Golden files: tests/golden/key_v1.txt holds the hex key of `golden_inputs()` and
-// tests/golden/key_v1_explain.txt its `explain_key` lines. The tests compare against them; run
+// Golden files: tests/golden/key_v2.txt holds the hex key of `golden_inputs()` and
+// tests/golden/key_v2_explain.txt its `explain_key` lines. The tests compare against them; run
 // the test with CUBBY_UPDATE_GOLDEN=1 to rewrite them instead. A change of the key encoding must
 // change these files (and bump the format version where the entry format changes too).
 #include <gtest/gtest.h>
@@ -50,6 +50,7 @@ TEST(DeriveKey, EveryFieldChangesTheKey) {
       {"format_version", [](KeyInputs& in) { in.format_version = 2; }},
       {"nvrtc_version", [](KeyInputs& in) { in.nvrtc_version = "13.1"; }},
       {"nvrtc_identity", [](KeyInputs& in) { in.nvrtc_identity += "x"; }},
+      {"toolkit_headers", [](KeyInputs& in) { in.toolkit_headers += "x"; }},
       {"arch sm_90a", [](KeyInputs& in) { in.arch = "sm_90a"; }},
       {"arch compute_90", [](KeyInputs& in) { in.arch = "compute_90"; }},
       {"arch sm_80", [](KeyInputs& in) { in.arch = "sm_80"; }},
@@ -181,6 +182,7 @@ TEST(DeriveKey, MatchesTheDocumentedEncoding) {
   in.format_version = 3;
   in.nvrtc_version = "13.0";
   in.nvrtc_identity = "id";
+  in.toolkit_headers = "tk";
   in.arch = "sm_90a";
   in.options = {"-I", "inc"};
   in.source = "src";
@@ -190,13 +192,13 @@ TEST(DeriveKey, MatchesTheDocumentedEncoding) {
 
   const std::vector<std::string> fields = {
       number_field("format_version", 3),   bytes_field("nvrtc_version", "13.0"),
-      bytes_field("nvrtc_identity", "id"), bytes_field("arch", "sm_90a"),
-      number_field("options", 2),          bytes_field("option", "-I"),
-      bytes_field("option", "inc"),        bytes_field("source", "src"),
-      bytes_field("program_name", "p.cu"), number_field("name_expressions", 2),
-      bytes_field("name_expression", "a"), bytes_field("name_expression", "b"),
-      number_field("headers", 2),          header_field(in.headers[0]),
-      header_field(in.headers[1]),
+      bytes_field("nvrtc_identity", "id"), bytes_field("toolkit_headers", "tk"),
+      bytes_field("arch", "sm_90a"),       number_field("options", 2),
+      bytes_field("option", "-I"),         bytes_field("option", "inc"),
+      bytes_field("source", "src"),        bytes_field("program_name", "p.cu"),
+      number_field("name_expressions", 2), bytes_field("name_expression", "a"),
+      bytes_field("name_expression", "b"), number_field("headers", 2),
+      header_field(in.headers[0]),         header_field(in.headers[1]),
   };
   std::string all;
   for (const auto& f : fields) {
@@ -225,6 +227,7 @@ TEST(ExplainKey, FieldsInHashingOrderWithLabels) {
   const std::vector<std::string> expected = {"format_version",
                                              "nvrtc_version",
                                              "nvrtc_identity",
+                                             "toolkit_headers",
                                              "arch",
                                              "options",
                                              "option[0]",
@@ -240,14 +243,14 @@ TEST(ExplainKey, FieldsInHashingOrderWithLabels) {
                                              "header[cuda/std/mdspan]"};
   EXPECT_EQ(labels, expected);
   EXPECT_EQ(fields[0].summary, "1");
-  EXPECT_EQ(fields[3].summary, "sm_90");
-  EXPECT_EQ(fields[4].summary, "3");
-  EXPECT_EQ(fields[6].summary, "-DN=4");
+  EXPECT_EQ(fields[4].summary, "sm_90");
+  EXPECT_EQ(fields[5].summary, "3");
+  EXPECT_EQ(fields[7].summary, "-DN=4");
   // Name expressions appear sorted.
-  EXPECT_EQ(fields[11].summary, "ns::k<double>");
-  EXPECT_EQ(fields[12].summary, "ns::k<float>");
-  EXPECT_NE(fields[14].summary.find("/proj/inc/detail/ops.cuh"), std::string::npos);
-  EXPECT_EQ(fields[15].summary, "toolkit (covered by the NVRTC identity)");
+  EXPECT_EQ(fields[12].summary, "ns::k<double>");
+  EXPECT_EQ(fields[13].summary, "ns::k<float>");
+  EXPECT_NE(fields[15].summary.find("/proj/inc/detail/ops.cuh"), std::string::npos);
+  EXPECT_EQ(fields[16].summary, "toolkit (covered by the NVRTC identity)");
   for (const auto& f : fields) {
     EXPECT_EQ(f.hash.size(), 32u) << f.label;
     EXPECT_TRUE(Key::parse(f.hash).ok()) << f.label;
@@ -311,6 +314,7 @@ KeyInputs golden_inputs() {
   in.format_version = 1;
   in.nvrtc_version = "13.0";
   in.nvrtc_identity = "libnvrtc.so.13.0.48:size=104857600:xxh3=0123456789abcdef0123456789abcdef";
+  in.toolkit_headers = "1982;00112233445566778899aabbccddeeff";
   in.arch = "sm_90";
   in.options = {"-std=c++17", "-I", "/proj/include", "--use_fast_math"};
   in.source =
@@ -333,8 +337,8 @@ std::string explain_text(const std::vector<KeyField>& fields) {
 }
 
 TEST(DeriveKey, GoldenKey) {
-  const fs::path golden_key = fs::path(CUBBY_TEST_DATA_DIR) / "golden" / "key_v1.txt";
-  const fs::path golden_explain = fs::path(CUBBY_TEST_DATA_DIR) / "golden" / "key_v1_explain.txt";
+  const fs::path golden_key = fs::path(CUBBY_TEST_DATA_DIR) / "golden" / "key_v2.txt";
+  const fs::path golden_explain = fs::path(CUBBY_TEST_DATA_DIR) / "golden" / "key_v2_explain.txt";
   const std::string key_text = derive_key(golden_inputs()).hex() + "\n";
   const std::string explain = explain_text(explain_key(golden_inputs()));
   const char* update = std::getenv("CUBBY_UPDATE_GOLDEN");

@@ -8,6 +8,7 @@
 
 #include "cubby/entry.hpp"
 #include "cubby/key.hpp"
+#include "cubby/nvrtc.hpp"
 #include "key/key_inputs.hpp"
 #include "key_test_inputs.hpp"
 #include "test_support.hpp"
@@ -118,6 +119,28 @@ TEST(KeyInputsFor, MacroIncludeIsUnresolvable) {
   request.source = "#define H \"v.cuh\"\n#include H\n";
   const KeyInputs inputs = key_inputs_for(request, "sm_80", *nvrtc, {});
   EXPECT_EQ(inputs.unresolvable, std::vector<std::string>{"#include H"});
+}
+
+// Issue 23: with CUBBY_NVRTC_LIBRARY at a copy of the toolkit whose include/tkhdr.h was edited,
+// the key was unchanged (libnvrtc's identity only) and the old kernel was served.
+TEST(KeyInputsFor, AnEditedToolkitHeaderChangesTheKey) {
+  TempDir dir("key-inputs-toolkit");
+  NvrtcLibrary original;
+  original.version = "13.0";
+  original.identity = "13.0;1;id";  // one libnvrtc for all three toolkits
+  original.include_dir = dir / "original" / "include";
+  NvrtcLibrary copy = original;
+  copy.include_dir = dir / "copy" / "include";
+  NvrtcLibrary edited = original;
+  edited.include_dir = dir / "edited" / "include";
+  write_text(original.include_dir / "tkhdr.h", "#define TK 1\n");
+  write_text(copy.include_dir / "tkhdr.h", "#define TK 1\n");
+  write_text(edited.include_dir / "tkhdr.h", "#define TK 2 // edited\n");
+  CompileRequest request;
+  request.source = "#include <tkhdr.h>\n__global__ void k() {}\n";
+  const Key key = derive_key(key_inputs_for(request, "sm_90", original, {}));
+  EXPECT_EQ(derive_key(key_inputs_for(request, "sm_90", copy, {})), key);  // same headers
+  EXPECT_NE(derive_key(key_inputs_for(request, "sm_90", edited, {})), key);
 }
 
 }  // namespace

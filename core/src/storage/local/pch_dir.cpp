@@ -110,10 +110,35 @@ std::shared_ptr<PchDir> PchDir::of_store(const fs::path& root) {
   // The lock first: a folder without its lock held would look dead to gc.
   auto lock = FileLock::try_acquire(lock_of(folder));
   if (!lock || !lock->has_value()) return nullptr;
-  if (!io::make_folders(folder)) return nullptr;  // the lock goes with `lock`
+  // Private, and made here (not found): no other user can plant a link inside it.
+  if (::mkdir(folder.c_str(), 0700) != 0) return nullptr;  // the lock goes with `lock`
   auto dir = std::shared_ptr<PchDir>(new PchDir(folder, std::move(**lock)));
   table.by_store[root] = dir;
   return dir;
+}
+
+fs::path PchDir::fingerprint_folder(std::string_view name, bool& made) const {
+  made = false;
+  if (name.size() != 16 || !is_lower_hex(name)) return {};
+  const int parent = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (parent < 0) return {};
+  const std::string file(name);
+  made = ::mkdirat(parent, file.c_str(), 0700) == 0;
+  struct stat st {};
+  // mkdirat never follows a link; lstat tells what is there now.
+  const bool ok = ::fstatat(parent, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                  S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 0077) == 0;
+  ::close(parent);
+  if (!ok) made = false;
+  return ok ? path_ / file : fs::path();
+}
+
+void PchDir::discard(std::string_view name) const {
+  if (name.size() != 16 || !is_lower_hex(name)) return;
+  const int parent = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (parent < 0) return;
+  if (is_fingerprint_folder(parent, name)) remove_folder(path_ / std::string(name), parent, 1);
+  ::close(parent);
 }
 
 PchCleanup remove_dead_pch_dirs(const fs::path& root) {

@@ -1,5 +1,6 @@
 // The folder of one process's precompiled headers (NVRTC's automatic PCH, CUBBY_PCH) in a store:
-// $CUBBY_DIR/tmp/pch.tmp.<pid>.<16 hex>/, beside its lock file <folder>.lock, which the process
+// $CUBBY_DIR/tmp/pch.tmp.<pid>.<16 hex>/ (mode 0700: only its process writes there), beside its
+// lock file <folder>.lock, which the process
 // takes before it makes the folder and holds while it lives. PCH files are valid only in the
 // process that made them (NVRTC refuses another process's), about 100 MB each: the folder goes
 // when the process exits, and `cubby gc` removes the folders of processes that died (their lock
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string_view>
 
 #include "storage/local/lock.hpp"
 
@@ -28,6 +30,18 @@ class PchDir {
   PchDir& operator=(const PchDir&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+
+  // The sub-folder `name` (16 lowercase hex digits: one set of options and headers) of this
+  // folder, made now when missing (`made` true) with mode 0700. Empty when `name` is not such a
+  // name, cannot be made, or is anything but a folder this user owns with no access for others:
+  // a link planted there (in a group-writable store) is never followed, so NVRTC never writes its
+  // PCH into a link's target. Thread-safe.
+  std::filesystem::path fingerprint_folder(std::string_view name, bool& made) const;
+
+  // Removes the PCH files NVRTC wrote in fingerprint folder `name` (a header changed while they
+  // were made: they must not serve later compiles), then the folder if it is left empty (the next
+  // compile of that set makes it again). Nothing is followed.
+  void discard(std::string_view name) const;
 
   // Removes the folder now (idempotent); what the destructor and the process's exit do.
   void remove();

@@ -1,8 +1,10 @@
 // The remote tier: entries shared by a fleet of machines (README "Remote tier"), composed of a
-// bytes backend (Redis: redis.hpp) wrapped, from the outside in, by the envelope (sign + compress +
-// size limit: envelope.hpp), the circuit breaker (breaker.hpp) and, for writes off the caller's
-// path, the write-behind queue (write_behind.hpp). A new backend implements RemoteBackend and gets
-// every policy from the wrappers; `open_remote_tier` picks it by the URL's scheme.
+// bytes backend (Redis: redis.hpp; HTTP(S): http.hpp) wrapped, from the outside in, by the envelope
+// (sign + compress + size limit: envelope.hpp), the circuit breaker (breaker.hpp) and, for writes
+// off the caller's path, the write-behind queue (write_behind.hpp). A new backend implements
+// RemoteBackend and gets every policy from the wrappers; `open_remote_tier` picks it by the URL's
+// scheme. Several remotes can be layered (layered.hpp): read in order, written to the first
+// writable one.
 //
 // Contract: a remote never makes a lookup fail or wait long. Every call ends within the configured
 // timeout, all of it included (connect, handshake, request, the whole reply, however slowly the
@@ -18,10 +20,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "cubby/config.hpp"
 #include "cubby/stats.hpp"
@@ -60,9 +65,40 @@ struct RemoteOptions {
   bool compress = true;  // LZ4-compress written values (compress.hpp); reads accept both forms
   std::size_t queue_entries = 256;           // background write queue bound (entries)
   std::uint64_t queue_bytes = 256ull << 20;  // and bytes
+  // The URL's attributes (`URL|name=value|name`, see open_remote_tier) other than read-only, for
+  // the scheme's `open` to read (layout=bazel for http); it refuses the ones it does not know.
+  std::vector<std::pair<std::string, std::string>> attributes;
 };
 
-class RemoteTier final : public Tier {
+// What the orchestrator holds: one remote (RemoteTier) or layers of them (LayeredRemote,
+// layered.hpp), behind one interface. get/put/remove are the Tier's; a failure is a miss.
+class Remote : public Tier {
+ public:
+  // Queues `bytes` to be `put` by a background thread and returns at once. The queue is bounded;
+  // a write that does not fit is dropped (counted); where nothing is writable nothing is queued.
+  virtual void put_later(const Key& key, std::string bytes) = 0;
+  // Waits until queued writes are done, at most `bound`; what is still queued then is dropped. The
+  // writes started meanwhile end (or fail) by then too, and one already in flight within the
+  // timeout of its start: with `bound` >= the timeout, no write outlives the drain.
+  virtual void drain(std::chrono::milliseconds bound) = 0;
+  // drain at exit (the destructor, Cache::finish): bounded by max(1 s, 4 x timeout).
+  virtual void drain() = 0;
+  // Opens connections in the background, so that the first lookup need not wait for one (the
+  // orchestrator calls it for a fresh store folder, whose lookups all go to the remote). A
+  // failure counts and trips the breaker as a lookup's would. At most once per tier.
+  virtual void connect_ahead() = 0;
+  // False when no write can go anywhere (read mode, read-only layers, refused writes).
+  virtual bool writable() const = 0;
+  // What the tier counted since it was opened (monotonic), as the remote_* counters of Stats
+  // that the tier itself counts (failures, rejected values, writes); the orchestrator counts the
+  // others (hits_remote, remote_misses, remote_ms). The rest are 0.
+  virtual Stats counters() const = 0;
+  // Where the remote is, with credentials redacted: safe for messages, logs and stats.
+  virtual const std::string& location() const = 0;
+};
+
+// One remote: a backend wrapped in the envelope, the breaker and the write-behind queue.
+class RemoteTier final : public Remote {
  public:
   // `counted`: the AtomicStats `backend` counts into (shared with the wrappers).
   RemoteTier(std::unique_ptr<RemoteBackend> backend, const RemoteOptions& options,
@@ -79,27 +115,15 @@ class RemoteTier final : public Tier {
   }
   Result<void> remove(const Key& key) override { return envelope_.remove(key); }
 
-  // Queues `bytes` to be `put` by a background thread and returns at once. The queue is bounded;
-  // a write that does not fit is dropped (counted); in read mode nothing is queued.
-  void put_later(const Key& key, std::string bytes);
-  // Waits until queued writes are done, at most `bound`; what is still queued then is dropped. The
-  // writes started meanwhile end (or fail) by then too, and one already in flight within the
-  // timeout of its start: with `bound` >= the timeout, no write outlives the drain.
-  void drain(std::chrono::milliseconds bound) { writer_.drain(bound); }
-  // drain at exit (the destructor, Cache::finish): bounded by max(1 s, 4 x timeout).
-  void drain() {
+  void put_later(const Key& key, std::string bytes) override;  // in read mode: nothing queued
+  void drain(std::chrono::milliseconds bound) override { writer_.drain(bound); }
+  void drain() override {
     drain(std::max<std::chrono::milliseconds>(std::chrono::seconds(1), 4 * timeout_));
   }
-  // Opens a connection in the background, so that the first lookup need not wait for one (the
-  // orchestrator calls it for a fresh store folder, whose lookups all go to the remote). A
-  // failure counts and trips the breaker as a lookup's would. At most once per tier.
-  void connect_ahead();
-  // What the tier counted since it was opened (monotonic), as the remote_* counters of Stats
-  // that the tier itself counts (failures, rejected values, writes); the orchestrator counts the
-  // others (hits_remote, remote_misses, remote_ms). The rest are 0.
-  Stats counters() const { return counted_->snapshot(); }
-  // Where the remote is, with credentials redacted: safe for messages, logs and stats.
-  const std::string& location() const { return location_; }
+  void connect_ahead() override;
+  bool writable() const override { return backend_->writable(); }
+  Stats counters() const override { return counted_->snapshot(); }
+  const std::string& location() const override { return location_; }
 
  private:
   std::string location_;
@@ -114,27 +138,37 @@ class RemoteTier final : public Tier {
 };
 
 // A kind of remote, by the prefix of its URLs: `open` makes its backend and wraps it in a
-// RemoteTier with `options` (the wrappers' policies, filled in from the Config), or warns (with
-// `options.location`, the redacted URL) and returns nullptr when the URL is not usable.
+// RemoteTier with `options` (the wrappers' policies, filled in from the Config, and the URL's
+// attributes), or warns (with `options.location`, the redacted URL) and returns nullptr when the
+// URL (config.remote_url: one layer's, without its attributes) is not usable.
 struct RemoteScheme {
   std::string_view prefix;  // "redis://"
   std::unique_ptr<RemoteTier> (*open)(const Config& config, RemoteOptions options);
 };
 
-// The schemes cubby knows (redis://). A new backend is a line in remote.cpp's table.
+// The schemes cubby knows (redis://, http://, https://). A new backend is a line in remote.cpp's
+// table.
 std::span<const RemoteScheme> remote_schemes();
 
-// The remote tier `config` names (remote_url), or nullptr when it names none. The URL's scheme
-// picks the backend among `schemes`; an unknown scheme or a URL that does not parse is not an
-// error either: a warning on stderr (credentials redacted) and nullptr. Opens no connection: the
-// first call connects.
-std::unique_ptr<RemoteTier> open_remote_tier(const Config& config,
-                                             std::span<const RemoteScheme> schemes);
-inline std::unique_ptr<RemoteTier> open_remote_tier(const Config& config) {
+// The remote `config` names (remote_url), or nullptr when it names none. remote_url is one URL or
+// layers: URLs separated by white space, read in that order and written to the first writable
+// one, each with optional attributes after '|':
+//   CUBBY_REMOTE="https://cache.example/main|read-only redis://pr-cache:6379"
+// `read-only` (any scheme) makes a layer one that is never written; the scheme reads the others
+// (http: layout=flat|bazel). Each URL's scheme picks its backend among `schemes`. A layer whose
+// URL is unknown or does not parse is left out with a warning on stderr (credentials redacted);
+// nullptr when none is left. Opens no connection: the first call connects.
+std::unique_ptr<Remote> open_remote_tier(const Config& config,
+                                         std::span<const RemoteScheme> schemes);
+inline std::unique_ptr<Remote> open_remote_tier(const Config& config) {
   return open_remote_tier(config, remote_schemes());
 }
 
-// A CUBBY_REMOTE URL with its credentials replaced by "***": safe to print.
+// For a scheme's `open`: false, with a warning naming the attribute, when `options` holds
+// attributes other than those in `known` (a misspelt attribute never passes silently).
+bool known_attributes(const RemoteOptions& options, std::initializer_list<std::string_view> known);
+
+// A CUBBY_REMOTE value (one URL or layers) with its credentials replaced by "***": safe to print.
 std::string redact_remote_url(std::string_view url);
 
 }  // namespace cubby

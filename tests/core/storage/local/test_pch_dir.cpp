@@ -47,6 +47,37 @@ TEST(PchDir, OneFolderPerProcessAndStoreUnderTmpWithItsLockHeldUntilRemoved) {
   again->remove();
 }
 
+// A symlink planted at a predictable fingerprint folder (a group-writable store) made NVRTC write
+// its .pch into the link's target (issue 23).
+TEST(PchDir, FingerprintFoldersArePrivateAndALinkIsNeverFollowed) {
+  TempDir store("pch-store");
+  auto dir = PchDir::of_store(store.path());
+  ASSERT_NE(dir, nullptr);
+  struct stat st {};
+  ASSERT_EQ(::lstat(dir->path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);  // no one else can plant anything in it
+  bool made = false;
+  const fs::path folder = dir->fingerprint_folder("0123456789abcdef", made);
+  EXPECT_TRUE(made);
+  EXPECT_EQ(folder, dir->path() / "0123456789abcdef");
+  ASSERT_EQ(::lstat(folder.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(dir->fingerprint_folder("0123456789abcdef", made), folder);
+  EXPECT_FALSE(made);  // found, not made
+  fs::create_directories(store.path() / "victim");
+  fs::create_directory_symlink(store.path() / "victim", dir->path() / "fedcba9876543210");
+  EXPECT_TRUE(dir->fingerprint_folder("fedcba9876543210", made).empty());
+  EXPECT_FALSE(made);
+  EXPECT_TRUE(dir->fingerprint_folder("../../victim0000", made).empty());  // not a fingerprint
+  write_text(folder / "k.pch", "parsed headers");
+  write_text(store.path() / "victim" / "v.pch", "not ours");
+  dir->discard("fedcba9876543210");  // a link: nothing followed
+  EXPECT_TRUE(fs::exists(store.path() / "victim" / "v.pch"));
+  dir->discard("0123456789abcdef");
+  EXPECT_FALSE(fs::exists(folder / "k.pch"));
+  dir->remove();
+}
+
 TEST(PchDir, AReadOnlyStoreHasNone) {
   if (::geteuid() == 0) GTEST_SKIP() << "root writes through a read-only mode";
   TempDir store("pch-store");

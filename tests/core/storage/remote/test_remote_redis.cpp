@@ -526,7 +526,7 @@ TEST(RedisTierDrip, DestructorEndsADrippedBackgroundWriteWithinItsBound) {
 TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {
   Config config;
   EXPECT_EQ(open_remote_tier(config), nullptr);
-  config.remote_url = "http://user:hunter2@host";
+  config.remote_url = "ftp://user:hunter2@host";  // a scheme cubby does not know
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(open_remote_tier(config), nullptr);
   const std::string err = ::testing::internal::GetCapturedStderr();

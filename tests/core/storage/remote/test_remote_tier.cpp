@@ -3,7 +3,9 @@
 // write-behind) wrap, so a second backend reuses them; an unknown scheme is a warning.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "fake_backend.hpp"
 #include "storage/remote/remote.hpp"
@@ -111,8 +113,12 @@ TEST(RemoteFactory, TheSchemePicksTheBackendAndTheConfigReachesTheWrappers) {
   EXPECT_EQ(open_remote_tier(config, schemes), nullptr);
 }
 
-TEST(RemoteFactory, RedisIsTheSchemeCubbyKnowsAndAnUnknownOneIsAWarning) {
-  ASSERT_EQ(remote_schemes().size(), 1u);
+TEST(RemoteFactory, RedisAndHttpAreTheSchemesCubbyKnowsAndAnUnknownOneIsAWarning) {
+  std::vector<std::string_view> prefixes;
+  for (const RemoteScheme& scheme : remote_schemes()) prefixes.push_back(scheme.prefix);
+  for (std::string_view prefix : {"redis://", "http://", "https://"}) {
+    EXPECT_NE(std::find(prefixes.begin(), prefixes.end(), prefix), prefixes.end()) << prefix;
+  }
   EXPECT_EQ(remote_schemes()[0].prefix, "redis://");
   Config config;
   EXPECT_EQ(open_remote_tier(config), nullptr);  // no URL, no remote, no warning
@@ -125,7 +131,9 @@ TEST(RemoteFactory, RedisIsTheSchemeCubbyKnowsAndAnUnknownOneIsAWarning) {
     ::testing::internal::CaptureStderr();
     EXPECT_EQ(open_remote_tier(config), nullptr);
     const std::string err = ::testing::internal::GetCapturedStderr();
-    EXPECT_NE(err.find("names no known remote (known: redis://...)"), std::string::npos) << err;
+    EXPECT_NE(err.find("names no known remote (known: redis://, http://, https://...)"),
+              std::string::npos)
+        << err;
     EXPECT_NE(err.find("running without a remote"), std::string::npos) << err;
     EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
   }

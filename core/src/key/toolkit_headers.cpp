@@ -1,0 +1,79 @@
+// The toolkit header folder's identity; contract in toolkit_headers.hpp.
+#include "key/toolkit_headers.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "util/bytes.hpp"
+#include "util/hash.hpp"
+#include "util/io.hpp"
+
+namespace cubby {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Listing = std::vector<std::pair<std::string, std::uintmax_t>>;
+
+// Adds (path under the top folder, size) of every regular file under `folder` (`relative`: its
+// path under the top folder, "" for the top) to `files`; stats by name in the open folder (no path
+// walks: the listing runs on every process's first key). False if a folder cannot be read.
+bool list_files(const fs::path& folder, const std::string& relative, int parent_fd,
+                Listing& files) {
+  bool ok = true;
+  const auto listed = io::for_each_name(
+      folder,
+      [&](int fd, std::string_view name) {
+        const std::string file(name);
+        struct stat st {};
+        if (::fstatat(fd, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+        const std::string path = relative.empty() ? file : relative + "/" + file;
+        if (S_ISDIR(st.st_mode)) {
+          ok = list_files(folder / file, path, fd, files) && ok;
+          return;
+        }
+        if (S_ISLNK(st.st_mode) && ::fstatat(fd, file.c_str(), &st, 0) != 0) return;
+        if (S_ISREG(st.st_mode)) files.emplace_back(path, static_cast<std::uintmax_t>(st.st_size));
+      },
+      parent_fd);
+  return ok && listed.ok();
+}
+
+}  // namespace
+
+std::string toolkit_headers_identity_uncached(const fs::path& include_dir) {
+  if (include_dir.empty()) return {};
+  std::error_code ec;
+  if (!fs::is_directory(include_dir, ec)) return "missing";
+  Listing files;
+  if (!list_files(include_dir, "", AT_FDCWD, files)) return "missing";
+  std::sort(files.begin(), files.end());
+  std::string listing;
+  for (const auto& [path, size] : files) {
+    listing += path;
+    listing += '\0';
+    listing += std::to_string(size);
+    listing += '\n';
+  }
+  const auto digest = hash128(listing);
+  return std::to_string(files.size()) + ";" + to_hex(digest.data(), digest.size());
+}
+
+std::string toolkit_headers_identity(const fs::path& include_dir) {
+  static std::mutex mutex;
+  static auto* known = new std::map<fs::path, std::string>();  // never destroyed: used at exit
+  const std::lock_guard lock(mutex);
+  auto [found, inserted] = known->try_emplace(include_dir);
+  if (inserted) found->second = toolkit_headers_identity_uncached(include_dir);
+  return found->second;
+}
+
+}  // namespace cubby

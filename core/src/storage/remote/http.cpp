@@ -1,0 +1,400 @@
+#include "storage/remote/http.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <system_error>
+#include <utility>
+
+#include "storage/remote/deadline.hpp"
+
+namespace cubby {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// curl_global_init is not thread-safe: once per process, before the first handle.
+bool curl_ready() {
+  static const bool ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+  return ready;
+}
+
+// One part of a parsed URL (nullopt when absent), percent-decoded when `flags` says so.
+std::optional<std::string> url_part(CURLU* url, CURLUPart part, unsigned flags = 0) {
+  char* text = nullptr;
+  if (curl_url_get(url, part, &text, flags) != CURLUE_OK || text == nullptr) return std::nullopt;
+  std::string value(text);
+  curl_free(text);
+  return value;
+}
+
+// What one transfer collects: the body of a 2xx answer, up to `limit`.
+struct Transfer {
+  CURL* handle = nullptr;
+  std::uint64_t limit = 0;
+  bool too_big = false;
+  std::string body;
+  std::string_view upload;
+  std::size_t uploaded = 0;
+};
+
+bool success(long status) { return status >= 200 && status < 300; }
+
+long status_of(CURL* handle) {
+  long status = 0;
+  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+  return status;
+}
+
+// Keeps a 2xx body, up to the limit: past it the transfer is aborted (0: CURLE_WRITE_ERROR).
+// Bodies of other answers (error pages) are read and dropped.
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  Transfer& transfer = *static_cast<Transfer*>(user);
+  const std::size_t bytes = size * count;
+  if (!success(status_of(transfer.handle))) return bytes;
+  if (transfer.body.size() + bytes > transfer.limit) {
+    transfer.too_big = true;
+    return 0;
+  }
+  transfer.body.append(data, bytes);
+  return bytes;
+}
+
+std::size_t on_upload(char* buffer, std::size_t size, std::size_t count, void* user) {
+  Transfer& transfer = *static_cast<Transfer*>(user);
+  const std::size_t bytes = std::min(size * count, transfer.upload.size() - transfer.uploaded);
+  std::copy_n(transfer.upload.data() + transfer.uploaded, bytes, buffer);
+  transfer.uploaded += bytes;
+  return bytes;
+}
+
+bool tls_failure(CURLcode code) {
+  return code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR ||
+         code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CERTPROBLEM;
+}
+
+const char* env_or_null(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+}  // namespace
+
+Result<HttpUrl> parse_http_url(std::string_view text) {
+  const auto bad = [](const std::string& why) {
+    return fail(Errc::invalid_argument, why,
+                "; expected http[s]://[user:password@]host[:port][/prefix]");
+  };
+  if (!text.starts_with("http://") && !text.starts_with("https://")) {
+    return bad("not an http:// or https:// URL");
+  }
+  if (text.substr(text.find("://") + 3).starts_with('/')) return bad("the URL names no host");
+  if (!curl_ready()) return fail(Errc::io, "libcurl could not be initialised");
+  std::unique_ptr<CURLU, void (*)(CURLU*)> url(curl_url(), curl_url_cleanup);
+  if (!url) return fail(Errc::io, "out of memory parsing an HTTP URL");
+  if (curl_url_set(url.get(), CURLUPART_URL, std::string(text).c_str(), 0) != CURLUE_OK) {
+    return bad("the URL does not parse");
+  }
+  const auto host = url_part(url.get(), CURLUPART_HOST);
+  if (!host || host->empty()) return bad("the URL names no host");
+  if (url_part(url.get(), CURLUPART_QUERY) || url_part(url.get(), CURLUPART_FRAGMENT)) {
+    return bad("the URL has a query or a fragment");
+  }
+  HttpUrl parsed;
+  parsed.user = url_part(url.get(), CURLUPART_USER, CURLU_URLDECODE).value_or("");
+  parsed.password = url_part(url.get(), CURLUPART_PASSWORD, CURLU_URLDECODE).value_or("");
+  curl_url_set(url.get(), CURLUPART_USER, nullptr, 0);
+  curl_url_set(url.get(), CURLUPART_PASSWORD, nullptr, 0);
+  auto base = url_part(url.get(), CURLUPART_URL);
+  if (!base) return bad("the URL does not parse");
+  while (base->ends_with('/')) base->pop_back();
+  parsed.base = std::move(*base);
+  return parsed;
+}
+
+Result<HttpLayout> parse_http_layout(std::string_view name) {
+  if (name == "flat") return HttpLayout::flat;
+  if (name == "bazel") return HttpLayout::bazel;
+  return fail(Errc::invalid_argument, "layout=", std::string(name),
+              " is not a layout; use layout=flat (<prefix>/<key>, the default) or layout=bazel "
+              "(<prefix>/ac/<64 hex digits>, for bazel-remote)");
+}
+
+void HttpBackend::HandleFree::operator()(void* handle) const { curl_easy_cleanup(handle); }
+
+HttpBackend::HttpBackend(const HttpOptions& options, std::uint64_t max_value, AtomicStats& counted)
+    : url_(options.url),
+      location_(options.location),
+      layout_(options.layout),
+      ca_file_(options.ca_file),
+      read_only_(options.read_only),
+      timeout_(options.timeout),
+      max_value_(max_value),
+      counted_(counted) {
+  if (url_.user.empty() && !options.bearer_token.empty()) {
+    authorization_ = "Authorization: Bearer " + options.bearer_token;
+  }
+  // libcurl reads neither variable itself; OpenSSL's own default verify paths do.
+  if (ca_file_.empty()) {
+    if (const char* file = env_or_null("SSL_CERT_FILE")) ca_file_ = file;
+    if (const char* dir = env_or_null("SSL_CERT_DIR")) ca_dir_ = dir;
+  }
+}
+
+HttpBackend::~HttpBackend() {
+  if (connector_.joinable()) connector_.join();
+}
+
+std::string HttpBackend::key_path(const Key& key, HttpLayout layout) {
+  std::string hex = key.hex();
+  switch (layout) {
+    case HttpLayout::bazel: {
+      // bazel-remote's action cache takes 64 hex digits: extended by the key's leading digits.
+      std::string digits = hex;
+      while (digits.size() < 64) digits += hex.substr(0, 64 - digits.size());
+      return "ac/" + digits;
+    }
+    case HttpLayout::flat:
+      break;
+  }
+  return hex;
+}
+
+std::string HttpBackend::url_of(const Key& key) const {
+  return url_.base + "/" + key_path(key, layout_);
+}
+
+void HttpBackend::warn_once(std::atomic<bool>& flag, const std::string& message) {
+  if (!flag.exchange(true)) std::fprintf(stderr, "cubby: %s\n", message.c_str());
+}
+
+std::string HttpBackend::timed_out() const {
+  return "timed out after " + std::to_string(timeout_.count()) +
+         " ms (CUBBY_REMOTE_TIMEOUT_MS, the bound of each whole call: connect and answer "
+         "included)";
+}
+
+Result<HttpBackend::Handle> HttpBackend::pooled_handle(Clock::time_point deadline) {
+  std::optional<Handle> idle;
+  switch (pool_.take(deadline, idle)) {
+    case Pool<Handle>::Taken::idle:
+      return std::move(*idle);
+    case Pool<Handle>::Taken::timed_out:
+      counted_.add(Stat::remote_timeouts);
+      return fail(Errc::io, location_, ": ", timed_out());
+    case Pool<Handle>::Taken::ahead_failed:  // skipped, as the breaker it tripped would skip it
+      counted_.add(Stat::remote_skipped);
+      return fail(Errc::io, location_, " failed to connect just now; skipped");
+    case Pool<Handle>::Taken::none:
+      break;
+  }
+  return new_handle();
+}
+
+Result<HttpBackend::Handle> HttpBackend::new_handle() const {
+  if (!curl_ready()) return fail(Errc::io, "libcurl could not be initialised");
+  Handle handle(curl_easy_init());
+  if (!handle) return fail(Errc::io, "out of memory opening a connection to ", location_);
+  return handle;
+}
+
+Result<HttpBackend::Answer> HttpBackend::call(std::string_view method, const std::string& url,
+                                              std::string_view body, std::uint64_t limit) {
+  const Clock::time_point deadline = remote_deadline(timeout_);
+  auto pooled = pooled_handle(deadline);
+  if (!pooled) return std::move(pooled).error();
+  auto answer = request(pooled->get(), method, url, body, limit, deadline);
+  pool_.put(std::move(pooled).value());  // curl closes a connection that cannot be reused
+  return answer;
+}
+
+Result<HttpBackend::Answer> HttpBackend::request(void* handle, std::string_view method,
+                                                 const std::string& url, std::string_view body,
+                                                 std::uint64_t limit, Clock::time_point deadline) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+  if (left.count() <= 0) {
+    counted_.add(Stat::remote_timeouts);
+    return fail(Errc::io, location_, ": ", timed_out());
+  }
+  CURL* curl = handle;
+  curl_easy_reset(curl);  // options only: the open connection and the DNS cache are kept
+  Transfer transfer;
+  transfer.handle = curl;
+  transfer.limit = limit;
+  transfer.upload = body;
+  char error[CURL_ERROR_SIZE] = "";
+  curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip before a PUT
+  if (!authorization_.empty()) headers = curl_slist_append(headers, authorization_.c_str());
+  if (method == "PUT") {
+    headers = curl_slist_append(headers, "Content-Type: application/octet-stream");
+  }
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(headers, curl_slist_free_all);
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(left.count()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list.get());
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, "cubby");
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!ca_file_.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file_.c_str());
+  if (!ca_dir_.empty()) curl_easy_setopt(curl, CURLOPT_CAPATH, ca_dir_.c_str());
+  if (!url_.user.empty()) {
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    curl_easy_setopt(curl, CURLOPT_USERNAME, url_.user.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, url_.password.c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
+  if (limit < UINT64_MAX) {  // a declared Content-Length over it fails before the body is read
+    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
+  }
+  if (method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (method == "PUT") {
+    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_upload);
+    curl_easy_setopt(curl, CURLOPT_READDATA, &transfer);
+    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  } else if (method != "GET") {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
+  }
+  const CURLcode code = curl_easy_perform(curl);
+  const long status = status_of(curl);
+  // The handle is pooled: it must not point at this call's buffers, headers or transfer.
+  curl_easy_reset(curl);
+  const std::string doing = std::string(method) + " " + url.substr(url_.base.size());
+  if (code == CURLE_FILESIZE_EXCEEDED || (code == CURLE_WRITE_ERROR && transfer.too_big)) {
+    counted_.add(Stat::remote_rejected);
+    return fail(Errc::corrupt, location_, ": the answer to ", doing,
+                " is over CUBBY_REMOTE_MAX_ENTRY; not read");
+  }
+  if (code == CURLE_OPERATION_TIMEDOUT) {
+    counted_.add(Stat::remote_timeouts);
+    return fail(Errc::io, location_, ": ", doing, " ", timed_out());
+  }
+  if (code != CURLE_OK) {
+    counted_.add(Stat::remote_errors);
+    const std::string what = *error != '\0' ? error : curl_easy_strerror(code);
+    if (tls_failure(code)) {
+      return fail(Errc::io, location_, ": TLS failed (", what,
+                  "); set CUBBY_REMOTE_CA_FILE to the CA that signed the server's certificate");
+    }
+    return fail(Errc::io, location_, ": ", doing, " failed: ", what);
+  }
+  return Answer{status, std::move(transfer.body)};
+}
+
+Failure HttpBackend::unexpected(std::string_view method, long status) {
+  const std::string answered =
+      location_ + " answered " + std::string(method) + " with HTTP " + std::to_string(status);
+  if (status == 429 || status >= 500 || ((status == 401 || status == 403) && method != "PUT")) {
+    counted_.add(Stat::remote_errors);
+    const char* why = status == 401 || status == 403
+                          ? " (check the URL's user:password, CUBBY_REMOTE_TOKEN or "
+                            "CUBBY_REMOTE_TOKEN_FILE)"
+                          : "";
+    return fail(Errc::io, answered, why);  // the server fails or refuses: back off
+  }
+  if (status >= 300 && status < 400) {
+    counted_.add(Stat::remote_errors);
+    warn_once(warned_status_, answered +
+                                  ": a redirect, which cubby does not follow; set CUBBY_REMOTE to "
+                                  "the URL it points to");
+    return fail(Errc::corrupt, answered, " (a redirect: not followed)");
+  }
+  counted_.add(Stat::remote_errors);
+  warn_once(warned_status_, answered +
+                                ", which cubby does not expect; the remote is used as a "
+                                "miss (shown once; `cubby stats` counts remote errors)");
+  return fail(Errc::corrupt, answered);
+}
+
+Result<std::optional<std::string>> HttpBackend::get(const Key& key) {
+  auto answer = call("GET", url_of(key), {}, max_value_);
+  if (!answer) return std::move(answer).error();
+  if (answer->status == 404 || answer->status == 410) return std::optional<std::string>();
+  if (answer->status != 200) return unexpected("GET", answer->status);
+  counted_.add(Stat::remote_bytes_read, answer->body.size());
+  return std::optional<std::string>(std::move(answer->body));
+}
+
+Result<void> HttpBackend::put(const Key& key, std::string_view bytes) {
+  if (!writable()) {
+    return fail(Errc::invalid_argument, location_,
+                " is read-only for this process (read-only layer, CUBBY_REMOTE_MODE=read or "
+                "refused writes)");
+  }
+  auto answer = call("PUT", url_of(key), bytes, UINT64_MAX);
+  if (!answer) {
+    counted_.add(Stat::remote_writes_dropped);
+    return std::move(answer).error();
+  }
+  const long status = answer->status;
+  if (success(status)) {
+    counted_.add(Stat::remote_writes);
+    counted_.add(Stat::remote_bytes_written, bytes.size());
+    return {};
+  }
+  counted_.add(Stat::remote_writes_dropped);
+  const std::string answered = location_ + " answered PUT with HTTP " + std::to_string(status);
+  if (status == 401 || status == 403 || status == 405) {
+    writes_refused_ = true;
+    warn_once(warned_refused_, answered +
+                                   ": it refuses writes; this process only reads it from now on "
+                                   "(check the credentials, the server's PUT permission, or mark "
+                                   "the layer |read-only)");
+    return fail(Errc::corrupt, answered);
+  }
+  if (status == 507 || status == 413) {
+    warn_once(warned_full_, answered +
+                                ": the server is out of space (or the entry is over its size "
+                                "limit); writes are dropped, reads go on (shown once; `cubby "
+                                "stats` counts remote writes lost)");
+    return fail(Errc::corrupt, answered);
+  }
+  return unexpected("PUT", status);
+}
+
+Result<void> HttpBackend::remove(const Key& key) {
+  if (read_only_) return fail(Errc::invalid_argument, location_, " is read-only");
+  auto answer = call("DELETE", url_of(key), {}, UINT64_MAX);
+  if (!answer) return std::move(answer).error();
+  if (success(answer->status) || answer->status == 404) return {};
+  return unexpected("DELETE", answer->status);
+}
+
+void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
+  if (!pool_.begin_ahead()) return;
+  auto run = [this, failed = std::move(failed)] {
+    // Any HTTP answer means connected; the handle is pooled with its open connection.
+    auto handle = new_handle();
+    Result<Answer> answer = handle ? request(handle->get(), "HEAD", url_.base + "/", {}, UINT64_MAX,
+                                             remote_deadline(timeout_))
+                                   : Result<Answer>(handle.error());
+    if (!answer) failed(answer.error());
+    pool_.end_ahead(answer && handle ? std::optional<Handle>(std::move(handle).value())
+                                     : std::nullopt);
+  };
+  try {
+    connector_ = std::thread(std::move(run));
+  } catch (const std::system_error&) {  // no thread: the first lookup connects, as without this
+    pool_.cancel_ahead();
+  }
+}
+
+std::unique_ptr<RemoteTier> open_http_remote(const HttpOptions& options) {
+  auto counted = std::make_shared<AtomicStats>();
+  auto backend =
+      std::make_unique<HttpBackend>(options, Envelope::max_value(options.max_entry), *counted);
+  return std::make_unique<RemoteTier>(std::move(backend), options, std::move(counted));
+}
+
+}  // namespace cubby

@@ -1,0 +1,371 @@
+// The HTTP(S) remote (core/src/storage/remote/http.cpp) against a real nginx (WebDAV PUT, HTTPS
+// with a CA the test made, basic and bearer auth, a read-only location, a redirect) started once
+// for this binary, and against a fake server for the faults nginx does not make on demand: a body
+// that drips, 5xx / 429 / 401, a full disk (507), a body over the limit. Each fault is a miss or a
+// dropped write, said once, within the call's deadline.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+
+#include "http_fake.hpp"
+#include "nginx_server.hpp"
+#include "storage/remote/http.hpp"
+
+namespace cubby {
+namespace {
+
+using testing::HttpFake;
+using testing::NginxServer;
+using Clock = std::chrono::steady_clock;
+
+Key key_of(std::uint8_t fill) {
+  Key key;
+  key.bytes.fill(fill);
+  return key;
+}
+
+HttpOptions options(const std::string& url,
+                    std::chrono::milliseconds timeout = std::chrono::milliseconds(300)) {
+  HttpOptions o;
+  o.url = parse_http_url(url).value_or_throw();
+  o.location = redact_remote_url(url);
+  o.timeout = timeout;
+  o.backoff = std::chrono::seconds(60);
+  o.compress = false;  // the stored file is the value itself
+  return o;
+}
+
+std::chrono::milliseconds since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+}
+
+// How many lines of `text` are cubby's messages.
+int messages(const std::string& text) {
+  int count = 0;
+  for (std::size_t at = text.find("cubby: "); at != std::string::npos;
+       at = text.find("cubby: ", at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(HttpUrl, ParsesAndRefusesWhatIsNotAnHttpUrl) {
+  auto url = parse_http_url("https://us%40er:p%3Ass@cache.example:8443/team/main/");
+  ASSERT_TRUE(url) << url.error().message;
+  EXPECT_EQ(url->base, "https://cache.example:8443/team/main");
+  EXPECT_EQ(url->user, "us@er");
+  EXPECT_EQ(url->password, "p:ss");
+  for (const char* bad : {"ftp://host/x", "http:///nohost", "http://host/x?query=1",
+                          "http://host/x#fragment", "https//host"}) {
+    EXPECT_FALSE(parse_http_url(bad)) << bad;
+  }
+  EXPECT_FALSE(parse_http_layout("subdirs"));
+}
+
+TEST(HttpUrl, TheBazelLayoutExtendsTheKeyTo64HexDigitsUnderAc) {
+  Key key;
+  for (std::size_t i = 0; i < key.bytes.size(); ++i) key.bytes[i] = static_cast<std::uint8_t>(i);
+  EXPECT_EQ(HttpBackend::key_path(key, HttpLayout::flat), key.hex());
+  EXPECT_EQ(HttpBackend::key_path(key, HttpLayout::bazel), "ac/" + key.hex() + key.hex());
+}
+
+class NginxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    nginx_ = NginxServer::shared(&why);
+    if (!nginx_) GTEST_SKIP() << why;
+  }
+  std::string stored(const std::string& path) const {
+    const auto file = nginx_->root() / path;
+    return std::filesystem::exists(file) ? testing::read_text(file) : std::string("(none)");
+  }
+  NginxServer* nginx_ = nullptr;
+};
+
+TEST_F(NginxTest, PutGetRemoveRoundTripOverWebDavPut) {
+  auto tier = open_http_remote(options(nginx_->http_url() + "/main/"));
+  const std::string bytes("entry\0bytes", 11);
+  auto missing = tier->get(key_of(1));
+  ASSERT_TRUE(missing) << missing.error().message;
+  EXPECT_FALSE(missing->has_value());
+  ASSERT_TRUE(tier->put(key_of(1), bytes));
+  EXPECT_EQ(stored("main/" + key_of(1).hex()), bytes);  // <prefix>/<key>: a plain file
+  auto found = tier->get(key_of(1));
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ(**found, bytes);
+  ASSERT_TRUE(tier->remove(key_of(1)));
+  EXPECT_EQ(stored("main/" + key_of(1).hex()), "(none)");
+  const Stats counters = tier->counters();
+  EXPECT_EQ(counters.remote_writes, 1u);
+  EXPECT_EQ(counters.remote_bytes_written, bytes.size());
+  EXPECT_EQ(counters.remote_bytes_read, bytes.size());
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped +
+                counters.remote_rejected,
+            0u);
+}
+
+TEST_F(NginxTest, SignedAndCompressedValuesRoundTrip) {
+  HttpOptions o = options(nginx_->http_url() + "/signed");
+  o.secret = "alpha";
+  o.compress = true;
+  auto tier = open_http_remote(o);
+  const std::string bytes(100000, 'k');
+  ASSERT_TRUE(tier->put(key_of(2), bytes));
+  EXPECT_LT(stored("signed/" + key_of(2).hex()).size(), bytes.size());
+  auto found = tier->get(key_of(2));
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ(**found, bytes);
+}
+
+TEST_F(NginxTest, TheBazelLayoutWritesWhereBazelRemoteKeepsItsActionCache) {
+  HttpOptions o = options(nginx_->http_url() + "/bazel");
+  o.layout = HttpLayout::bazel;
+  auto tier = open_http_remote(o);
+  ASSERT_TRUE(tier->put(key_of(3), "bazel"));
+  EXPECT_EQ(stored("bazel/ac/" + key_of(3).hex() + key_of(3).hex()), "bazel");
+  auto found = tier->get(key_of(3));
+  ASSERT_TRUE(found && found->has_value());
+}
+
+TEST_F(NginxTest, HttpsIsVerifiedAgainstTheCaFile) {
+  HttpOptions o = options(nginx_->https_url() + "/tls");
+  o.ca_file = nginx_->ca_file().string();
+  auto tier = open_http_remote(o);
+  ASSERT_TRUE(tier->put(key_of(4), "over tls"));
+  auto found = tier->get(key_of(4));
+  ASSERT_TRUE(found && found->has_value()) << (found ? "miss" : found.error().message);
+  EXPECT_EQ(**found, "over tls");
+}
+
+TEST_F(NginxTest, AWrongCaIsAMissSaidOnceWithinTheDeadline) {
+  HttpOptions o = options(nginx_->https_url() + "/tls");
+  o.ca_file = nginx_->wrong_ca_file().string();
+  auto tier = open_http_remote(o);
+  ::testing::internal::CaptureStderr();
+  const auto start = Clock::now();
+  auto first = tier->get(key_of(4));
+  auto second = tier->get(key_of(4));
+  const auto took = since(start);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(first);
+  EXPECT_NE(first.error().message.find("CUBBY_REMOTE_CA_FILE"), std::string::npos)
+      << first.error().message;
+  EXPECT_FALSE(second);  // skipped: the breaker is open
+  EXPECT_LT(took, std::chrono::milliseconds(2000));
+  EXPECT_EQ(messages(err), 1) << err;
+  EXPECT_FALSE(tier->put(key_of(5), "x"));
+  EXPECT_EQ(stored("tls/" + key_of(5).hex()), "(none)");
+  EXPECT_EQ(tier->counters().remote_errors, 1u);
+}
+
+TEST_F(NginxTest, BasicAuthComesFromTheUrlAndAWrongPasswordIsAMissSaidOnce) {
+  const std::string host = nginx_->http_url().substr(7);
+  auto tier = open_http_remote(options("http://cubby:hunter2@" + host + "/auth"));
+  ASSERT_TRUE(tier->put(key_of(6), "authorised"));
+  auto found = tier->get(key_of(6));
+  ASSERT_TRUE(found && found->has_value());
+
+  auto wrong = open_http_remote(options("http://cubby:wrong-secret@" + host + "/auth"));
+  ::testing::internal::CaptureStderr();
+  auto refused = wrong->get(key_of(6));
+  auto skipped = wrong->get(key_of(6));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("HTTP 401"), std::string::npos);
+  EXPECT_FALSE(skipped);
+  EXPECT_EQ(messages(err), 1) << err;
+  EXPECT_EQ(err.find("wrong-secret"), std::string::npos) << err;
+}
+
+TEST_F(NginxTest, TheBearerTokenIsSentWhenTheUrlHasNoPassword) {
+  HttpOptions o = options(nginx_->http_url() + "/bearer");
+  o.bearer_token = "s3cret-token";
+  auto tier = open_http_remote(o);
+  ASSERT_TRUE(tier->put(key_of(7), "with a token"));
+  auto found = tier->get(key_of(7));
+  ASSERT_TRUE(found && found->has_value());
+  auto without = open_http_remote(options(nginx_->http_url() + "/bearer"));
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(without->get(key_of(7)));
+  ::testing::internal::GetCapturedStderr();
+}
+
+TEST_F(NginxTest, TheBearerTokenComesFromTheVariableElseTheFirstLineOfTheTokenFile) {
+  testing::TempDir dir("token");
+  testing::write_text(dir / "token", "s3cret-token\nignored\n");
+  Config config;
+  config.remote_url = nginx_->http_url() + "/bearer";
+  config.remote_token_file = dir / "token";
+  auto tier = open_remote_tier(config);
+  ASSERT_NE(tier, nullptr);
+  ASSERT_TRUE(tier->put(key_of(13), "token from a file"));
+  config.remote_token = "not-the-token";  // the variable wins over the file
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(open_remote_tier(config)->get(key_of(13)));
+  ::testing::internal::GetCapturedStderr();
+  config.remote_token.clear();
+  config.remote_token_file = dir / "missing";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(open_remote_tier(config), nullptr);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("CUBBY_REMOTE_TOKEN_FILE"), std::string::npos) << err;
+}
+
+TEST_F(NginxTest, AServerThatRefusesWritesMakesTheProcessOnlyRead) {
+  auto tier = open_http_remote(options(nginx_->http_url() + "/readonly"));
+  ::testing::internal::CaptureStderr();
+  auto refused = tier->put(key_of(8), "refused");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(refused);
+  EXPECT_FALSE(tier->writable());
+  EXPECT_EQ(messages(err), 1) << err;
+  EXPECT_NE(err.find("refuses writes"), std::string::npos) << err;
+  tier->put_later(key_of(9), "not queued");
+  tier->drain();
+  EXPECT_EQ(tier->counters().remote_writes_dropped, 1u);
+  auto read = tier->get(key_of(8));  // reads go on
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->has_value());
+}
+
+TEST_F(NginxTest, RedirectsAreNotFollowed) {
+  auto main = open_http_remote(options(nginx_->http_url() + "/main"));
+  ASSERT_TRUE(main->put(key_of(10), "behind a redirect"));
+  auto redirected = open_http_remote(options(nginx_->http_url() + "/redirect"));
+  ::testing::internal::CaptureStderr();
+  auto found = redirected->get(key_of(10));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(found);
+  EXPECT_NE(found.error().message.find("HTTP 302"), std::string::npos) << found.error().message;
+  EXPECT_NE(err.find("does not follow"), std::string::npos) << err;
+  EXPECT_EQ(messages(err), 1) << err;
+}
+
+TEST_F(NginxTest, LayersReadTheReadOnlyMainAndWriteOnlyTheOverlay) {
+  auto main = open_http_remote(options(nginx_->http_url() + "/layer-main"));
+  ASSERT_TRUE(main->put(key_of(11), "main's"));
+  Config config;
+  config.remote_url =
+      nginx_->http_url() + "/layer-main|read-only " + nginx_->http_url() + "/layer-pr";
+  config.remote_compress = false;
+  auto layered = open_remote_tier(config);
+  ASSERT_NE(layered, nullptr);
+  auto found = layered->get(key_of(11));
+  ASSERT_TRUE(found && found->has_value());
+  EXPECT_EQ(**found, "main's");
+  layered->put_later(key_of(12), "the PR's");
+  layered->drain();
+  EXPECT_EQ(stored("layer-pr/" + key_of(12).hex()), "the PR's");
+  EXPECT_EQ(stored("layer-main/" + key_of(12).hex()), "(none)");
+  EXPECT_EQ(stored("layer-pr/" + key_of(11).hex()), "(none)");  // a hit is copied nowhere
+}
+
+// A fake server answering every method with `answer` (HEAD too).
+std::unique_ptr<HttpFake> fake(HttpFake::Answer answer,
+                               std::chrono::milliseconds interval = std::chrono::milliseconds(50)) {
+  return std::make_unique<HttpFake>(
+      std::map<std::string, HttpFake::Answer>{{"GET", answer}, {"PUT", answer}, {"HEAD", answer}},
+      interval);
+}
+
+TEST(HttpFaults, ABodyThatDripsEndsAtTheDeadlineAsAMissSaidOnce) {
+  auto server = fake({"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", "x"});
+  auto tier = open_http_remote(options(server->url() + "/drip", std::chrono::milliseconds(300)));
+  ::testing::internal::CaptureStderr();
+  const auto start = Clock::now();
+  auto dripped = tier->get(key_of(1));
+  const auto took = since(start);
+  auto skipped = tier->get(key_of(1));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(dripped);
+  EXPECT_GE(took, std::chrono::milliseconds(250));
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+  EXPECT_EQ(tier->counters().remote_timeouts, 1u);
+  EXPECT_FALSE(skipped);
+  EXPECT_EQ(server->received("GET"), 1);
+  EXPECT_EQ(messages(err), 1) << err;
+}
+
+TEST(HttpFaults, ServerErrorsTooManyRequestsAndUnauthorisedAreMissesThenSkipped) {
+  for (int status : {500, 503, 429, 401}) {
+    auto server = fake(HttpFake::answer(status, "go away"));
+    auto tier = open_http_remote(options(server->url()));
+    ::testing::internal::CaptureStderr();
+    auto failed = tier->get(key_of(1));
+    auto skipped = tier->get(key_of(1));
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_FALSE(failed) << status;
+    EXPECT_EQ(failed.error().code, Errc::io) << status;
+    EXPECT_FALSE(skipped) << status;
+    EXPECT_EQ(server->received("GET"), 1) << status;  // the second was skipped
+    EXPECT_EQ(messages(err), 1) << status << ": " << err;
+  }
+}
+
+TEST(HttpFaults, AFullUpstreamDiskDropsWritesSaidOnceAndReadsGoOn) {
+  HttpFake server({{"PUT", HttpFake::answer(507)}, {"GET", HttpFake::answer(404)}},
+                  std::chrono::milliseconds(50));
+  auto tier = open_http_remote(options(server.url()));
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(tier->put(key_of(1), "first"));
+  EXPECT_FALSE(tier->put(key_of(2), "second"));
+  auto read = tier->get(key_of(1));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(server.received("PUT"), 2);  // not skipped: the server answers, it is only full
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->has_value());
+  EXPECT_TRUE(tier->writable());
+  EXPECT_EQ(tier->counters().remote_writes_dropped, 2u);
+  EXPECT_EQ(messages(err), 1) << err;
+  EXPECT_NE(err.find("out of space"), std::string::npos) << err;
+}
+
+// A GET of a server that answers with `answer`, under a 4 KiB limit and a 5 s deadline: it must
+// be refused (counted remote_rejected) well before the deadline.
+void expect_refused_at_once(const HttpFake::Answer& answer) {
+  auto server = fake(answer);
+  HttpOptions o = options(server->url(), std::chrono::milliseconds(5000));
+  o.max_entry = 4096;
+  auto tier = open_http_remote(o);
+  const auto start = Clock::now();
+  auto refused = tier->get(key_of(1));
+  EXPECT_LT(since(start), std::chrono::milliseconds(1000));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, Errc::corrupt);
+  EXPECT_EQ(tier->counters().remote_rejected, 1u);
+}
+
+TEST(HttpFaults, ABodyDeclaredOverTheLimitIsRefusedBeforeItIsRead) {
+  // 100 MB declared, a byte every 50 ms sent: reading it would take for ever.
+  expect_refused_at_once({"HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n", "x"});
+}
+
+TEST(HttpFaults, ABodyWithoutALengthIsAbortedOnceItPassesTheLimit) {
+  const std::string chunk(64 << 10, 'z');
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", chunk.size());
+  expect_refused_at_once(
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(size) + chunk + "\r\n",
+       "y"});
+}
+
+TEST(HttpFaults, ConnectionsAreReusedAndOpenedAhead) {
+  auto server = fake(HttpFake::answer(404));
+  auto tier = open_http_remote(options(server->url() + "/prefix"));
+  tier->connect_ahead();
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    auto missing = tier->get(key_of(i));
+    ASSERT_TRUE(missing) << missing.error().message;
+  }
+  EXPECT_EQ(server->received("HEAD"), 1);
+  EXPECT_EQ(server->received("GET"), 3);
+  EXPECT_EQ(server->connections(), 1);
+  EXPECT_NE(server->last_head().find("GET /prefix/" + key_of(2).hex() + " HTTP/1.1"),
+            std::string::npos)
+      << server->last_head();
+}
+
+}  // namespace
+}  // namespace cubby
