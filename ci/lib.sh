@@ -4,7 +4,7 @@
 
 CUBBY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Debian packages the build and the tests need (see the dependency table in README.md).
+# Debian packages the build and the tests need (see the dependency table in docs/reference.md).
 CUBBY_APT_PACKAGES=(
   build-essential cmake pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,6 +1,7 @@
 // `cubby clear [--namespace NS]`: removes every entry of the store, or those of one namespace
 // ("programs": compiled programs; a blob namespace such as "cupy": CuPy's kernels).
 #include <iostream>
+#include <set>
 
 #include "cli.hpp"
 #include "storage/local/gc.hpp"
@@ -17,7 +18,8 @@ struct ClearArgs {
 struct Cleared {
   std::uint64_t removed = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t unreadable = 0;  // entries that do not decode: their namespace is unknown, kept
+  std::uint64_t unreadable = 0;      // entries that do not decode: their namespace is unknown, kept
+  std::set<std::string> namespaces;  // every namespace seen in the store
 };
 
 Cleared clear_namespace(DiskTier& disk, const std::string& ns) {
@@ -33,6 +35,7 @@ Cleared clear_namespace(DiskTier& disk, const std::string& ns) {
       ++cleared.unreadable;
       continue;
     }
+    cleared.namespaces.insert(entry_namespace(*entry));
     if (entry_namespace(*entry) != ns) continue;
     if (auto gone = disk.remove(info.key); !gone) fail_with(kExitFailed, gone.error().message);
     ++cleared.removed;
@@ -56,6 +59,15 @@ int run_clear(const Common& common, const ClearArgs& args) {
     cleared.removed = *removed;
   } else {
     cleared = clear_namespace(disk, args.ns);
+    if (args.ns != kProgramsNamespace && !cleared.namespaces.contains(args.ns)) {
+      std::string known(kProgramsNamespace);
+      for (const std::string& ns : cleared.namespaces) {
+        if (ns != kProgramsNamespace) known += ", " + ns;
+      }
+      fail_with(kExitFailed, "no entry of namespace '" + args.ns + "' is in " +
+                                 config.dir.string() + "; its namespaces are: " + known +
+                                 " (`cubby ls` shows each entry's)");
+    }
   }
   if (common.json) {
     json out = {{"dir", config.dir.string()}, {"removed", cleared.removed}};

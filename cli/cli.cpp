@@ -68,7 +68,14 @@ std::int64_t unix_ms_of(fs::file_time_type time) {
 }
 
 // "1.5 MiB", "312 B".
+std::string count_of(std::uint64_t count, std::string_view noun) {
+  std::string text = std::to_string(count) + " " + std::string(noun);
+  if (count != 1) text += noun.ends_with("s") ? "es" : "s";
+  return text;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
+  if (bytes >= kUnlimitedMaxSize) return "unlimited";
   if (bytes < 1024) return std::to_string(bytes) + " B";
   static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

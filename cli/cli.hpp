@@ -66,8 +66,15 @@ void print_json(const json& document);
 // "2024-05-01T12:34:56Z" for Unix milliseconds.
 std::string format_unix_ms(std::int64_t unix_ms);
 std::int64_t unix_ms_of(fs::file_time_type time);
-// "1.5 MiB", "312 B".
+// "1.5 MiB", "312 B"; "unlimited" for kUnlimitedMaxSize (a store bound of 0) or more.
 std::string format_bytes(std::uint64_t bytes);
+// A store bound as --json prints it: 0 for unlimited (as the setting spells it), else bytes.
+inline std::uint64_t json_max_size(std::uint64_t bytes) {
+  return bytes >= kUnlimitedMaxSize ? 0 : bytes;
+}
+// "1 name", "2 names", "1 worker process", "3 worker processes": `count` and `noun`, plural
+// when count != 1 ("-es" after a final "s").
+std::string count_of(std::uint64_t count, std::string_view noun);
 // "12.3 ms".
 std::string format_ms(double ms);
 // `ms` rounded to whole microseconds (3 decimals), for JSON: a sum or a clock difference prints
@@ -121,6 +128,13 @@ struct Command {
 // The registry (cli/registry.cpp): adds --version, the global --dir/--json and every command to
 // `app`, in `cubby --help`'s order; returns the commands.
 std::vector<Command> register_commands(CLI::App& app, Common& common);
+// argv with a leading ccache-style option (before any command word; --dir and --json may come
+// first) replaced by the command it stands for: -s/--show-stats, -z/--zero-stats, -C/--clear,
+// -p/--show-config, -M/--max-size SIZE (persisted: `config max_size SIZE`), --evict-older-than AGE
+// (`gc --older-than AGE`). Anything else is returned as it is.
+std::vector<std::string> expand_ccache_options(int argc, char** argv);
+// The "For ccache users" table of `cubby --help` and the man page.
+std::string ccache_options_text();
 // The commands `cubby --help` lists (the registry's, less hidden ones), in its order.
 std::vector<const CLI::App*> visible_commands(const CLI::App& app);
 // Usage failure (exit 2) naming an unknown command word, with the list of commands (and the

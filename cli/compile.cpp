@@ -49,22 +49,48 @@ json explain_json(const std::vector<KeyField>& fields) {
   return explain;
 }
 
-// Compiles through the cache; a compile error is an operation failure that prints NVRTC's log.
-CacheResult compile_or_fail(Cache& cache, const CompileRequest& request, const std::string& file) {
+// `text` with every `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); !from.empty() && at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// Compiles through the cache; a compile error is an operation failure that prints NVRTC's log
+// (with --json also an object {error, message, log, file, program_name} on stdout). NVRTC names
+// the program in its log; the default program name (kept so that the key is the library's for
+// the same source) is shown as the user's file name instead.
+CacheResult compile_or_fail(Cache& cache, const CompileRequest& request, const CompileArgs& args,
+                            bool as_json) {
   try {
     return cache.compile(request);
   } catch (const Error& error) {
     if (error.code() != Errc::compile_failed) throw;
-    std::string message = error.what();
+    const bool default_name = args.program_name.empty();
+    const auto shown = [&](const std::string& text) {
+      return default_name ? replace_all(text, request.program_name, args.file) : text;
+    };
+    std::string message = shown(error.what());
     if (!message.empty() && message.back() != '\n') message += '\n';
-    fail_with(kExitFailed, "compiling " + file + " (as NVRTC program " + request.program_name +
-                               "): " + message +
+    if (as_json) {
+      print_json({{"error", "compile_failed"},
+                  {"message", message},
+                  {"log", shown(error.log())},
+                  {"file", args.file},
+                  {"program_name", request.program_name}});
+    }
+    fail_with(kExitFailed, "compiling " + args.file +
+                               (default_name ? std::string()
+                                             : " (as NVRTC program " + request.program_name + ")") +
+                               ": " + message +
                                "Fix the errors above and run `cubby compile` again; nothing was "
                                "stored.");
   }
 }
 
-// --json: the contract's object (see README.md, `cubby compile --json`).
+// --json: the contract's object (see docs/reference.md, `cubby compile --json`).
 void print_result_json(const Cache& cache, const CompileRequest& request, const CacheResult& result,
                        const CompileArgs& args, const json& explain) {
   const Entry& entry = *result.entry;
@@ -118,7 +144,7 @@ int run_compile(const Common& common, const CompileArgs& args) {
   // The text form is the one key-dump layout (format_key_fields), as the test harnesses print it.
   if (args.explain && !common.json) std::cout << format_key_fields(fields);
 
-  const CacheResult result = compile_or_fail(cache, request, args.file);
+  const CacheResult result = compile_or_fail(cache, request, args, common.json);
   if (!args.cubin_out.empty()) write_output(args.cubin_out, result.entry->payload);
   if (common.json) {
     print_result_json(cache, request, result, args, explain);

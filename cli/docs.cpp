@@ -104,6 +104,7 @@ int write_man_page(const CLI::App& app, std::ostream& out) {
     const std::string footer = command->get_footer();
     if (!footer.empty()) out << ".PP\n" << roff(footer) << "\n.br\n";
   }
+  out << ".SH \"FOR CCACHE USERS\"\n.nf\n" << roff(ccache_options_text()) << "\n.fi\n";
   out << ".SH FILES\n.TP\n\\fI<store>/cubby.conf\\fR\n"
       << roff(
              "The store's settings (`cubby config`): key = value lines. A CUBBY_* variable wins "
@@ -115,12 +116,17 @@ int write_man_page(const CLI::App& app, std::ostream& out) {
         << roff(std::string(setting.what) + " (cubby.conf: " + std::string(setting.key) + ")")
         << '\n';
   }
+  for (const ProcessVariableInfo& variable : kProcessVariables) {
+    out << ".TP\n\\fB" << roff(variable.env) << "\\fR\n" << roff(variable.what) << '\n';
+  }
   out << ".SH EXIT STATUS\n"
       << roff(
              "0 success, 1 the operation failed, 2 usage error (bad arguments, unknown "
              "command, unreadable input file).")
       << "\n.SH SEE ALSO\n"
-      << roff("README.md of the cubby sources: configuration, the store, the test harnesses.")
+      << roff(
+             "README.md and docs/reference.md of the cubby sources: configuration, the store, the "
+             "test harnesses.")
       << '\n';
   return out ? kExitOk : kExitFailed;
 }
@@ -138,10 +144,10 @@ int write_bash_completion(const CLI::App& app, std::ostream& out) {
          "# command registry, do not edit.\n"
          "_cubby() {\n"
          "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
-         "  local command=\"\" i\n"
+         "  local command=\"\" dir=\"\" i\n"
          "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
          "    case \"${COMP_WORDS[i]}\" in\n"
-         "      --dir) ((i++)) ;;\n"
+         "      --dir) ((i++)); dir=\"${COMP_WORDS[i]}\" ;;\n"
          "      -*) ;;\n"
          "      *) command=\"${COMP_WORDS[i]}\"; break ;;\n"
          "    esac\n"
@@ -160,6 +166,10 @@ int write_bash_completion(const CLI::App& app, std::ostream& out) {
          "  esac\n"
          "  if [[ \"$cur\" == -* ]]; then\n"
          "    COMPREPLY=($(compgen -W \"$options\" -- \"$cur\"))\n"
+         "  elif [[ \"$command\" == show ]]; then\n"
+         "    COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" ${dir:+--dir \"$dir\"} ls --json "
+         "2>/dev/null | grep -o '\"key\": *\"[0-9a-f]*\"' | grep -o '[0-9a-f]\\{32\\}')\" -- "
+         "\"$cur\"))\n"
          "  elif [[ \"$command\" == config ]]; then\n"
          "    COMPREPLY=($(compgen -W \""
       << keys

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "cache/store_config.hpp"
 #include "cli.hpp"
 #include "storage/local/store_stats.hpp"
 
@@ -45,7 +46,7 @@ int run_gc(const Common& common, const GcArgs& args) {
   GcOptions options;
   options.max_size = config.max_size;
   if (!args.max_size.empty()) {
-    auto size = parse_size(args.max_size);
+    auto size = parse_max_size(args.max_size);  // 0: no bound (only --older-than removes)
     if (!size)
       fail_with(kExitUsage, "--max-size \"" + args.max_size + "\": " + size.error().message);
     options.max_size = *size;
@@ -66,8 +67,8 @@ int run_gc(const Common& common, const GcArgs& args) {
   if (common.json) {
     print_json(
         {{"dir", config.dir.string()},
-         {"max_size", options.max_size},
-         {"configured_max_size", config.max_size},
+         {"max_size", json_max_size(options.max_size)},
+         {"configured_max_size", json_max_size(config.max_size)},
          {"older_than_s",
           args.older_than.empty() ? json(nullptr) : json(*parse_duration_s(args.older_than))},
          {"aged_out", aged.entries},
@@ -122,9 +123,10 @@ Command add_gc(CLI::App& app, Common& common) {
   CLI::App* command = app.add_subcommand(
       "gc", "Evict least recently used entries above the size bound; remove leftover files");
   command
-      ->add_option("--max-size", args->max_size,
-                   "Size bound of this run, e.g. 500M, 5G (default: the store's max_size: "
-                   "$CUBBY_MAX_SIZE, else `cubby config max_size`, else 5G)")
+      ->add_option(
+          "--max-size", args->max_size,
+          "Size bound of this run, e.g. 500M, 1.5G, 5Gi; 0: none (default: the store's max_size: "
+          "$CUBBY_MAX_SIZE, else `cubby config max_size`, else 5Gi)")
       ->type_name("S");
   command
       ->add_option("--older-than", args->older_than,

@@ -82,7 +82,8 @@ void print_rows(const json& rows, bool verbose) {
       std::cout << names_column(row) << '\n';
       continue;
     }
-    std::cout << row["names"].get<std::size_t>() << (row.contains("name") ? "" : " names") << '\n';
+    const std::size_t names = row["names"].get<std::size_t>();
+    std::cout << (row.contains("name") ? std::to_string(names) : count_of(names, "name")) << '\n';
     if (row.contains("name")) std::cout << "    name " << row["name"].get<std::string>() << '\n';
     for (const auto& [expression, lowered] : row["lowered_names"].items()) {
       std::cout << "    " << expression << " -> " << lowered.get<std::string>() << '\n';

@@ -15,6 +15,17 @@ void report(const std::string& message) {
   std::cerr << "cubby: " << message << (message.empty() || message.back() != '\n' ? "\n" : "");
 }
 
+// The command CLI11 was parsing when it failed ("cubby gc"), for the hint of a usage error.
+std::string failing_command(const CLI::App& app) {
+  std::string name = "cubby";
+  for (const CLI::App* command = &app; command != nullptr;) {
+    const auto parsed = command->get_subcommands();
+    command = parsed.empty() ? nullptr : parsed.front();
+    if (command != nullptr) name += " " + command->get_name();
+  }
+  return name;
+}
+
 // Parses the command line and runs the chosen command; failures are exceptions (see main).
 int run(int argc, char** argv) {
   using namespace cubby::cli;
@@ -26,12 +37,19 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"man", "bash-completion"}))
       ->group("");
 
-  check_command_word(app, argc, argv);  // an unknown or missing command: a clear usage failure
+  std::vector<std::string> args = expand_ccache_options(argc, argv);  // cubby -s: cubby stats
+  std::vector<char*> words;
+  for (std::string& arg : args) words.push_back(arg.data());
+  const int count = static_cast<int>(words.size());
+  check_command_word(app, count, words.data());  // an unknown or missing command: usage failure
   try {
-    app.parse(argc, argv);
+    app.parse(count, words.data());
+  } catch (const CLI::Success& done) {  // --help, --version
+    return app.exit(done);
   } catch (const CLI::ParseError& error) {
-    const int code = app.exit(error);
-    return code == 0 ? kExitOk : kExitUsage;
+    const std::string command = failing_command(app);
+    fail_with(kExitUsage,
+              std::string(error.what()) + "; run `" + command + " --help` for its options");
   }
   if (generate == "man") return write_man_page(app, std::cout);
   if (generate == "bash-completion") return write_bash_completion(app, std::cout);

@@ -1,5 +1,6 @@
 // `cubby stats`: what the store holds (measured) and what every process that used it counted
 // (hits by tier, misses, compiles, compile time saved, evictions, corrupt entries, failed writes).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -79,20 +80,33 @@ struct Usage {
   std::uint64_t bytes = 0;
 };
 
-// The text rows about the store itself: folder, usage, bound and its origin, counting since.
-void print_store_lines(const Config& config, const Usage& usage, const std::string& bound_origin,
-                       const std::optional<std::int64_t>& since) {
-  std::cout << "store              " << config.dir.string() << '\n';
-  std::cout << "entries            " << usage.entries << '\n';
-  std::cout << "bytes              " << usage.bytes << " (" << format_bytes(usage.bytes) << " of "
-            << format_bytes(config.max_size) << ")\n";
-  std::cout << "max size           " << format_bytes(config.max_size) << " (" << bound_origin;
-  if (bound_origin == "default") std::cout << "; `cubby config max_size SIZE` sets it";
-  std::cout << ")\n";
-  std::cout << "counting since     "
-            << (since ? format_unix_ms(*since) + " (`cubby stats --zero`)"
-                      : std::string("the store began (never zeroed)"))
-            << '\n';
+// A `cubby stats` row: label and value.
+using Row = std::pair<std::string, std::string>;
+
+// The rows about the store itself: folder, usage, bound and its origin, counting since.
+std::vector<Row> store_rows(const Config& config, const Usage& usage,
+                            const std::string& bound_origin,
+                            const std::optional<std::int64_t>& since) {
+  std::string bound = format_bytes(config.max_size) + " (" + bound_origin;
+  if (bound_origin == "default") bound += "; `cubby config max_size SIZE` sets it";
+  return {
+      {"store", config.dir.string()},
+      {"entries", std::to_string(usage.entries)},
+      {"bytes", std::to_string(usage.bytes) + " (" + format_bytes(usage.bytes) + " of " +
+                    format_bytes(config.max_size) + ")"},
+      {"max size", bound + ")"},
+      {"counting since", since ? format_unix_ms(*since) + " (`cubby stats --zero`)"
+                               : std::string("the store began (never zeroed)")},
+  };
+}
+
+// Prints `rows` as two columns: every value starts one space after the longest label.
+void print_rows(const std::vector<Row>& rows) {
+  std::size_t width = 0;
+  for (const auto& [label, value] : rows) width = std::max(width, label.size());
+  for (const auto& [label, value] : rows) {
+    std::cout << label << std::string(width + 1 - label.size(), ' ') << value << '\n';
+  }
 }
 
 int run_stats(const Common& common, bool zero) {
@@ -130,16 +144,16 @@ int run_stats(const Common& common, bool zero) {
     json out = {{"dir", config.dir.string()},
                 {"entries", count},
                 {"bytes", bytes},
-                {"max_size", config.max_size},
+                {"max_size", json_max_size(config.max_size)},
                 {"hit_rate", std::round(hit_rate * 1e4) / 1e4},
                 {"remote_ms_per_lookup", rounded_ms(remote_ms)},
                 {"max_size_origin", bound_origin},
                 {"since", since ? json(format_unix_ms(*since)) : json(nullptr)},
                 {"since_ms", since ? json(*since) : json(nullptr)}};
     if (!config.remote_url.empty()) out["remote"] = redact_remote_url(config.remote_url);
-    // Every persisted process counter by its Stats name (times in ms, from the persisted
-    // microseconds: compile_ms, compile_ms_saved, remote_ms) and the store's own counters shown as
-    // rows (evictions); all of them as persisted under "counters".
+    // Every counter once: each process counter by its Stats name (times in ms, from the persisted
+    // microseconds: compile_ms, compile_ms_saved, remote_ms), then the store's own counters by
+    // their names (evictions, and the size estimate store_bytes / store_entries).
     for (const StatInfo& stat : kStats) {
       if (stat.persisted.empty()) continue;
       const std::int64_t value = counter(counters, stat.persisted);
@@ -150,25 +164,23 @@ int run_stats(const Common& common, bool zero) {
       }
     }
     for (const StoreCounterInfo& store : kStoreCounters) {
-      if (!store.label.empty()) out[std::string(store.name)] = counter(counters, store.name);
+      out[std::string(store.name)] = counter(counters, store.name);
     }
-    out["counters"] = counters;
     print_json(out);
     return kExitOk;
   }
-  print_store_lines(config, {count, bytes}, bound_origin, since);
+  std::vector<Row> rows = store_rows(config, {count, bytes}, bound_origin, since);
   for (const auto& [name, label] : shown_counters()) {
-    std::cout << label << std::string(19 - label.size(), ' ') << counter(counters, name) << '\n';
+    rows.emplace_back(label, std::to_string(counter(counters, name)));
   }
   char rate[16];
   std::snprintf(rate, sizeof rate, "%.1f%%", hit_rate * 100.0);
-  std::cout << "hit rate           " << rate << '\n';
-  std::cout << "compile time       " << format_ms(compile_ms) << '\n';
-  std::cout << "compile time saved " << format_ms(saved_ms) << '\n';
-  if (!config.remote_url.empty())
-    std::cout << "remote             " << redact_remote_url(config.remote_url) << '\n';
-  if (remote_lookups > 0)
-    std::cout << "remote latency     " << format_ms(remote_ms) << " per lookup\n";
+  rows.emplace_back("hit rate", rate);
+  rows.emplace_back("compile time", format_ms(compile_ms));
+  rows.emplace_back("compile time saved", format_ms(saved_ms));
+  if (!config.remote_url.empty()) rows.emplace_back("remote", redact_remote_url(config.remote_url));
+  if (remote_lookups > 0) rows.emplace_back("remote latency", format_ms(remote_ms) + " per lookup");
+  print_rows(rows);
   return kExitOk;
 }
 

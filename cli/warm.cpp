@@ -41,10 +41,11 @@ struct Plan {
   std::vector<std::string> suites;
   std::vector<Recipe> recipes;
   std::vector<std::string> suite_of;
-  std::deque<std::size_t> missing;  // indexes into recipes, first-needed first
-  std::size_t warm = 0;             // already in the store
-  json skipped = json::array();     // {program, suite, reason}
-  json failed = json::array();      // {program, suite, error}
+  std::vector<std::string> unknown_suites;  // named by --suite, with no recipes recorded
+  std::deque<std::size_t> missing;          // indexes into recipes, first-needed first
+  std::size_t warm = 0;                     // already in the store
+  json skipped = json::array();             // {program, suite, reason}
+  json failed = json::array();              // {program, suite, error}
   std::size_t compiled = 0;
   std::size_t hits = 0;  // found by a worker: another process or the remote had it meanwhile
   double compile_ms = 0;
@@ -91,9 +92,13 @@ void load_recipes(const Config& config, const WarmArgs& args, Plan& plan) {
     }
     if (!manifest && loaded) manifest = remote_manifest(config, suite);
     if (!manifest) {
-      if (!args.quiet && loaded && !args.suites.empty()) {
-        std::cerr << "cubby: no recipes are recorded for suite '" << suite
-                  << "'; run the suite once with cubby (CUBBY_SUITE names it) to record them\n";
+      if (loaded && !args.suites.empty()) {
+        plan.unknown_suites.push_back(suite);  // named, but nothing recorded: a failure
+        if (!args.prefetch) {
+          std::cerr << "cubby: no recipes are recorded for suite '" << suite
+                    << "'; run the suite once with cubby (CUBBY_SUITE names it) to record them "
+                       "(`cubby warm` without --suite warms every recorded suite)\n";
+        }
       }
       continue;
     }
@@ -193,6 +198,7 @@ void compile_missing(const Config& config, const WarmArgs& args, unsigned jobs, 
 json summary_json(const Config& config, const Plan& plan, unsigned jobs, double elapsed_ms) {
   return {{"dir", config.dir.string()},
           {"suites", plan.suites},
+          {"unknown_suites", plan.unknown_suites},
           {"recipes", plan.recipes.size()},
           {"warm", plan.warm},
           {"compiled", plan.compiled},
@@ -211,7 +217,7 @@ void print_summary(const Plan& plan, unsigned jobs, double elapsed_ms) {
   std::cout << "recipes   " << plan.recipes.size() << ": " << plan.warm << " already warm, "
             << plan.compiled << " compiled, " << plan.hits << " found meanwhile, "
             << plan.failed.size() << " failed, " << plan.skipped.size() << " skipped\n";
-  std::cout << "jobs      " << jobs << " worker processes\n";
+  std::cout << "jobs      " << count_of(jobs, "worker process") << '\n';
   std::cout << "elapsed   " << format_ms(elapsed_ms) << " (compiling " << format_ms(plan.compile_ms)
             << ")\n";
   for (const auto& [list, key, label] : {std::tuple{&plan.failed, "error", "failed    "},
@@ -264,7 +270,8 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   } else if (!args.quiet) {
     print_summary(plan, jobs, elapsed_ms);
   }
-  return plan.stopped.empty() ? kExitOk : kExitFailed;
+  const bool unknown = !plan.unknown_suites.empty() && !args.prefetch;
+  return plan.stopped.empty() && !unknown ? kExitOk : kExitFailed;
 }
 
 }  // namespace

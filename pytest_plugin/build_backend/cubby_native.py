@@ -7,8 +7,8 @@ package finds both (``cubby/_library.py``, ``cubby/_cli.py``). On failure it rai
 with a message that says what to do.
 
 Where it builds (``CUBBY_WHEEL_BUILD_DIR``):
-  unset            ``<source_root>/build/wheel`` (else a temporary folder when the tree is
-                   read-only): configured with -DCMAKE_BUILD_TYPE=Release, tests, benchmarks,
+  unset            ``$XDG_CACHE_HOME/cubby-wheel-build/<hash of source_root>`` (else
+                   ``~/.cache/...``, else a temporary folder): out of the source tree, configured with -DCMAKE_BUILD_TYPE=Release, tests, benchmarks,
                    GoogleTest harness and fuzz targets off, installed run path ``$ORIGIN/../lib``;
                    rebuilt incrementally by later installs; installed with ``cmake --install``.
   a configured     an existing cubby build (has CMakeCache.txt), used as configured: only the
@@ -22,6 +22,7 @@ Where it builds (``CUBBY_WHEEL_BUILD_DIR``):
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -90,13 +91,43 @@ def find_cuda() -> Optional[str]:
         "headers to build: install the CUDA toolkit or set CUDA_HOME to it")
 
 
+def _progress_stream():
+    """The terminal, where progress lines go past pip (which shows a backend's own output only
+    with -v or on failure); None without one (CI: the full log is on stderr)."""
+    try:
+        return open("/dev/tty", "w", encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _is_step(line: str) -> bool:
+    """A line that says how far the build is: CMake's "[ 42%] Building ..." / "Linking ..."."""
+    return line.startswith("[") and "%]" in line[:7]
+
+
 def _run(command: List[str], what: str) -> None:
-    """Runs `command` with its output on this process's stderr (shown by `pip install -v`, and by
-    pip on failure)."""
+    """Runs `command` with its whole output on this process's stderr (shown by `pip install -v`,
+    and by pip on failure), and `what` and the build's steps ("[ 42%] Building ...") on the
+    terminal, so that a plain `pip install` shows progress."""
     _log(" ".join(command))
     sys.stderr.flush()
-    status = subprocess.run(command, stdout=sys.stderr.fileno(),
-                            stderr=subprocess.STDOUT).returncode
+    progress = _progress_stream()
+    try:
+        if progress is not None:
+            print(f"cubby_build: {what} ...", file=progress, flush=True)
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, errors="replace") as process:
+            assert process.stdout is not None
+            for line in process.stdout:
+                sys.stderr.write(line)
+                if progress is not None and _is_step(line):
+                    progress.write(f"cubby_build: {line}")
+                    progress.flush()
+        status = process.returncode
+    finally:
+        if progress is not None:
+            progress.close()
+    sys.stderr.flush()
     if status != 0:
         raise BuildError(f"{what} failed (exit status {status}; its output is above)")
 
@@ -123,9 +154,12 @@ def _jobs() -> List[str]:
 
 
 def _default_build_dir(source_root: Path) -> Tuple[Path, bool]:
-    """(build/wheel of the checkout, False), or (a new temporary folder, True) when the checkout
-    is read-only."""
-    folder = source_root / "build" / "wheel"
+    """(a folder of the user's cache for this checkout, False): out of the source tree, kept for
+    incremental rebuilds by later installs; (a new temporary folder, True) when there is no
+    writable cache folder."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(str(source_root.resolve()).encode()).hexdigest()[:16]
+    folder = cache / "cubby-wheel-build" / digest
     try:
         folder.mkdir(parents=True, exist_ok=True)
         return folder, False

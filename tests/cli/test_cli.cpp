@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_process.hpp"
+#include "cubby/cache.hpp"
 
 namespace {
 
@@ -136,8 +137,17 @@ TEST_F(CliTest, CompileErrorExitsOneWithLogAndStoresNothing) {
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("undeclared_symbol"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("broken.cu"), std::string::npos) << run.err;
-  EXPECT_TRUE(run.out.empty()) << run.out;
   expect_clean_message(run.err);
+  // Issue 27 item 4: NVRTC's log names the user's file, not the default program name (which stays
+  // in the key), and --json prints an error object.
+  EXPECT_EQ(run.err.find(cubby::CompileRequest{}.program_name), std::string::npos) << run.err;
+  const json error = cli_json(run);
+  EXPECT_EQ(error["error"], "compile_failed");
+  EXPECT_EQ(error["file"], broken.string());
+  EXPECT_EQ(error["program_name"], cubby::CompileRequest{}.program_name);
+  EXPECT_NE(error["log"].get<std::string>().find(broken.string() + "("), std::string::npos)
+      << error["log"];
+  EXPECT_NE(error["log"].get<std::string>().find("undeclared_symbol"), std::string::npos);
 
   const Outcome ls = cubby({"ls", "--json"});
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
@@ -297,6 +307,33 @@ TEST_F(CliTest, VersionAndUsageErrors) {
   EXPECT_EQ(cubby({"ls", "--no-such-flag"}).exit_code, 2);
   EXPECT_EQ(cubby({"compile"}).exit_code, 2);
   EXPECT_EQ(cubby({"show"}).exit_code, 2);
+  // Issue 27 item 2: CLI11's own errors too are one `cubby:` line with what to run.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"ls", "--no-such-flag"},
+                                               {"gc", "--max-size"},
+                                               {"stats", "extra"},
+                                               {"warm", "--timeout", "-1"}}) {
+    const Outcome run = cubby(args);
+    EXPECT_EQ(run.exit_code, 2) << args[0];
+    EXPECT_TRUE(run.err.starts_with("cubby: ")) << run.err;
+    EXPECT_NE(run.err.find("run `cubby " + args[0] + " --help`"), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+}
+
+// Issue 27 item 4: CUBBY_DIR naming a regular file says so and fails as safely as an unwritable
+// store: the compile works, nothing is stored, the file is untouched.
+TEST_F(CliTest, AStoreThatIsARegularFileIsSaidAndCompilesStillWork) {
+  const fs::path file = root_ / "not-a-folder";
+  write_text(file, "mine\n");
+  const Outcome run = cubby({"compile", kernel_.string(), "--dir", file.string(), "--arch", "sm_90",
+                             "--name-expr", "ns::scale<float, 256>", "--json"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find(file.string() + " (CUBBY_DIR or --dir) is a file, not a folder"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("cubby.conf"), std::string::npos) << run.err;
+  EXPECT_EQ(cli_json(run)["tier"], "compiled");
+  EXPECT_EQ(read_text(file), "mine\n");
 }
 
 TEST_F(CliTest, ExplainListsKeyFields) {

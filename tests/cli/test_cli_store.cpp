@@ -498,23 +498,36 @@ TEST_F(StoreCliTest, StatsShowEveryCounterOfTheTable) {
     } else {
       EXPECT_EQ(stats[std::string(stat.name)], stored);
     }
-    EXPECT_EQ(stats["counters"][std::string(stat.persisted)], stored);
+    // Issue 27 item 5: one name and one unit per counter: no second, persisted-name copy.
+    if (stat.persisted != stat.name) {
+      EXPECT_FALSE(stats.contains(std::string(stat.persisted))) << stat.persisted;
+    }
   }
+  EXPECT_FALSE(stats.contains("counters")) << stats.dump();
   const Outcome human = cubby({"stats"});
   EXPECT_EQ(human.exit_code, 0) << human.err;
+  // Every value starts in one column, one space after the longest label ("served after a wait"
+  // once touched its value).
+  std::size_t column = std::string_view("compile time saved").size() + 1;
+  for (const cubby::StatInfo& stat : cubby::kStats)
+    column = std::max(column, stat.label.size() + 1);
+  for (const std::string_view label : {"store ", "entries ", "max size ", "hit rate "}) {
+    EXPECT_NE(human.out.find(std::string(label) + std::string(column - label.size(), ' ')),
+              std::string::npos)
+        << label << "\n"
+        << human.out;
+  }
   auto row = [&](std::string_view label, std::int64_t shown) {
     const std::string line =
-        std::string(label) + std::string(19 - label.size(), ' ') + std::to_string(shown) + "\n";
+        std::string(label) + std::string(column - label.size(), ' ') + std::to_string(shown) + "\n";
     EXPECT_NE(human.out.find(line), std::string::npos) << line << " not in\n" << human.out;
   };
   for (const cubby::StatInfo& stat : cubby::kStats) {
     if (!stat.label.empty()) row(stat.label, persisted.at(stat.persisted));
   }
   for (const cubby::StoreCounterInfo& counter : cubby::kStoreCounters) {
-    EXPECT_EQ(stats["counters"][std::string(counter.name)], persisted.at(counter.name));
-    if (counter.label.empty()) continue;
     EXPECT_EQ(stats[std::string(counter.name)], persisted.at(counter.name));
-    row(counter.label, persisted.at(counter.name));
+    if (!counter.label.empty()) row(counter.label, persisted.at(counter.name));
   }
 }
 

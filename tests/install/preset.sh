@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The `install` preset of CMakePresets.json (README, "Install and use") configures a Release build
+# The `install` preset of CMakePresets.json (README, "Install"; docs/reference.md, "Install and use") configures a Release build
 # of what `cmake --install` installs: the library, the tool and the harness, without cubby's tests
 # and benchmarks.
 #   tests/install/preset.sh SOURCE_DIR

@@ -203,3 +203,11 @@ def test_reprs_are_one_short_line_without_the_payload(cache):
                              "program_name=None)")
     with cubby.Prefetch("never recorded", cache.dir) as prefetch:
         assert repr(prefetch) == "cubby.Prefetch(nothing to prefetch)"
+
+
+def test_lowered_name_of_one_expression_as_in_the_cpp_api(cache):
+    result = cache.compile(KERNEL, NAMES, ["-std=c++17"], "sm_90")
+    for name in NAMES:
+        assert result.lowered_name(name) == result.lowered_names[name]
+    with pytest.raises(KeyError, match="not a name expression of this compile"):
+        result.lowered_name("ns::scale<double, 1>")

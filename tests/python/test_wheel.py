@@ -3,7 +3,9 @@ cubby tool, so a fresh virtual environment compiles with no variable set.
 
 Two ways to the wheel: from the configured build the other tests use (CUBBY_WHEEL_BUILD_DIR,
 seconds) and the one-step path a user takes (a Release build of libcubby and the tool in
-build/wheel, minutes on two cores: run when CUBBY_TEST_WHEEL_ONE_STEP=1, as ci/test.sh does).
+the user's cache folder, minutes on two cores: run when CUBBY_TEST_WHEEL_ONE_STEP=1, as ci/test.sh
+does). After either install, the README's Python example (its ```python readme-test block) runs in
+the fresh venv as written: compiled first, then a disk hit.
 """
 
 from __future__ import annotations
@@ -124,12 +126,39 @@ def _install_and_use(tmp_path: Path, **build_env: str) -> None:
     started = json.loads(prefetch.stdout)
     assert started["pid"] > 0, started["note"]
 
+    # The README's Python example, as written, in the fresh venv: compiled, then a disk hit.
+    example = tmp_path / "readme_example.py"
+    example.write_text(readme_snippet("python"))
+    readme_env = _clean_env(tmp_path, CUBBY_DIR=str(tmp_path / "readme-store"))
+    runs = [subprocess.run([str(python), str(example)], capture_output=True, text=True,
+                           env=readme_env, cwd=tmp_path) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stdout + run.stderr
+    first, second = (run.stdout.split() for run in runs)
+    assert first[1:] == ["compiled", "_Z4fillIiEvPT_"], first
+    assert second == [first[0], "disk", "_Z4fillIiEvPT_"], second
+
     if LIBRARY:  # CUBBY_LIBRARY still wins over the bundled library
         override = subprocess.run(
             [str(python), "-c", "import cubby; print(cubby.library_path())"],
             capture_output=True, text=True, env=_clean_env(tmp_path, CUBBY_LIBRARY=LIBRARY))
         assert override.returncode == 0, override.stderr
         assert override.stdout.strip() == LIBRARY
+
+
+def readme_snippet(language: str) -> str:
+    """The body of README.md's one fenced block opened with "```<language> readme-test"."""
+    blocks, inside = [], None
+    for line in (REPO / "README.md").read_text().splitlines():
+        if inside is None and line == f"```{language} readme-test":
+            inside = []
+        elif inside is not None and line.startswith("```"):
+            blocks.append("\n".join(inside) + "\n")
+            inside = None
+        elif inside is not None:
+            inside.append(line)
+    assert len(blocks) == 1, f"README.md needs exactly one ```{language} readme-test block"
+    return blocks[0]
 
 
 def _configured_build() -> Path:
@@ -220,3 +249,34 @@ def test_an_editable_install_uses_the_checkouts_build(tmp_path):
     usage = subprocess.run([str(venv / "bin" / "cubby"), "--help"], capture_output=True,
                            text=True, env=env)
     assert usage.returncode == 0 and "Usage" in usage.stdout, usage.stdout + usage.stderr
+
+
+def test_the_native_build_goes_to_the_users_cache_not_the_source_tree(tmp_path, monkeypatch):
+    sys.path.insert(0, str(BACKEND))
+    try:
+        import cubby_native
+    finally:
+        sys.path.remove(str(BACKEND))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    folder, temporary = cubby_native._default_build_dir(REPO)
+    assert not temporary
+    assert folder.is_relative_to(tmp_path / "xdg" / "cubby-wheel-build"), folder
+    assert not folder.is_relative_to(REPO)
+    assert cubby_native._default_build_dir(REPO)[0] == folder  # the same checkout: incremental
+
+
+def test_the_build_steps_reach_the_terminal_past_pip(tmp_path, monkeypatch, capfd):
+    sys.path.insert(0, str(BACKEND))
+    try:
+        import cubby_native
+    finally:
+        sys.path.remove(str(BACKEND))
+    terminal = tmp_path / "tty"
+    monkeypatch.setattr(cubby_native, "_progress_stream", lambda: open(terminal, "w"))
+    cubby_native._run(["sh", "-c", "echo '[ 42%] Building CXX object x.o'; echo '-- detail'"],
+                      "building libcubby")
+    shown = terminal.read_text()
+    assert "cubby_build: building libcubby ..." in shown
+    assert "cubby_build: [ 42%] Building CXX object x.o" in shown
+    assert "detail" not in shown  # the whole log goes to stderr, for pip -v and failures
+    assert "-- detail" in capfd.readouterr().err

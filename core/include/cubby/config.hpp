@@ -16,9 +16,16 @@ namespace cubby {
 // refuse every write. CUBBY_REMOTE_TTL above it is invalid.
 inline constexpr std::uint64_t kMaxRemoteTtlS = 9'000'000'000'000'000;
 
+// The largest store size bound CUBBY_MAX_SIZE / max_size accepts (1 EiB); a larger value is an
+// error, never a wrap. A bound of 0 there means "unlimited", kept as kUnlimitedMaxSize (above
+// every real store, and within std::int64_t where the store's byte counts live).
+inline constexpr std::uint64_t kMaxStoreSize = 1ull << 60;
+inline constexpr std::uint64_t kUnlimitedMaxSize = 1ull << 62;
+
 struct CUBBY_API Config {
   std::filesystem::path dir;  // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
-  // CUBBY_MAX_SIZE ("5G", "500M", bytes); below 1 MiB from_env warns once (nearly all evicted).
+  // CUBBY_MAX_SIZE ("5Gi", "500M", "1.5G", bytes; 0: unlimited, i.e. kUnlimitedMaxSize); below
+  // 1 MiB from_env warns once (nearly all evicted).
   std::uint64_t max_size = 5ull << 30;
   std::string remote_url;                 // CUBBY_REMOTE (URL or layers); empty: none
   std::string remote_secret;              // CUBBY_REMOTE_SECRET: sign and verify remote entries
@@ -76,7 +83,10 @@ struct CUBBY_API Config {
 // The store folder the contract names: CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby.
 CUBBY_API std::filesystem::path default_store_dir();
 
-// Parses "123", "10K", "500M", "5G", "1T" (powers of 1024, optional trailing "B"/"iB").
+// Parses a size as ccache does: "123" (bytes), "10k", "500M", "1.5G", "1T" (powers of 1000),
+// "64Ki", "5Gi", "1Ti" (powers of 1024); units in any case, each with an optional "B"; decimals
+// are rounded down to whole bytes. invalid_argument for anything else or over 2^64 - 1 (each
+// setting has its own, lower cap: see cache/store_config.hpp).
 CUBBY_API Result<std::uint64_t> parse_size(std::string_view text);
 
 // Parses "90", "90s", "30m", "12h", "7d" into seconds; invalid_argument otherwise.

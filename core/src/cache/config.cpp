@@ -55,6 +55,24 @@ void warn_store_file_once(const std::string& problem) {
   std::fprintf(stderr, "cubby: warning: %s (ignored: the default applies)\n", problem.c_str());
 }
 
+// The most entries CUBBY_MEMORY_ENTRIES may keep decoded in a process (each can be megabytes).
+constexpr std::uint64_t kMaxMemoryEntries = 1'000'000;
+
+// A store path naming something that is not a folder (a regular file, say) cannot hold a store:
+// warned about once per process, and then treated as a store that cannot be written (every
+// compile still works, nothing is cached).
+void warn_if_store_is_a_file(const std::filesystem::path& dir) {
+  std::error_code error;
+  const auto status = std::filesystem::status(dir, error);
+  if (error || !std::filesystem::exists(status) || std::filesystem::is_directory(status)) return;
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::fprintf(stderr,
+               "cubby: warning: the store %s (CUBBY_DIR or --dir) is a file, not a folder: "
+               "nothing is cached; point CUBBY_DIR at a folder, or move the file away\n",
+               dir.c_str());
+}
+
 // A count of things ("1024"): decimal digits only, no size suffixes.
 Result<std::uint64_t> parse_count(std::string_view text) {
   constexpr std::size_t kMaxDigits = 18;  // no overflow of std::uint64_t
@@ -78,47 +96,61 @@ std::filesystem::path default_store_dir() {
 }
 
 Result<std::uint64_t> parse_size(std::string_view text) {
-  std::string t = lower(text);
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-  if (t.ends_with("ib"))
-    t.resize(t.size() - 2);
-  else if (t.ends_with("b"))
-    t.resize(t.size() - 1);
+  constexpr const char* kExpected =
+      "expected a size such as 500M, 1.5G, 64Mi or a number of bytes (k, M, G, T: powers of "
+      "1000; Ki, Mi, Gi, Ti: powers of 1024)";
+  std::string_view t = text;
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!t.empty() && space(t.front())) t.remove_prefix(1);
+  while (!t.empty() && space(t.back())) t.remove_suffix(1);
+  // The number: digits, optionally a fraction (kept as digits and a count of them).
+  std::uint64_t whole = 0;
+  std::uint64_t fraction = 0;
+  std::uint64_t fraction_scale = 1;
+  std::size_t digits = 0;
+  std::size_t at = 0;
+  for (; at < t.size() && std::isdigit(static_cast<unsigned char>(t[at])); ++at, ++digits) {
+    if (__builtin_mul_overflow(whole, 10u, &whole) ||
+        __builtin_add_overflow(whole, static_cast<unsigned>(t[at] - '0'), &whole)) {
+      return fail(Errc::invalid_argument, "size is too large (at most 16 EiB)");
+    }
+  }
+  if (at < t.size() && t[at] == '.') {
+    for (++at; at < t.size() && std::isdigit(static_cast<unsigned char>(t[at])); ++at, ++digits) {
+      if (fraction_scale >= 1'000'000) continue;  // digits past the sixth are dropped
+      fraction = fraction * 10 + static_cast<std::uint64_t>(t[at] - '0');
+      fraction_scale *= 10;
+    }
+  }
+  if (digits == 0) return fail(Errc::invalid_argument, kExpected);
+  while (at < t.size() && space(t[at])) ++at;
+  // The unit: ccache's k, M, G, T (decimal) and Ki, Mi, Gi, Ti (binary), and P, E, Pi, Ei past
+  // them, any case, each with an optional B; a bare B or nothing is bytes.
+  std::string unit = lower(t.substr(at));
+  if (unit.ends_with("b")) unit.pop_back();
   std::uint64_t scale = 1;
-  if (!t.empty()) {
-    switch (t.back()) {
-      case 'k':
-        scale = 1ull << 10;
-        break;
-      case 'm':
-        scale = 1ull << 20;
-        break;
-      case 'g':
-        scale = 1ull << 30;
-        break;
-      case 't':
-        scale = 1ull << 40;
-        break;
-      default:
-        break;
-    }
-    if (scale != 1) t.pop_back();
+  if (!unit.empty()) {
+    const bool binary = unit.size() == 2 && unit[1] == 'i';
+    if (unit.size() != 1 && !binary) return fail(Errc::invalid_argument, kExpected);
+    const std::size_t power = std::string_view("kmgtpe").find(unit[0]);
+    if (power == std::string_view::npos) return fail(Errc::invalid_argument, kExpected);
+    for (std::size_t i = 0; i <= power; ++i) scale *= binary ? 1024 : 1000;
   }
-  if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) {
-    return fail(Errc::invalid_argument, "expected a size such as 500M, 5G or a number of bytes");
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(whole, scale, &bytes)) {
+    return fail(Errc::invalid_argument, "size is too large (at most 16 EiB)");
   }
-  std::uint64_t value = 0;
-  for (char c : t) {
-    const auto digit = static_cast<std::uint64_t>(c - '0');
-    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
-      return fail(Errc::invalid_argument, "size is too large");
-    }
-    value = value * 10 + digit;
+  if (scale == 1 && fraction != 0) {
+    return fail(Errc::invalid_argument, "a number of bytes has no fraction; ", kExpected);
   }
-  if (value > std::numeric_limits<std::uint64_t>::max() / scale) {
-    return fail(Errc::invalid_argument, "size is too large");
+  // fraction / fraction_scale of `scale`, rounded down to whole bytes (scale <= 2^60 and
+  // fraction < fraction_scale <= 10^6: both products fit in 64 bits).
+  const std::uint64_t part =
+      scale / fraction_scale * fraction + (scale % fraction_scale) * fraction / fraction_scale;
+  if (__builtin_add_overflow(bytes, part, &bytes)) {
+    return fail(Errc::invalid_argument, "size is too large (at most 16 EiB)");
   }
-  return value * scale;
+  return bytes;
 }
 
 Result<std::uint64_t> parse_duration_s(std::string_view text) {
@@ -210,6 +242,11 @@ Result<void> read_process_variables(Config& config) {
   if (const char* value = env("CUBBY_MEMORY_ENTRIES")) {
     auto count = parse_count(value);
     if (!count) return bad_variable("CUBBY_MEMORY_ENTRIES", value, count.error());
+    if (*count > kMaxMemoryEntries) {
+      return bad_variable("CUBBY_MEMORY_ENTRIES", value,
+                          fail(Errc::invalid_argument, "at most ",
+                               std::to_string(kMaxMemoryEntries), " entries are allowed"));
+    }
     config.memory_entries = static_cast<std::size_t>(*count);
   }
   return {};
@@ -222,6 +259,7 @@ Result<Config> Config::from_env() { return load({}); }
 Result<Config> Config::load(const std::filesystem::path& dir) {
   Config config;
   config.dir = dir.empty() ? default_store_dir() : dir;
+  warn_if_store_is_a_file(config.dir);
   // The store's settings: the variable over <dir>/cubby.conf over the default.
   // A bad line of the store's file is the store's problem, not this process's: like an unwritable
   // store, it is warned about once and the setting keeps its default (a bad variable is an error).

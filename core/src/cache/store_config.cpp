@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "storage/local/disk.hpp"
 #include "util/io.hpp"
 
 namespace cubby {
@@ -24,11 +25,28 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-// `field` = the size (500M, 5G, bytes) `value` says.
-Result<void> apply_size(std::uint64_t& field, std::string_view value) {
+// "1Ei", "1Gi", "64Mi": a cap, a power of 1024 times a whole number, as a setting accepts it.
+std::string format_size(std::uint64_t bytes) {
+  std::size_t unit = 0;
+  while (unit < 6 && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) +
+         std::string(unit == 0 ? "" : "KMGTPE"[unit - 1] + std::string("i"));
+}
+
+// `field` = the size `value` says (parse_size), at most `cap`; "0" gives `zero` (what 0 means for
+// this setting). Over the cap is an error naming the cap, never a wrap.
+Result<void> apply_size(std::uint64_t& field, std::string_view value, std::uint64_t cap,
+                        std::uint64_t zero) {
   auto size = parse_size(value);
   if (!size) return size.error();
-  field = *size;
+  if (*size > cap) {
+    return fail(Errc::invalid_argument, "at most ", std::to_string(cap), " bytes (",
+                format_size(cap), ") is allowed");
+  }
+  field = *size == 0 ? zero : *size;
   return {};
 }
 
@@ -41,7 +59,7 @@ Result<void> apply_bool(bool& field, std::string_view value) {
 }
 
 Result<void> apply_max_size(Config& config, std::string_view value) {
-  return apply_size(config.max_size, value);
+  return apply_size(config.max_size, value, kMaxStoreSize, kUnlimitedMaxSize);
 }
 
 Result<void> apply_read_only(Config& config, std::string_view value) {
@@ -100,7 +118,9 @@ Result<void> apply_remote_backoff(Config& config, std::string_view value) {
 }
 
 Result<void> apply_remote_max_entry(Config& config, std::string_view value) {
-  return apply_size(config.remote_max_entry, value);
+  // No entry over kMaxEntryBytes is ever read, so that is both the cap and what 0 (no bound of its
+  // own) means.
+  return apply_size(config.remote_max_entry, value, kMaxEntryBytes, kMaxEntryBytes);
 }
 
 Result<void> apply_remote_compress(Config& config, std::string_view value) {
@@ -154,7 +174,12 @@ void for_each_line(std::string_view text, Visit&& visit) {
 Result<std::string> read_store_file(const std::filesystem::path& dir) {
   constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
   auto text = io::read_file(store_config_path(dir), kMaxConfigBytes);
-  if (!text && text.error().code == Errc::not_found) return std::string();
+  std::error_code error;
+  if (!text &&
+      (text.error().code == Errc::not_found ||
+       (std::filesystem::exists(dir, error) && !std::filesystem::is_directory(dir, error)))) {
+    return std::string();  // no file; a store path that is a file is Config::load's to report
+  }
   if (!text) {
     return fail(text.error().code, text.error().message,
                 "; fix the file or remove it (its settings then take their defaults)");
@@ -165,8 +190,9 @@ Result<std::string> read_store_file(const std::filesystem::path& dir) {
 }  // namespace
 
 const std::array<StoreSettingInfo, 13> kStoreSettings = {{
-    {"max_size", "CUBBY_MAX_SIZE", "5G",
-     "size bound of the store (least recently used entries are evicted above it): 500M, 5G",
+    {"max_size", "CUBBY_MAX_SIZE", "5Gi",
+     "size bound of the store (least recently used entries are evicted above it): 500M, 1.5G, "
+     "5Gi; 0: unlimited; at most 1Ei",
      apply_max_size},
     {"read_only", "CUBBY_READ_ONLY", "false", "never write the store (a shared, prepared store)",
      apply_read_only},
@@ -184,8 +210,10 @@ const std::array<StoreSettingInfo, 13> kStoreSettings = {{
      apply_remote_timeout},
     {"remote_backoff_ms", "CUBBY_REMOTE_BACKOFF_MS", "30000",
      "how long the remote is skipped after a failure (ms)", apply_remote_backoff},
-    {"remote_max_entry", "CUBBY_REMOTE_MAX_ENTRY", "64M",
-     "larger entries are neither sent to nor accepted from the remote", apply_remote_max_entry},
+    {"remote_max_entry", "CUBBY_REMOTE_MAX_ENTRY", "64Mi",
+     "larger entries are neither sent to nor accepted from the remote; at most 1Gi (also what 0 "
+     "means)",
+     apply_remote_max_entry},
     {"remote_compress", "CUBBY_REMOTE_COMPRESS", "true", "send remote entries LZ4-compressed",
      apply_remote_compress},
     {"remote_token_file", "CUBBY_REMOTE_TOKEN_FILE", "",
@@ -200,6 +228,37 @@ const std::array<StoreSettingInfo, 13> kStoreSettings = {{
     {"remote_key_file", "CUBBY_REMOTE_KEY_FILE", "",
      "private key (PEM) of remote_cert_file; empty: in that file", apply_remote_key_file},
 }};
+
+const std::array<ProcessVariableInfo, 14> kProcessVariables = {{
+    {"CUBBY_DISABLE", "1: always compile; neither read nor write the store"},
+    {"CUBBY_ARCH",
+     "architecture when a request names none (sm_90, sm_90a, compute_90); default: "
+     "GPU 0's, else sm_90"},
+    {"CUBBY_BASE_DIR",
+     "an absolute folder (a checkout's root): paths under it enter keys relative to it, so "
+     "checkouts in different folders share entries"},
+    {"CUBBY_PCH",
+     "0: no NVRTC automatic precompiled headers; eager: save one from the first "
+     "compile (default 1)"},
+    {"CUBBY_SUITE", "record the kernels this process asks for as this suite's recipes"},
+    {"CUBBY_PREFETCH", "0: the harness and the pytest plugin start no prefetch"},
+    {"CUBBY_JOBS", "worker processes of `cubby warm` and of prefetch (default: one per core)"},
+    {"CUBBY_MEMORY_ENTRIES", "entries kept decoded in each process's memory tier (default 1024)"},
+    {"CUBBY_REMOTE_SECRET",
+     "sign remote entries (HMAC-SHA256); never read from cubby.conf (it is group-readable)"},
+    {"CUBBY_REMOTE_TOKEN",
+     "bearer token of http(s) remotes (over remote_token_file); never read from cubby.conf"},
+    {"CUBBY_NVRTC_LIBRARY", "the libnvrtc.so file to use"},
+    {"CUBBY_CLI", "the cubby tool that prefetch starts"},
+    {"CUBBY_STATS_FILE", "file to which each process appends its counters as one JSON line"},
+    {"CUBBY_REQUIRE_WARM", "1: under the GoogleTest harness, any compile fails the test"},
+}};
+
+Result<std::uint64_t> parse_max_size(std::string_view value) {
+  Config scratch;
+  if (auto applied = apply_max_size(scratch, value); !applied) return applied.error();
+  return scratch.max_size;
+}
 
 const StoreSettingInfo* find_store_setting(std::string_view key) {
   const auto found = std::find_if(kStoreSettings.begin(), kStoreSettings.end(),

@@ -41,6 +41,18 @@ struct StoreSettingInfo {
 // help and the README table follow it).
 extern const std::array<StoreSettingInfo, 13> kStoreSettings;
 
+// A store size bound as max_size takes it: parse_size's forms, at most kMaxStoreSize, "0" giving
+// kUnlimitedMaxSize (as in ccache, 0 means no bound). invalid_argument saying what is expected.
+Result<std::uint64_t> parse_max_size(std::string_view value);
+
+// A setting that belongs to a process, not to the store: a CUBBY_* variable only (Config::load
+// and the tools read them). The man page's ENVIRONMENT and the README's table list them from here.
+struct ProcessVariableInfo {
+  std::string_view env;
+  std::string_view what;
+};
+extern const std::array<ProcessVariableInfo, 14> kProcessVariables;
+
 // The setting named `key`, or nullptr.
 const StoreSettingInfo* find_store_setting(std::string_view key);
 

@@ -60,6 +60,16 @@ class CompileResult:
     elapsed_ms: float = 0.0  # this call
     extra: dict = field(default_factory=dict, compare=False, repr=False)
 
+    def lowered_name(self, name_expression: str) -> str:
+        """NVRTC's lowered (mangled) name of one of the request's name expressions, as the C++
+        API's CacheResult::lowered_name; KeyError naming the expressions when it was not one."""
+        try:
+            return self.lowered_names[name_expression]
+        except KeyError:
+            known = ", ".join(repr(name) for name in self.lowered_names) or "none"
+            raise KeyError(f"{name_expression!r} is not a name expression of this compile "
+                           f"(its name expressions: {known}); pass it in name_expressions") from None
+
     def __repr__(self) -> str:
         log = f", log={_size(len(self.log), 'character')}" if self.log else ""
         return (f"cubby.CompileResult(key={self.key!r}, tier={self.tier!r}, hit={self.hit}, "

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
 #include "cubby/config.hpp"
 #include "test_support.hpp"
 
@@ -8,24 +12,93 @@ namespace {
 
 using testing::ScopedEnv;
 
-TEST(ParseSize, AcceptsBytesAndSuffixes) {
+TEST(ParseSize, TakesCcachesUnitsDecimalAndBinary) {
   EXPECT_EQ(*parse_size("0"), 0u);
   EXPECT_EQ(*parse_size("123"), 123u);
-  EXPECT_EQ(*parse_size("10K"), 10u << 10);
-  EXPECT_EQ(*parse_size("500M"), 500ull << 20);
-  EXPECT_EQ(*parse_size("5G"), 5ull << 30);
+  EXPECT_EQ(*parse_size("10k"), 10'000u);
+  EXPECT_EQ(*parse_size("10K"), 10'000u);
+  EXPECT_EQ(*parse_size("500M"), 500'000'000u);
+  EXPECT_EQ(*parse_size("5G"), 5'000'000'000u);
+  EXPECT_EQ(*parse_size("5gb"), 5'000'000'000u);
+  EXPECT_EQ(*parse_size("1T"), 1'000'000'000'000u);
+  EXPECT_EQ(*parse_size("10Ki"), 10u << 10);
+  EXPECT_EQ(*parse_size("64Mi"), 64ull << 20);
+  EXPECT_EQ(*parse_size("5Gi"), 5ull << 30);
   EXPECT_EQ(*parse_size("5GiB"), 5ull << 30);
-  EXPECT_EQ(*parse_size("5gb"), 5ull << 30);
-  EXPECT_EQ(*parse_size("1T"), 1ull << 40);
+  EXPECT_EQ(*parse_size("1Ti"), 1ull << 40);
+  EXPECT_EQ(*parse_size(" 2 M "), 2'000'000u);
+}
+
+TEST(ParseSize, TakesDecimalsRoundedDownToBytes) {
+  EXPECT_EQ(*parse_size("1.5G"), 1'500'000'000u);
+  EXPECT_EQ(*parse_size("1.5Gi"), 3ull << 29);
+  EXPECT_EQ(*parse_size(".5k"), 500u);
+  EXPECT_EQ(*parse_size("0.001k"), 1u);
+  EXPECT_EQ(*parse_size("1.0000001k"), 1000u);  // digits past the sixth are dropped
 }
 
 TEST(ParseSize, RejectsGarbageAndOverflow) {
   for (const char* bad :
-       {"", "G", "-1", "1.5G", "abc", "5X", "99999999999999999999", "99999999999T"}) {
+       {"", "G", "-1", "1..5G", ".", "abc", "5X", "5Gx", "5iG", "1.5", "99999999999999999999",
+        "99999999999T", "18446744073709551616", "16777216Ti"}) {
     auto parsed = parse_size(bad);
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_EQ(parsed.error().code, Errc::invalid_argument) << bad;
   }
+  EXPECT_EQ(*parse_size("18446744073709551615"), std::numeric_limits<std::uint64_t>::max());
+}
+
+// Issue 23 item 9: a size past its setting's cap is an error naming the cap, never a wrap (a
+// remote_max_entry of 2^64 - 1 made every remote value rejected and re-uploaded).
+TEST(Config, EverySizeSettingIsCappedNeverWrapped) {
+  ScopedEnv dir("CUBBY_DIR", "/tmp/cubby-config-test");
+  for (const auto& [name, huge] :
+       {std::pair{"CUBBY_REMOTE_MAX_ENTRY", "18446744073709551615"},
+        std::pair{"CUBBY_REMOTE_MAX_ENTRY", "2Gi"}, std::pair{"CUBBY_MAX_SIZE", "2Ei"},
+        std::pair{"CUBBY_MAX_SIZE", "18446744073709551615"},
+        std::pair{"CUBBY_MEMORY_ENTRIES", "999999999999"}}) {
+    ScopedEnv value(name, huge);
+    auto config = Config::from_env();
+    ASSERT_FALSE(config) << name << "=" << huge;
+    EXPECT_EQ(config.error().code, Errc::invalid_argument);
+    EXPECT_NE(config.error().message.find(name), std::string::npos) << config.error().message;
+    EXPECT_NE(config.error().message.find("at most"), std::string::npos) << config.error().message;
+  }
+  ScopedEnv entry("CUBBY_REMOTE_MAX_ENTRY", "1Gi");  // the cap itself is fine
+  ScopedEnv size("CUBBY_MAX_SIZE", "1Ei");
+  auto config = Config::from_env();
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->remote_max_entry, 1ull << 30);
+  EXPECT_EQ(config->max_size, kMaxStoreSize);
+}
+
+TEST(Config, ZeroMaxSizeIsUnlimitedAsInCcache) {
+  ScopedEnv dir("CUBBY_DIR", "/tmp/cubby-config-test");
+  ScopedEnv size("CUBBY_MAX_SIZE", "0");
+  ScopedEnv entry("CUBBY_REMOTE_MAX_ENTRY", "0");
+  auto config = Config::from_env();
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->max_size, kUnlimitedMaxSize);  // nothing is ever evicted for size
+  EXPECT_LE(config->max_size, static_cast<std::uint64_t>(INT64_MAX));  // the store counts in int64
+  EXPECT_EQ(config->remote_max_entry, 1ull << 30);  // no bound of its own: the largest entry read
+}
+
+// Issue 27 item 4: a store path that is a regular file is said to be one, and is no error (a
+// store that cannot be written: every compile still works, nothing is cached).
+TEST(Config, AStoreThatIsAFileIsNoErrorAndIsSaidOnce) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "cubby-dir-is-a-file";
+  { std::ofstream(file) << "not a folder\n"; }
+  ScopedEnv dir("CUBBY_DIR", file.string());
+  ::testing::internal::CaptureStderr();
+  auto config = Config::from_env();
+  auto again = Config::from_env();
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  std::filesystem::remove(file);
+  ASSERT_TRUE(config) << config.error().message;
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_NE(said.find("is a file, not a folder"), std::string::npos) << said;
+  EXPECT_NE(said.find("CUBBY_DIR"), std::string::npos) << said;
+  EXPECT_EQ(said.find("is a file", said.find("is a file") + 1), std::string::npos) << said;  // once
 }
 
 TEST(ParseBool, KnownSpellings) {
@@ -86,7 +159,7 @@ TEST(Config, ReadsEveryVariable) {
   ScopedEnv entries("CUBBY_MEMORY_ENTRIES", "7");
   auto config = Config::from_env();
   ASSERT_TRUE(config.ok()) << config.error().message;
-  EXPECT_EQ(config->max_size, 2ull << 30);
+  EXPECT_EQ(config->max_size, 2'000'000'000u);
   EXPECT_EQ(config->remote_url, "redis://127.0.0.1:6379/0");
   EXPECT_EQ(config->remote_secret, "s3cret");
   EXPECT_EQ(config->remote_token, "t0ken");

@@ -33,14 +33,14 @@ TEST(StoreConfig, FileValuesApplyAndVariablesWinOverThem) {
   auto config = Config::load(store.path());
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->dir, store.path());
-  EXPECT_EQ(config->max_size, 100ull << 20);
+  EXPECT_EQ(config->max_size, 100'000'000u);
   EXPECT_TRUE(config->remote_read_only);
   EXPECT_FALSE(config->read_only);  // not in the file: the default
 
   ScopedEnv size("CUBBY_MAX_SIZE", "2G");
   config = Config::load(store.path());
   ASSERT_TRUE(config.ok()) << config.error().message;
-  EXPECT_EQ(config->max_size, 2ull << 30);
+  EXPECT_EQ(config->max_size, 2'000'000'000u);
 
   auto settings = effective_settings(store.path());
   ASSERT_TRUE(settings.ok()) << settings.error().message;
@@ -80,7 +80,7 @@ TEST(StoreConfig, FromEnvReadsTheDefaultStoresFile) {
   ScopedEnv dir("CUBBY_DIR", store.path().string());
   auto config = Config::from_env();
   ASSERT_TRUE(config.ok()) << config.error().message;
-  EXPECT_EQ(config->max_size, 3ull << 20);
+  EXPECT_EQ(config->max_size, 3'000'000u);
 }
 
 // One bad line of a store's cubby.conf made every process on the store fail (exit 2): it is now
@@ -148,7 +148,7 @@ TEST(StoreConfig, WritesReplaceTheKeyAndKeepEveryOtherLine) {
   EXPECT_EQ(read_text(store / "cubby.conf"), "# keep me\nremote = redis://h:1\nmax_size = 500M\n");
   ASSERT_TRUE(write_store_setting(store, "remote", std::nullopt).ok());
   EXPECT_EQ(read_text(store / "cubby.conf"), "# keep me\nmax_size = 500M\n");
-  EXPECT_EQ(Config::load(store)->max_size, 500ull << 20);
+  EXPECT_EQ(Config::load(store)->max_size, 500'000'000u);
 
   auto unknown = write_store_setting(store, "max_sise", "1G");
   ASSERT_FALSE(unknown.ok());
