@@ -117,7 +117,7 @@ CLI::Validator finite_number(double min, double max, bool min_excluded) {
         }
         return {};
       },
-      range);
+      "");  // the option's help says its range: "--timeout S", never "S:over 0 ..."
 }
 
 // Reads a whole input file; usage error (exit 2) if it cannot be read.

@@ -84,7 +84,8 @@ double compile_ms_of(const Entry& entry);
 
 // A CLI11 check for a number option: finite, at least `min` (more than `min` when `min_excluded`)
 // and at most `max`. CLI::Range and CLI::PositiveNumber let NaN through, and a bound of 1e308
-// overflows whatever the value is turned into; this refuses both with a usage error (exit 2).
+// overflows whatever the value is turned into; this refuses both with a usage error (exit 2)
+// that names the range. It adds nothing to the option's help: say the range there.
 CLI::Validator finite_number(double min, double max, bool min_excluded = false);
 
 // Reads a whole input file, links followed; usage failure (exit 2) if it cannot be read, or is

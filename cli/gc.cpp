@@ -134,7 +134,7 @@ Command add_gc(CLI::App& app, Common& common) {
       ->type_name("D");
   command
       ->add_option("--target", args->target,
-                   "Over the bound, evict down to this fraction of it (default 1.0)")
+                   "Over the bound, evict down to this fraction of it, 0 to 1 (default 1.0)")
       ->check(finite_number(0.0, 1.0))
       ->type_name("F");
   add_common(*command, common);
