@@ -386,7 +386,7 @@ def test_an_edit_recompiles_only_the_kernels_whose_sources_include_the_header(
 
 
 def test_the_payload_and_name_mapping_are_what_nvrtc_gave_and_a_hit_gives_the_same(
-        cupy_compiler, through_cubby):
+        cupy_compiler, through_cubby, tmp_path):
     source = ("namespace ns {\ntemplate <class T> __global__ void k(T* p) { *p = T(1); }\n}\n")
     names = ["ns::k<float>", "ns::k<int>"]
     first = through_cubby()
@@ -395,6 +395,18 @@ def test_the_payload_and_name_mapping_are_what_nvrtc_gave_and_a_hit_gives_the_sa
     assert set(mapping) == set(names)
     assert mapping["ns::k<float>"] == "_ZN2ns1kIfEEvPT_"
     assert mapping["ns::k<int>"] == "_ZN2ns1kIiEEvPT_"
+    # CuPy's own getCUBIN returns NVRTC's CUBIN without its last byte: the adapter gives the same.
+    import cubby
+    from cubby import cupy_adapter
+
+    with cubby.Cache(tmp_path / "direct") as direct:
+        options = ("-std=c++17", "-ftz=true")  # the fake's final options, as CuPy's
+        name = cupy_compiler.cupy_name(source, options, names)
+        rest, arch = cupy_adapter.split_arch(
+            options + ("-arch=sm_90", "--device-as-default-execution-space"))
+        nvrtc = direct.compile(source, names, rest, arch,
+                               cupy_adapter.stable_program_name(f"/tmp/cupy-deleted-folder/{name}.cu")).cubin
+    assert cubin == nvrtc[:-1]
     first.uninstall()
     again, again_mapping = compile_again(through_cubby, cupy_compiler, source, ("-std=c++17",),
                                          names)
