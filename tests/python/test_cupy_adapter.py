@@ -406,8 +406,8 @@ def test_the_payload_and_name_mapping_are_what_nvrtc_gave_and_a_hit_gives_the_sa
         name = cupy_compiler.cupy_name(source, options, names)
         rest, arch = cupy_adapter.split_arch(
             options + ("-arch=sm_90", "--device-as-default-execution-space"))
-        nvrtc = direct.compile(source, names, rest, arch,
-                               cupy_adapter.stable_program_name(f"/tmp/cupy-deleted-folder/{name}.cu")).cubin
+        program = cupy_adapter.stable_program_name(f"/tmp/cupy-deleted-folder/{name}.cu")
+        nvrtc = direct.compile(source, names, rest, arch, program).cubin
     assert cubin == nvrtc[:-1]
     first.uninstall()
     again, again_mapping = compile_again(through_cubby, cupy_compiler, source, ("-std=c++17",),
