@@ -159,8 +159,8 @@ def cupys_payload(method: str, payload: bytes) -> bytes:
     (cupy_backends/cuda/libs/nvrtc.pyx, CuPy 14.x and main) returns the CUBIN without its last
     byte ("strip the trailing NULL", as for PTX; measured on the H200: CuPy's own 7503 bytes,
     NVRTC's 7504 with the same options), so a CUBIN from cubby is cut the same way, byte for
-    byte what CuPy's compile gives. Its ``getPTX`` drops PTX's terminating NUL, which cubby's PTX payload
-    already lacks; LTO-IR is passed on whole."""
+    byte what CuPy's compile gives. Its ``getPTX`` drops PTX's terminating NUL, which cubby's PTX
+    payload already lacks; LTO-IR is passed on whole."""
     return payload[:-1] if method == "cubin" and payload else payload
 
 
