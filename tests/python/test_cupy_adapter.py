@@ -470,8 +470,9 @@ def test_kernels():
 '''
 
 
-def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header_edit(
-        pytester, run, env, store, fake_cupy):
+def cold_cupy_suite(pytester, run, env, store, fake_cupy):
+    """CUPY_SUITE with include/val.cuh through the fake CuPy 14 and cubby, run once cold as suite
+    'cupy-suite' without prefetch (its recipes recorded): (the run's result, the include folder)."""
     fake_cupy(program="_NVRTCProgram")
     env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
     include = pytester.path / "include"
@@ -480,6 +481,12 @@ def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header
     pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x01020304"))
     cold = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--no-cubby-prefetch")
     cold.assert_outcomes(passed=1)
+    return cold, include
+
+
+def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header_edit(
+        pytester, run, env, store, fake_cupy):
+    cold, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
     line = cupy_line(cold)
     assert "compiles through cubby (CuPy 14.0.0" in line and "3 program(s) through cubby" in line
     (include / "val.cuh").write_text("#define VALUE 0x05060708\n")
@@ -505,14 +512,7 @@ def test_a_prefetch_worker_crash_on_one_cupy_recipe_leaves_the_rest_warmed_and_t
         pytester, run, env, store, fake_cupy):
     from cubby import cupy_adapter
 
-    fake_cupy(program="_NVRTCProgram")
-    env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
-    include = pytester.path / "include"
-    include.mkdir()
-    (include / "val.cuh").write_text("#define VALUE 0x01020304\n")
-    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x01020304"))
-    run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite",
-        "--no-cubby-prefetch").assert_outcomes(passed=1)
+    _, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
     (include / "val.cuh").write_text("#define VALUE 0x05060708\n")
     pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x05060708"))
     # The program k<1> is compiled as (the fake's CuPy name, the adapter's stable folder): the
