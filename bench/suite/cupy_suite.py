@@ -12,9 +12,12 @@ in fresh pytest processes, configurations alternating every round:
            correct cache must redo: edit_speedup = CuPy's cold / cubby's edit.
   ...-xN   the same under pytest-xdist (-n N)
   overhead a one-test file: plain pytest vs the plugin configured (--cubby-dir), alternating
+  warm     (--parts warm) one cold run each way, then --warm-repeat warm runs each way,
+           alternating: the warm rows' medians over more runs than the rounds give
 
   cupy_suite.py --out cupy_suite.json --work DIR [--suite FILE] [--repeat 2] [--xdist 8]
-                [--parts alone,xdist,overhead] [--overhead-repeat 7] [--deadline SECONDS]
+                [--parts alone,xdist,overhead,warm] [--overhead-repeat 7]
+                [--warm-repeat 5] [--deadline SECONDS]
 
 Writes whole_suite.py's schema 1 (bench/tools/bench_report.py --suite reads it: rows cupy-own,
 cupy-cubby, cupy-own-xN, cupy-cubby-xN; medians of the rounds), plus "goals" and "runs". The
@@ -98,6 +101,21 @@ class Bench:
                         shutil.rmtree(store / "entries", ignore_errors=True)
                     self.pytest(row, run, self.args.suite, cupy_dir, at, *extra, *more)
 
+    def warm_pairs(self) -> None:
+        own_dir, store = self.work / "own-warm", self.work / "store-warm"
+        unused = self.work / "cupy-unused-warm"
+        for path in (own_dir, store, unused):
+            shutil.rmtree(path, ignore_errors=True)
+        self.pytest("cupy-own", "fill", self.args.suite, own_dir, None)
+        self.pytest("cupy-cubby", "fill", self.args.suite, unused, store)
+        steps = [("cupy-own", own_dir, None, ()),
+                 ("cupy-cubby", unused, store, ("--cubby-require-warm",))]
+        for round_ in range(self.args.warm_repeat):
+            if not self.time_left():
+                return
+            for row, cupy_dir, at, more in (steps if round_ % 2 == 0 else steps[::-1]):
+                self.pytest(row, "warm", self.args.suite, cupy_dir, at, *more)
+
     def overhead(self) -> None:
         suite = self.work / "overhead" / "test_nothing.py"
         suite.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +177,7 @@ def main() -> int:
     parser.add_argument("--xdist", type=int, default=8)
     parser.add_argument("--parts", default="alone,xdist,overhead")
     parser.add_argument("--overhead-repeat", type=int, default=7)
+    parser.add_argument("--warm-repeat", type=int, default=5)
     parser.add_argument("--deadline", type=float, default=float("inf"),
                         help="start no run after this many seconds")
     args = parser.parse_args()
@@ -168,6 +187,8 @@ def main() -> int:
         bench.overhead()
     if "alone" in parts:
         bench.rounds("", ())
+    if "warm" in parts:
+        bench.warm_pairs()
     if "xdist" in parts and args.xdist:
         bench.rounds(f"-x{args.xdist}", ("-n", str(args.xdist)))
     bench.write()

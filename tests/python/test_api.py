@@ -61,6 +61,44 @@ def test_blobs_round_trip_byte_for_byte(cache):
         cache.blob_put("bad namespace", "name", b"x")
 
 
+def test_a_removed_blob_is_gone_from_the_handle_and_the_store_and_the_others_stay(cache):
+    cache.blob_put("tool", "a", b"1234")
+    cache.blob_put("tool", "b", b"5678")
+    assert cache.blob_remove("tool", "a") is True
+    assert cache.blob_get("tool", "a") is None
+    with cubby.Cache(cache.dir) as other:
+        assert other.blob_get("tool", "a") is None
+        assert other.blob_get("tool", "b") == b"5678"
+    assert cache.blob_remove("tool", "a") is False
+    with pytest.raises(cubby.Error, match="namespace"):
+        cache.blob_remove("bad namespace", "a")
+
+
+def test_cuda_cores_program_cache_deletes_its_entries(cache, monkeypatch):
+    """cubby.cuda_core.ProgramCache on a stand-in for cuda.core.utils.ProgramCacheResource (the
+    real one is tested on the GPU machine): del removes, a missing key is a KeyError."""
+    import sys
+    import types
+
+    utils = types.ModuleType("cuda.core.utils")
+    utils.ProgramCacheResource = type("ProgramCacheResource", (), {})
+    for name, module in (("cuda", types.ModuleType("cuda")),
+                         ("cuda.core", types.ModuleType("cuda.core")), ("cuda.core.utils", utils)):
+        monkeypatch.setitem(sys.modules, name, module)
+    from cubby import cuda_core
+
+    programs = cuda_core.ProgramCache(cache)
+    programs[b"key"] = b"cubin bytes"
+    assert programs[b"key"] == b"cubin bytes"
+    del programs[b"key"]
+    with pytest.raises(KeyError):
+        programs[b"key"]
+    with pytest.raises(KeyError):
+        del programs[b"key"]
+    with pytest.raises(NotImplementedError, match="namespace"):
+        len(programs)
+
+
 def test_arguments_are_checked(cache):
     with pytest.raises(TypeError, match="single string"):
         cache.compile(KERNEL, "ns::scale<float, 256>")

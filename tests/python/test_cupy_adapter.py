@@ -7,6 +7,8 @@ internals moved) it takes the blob path."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -386,7 +388,7 @@ def test_an_edit_recompiles_only_the_kernels_whose_sources_include_the_header(
 
 
 def test_the_payload_and_name_mapping_are_what_nvrtc_gave_and_a_hit_gives_the_same(
-        cupy_compiler, through_cubby):
+        cupy_compiler, through_cubby, tmp_path):
     source = ("namespace ns {\ntemplate <class T> __global__ void k(T* p) { *p = T(1); }\n}\n")
     names = ["ns::k<float>", "ns::k<int>"]
     first = through_cubby()
@@ -395,6 +397,18 @@ def test_the_payload_and_name_mapping_are_what_nvrtc_gave_and_a_hit_gives_the_sa
     assert set(mapping) == set(names)
     assert mapping["ns::k<float>"] == "_ZN2ns1kIfEEvPT_"
     assert mapping["ns::k<int>"] == "_ZN2ns1kIiEEvPT_"
+    # CuPy's own getCUBIN returns NVRTC's CUBIN without its last byte: the adapter gives the same.
+    import cubby
+    from cubby import cupy_adapter
+
+    with cubby.Cache(tmp_path / "direct") as direct:
+        options = ("-std=c++17", "-ftz=true")  # the fake's final options, as CuPy's
+        name = cupy_compiler.cupy_name(source, options, names)
+        rest, arch = cupy_adapter.split_arch(
+            options + ("-arch=sm_90", "--device-as-default-execution-space"))
+        program = cupy_adapter.stable_program_name(f"/tmp/cupy-deleted-folder/{name}.cu")
+        nvrtc = direct.compile(source, names, rest, arch, program).cubin
+    assert cubin == nvrtc[:-1]
     first.uninstall()
     again, again_mapping = compile_again(through_cubby, cupy_compiler, source, ("-std=c++17",),
                                          names)
@@ -456,8 +470,9 @@ def test_kernels():
 '''
 
 
-def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header_edit(
-        pytester, run, env, store, fake_cupy):
+def cold_cupy_suite(pytester, run, env, store, fake_cupy):
+    """CUPY_SUITE with include/val.cuh through the fake CuPy 14 and cubby, run once cold as suite
+    'cupy-suite' without prefetch (its recipes recorded): (the run's result, the include folder)."""
     fake_cupy(program="_NVRTCProgram")
     env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
     include = pytester.path / "include"
@@ -466,6 +481,12 @@ def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header
     pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x01020304"))
     cold = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--no-cubby-prefetch")
     cold.assert_outcomes(passed=1)
+    return cold, include
+
+
+def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header_edit(
+        pytester, run, env, store, fake_cupy):
+    cold, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
     line = cupy_line(cold)
     assert "compiles through cubby (CuPy 14.0.0" in line and "3 program(s) through cubby" in line
     (include / "val.cuh").write_text("#define VALUE 0x05060708\n")
@@ -478,6 +499,52 @@ def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header
     pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x05060708"))
     after = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--cubby-require-warm")
     after.assert_outcomes(passed=1)
+
+
+def counted(result, label: str) -> int:
+    match = re.search(rf"\b{label}: (\d+)", result.stdout.str())
+    assert match, result.stdout.str()
+    return int(match.group(1))
+
+
+@pytest.mark.skipif(not CLI, reason="the cubby tool (CUBBY_CLI) runs the prefetch workers")
+def test_a_prefetch_worker_crash_on_one_cupy_recipe_leaves_the_rest_warmed_and_the_run_correct(
+        pytester, run, env, store, fake_cupy):
+    from cubby import cupy_adapter
+
+    _, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
+    (include / "val.cuh").write_text("#define VALUE 0x05060708\n")
+    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x05060708"))
+    # The program k<1> is compiled as (the fake's CuPy name, the adapter's stable folder): the
+    # prefetch worker given its recipe dies (SIGKILL).
+    source = ('#include "val.cuh"\n__device__ int value = VALUE;\n'
+              'template <int N> __global__ void k(int* out) { *out = value + N; }\n')
+    options = ("-I" + str(include), "-ftz=true")
+    name = hashlib.sha1(repr((source, options, ["k<1>"])).encode()).hexdigest() + ".cubin"
+    env.setenv("CUBBY_TEST_WORKER_FAULT", f"crash:{cupy_adapter.ABSENT_PROGRAM_DIR}/{name}.cu")
+    after = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite")
+    after.assert_outcomes(passed=1)  # the new header's kernels: none stale, none missing
+    assert "prefetch: started for suite 'cupy-suite'" in after.stdout.str()
+    # The workers and the session (which compiled k<1> itself) compiled each kernel once.
+    assert counted(after, "compiles") == 3
+    # The same fault in `cubby warm` after another edit: the crash is k<1>'s worker, the other
+    # two recipes still compile, and the next session compiles only k<1>.
+    (include / "val.cuh").write_text("#define VALUE 0x0a0b0c0d\n")
+    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x0a0b0c0d"))
+    warm = subprocess.run([CLI, "warm", "--dir", str(store), "--suite", "cupy-suite", "-j", "2",
+                           "--json"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "CUBBY_ARCH": "sm_90",
+                               "CUBBY_TEST_WORKER_FAULT": os.environ["CUBBY_TEST_WORKER_FAULT"]})
+    assert warm.returncode == 0, warm.stderr
+    report = json.loads(warm.stdout)
+    assert report["compiled"] == 2, report
+    crashed = f"{cupy_adapter.ABSENT_PROGRAM_DIR}/{name}.cu"
+    assert [failure["program"] for failure in report["failed"]] == [crashed], report
+    assert "killed by signal" in report["failed"][0]["error"], report
+    env.delenv("CUBBY_TEST_WORKER_FAULT")
+    last = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--no-cubby-prefetch")
+    last.assert_outcomes(passed=1)
+    assert counted(last, "compiles") == 1
 
 
 def test_require_warm_fails_a_test_where_cupy_compiles_through_cubby(pytester, run, env, store,

@@ -92,6 +92,12 @@ class CUBBY_API Cache {
   // until store_blob, release_blob_claim, the Cache's end or the process's.
   std::optional<CacheResult> load_or_claim_blob(std::string_view ns, std::string_view name,
                                                 std::chrono::milliseconds wait);
+  // Removes blob `name` of `ns`: from this Cache's memory tier, the store's disk and, when one is
+  // configured, the remote (asked at once; a failure there is ignored: the remote keeps a copy
+  // that a later miss may read back). Whether the disk held it. Other processes' memory tiers
+  // keep what they loaded. Throws cubby::Error: invalid_argument (a bad name, a read-only
+  // store), io (the entry cannot be removed).
+  bool remove_blob(std::string_view ns, std::string_view name);
   // Gives back the claim on blob `name` of `ns` without storing it (it could not be produced).
   // No effect without a claim.
   void release_blob_claim(std::string_view ns, std::string_view name);

@@ -162,6 +162,13 @@ CUBBY_API int cubby_blob_get_or_claim(cubby_cache* cache, const char* ns, const 
                                       unsigned wait_ms, cubby_result** out, int* claimed);
 CUBBY_API int cubby_blob_release(cubby_cache* cache, const char* ns, const char* name);
 
+/* cubby_blob_remove: removes the blob from the handle's memory, the store and the remote tier
+ * (when one is configured; a failure there is ignored); *removed (NULL: not set) is 1 when the
+ * store held it, else 0. A read-only store: CUBBY_ERROR_INVALID_ARGUMENT. Other processes' memory
+ * tiers keep what they loaded. Counting or clearing a namespace has no call: blob keys are
+ * hashes of (namespace, name), so that would mean decoding every entry of the store. */
+CUBBY_API int cubby_blob_remove(cubby_cache* cache, const char* ns, const char* name, int* removed);
+
 /* Prefetch (cubby/prefetch.hpp): starts `cubby warm --prefetch` for suite `suite` (non-empty) on
  * the store `dir` (NULL: CUBBY_DIR / XDG default), other settings from CUBBY_* variables, so the
  * kernels the suite recorded compile in worker processes while its tests run. *out receives a

@@ -584,6 +584,21 @@ int cubby_blob_release(cubby_cache* cache, const char* ns, const char* name) {
   }
 }
 
+int cubby_blob_remove(cubby_cache* cache, const char* ns, const char* name, int* removed) {
+  const Call call(cache, "cubby_blob_remove");
+  if (!call) return call.status();
+  if (ns == nullptr || name == nullptr) {
+    return invalid("cubby_blob_remove: ns or name is NULL; pass a namespace and a name");
+  }
+  try {
+    const bool gone = call.cache().remove_blob(ns, name);
+    if (removed != nullptr) *removed = gone ? 1 : 0;
+    return CUBBY_OK;
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
 int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
                    size_t size, double compile_ms) {
   const Call call(cache, "cubby_blob_put");

@@ -451,6 +451,16 @@ bool Cache::holds_blob_claim(std::string_view ns, std::string_view name) {
   return claims_->held.contains(blob_key(ns, name).hex());
 }
 
+bool Cache::remove_blob(std::string_view ns, std::string_view name) {
+  check_blob_name(ns, name).value_or_throw();
+  const Key key = blob_key(ns, name);
+  memory_->remove(key);
+  if (config_.disabled) return false;
+  const bool removed = local_->remove(key).value_or_throw();
+  if (remote_) (void)remote_->remove(key);
+  return removed;
+}
+
 void Cache::release_blob_claim(std::string_view ns, std::string_view name) {
   check_blob_name(ns, name).value_or_throw();
   std::lock_guard lock(claims_mutex_);

@@ -559,10 +559,25 @@ class Scanner {
     }
   }
 
+  // Whether `folder` is a folder, asked once per scan: a candidate in a folder that is not one
+  // cannot be a file (stat of "F/x" fails where "F" is not a folder), so it costs no stat. Most
+  // candidates are such: a header name looked up in every include path (CuPy's six for an mdspan
+  // program: 12,360 stats, 8,267 of them failing, measured with strace). Only within one scan,
+  // as if the scan had looked at those candidates at once.
+  bool is_folder(const std::string& folder) {
+    auto [at, inserted] = folders_.try_emplace(folder, false);
+    if (inserted) {
+      struct stat st {};
+      at->second = ::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    return at->second;
+  }
+
   // Records `candidate` if it is an existing regular file; returns whether it was.
   bool try_candidate(std::string_view include, const std::string& candidate) {
     struct stat st {};
-    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (!is_folder(parent_of(candidate)) || ::stat(candidate.c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode)) {
       return false;
     }
     Resolved file;
@@ -619,6 +634,7 @@ class Scanner {
   std::vector<MacroSource> sources_;     // every file scanned, in order, and the source
   std::vector<std::shared_ptr<const FileScan>> scans_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
+  std::unordered_map<std::string, bool> folders_;              // is_folder's answers
   std::vector<HeaderDigest> out_;
   std::vector<std::string> unresolvable_;
 };

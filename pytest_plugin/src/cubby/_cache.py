@@ -313,6 +313,15 @@ class Cache:
         with self._call() as handle:
             _check(self._lib.cubby_blob_release(handle, ns, key))
 
+    def blob_remove(self, namespace: str, name: str) -> bool:
+        """Removes ``name`` of ``namespace`` from this handle's memory, the store and the remote
+        tier; whether the store held it. Raises Error for a read-only store."""
+        ns, key = _c_string(namespace, "namespace"), _c_string(name, "name")
+        removed = ctypes.c_int(0)
+        with self._call() as handle:
+            _check(self._lib.cubby_blob_remove(handle, ns, key, ctypes.byref(removed)))
+        return bool(removed.value)
+
     def blob_put(self, namespace: str, name: str, payload: bytes, compile_ms: float = 0.0) -> None:
         """Stores ``payload`` byte for byte as ``name`` in ``namespace``."""
         ns, key = _c_string(namespace, "namespace"), _c_string(name, "name")

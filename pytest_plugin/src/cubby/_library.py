@@ -65,6 +65,7 @@ _SIGNATURES = {
     "cubby_blob_get_or_claim": (c_int, [c_void_p, c_char_p, c_char_p, ctypes.c_uint,
                                         POINTER(c_void_p), POINTER(c_int)]),
     "cubby_blob_release": (c_int, [c_void_p, c_char_p, c_char_p]),
+    "cubby_blob_remove": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_int)]),
     "cubby_prefetch_start": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
     "cubby_prefetch_pid": (ctypes.c_long, [c_void_p]),
     "cubby_prefetch_note": (c_char_p, [c_void_p]),

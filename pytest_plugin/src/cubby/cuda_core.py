@@ -96,8 +96,10 @@ def _program_cache_class():
     class ProgramCache(ProgramCacheResource):
         """cuda.core's ProgramCacheResource over cubby's store (blobs of ``NAMESPACE``).
 
-        Entries leave the store by its size bound (least recently used) or ``cubby clear``:
-        ``__delitem__``, ``clear`` and ``__len__`` raise NotImplementedError."""
+        ``del cache[key]`` removes an entry (KeyError when there is none). Counting and clearing
+        the namespace are not offered (``__len__`` and ``clear`` raise NotImplementedError): blob
+        keys are hashes of (namespace, name), so either would decode every entry of the store;
+        entries otherwise leave by the store's size bound or ``cubby clear``."""
 
         def __init__(self, cache: Optional[Cache] = None) -> None:
             self._cache = cache or default_cache()
@@ -112,14 +114,16 @@ def _program_cache_class():
             self._cache.blob_put(NAMESPACE, _key_name(key), _value_bytes(value))
 
         def __delitem__(self, key) -> None:
-            raise NotImplementedError("cubby's store drops entries by its size bound; "
-                                      "`cubby clear` empties it")
+            if not self._cache.blob_remove(NAMESPACE, _key_name(key)):
+                raise KeyError(key)
 
         def __len__(self) -> int:
-            raise NotImplementedError("`cubby stats` counts the store's entries")
+            raise NotImplementedError("cubby cannot count one namespace's blobs without decoding "
+                                      "every entry; `cubby stats` counts the store's entries")
 
         def clear(self) -> None:
-            raise NotImplementedError("`cubby clear` empties the store")
+            raise NotImplementedError("cubby cannot clear one namespace's blobs without decoding "
+                                      "every entry; `cubby clear` empties the store")
 
     return ProgramCache
 

@@ -14,7 +14,8 @@ its CCCL), ``-ftz=true``, ``--device-as-default-execution-space``, ``-arch=sm_XX
 asks ``cubby.Cache.compile`` with the source, those options (the architecture option taken out and
 passed as cubby's ``arch``), the name expressions and a stable program name, so the key covers
 every header the source can include, and returns what CuPy's would: the same payload kind and
-the same mapping. An NVRTC error raises ``cupy.cuda.compiler.CompileException`` with NVRTC's log,
+the same mapping (and the same bytes: CuPy's ``getCUBIN`` drops the CUBIN's last byte, see
+cupys_payload). An NVRTC error raises ``cupy.cuda.compiler.CompileException`` with NVRTC's log,
 as CuPy's own compile does.
 
 CuPy's own kernel cache is switched to a pass-through backend (every ``load`` misses, ``save``
@@ -153,6 +154,16 @@ class CompileRouter:
             return counters
 
 
+def cupys_payload(method: str, payload: bytes) -> bytes:
+    """What CuPy's own compile returns for NVRTC's ``payload``: CuPy's ``getCUBIN``
+    (cupy_backends/cuda/libs/nvrtc.pyx, CuPy 14.x and main) returns the CUBIN without its last
+    byte ("strip the trailing NULL", as for PTX; measured on the H200: CuPy's own 7503 bytes,
+    NVRTC's 7504 with the same options), so a CUBIN from cubby is cut the same way, byte for
+    byte what CuPy's compile gives. Its ``getPTX`` drops PTX's terminating NUL, which cubby's PTX
+    payload already lacks; LTO-IR is passed on whole."""
+    return payload[:-1] if method == "cubin" and payload else payload
+
+
 def split_arch(options) -> Tuple[List[str], Optional[str]]:
     """(options without the architecture option, its value); value None unless there is exactly
     one (-arch=X, -arch X, --gpu-architecture=X or --gpu-architecture X)."""
@@ -239,7 +250,7 @@ def make_program_class(base: type, router: CompileRouter, compiler) -> type:
             if log_stream is not None:
                 log_stream.write(result.log)
             mapping = {name: result.lowered_names[name] for name in names} if names else None
-            return result.cubin, mapping
+            return cupys_payload(self.method, result.cubin), mapping
 
     CubbyNVRTCProgram.__qualname__ = CubbyNVRTCProgram.__name__ = "CubbyNVRTCProgram"
     return CubbyNVRTCProgram

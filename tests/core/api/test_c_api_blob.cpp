@@ -202,6 +202,53 @@ TEST_F(CApiBlobTest, StoreUsageCountsEntriesAndClearRemovesThem) {
   EXPECT_EQ(cubby_clear(nullptr, &removed), CUBBY_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_F(CApiBlobTest, RemoveTakesTheBlobOutOfMemoryAndTheStoreAndLeavesTheOthers) {
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "a", "1234", 4, 0), CUBBY_OK);
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "b", "5678", 4, 0), CUBBY_OK);
+  ASSERT_EQ(cubby_blob_put(cache_, "other", "a", "9999", 4, 0), CUBBY_OK);
+  int removed = -1;
+  ASSERT_EQ(cubby_blob_remove(cache_, "cuda-core", "a", &removed), CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(removed, 1);
+  cubby_result* result = nullptr;
+  ASSERT_EQ(cubby_blob_get(cache_, "cuda-core", "a", &result), CUBBY_OK);
+  EXPECT_EQ(result, nullptr);  // not from this handle's memory either
+  cubby_cache* other = reopen();
+  ASSERT_EQ(cubby_blob_get(other, "cuda-core", "a", &result), CUBBY_OK);
+  EXPECT_EQ(result, nullptr);
+  for (const char* ns : {"cuda-core", "other"}) {
+    ASSERT_EQ(cubby_blob_get(other, ns, ns == std::string("other") ? "a" : "b", &result), CUBBY_OK);
+    ASSERT_NE(result, nullptr) << ns;
+    cubby_result_free(result);
+  }
+  cubby_close(other);
+  uint64_t entries = 0;
+  uint64_t bytes = 0;
+  ASSERT_EQ(cubby_store_usage(cache_, &entries, &bytes), CUBBY_OK);
+  EXPECT_EQ(entries, 2u);
+  ASSERT_EQ(cubby_blob_remove(cache_, "cuda-core", "a", &removed), CUBBY_OK);
+  EXPECT_EQ(removed, 0);
+  EXPECT_EQ(cubby_blob_remove(cache_, "cuda-core", "b", nullptr), CUBBY_OK);
+  EXPECT_EQ(cubby_blob_remove(cache_, nullptr, "b", &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(cubby_blob_remove(cache_, "bad/ns", "b", &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(cubby_blob_remove(nullptr, "cuda-core", "b", &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiBlobTest, RemoveFromAReadOnlyStoreIsAnErrorThatSaysSo) {
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "a", "1234", 4, 0), CUBBY_OK);
+  const ScopedEnv read_only{"CUBBY_READ_ONLY", "1"};
+  cubby_cache* reader = reopen();
+  ASSERT_NE(reader, nullptr);
+  int removed = -1;
+  EXPECT_EQ(cubby_blob_remove(reader, "cuda-core", "a", &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("read-only"), std::string::npos)
+      << cubby_last_error();
+  cubby_close(reader);
+  cubby_result* result = nullptr;
+  ASSERT_EQ(cubby_blob_get(cache_, "cuda-core", "a", &result), CUBBY_OK);
+  EXPECT_NE(result, nullptr);
+  cubby_result_free(result);
+}
+
 TEST_F(CApiBlobTest, StoreDirIsTheFolderOpened) {
   EXPECT_EQ(fs::path(cubby_store_dir(cache_)), dir_.path());
   EXPECT_EQ(cubby_store_dir(nullptr), nullptr);

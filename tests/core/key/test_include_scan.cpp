@@ -306,6 +306,28 @@ TEST_F(ScanHeaders, SecondIncludePathIsSearchedToo) {
       two.end());
 }
 
+// The scan asks once per folder whether a candidate's folder is one (is_folder): an include path
+// that is a link to a folder is searched, one that is a file is not, and a folder that appears
+// between two scans is searched by the second.
+TEST_F(ScanHeaders, IncludePathsThatAreLinksFilesOrNewFoldersResolveAsTheirFilesDo) {
+  const fs::path link = dir_.path() / "link";
+  fs::create_directory_symlink(inc(), link);
+  const fs::path file = dir_.path() / "file";
+  write_text(file, "not a folder\n");
+  const fs::path later = dir_.path() / "later";
+  const std::vector<HeaderDigest> first = scan_headers(kSource, src(), {file, link, later});
+  EXPECT_EQ(first, scan_headers(kSource, src(), {link}));
+  EXPECT_NE(std::find_if(
+                first.begin(), first.end(),
+                [](const HeaderDigest& h) { return h.include == "detail/ops.cuh" && h.resolved; }),
+            first.end());
+  write_text(later / "detail" / "ops.cuh", "#pragma once\n");
+  const std::vector<HeaderDigest> second = scan_headers(kSource, src(), {file, link, later});
+  EXPECT_NE(std::find(second.begin(), second.end(),
+                      digest_of("detail/ops.cuh", later / "detail" / "ops.cuh")),
+            second.end());
+}
+
 TEST_F(ScanHeaders, EditingAHeaderChangesTheKeyAndUntouchedKeepsIt) {
   const std::vector<HeaderDigest> first = scan();
   const Key key1 = key_of(first);

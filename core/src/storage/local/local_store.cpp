@@ -1,5 +1,7 @@
 #include "storage/local/local_store.hpp"
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <utility>
@@ -153,6 +155,19 @@ void LocalStore::drop(const Key& key, const char* what, std::uint64_t size,
     pending_bytes_ -= static_cast<std::int64_t>(size);
     pending_entries_ -= 1;
   }
+}
+
+Result<bool> LocalStore::remove(const Key& key) {
+  if (read_only_) {
+    return fail(Errc::invalid_argument, "the store ", disk_.root().string(),
+                " is read-only (CUBBY_READ_ONLY); nothing can be removed from it");
+  }
+  struct stat st {};
+  if (::lstat(disk_.path_of(key).c_str(), &st) != 0) return false;
+  if (auto removed = disk_.remove(key); !removed) return std::move(removed).error();
+  pending_bytes_ -= S_ISREG(st.st_mode) ? static_cast<std::int64_t>(st.st_size) : 0;
+  pending_entries_ -= S_ISREG(st.st_mode) ? 1 : 0;
+  return true;
 }
 
 void LocalStore::note_failed_write(const std::string& why) {

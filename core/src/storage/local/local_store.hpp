@@ -52,6 +52,11 @@ class LocalStore {
   // estimate plus this process's writes, paying for exact totals only when it may be over.
   void put(const Key& key, const std::string& bytes, Persist persist);
 
+  // Removes `key`'s entry (a blob its owner deletes) and takes it out of the size estimate;
+  // whether there was one. Errc::invalid_argument for a read-only store, Errc::io when the file
+  // cannot be removed.
+  Result<bool> remove(const Key& key);
+
   // Appends the counters' growth since the last flush (and the size-estimate deltas) to the
   // store's journal: with `force`, now; else only when the last flush is over 5 s old (so that
   // hits cost no extra syscall). Never throws.
