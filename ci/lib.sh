@@ -142,16 +142,21 @@ start_redis() {
   return 1
 }
 
-# stop_redis DIR: ends the redis-server whose pid file is in DIR (if any) and waits for it.
-stop_redis() {
+# stop_by_pid_file FILE SIGNAL: sends SIGNAL to the process whose pid FILE holds (if any), waits
+# up to 5 s for it to exit (a server writes its log and removes its pid file while it shuts
+# down), then kills it.
+stop_by_pid_file() {
   local pid=""
-  [ -f "$1/redis.pid" ] && pid="$(cat "$1/redis.pid" 2>/dev/null || true)"
+  [ -f "$1" ] && pid="$(cat "$1" 2>/dev/null || true)"
   [ -n "$pid" ] || return 0
-  kill "$pid" 2>/dev/null || true
-  # Redis removes its pid file and writes its log while it shuts down: wait for it to exit.
+  kill "-$2" "$pid" 2>/dev/null || true
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
   return 0
 }
+
+# stop_redis DIR: ends the redis-server whose pid file is in DIR (if any) and waits for it.
+stop_redis() { stop_by_pid_file "$1/redis.pid" TERM; }
 
 # start_nginx DIR: starts nginx (CUBBY_TEST_NGINX, else nginx on PATH or in /usr/sbin) as a WebDAV
 # cache server on 127.0.0.1, daemonized, with its config, pid file, logs and served folder
@@ -221,15 +226,7 @@ CONF
 }
 
 # stop_nginx DIR: ends the nginx whose pid file is in DIR (if any) and waits for it.
-stop_nginx() {
-  local pid=""
-  [ -f "$1/nginx.pid" ] && pid="$(cat "$1/nginx.pid" 2>/dev/null || true)"
-  [ -n "$pid" ] || return 0
-  kill -QUIT "$pid" 2>/dev/null || true
-  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  return 0
-}
+stop_nginx() { stop_by_pid_file "$1/nginx.pid" QUIT; }
 
 # start_redis_fleet DIR: one server of each Redis backend on loopback, for the remote benchmarks
 # (bench/cubby_bench.cpp, CUBBY_BENCH_BACKENDS): plain TCP and a unix socket (one server), TLS

@@ -3,7 +3,8 @@
 # Redis) needs to run a tree built here, into one folder to copy there beside the build folder:
 #   ci/gpu/carry.sh [DIR]        DIR default .carry (ignored by git: list it in .git/info/exclude)
 # DIR/lib: the shared libraries the build links and Debian 12 has but the GPU machine may lack
-#   (Google Benchmark, hiredis, OpenSSL's libcrypto, LZ4): put DIR/lib on LD_LIBRARY_PATH there.
+#   (Google Benchmark, hiredis, OpenSSL, LZ4, libcurl and its own dependencies): put DIR/lib on
+#   LD_LIBRARY_PATH there.
 # DIR/redis/redis-server: a redis-server (Debian's binary and its libraries, behind a wrapper that
 #   sets its own library path, so nothing else sees them; it also uses DIR/lib): CUBBY_TEST_REDIS_SERVER=DIR/redis/redis-server
 #   lets the remote-tier tests, ci/suite-timing.sh's fleet simulation and ci/gpu/bench.sh start it.
@@ -23,9 +24,20 @@ library_path() {
   found="$(ldconfig -p 2>/dev/null | awk -v n="$name" '$1 == n { print $NF; exit }')"
   [ -n "$found" ] && readlink -f "$found"
 }
-for name in libbenchmark.so.1debian libhiredis.so.0.14 libcrypto.so.3 liblz4.so.1; do
+# The C runtime's own libraries, which the GPU machine has (and must use its own of).
+is_base_library() {
+  case "$1" in
+    libc.so.*|libm.so.*|libstdc++.so.*|libgcc_s.so.*|ld-linux*|libpthread.so.*|libdl.so.*|librt.so.*|libresolv.so.*) return 0 ;;
+  esac
+  return 1
+}
+# Each library libcubby links (libcurl's own dependencies too: the GPU image may lack them).
+for name in libbenchmark.so.1debian libhiredis.so.0.14 libcrypto.so.3 libssl.so.3 liblz4.so.1 libcurl.so.4; do
   if path="$(library_path "$name")" && [ -n "$path" ]; then
     cp -L "$path" "$dir/lib/$name"
+    ldd "$path" | awk '/=> \// { print $1, $3 }' | while read -r dep dep_path; do
+      is_base_library "$dep" || [ -f "$dir/lib/$dep" ] || cp -L "$dep_path" "$dir/lib/$dep"
+    done
   else
     missing "$name" "install the build's packages first (ci/lib.sh: CUBBY_APT_PACKAGES)"
   fi

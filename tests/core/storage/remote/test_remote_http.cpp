@@ -10,6 +10,7 @@
 
 #include "http_fake.hpp"
 #include "nginx_server.hpp"
+#include "remote_key.hpp"
 #include "storage/remote/http.hpp"
 
 namespace cubby {
@@ -97,13 +98,7 @@ TEST_F(NginxTest, PutGetRemoveRoundTripOverWebDavPut) {
   EXPECT_EQ(**found, bytes);
   ASSERT_TRUE(tier->remove(key_of(1)));
   EXPECT_EQ(stored("main/" + key_of(1).hex()), "(none)");
-  const Stats counters = tier->counters();
-  EXPECT_EQ(counters.remote_writes, 1u);
-  EXPECT_EQ(counters.remote_bytes_written, bytes.size());
-  EXPECT_EQ(counters.remote_bytes_read, bytes.size());
-  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped +
-                counters.remote_rejected,
-            0u);
+  testing::expect_one_clean_round_trip(tier->counters(), bytes.size());
 }
 
 TEST_F(NginxTest, SignedAndCompressedValuesRoundTrip) {

@@ -66,13 +66,7 @@ TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
   EXPECT_EQ(**found, bytes);
   ASSERT_TRUE(tier.remove(key_of(1)));
   EXPECT_EQ(raw_get(key_of(1)), std::nullopt);
-  const Stats counters = tier.counters();
-  EXPECT_EQ(counters.remote_writes, 1u);
-  EXPECT_EQ(counters.remote_bytes_written, bytes.size());
-  EXPECT_EQ(counters.remote_bytes_read, bytes.size());
-  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped +
-                counters.remote_rejected,
-            0u);
+  testing::expect_one_clean_round_trip(tier.counters(), bytes.size());
 }
 
 TEST_F(RedisTierTest, SignedWritesAndRejectedReads) {
