@@ -229,6 +229,8 @@ stop_nginx() {
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
   return 0
+}
+
 # start_redis_fleet DIR: one server of each Redis backend on loopback, for the remote benchmarks
 # (bench/cubby_bench.cpp, CUBBY_BENCH_BACKENDS): plain TCP and a unix socket (one server), TLS
 # (a CA and a server certificate made with openssl) and a cluster of 3 masters (redis-cli
