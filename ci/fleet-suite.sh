@@ -3,7 +3,8 @@
 # first run, served by the remote, <= 1.5x the local warm run, through every backend). Starts one
 # server of each backend on loopback (ci/lib.sh: start_redis_fleet, start_nginx). Local warm: the
 # suite (test_mdspan_transform) runs once on an empty store without a remote (cold), then RUNS
-# times on it (warm, disk hits). Per backend (redis, rediss, unix, cluster, http, https): a first
+# times on it (warm, disk hits; CUBBY_PREFETCH=0 like the fleet runs: a warm store's prefetch
+# costs it ~10 ms here). Per backend (redis, rediss, unix, cluster, http, https): a first
 # machine runs the suite on an empty store with CUBBY_REMOTE set (it compiles, or finds, and
 # publishes every program), then RUNS fleet first runs, each on a brand-new empty store with
 # CUBBY_PREFETCH=0 (as ci/suite-timing.sh), checked to be remote hits for every program.
@@ -50,7 +51,7 @@ timed "$work/local"
 cold="$seconds"
 programs="$(counter "$work/local" compiles)"
 warm_times=()
-for ((i = 0; i < runs; i++)); do timed "$work/local"; warm_times+=("$seconds"); done
+for ((i = 0; i < runs; i++)); do timed "$work/local" CUBBY_PREFETCH=0; warm_times+=("$seconds"); done
 warm="$(median "${warm_times[@]}")"
 log "local: cold $cold s, warm $warm s (median of $runs), $programs programs"
 
@@ -65,7 +66,7 @@ for pair in "${pairs[@]}"; do
   first_machine="$seconds"
   times=() problems="" local_times=()
   for ((i = 0; i < runs; i++)); do
-    timed "$work/local"
+    timed "$work/local" CUBBY_PREFETCH=0
     local_times+=("$seconds")
     timed "$work/fresh-$name-$i" "${settings[@]}" CUBBY_PREFETCH=0
     times+=("$seconds")
