@@ -19,6 +19,7 @@ cubby="$(realpath "${1:?usage: ci/fleet-load.sh CUBBY OUT_DIR [N [P]]}")"
 out="${2:?usage: ci/fleet-load.sh CUBBY OUT_DIR [N [P]]}"
 n="${3:-400}" p="${4:-8}"
 servers="$(mktemp -d /tmp/cubby-fleet-load.XXXXXX)"
+# shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
   stop_redis_fleet "$servers/fleet" 2>/dev/null || true
   stop_redis_fleet "$servers/kill" 2>/dev/null || true

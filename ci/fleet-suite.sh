@@ -20,6 +20,7 @@ usage="usage: ci/fleet-suite.sh TEST_MDSPAN_TRANSFORM CUBBY OUT_DIR [RUNS]"
 suite="$(realpath "${1:?$usage}")" cubby="$(realpath "${2:?$usage}")" out="${3:?$usage}"
 runs="${4:-5}"
 work="$(mktemp -d /tmp/cubby-fleet-suite.XXXXXX)"
+# shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
   stop_redis_fleet "$work/fleet" 2>/dev/null || true
   stop_nginx "$work/nginx" 2>/dev/null || true
