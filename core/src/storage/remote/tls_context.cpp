@@ -5,6 +5,10 @@
 
 namespace cubby {
 
+namespace {
+constexpr std::size_t kTlsReadBuffer = 64 * 1024;
+}  // namespace
+
 std::string tls_error_text(const char* fallback) {
   const unsigned long code = ERR_get_error();
   ERR_clear_error();
@@ -24,6 +28,15 @@ Result<std::shared_ptr<const TlsContext>> TlsContext::create(const TlsSettings& 
   SSL_CTX_set_min_proto_version(raw, TLS1_2_VERSION);
   SSL_CTX_set_verify(raw, SSL_VERIFY_PEER, nullptr);
   SSL_CTX_set_mode(raw, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // Entries are hundreds of KB: read ahead (one recv for many records instead of two per 16 KB
+  // record) into a buffer of a few records.
+  SSL_CTX_set_read_ahead(raw, 1);
+  SSL_CTX_set_default_read_buffer_len(raw, kTlsReadBuffer);
+  // AES-128-GCM first (AES-NI makes it the cheapest per byte), ChaCha20 before AES-256 (cheaper
+  // where AES-NI is missing); the server picks unless it prefers its own order.
+  SSL_CTX_set_ciphersuites(raw,
+                           "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:"
+                           "TLS_AES_256_GCM_SHA384");
   if (!settings.ca_file.empty()) {
     if (SSL_CTX_load_verify_locations(raw, settings.ca_file.c_str(), nullptr) != 1) {
       return fail(Errc::invalid_argument, "the remote's CA file ", settings.ca_file,

@@ -3,9 +3,11 @@
 // the server verified by a CA file or by the system store (SSL_CERT_FILE), by address or host
 // name (SNI), a client certificate, and failing safe: a wrong CA is a miss, said once, bounded.
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <string>
 
 #include "drip_server.hpp"
 #include "redis_fleet.hpp"
@@ -135,6 +137,31 @@ TEST_F(TlsTierTest, AClientCertificateIsShownToAServerThatRequiresOne) {
   auto tier = open_remote_tier(c);
   ASSERT_NE(tier, nullptr);
   round_trip(*tier, 4);
+}
+
+TEST_F(TlsTierTest, AValueOfManyTlsRecordsRoundTrips) {
+  // 1 MB: 64 records of 16 KB, read ahead several at a time (tls_context.cpp).
+  auto tier = open_remote_tier(config(tls_->ca_file()));
+  ASSERT_NE(tier, nullptr);
+  std::string value(1 << 20, '\0');
+  for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>(i * 7919 % 251);
+  ASSERT_TRUE(tier->put(key_of(9), value));
+  auto got = tier->get(key_of(9));
+  ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+  EXPECT_EQ(**got, value);
+}
+
+TEST(TlsContextSettings, ReadsAheadAndOffersAes128GcmFirst) {
+  // The per-lookup cost of TLS (BM_RemoteGet/.../rediss): one recv for many records, and the
+  // cheapest cipher with AES-NI first.
+  auto context = TlsContext::create({});
+  ASSERT_TRUE(context) << context.error().message;
+  EXPECT_EQ(SSL_CTX_get_read_ahead((*context)->get()), 1);
+  SSL* ssl = SSL_new((*context)->get());
+  ASSERT_NE(ssl, nullptr);
+  const char* first = SSL_get_cipher_list(ssl, 0);
+  EXPECT_STREQ(first, "TLS_AES_128_GCM_SHA256");
+  SSL_free(ssl);
 }
 
 TEST(TlsHandshake, AServerThatNeverAnswersTheHandshakeFailsTheCallByItsDeadline) {
