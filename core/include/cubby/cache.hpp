@@ -154,9 +154,8 @@ class CUBBY_API Cache {
   // `inputs`: the request's key inputs (their headers choose the PCH folder), derived after
   // `since_ns` (realtime_ns). `headers_changed`: a header changed while NVRTC compiled
   // (headers_changed_since): the entry must not be stored; its PCH was discarded, it was counted.
-  std::shared_ptr<const Entry> compile_entry(const CompileRequest& request,
-                                             const KeyInputs& inputs, std::int64_t since_ns,
-                                             bool& headers_changed);
+  std::shared_ptr<const Entry> compile_entry(const CompileRequest& request, const KeyInputs& inputs,
+                                             std::int64_t since_ns, bool& headers_changed);
   // The folder NVRTC keeps this compile's precompiled headers in, or empty when PCH is off: this
   // process's PCH folder in the store, made on the first compile, then a sub-folder per set of
   // (options, architecture, header contents), so that a PCH is never reused after a header edit

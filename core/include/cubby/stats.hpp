@@ -41,7 +41,7 @@ enum class Unit : unsigned char { count, bytes, ms };
   X(pch_created, count, "pch_created", "PCH created",                                              \
     "precompiled headers NVRTC created for the compiles after it (CUBBY_PCH)")                     \
   X(pch_reused, count, "pch_reused", "PCH reused", "compiles that reused a precompiled header")    \
-  X(headers_changed, count, "headers_changed", "edited mid-compile",                              \
+  X(headers_changed, count, "headers_changed", "edited mid-compile",                               \
     "compiles not stored: a header changed while NVRTC compiled (the result is still returned)")   \
   X(waited_for_others, count, "waited_for_others", "served after a wait",                          \
     "lookups served by another process's compile they waited for (a compile not done twice)")      \
