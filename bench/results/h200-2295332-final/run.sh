@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One H200 pass over the merged tree (session of 2026-12-01): GPU ctest labels, the hit path,
+# the real-CuPy and cuda.core tests, CuPy's warm rows, the cuda.core hit. Each step time-bounded.
+set -u
+R="$(pwd)"
+OUT="${OUT:-/tmp/out}"; L="$OUT/logs"; mkdir -p "$L"
+# The build folder holds /work/main paths.
+if [ "$R" != /work/main ]; then mkdir -p /work && ln -sfn "$R" /work/main; fi
+cd /work/main || exit 1
+s=$(date +%s)
+tar -xJf .gpu/final/b.tar.xz || exit 1
+echo "extract $(( $(date +%s) - s ))s" | tee -a "$OUT/status"
+export LD_LIBRARY_PATH=/work/main/.carry/lib
+export CUBBY_TEST_REDIS_SERVER=/work/main/.carry/redis/redis-server
+mod="$(cmake --system-information 2>/dev/null | sed -n 's/^CMAKE_ROOT "\(.*\)"$/\1/p' | head -n 1)"
+[ -n "$mod" ] && [ ! -f "$mod/Modules/GoogleTestAddTests.cmake" ] && cp .carry/GoogleTestAddTests.cmake "$mod/Modules/"
+mkdir -p /usr/share/cmake-3.25/Modules && cp .carry/GoogleTestAddTests.cmake /usr/share/cmake-3.25/Modules/ 2>/dev/null
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version --format=csv; nproc; } >"$L/gpu.txt" 2>&1
+step() { local name="$1" limit="$2"; shift 2; local t=$(date +%s); timeout "$limit" "$@" >"$L/$name.log" 2>&1; echo "$name=$? $(( $(date +%s) - t ))s" | tee -a "$OUT/status"; }
+export CUBBY_DIR="$(mktemp -d)"
+step ctest 170 ctest --test-dir build/gpu -L 'gpu|harness|examples' -j 12 --output-on-failure
+tail -n 25 "$L/ctest.log"
+step hitpath 75 build/gpu/bench/cubby_bench --benchmark_filter='BM_HitVsLoad/(tiny|mdspan50)|BM_(KeyDerive|WarmHitDisk)/(tiny|mdspan50)' \
+  --benchmark_repetitions=3 --benchmark_out="$OUT/hitpath.json" --benchmark_out_format=json
+grep -E "median" "$L/hitpath.log" | cut -c1-160 | head -20
+# TLS vs plain Redis per lookup (issue 26's goal), server and client on separate cores here.
+RS=/work/main/.carry/redis/redis-server; T=/work/main/.gpu/final/tls
+mkdir -p /tmp/rp /tmp/rt
+$RS --port 26379 --bind 127.0.0.1 --save '' --appendonly no --daemonize yes --dir /tmp/rp --logfile /tmp/rp/log >/dev/null 2>&1
+$RS --port 0 --tls-port 26380 --bind 127.0.0.1 --save '' --appendonly no --daemonize yes --dir /tmp/rt --logfile /tmp/rt/log \
+  --tls-cert-file $T/server.crt --tls-key-file $T/server.key --tls-ca-cert-file $T/ca.crt --tls-auth-clients no >/dev/null 2>&1
+sleep 1
+CUBBY_REMOTE_CA_FILE=$T/ca.crt CUBBY_BENCH_BACKENDS="redis=redis://127.0.0.1:26379,rediss=rediss://127.0.0.1:26380" \
+  step tls 80 build/gpu/bench/cubby_bench --benchmark_filter='BM_RemoteGet/(mdspan50|tiny)/(raw|lz4)/(redis|rediss)/' \
+  --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true --benchmark_min_time=0.2 \
+  --benchmark_out="$OUT/tls.json" --benchmark_out_format=json
+grep -E "_median" "$L/tls.log" | cut -c1-120
+tail -3 /tmp/rt/log
+unset LD_LIBRARY_PATH
+export CUBBY_LIBRARY=/work/main/build/gpu/core/libcubby.so CUBBY_CLI=/work/main/build/gpu/cli/cubby PYTHONPATH=/work/main/pytest_plugin/src
+export LD_LIBRARY_PATH=/work/main/.carry/lib
+unset CUBBY_DIR
+NV="$(timeout 60 python3 -c "
+from cupy.cuda import compiler; compiler._get_nvrtc_version()
+print([l.split()[-1] for l in open('/proc/self/maps') if 'libnvrtc.so' in l][0])" 2>>"$L/env.txt")"
+[ -n "$NV" ] && export CUBBY_NVRTC_LIBRARY="$NV"
+echo "CUBBY_NVRTC_LIBRARY=$NV" >>"$L/env.txt"
+step pytest_gpu 130 python3 -m pytest tests/python/gpu/test_cupy_through_cubby.py -v -rs -p no:cacheprovider
+tail -n 12 "$L/pytest_gpu.log"
+step cupy_warm 150 python3 bench/suite/cupy_suite.py --out "$OUT/cupy_warm.json" --work /tmp/cw --parts warm --warm-repeat 5 --deadline 130
+python3 - "$OUT/cupy_warm.json" <<'PY' 2>/dev/null
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(json.dumps(d.get("suites")), json.dumps(d.get("goals")))
+for r in d["runs"]: print(r["row"], r["run"], r["seconds"], r["exit"])
+PY
+for i in 1 2 3; do timeout 30 python3 bench/suite/cuda_core_hit.py --out "$OUT/cuda_core_hit$i.json" >>"$L/cuda_core_hit.log" 2>&1; done
+cat "$OUT"/cuda_core_hit*.json 2>/dev/null | tr -d '\n ' | cut -c1-600; echo
+tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$L"
