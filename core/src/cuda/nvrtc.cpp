@@ -11,6 +11,7 @@
 
 #include "cuda/compile_hook.hpp"
 #include "cuda/nvrtc_library.hpp"
+#include "cuda/nvrtc_options.hpp"
 #include "key/include_plan.hpp"
 
 namespace fs = std::filesystem;
@@ -187,22 +188,11 @@ std::string line_containing(const std::string& text, std::string_view word) {
   return text.substr(start, text.find('\n', at) - start);
 }
 
-// Whether `options` choose precompiled headers themselves (one of NVRTC's PCH options, in its
-// -name or --name form, with or without =value).
+// Whether `options` choose precompiled headers themselves (one of NVRTC's PCH options, any
+// spelling of nvrtc_options.cpp's table).
 bool chooses_pch(const std::vector<std::string>& options) {
-  static constexpr std::string_view kPchOptions[] = {"pch",
-                                                     "create-pch",
-                                                     "use-pch",
-                                                     "pch-dir",
-                                                     "pch-verbose",
-                                                     "pch-messages",
-                                                     "instantiate-templates-in-pch"};
-  return std::any_of(options.begin(), options.end(), [](const std::string& option) {
-    std::string_view name(option);
-    if (!name.starts_with("-")) return false;
-    name.remove_prefix(name.starts_with("--") ? 2 : 1);
-    name = name.substr(0, name.find('='));
-    return std::find(std::begin(kPchOptions), std::end(kPchOptions), name) != std::end(kPchOptions);
+  return any_nvrtc_option(options, [](const NvrtcOption& row) {
+    return row.long_name.find("pch") != std::string_view::npos;
   });
 }
 
@@ -273,11 +263,9 @@ CompileHook& compile_hook() {
 void set_compile_hook_for_testing(CompileHook hook) { compile_hook() = std::move(hook); }
 
 PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::string>& options) {
-  for (const std::string& option : options) {
-    // NVRTC 13.0 accepts -dlto and its long name --dlink-time-opt (not --dlto: kept, harmless).
-    if (option == "-dlto" || option == "--dlto" || option == "--dlink-time-opt") {
-      return PayloadKind::ltoir;
-    }
+  // NVRTC 13.0 accepts -dlto and its long name --dlink-time-opt (the table's -dlto rows).
+  if (any_nvrtc_option(options, [](const NvrtcOption& row) { return row.short_name == "-dlto"; })) {
+    return PayloadKind::ltoir;
   }
   if (arch.rfind("compute_", 0) == 0) return PayloadKind::ptx;
   return PayloadKind::cubin;

@@ -44,6 +44,18 @@ struct ParsedOption {
 // The option at options[i], in any of its spellings. Requires i < options.size().
 ParsedOption parse_nvrtc_option(const std::vector<std::string>& options, std::size_t i);
 
+// Whether an option of `options`, read as NVRTC reads them (a value taken from the next entry is
+// not an option), has a table row for which `pred(row)` holds.
+template <class Predicate>
+bool any_nvrtc_option(const std::vector<std::string>& options, Predicate pred) {
+  for (std::size_t i = 0; i < options.size();) {
+    const ParsedOption parsed = parse_nvrtc_option(options, i);
+    if (parsed.row != nullptr && pred(*parsed.row)) return true;
+    i += parsed.used;
+  }
+  return false;
+}
+
 // Whether `option` (as written) is an option whose value may be the next entry (`-D X`): that
 // entry is its value, never an option.
 bool takes_next_as_value(std::string_view option);
