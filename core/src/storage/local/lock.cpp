@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -198,6 +199,24 @@ Result<std::optional<FileLock>> FileLock::acquire(const std::filesystem::path& p
   }
 }
 
+namespace {
+
+// Whether `file` was last modified at least `min_age` ago. time(2) reads the coarse clock, which
+// lags the fine-grained timestamps Linux (6.13+, multigrain) gives a file whose times were just
+// read: a file written this instant can look up to a tick in the future. So: no age asked, no
+// clock read; otherwise CLOCK_REALTIME in nanoseconds, which never lags a file's stamp.
+bool old_enough(const struct stat& file, std::chrono::seconds min_age) {
+  if (min_age.count() <= 0) return true;
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const auto ns = [](const struct timespec& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+  };
+  return ns(now) - ns(file.st_mtim) >= static_cast<std::int64_t>(min_age.count()) * 1000000000;
+}
+
+}  // namespace
+
 bool remove_if_unlocked_at(int folder_fd, std::string_view name, std::chrono::seconds min_age) {
   const std::string file(name);
   const int fd =
@@ -207,7 +226,7 @@ bool remove_if_unlocked_at(int folder_fd, std::string_view name, std::chrono::se
   struct stat held {};
   struct stat named {};
   if (::fstat(fd, &held) == 0 && S_ISREG(held.st_mode) &&
-      std::time(nullptr) - held.st_mtim.tv_sec >= min_age.count() &&
+      old_enough(held, min_age) &&
       ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
       ::fstatat(folder_fd, file.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
       held.st_dev == named.st_dev && held.st_ino == named.st_ino) {

@@ -187,5 +187,21 @@ TEST(RemoveIfUnlocked, RemovesOnlyFilesNoOneHolds) {
   EXPECT_TRUE(remove_if_unlocked(held));
 }
 
+
+// A file written this instant is old enough for "no age asked" and young for any age asked,
+// whatever the clocks: Linux's fine-grained file stamps (6.13+, once a file's times were read)
+// can be a tick ahead of time(2)'s coarse clock, which once kept gc from removing a dead lock.
+TEST(RemoveIfUnlocked, AFileJustWrittenIsRemovedWhenNoAgeIsAskedAndKeptWhenOneIs) {
+  TempDir dir("lock");
+  const auto path = dir / "just.lock";
+  for (int round = 0; round < 2000; ++round) {
+    write_text(path, "a");
+    struct stat seen {};
+    ASSERT_EQ(::stat(path.c_str(), &seen), 0);  // asks for a fine-grained stamp next
+    write_text(path, "ab");
+    ASSERT_FALSE(remove_if_unlocked(path, 1s)) << "round " << round;
+    ASSERT_TRUE(remove_if_unlocked(path)) << "round " << round;
+  }
+}
 }  // namespace
 }  // namespace cubby
