@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "key/scan_record.hpp"
 #include "key/toolkit_headers.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
@@ -25,42 +27,6 @@
 
 namespace cubby {
 namespace {
-
-// What one header file contributes: its content hash and its includes as spelled, valid while the
-// file's identity (device, inode), size, mtime and ctime (nanoseconds) are unchanged.
-// Known limit: a file rewritten in place within one timestamp tick of the file system, with the
-// same size, keeps its memoized scan until the process ends (or the file changes again).
-struct FileScan {
-  std::uint64_t dev = 0;
-  std::uint64_t ino = 0;
-  std::uint64_t size = 0;
-  std::int64_t mtime_ns = 0;
-  std::int64_t ctime_ns = 0;
-  std::array<std::uint8_t, 16> content_hash{};
-  std::vector<std::string> includes;      // list_includes(content).names
-  std::vector<std::string> unresolvable;  // list_includes(content).unresolvable
-  std::vector<std::string> test_macros;   // list_includes(content).test_macros
-  std::vector<std::string> forwards;      // list_includes(content).forwards
-  std::vector<std::string> calls;         // list_includes(content).calls
-
-  bool lists_anything() const {
-    return !includes.empty() || !unresolvable.empty() || !test_macros.empty() ||
-           !forwards.empty() || !calls.empty();
-  }
-
-  bool matches(const struct stat& st) const {
-    return dev == static_cast<std::uint64_t>(st.st_dev) &&
-           ino == static_cast<std::uint64_t>(st.st_ino) &&
-           size == static_cast<std::uint64_t>(st.st_size) && mtime_ns == mtime_of(st) &&
-           ctime_ns == ctime_of(st);
-  }
-  static std::int64_t mtime_of(const struct stat& st) {
-    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  }
-  static std::int64_t ctime_of(const struct stat& st) {
-    return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
-  }
-};
 
 bool same_file_state(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
@@ -83,7 +49,21 @@ struct Memo {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const FileScan>> files;
   std::unordered_map<std::string, Resolved> candidates;
+  std::shared_ptr<ScanRecord> record;  // the store's (set_toolkit_names_folder); null: none
+  std::atomic<std::uint64_t> files_read{0};
 };
+
+// A per-process table of one kind of memo, by name (forget_header_scans empties it).
+template <class Value>
+struct MemoTable {
+  std::mutex mutex;
+  std::unordered_map<std::string, Value> known;
+};
+template <class Value>
+MemoTable<Value>& memo_table() {
+  static auto* instance = new MemoTable<Value>();  // never destroyed: usable at exit
+  return *instance;
+}
 
 Memo& memo() {
   static Memo* instance = new Memo();  // never destroyed: usable from threads still running at exit
@@ -96,6 +76,8 @@ Memo& memo() {
 std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& stable) {
   auto scan = std::make_shared<FileScan>();
   stable = false;
+  memo().files_read.fetch_add(1, std::memory_order_relaxed);
+  scan->read_ns = realtime_ns();  // before the file is opened: ScanRecord's "too new" rule
   const int fd = ::open(canonical.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return scan;
@@ -177,9 +159,24 @@ bool resolve_file(const std::string& candidate, const struct stat& st, Resolved&
       return true;
     }
   }
+  std::shared_ptr<ScanRecord> record;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    record = m.record;
+  }
+  if (record) {
+    if (auto recorded = record->find(out.canonical, st)) {
+      out.scan = std::move(recorded);
+      std::lock_guard<std::mutex> lock(m.mutex);
+      m.files[out.canonical] = out.scan;
+      m.candidates[candidate] = out;
+      return true;
+    }
+  }
   bool stable = false;
   out.scan = read_scan(out.canonical, stable);
   if (stable && out.scan->matches(st)) {
+    if (record) record->add(out.canonical, out.scan);
     std::lock_guard<std::mutex> lock(m.mutex);
     m.files[out.canonical] = out.scan;
     m.candidates[candidate] = out;
@@ -262,13 +259,12 @@ ToolkitNames group_names(const std::set<std::string>& names) {
 
 std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
                                                     const std::string& root) {
-  static std::mutex mutex;
-  static auto* known = new std::unordered_map<std::string, std::shared_ptr<const ToolkitNames>>();
+  auto& [mutex, known] = memo_table<std::shared_ptr<const ToolkitNames>>();
   std::string memo_key = root;
   for (const std::string& dir : toolkit_dirs) memo_key += '\0' + dir;
   {
     const std::lock_guard lock(mutex);
-    if (auto found = known->find(memo_key); found != known->end()) return found->second;
+    if (auto found = known.find(memo_key); found != known.end()) return found->second;
   }
   // Another process's result: one name a line, the file ending in a line "end".
   const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs);
@@ -281,7 +277,7 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
       }
       auto result = std::make_shared<const ToolkitNames>(group_names(names));
       const std::lock_guard lock(mutex);
-      return known->try_emplace(memo_key, std::move(result)).first->second;
+      return known.try_emplace(memo_key, std::move(result)).first->second;
     }
   }
   std::set<std::string> names{root};
@@ -323,27 +319,26 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
   }
   auto result = std::make_shared<const ToolkitNames>(group_names(names));
   const std::lock_guard lock(mutex);
-  return known->try_emplace(memo_key, std::move(result)).first->second;
+  return known.try_emplace(memo_key, std::move(result)).first->second;
 }
 
 // The names in folder `dir` (empty if it cannot be read), memoized per process while the
 // folder's identity, mtime and ctime are unchanged (adding, removing or renaming a name changes
 // its mtime): one stat per call when nothing changed.
+struct Listing {
+  struct stat st {};
+  std::shared_ptr<const std::set<std::string, std::less<>>> names;
+};
 std::shared_ptr<const std::set<std::string, std::less<>>> names_in(const std::string& dir) {
-  struct Listing {
-    struct stat st {};
-    std::shared_ptr<const std::set<std::string, std::less<>>> names;
-  };
-  static std::mutex mutex;
-  static auto* known = new std::unordered_map<std::string, Listing>();
+  auto& [mutex, known] = memo_table<Listing>();
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return std::make_shared<const std::set<std::string, std::less<>>>();
   }
   {
     const std::lock_guard lock(mutex);
-    if (auto found = known->find(dir);
-        found != known->end() && same_file_state(found->second.st, st)) {
+    if (auto found = known.find(dir);
+        found != known.end() && same_file_state(found->second.st, st)) {
       return found->second.names;
     }
   }
@@ -356,7 +351,7 @@ std::shared_ptr<const std::set<std::string, std::less<>>> names_in(const std::st
   std::shared_ptr<const std::set<std::string, std::less<>>> result = std::move(names);
   if (!ec && ::stat(dir.c_str(), &after) == 0 && same_file_state(st, after)) {
     const std::lock_guard lock(mutex);
-    (*known)[dir] = Listing{st, result};
+    known[dir] = Listing{st, result};
   }
   return result;
 }
@@ -666,14 +661,51 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   scanner.add_macros("", list, {});
   scanner.scan(list.names, std::vector<std::string>{});
   scanner.scan_indirect();
+  std::shared_ptr<ScanRecord> record;
+  {
+    Memo& m = memo();
+    const std::lock_guard lock(m.mutex);
+    record = m.record;
+  }
+  if (record) record->save();  // writes only if this scan read a file worth recording
   return std::move(scanner).take();
 }
 
-void set_toolkit_names_folder(const std::filesystem::path& folder) {
-  NamesFolder& names = names_folder();
-  const std::lock_guard lock(names.mutex);
-  names.path = folder;
+void set_toolkit_names_folder(const std::filesystem::path& folder, std::int64_t too_new_ns) {
+  {
+    NamesFolder& names = names_folder();
+    const std::lock_guard lock(names.mutex);
+    names.path = folder;
+  }
+  Memo& m = memo();
+  const std::lock_guard lock(m.mutex);
+  if (folder.empty()) {
+    m.record = nullptr;
+  } else if (!m.record || m.record->file() != folder / kScanRecordName ||
+             m.record->too_new_ns() != too_new_ns) {
+    m.record = std::make_shared<ScanRecord>(folder / kScanRecordName, too_new_ns);
+  }
 }
+
+void forget_header_scans() {
+  Memo& m = memo();
+  {
+    const std::lock_guard lock(m.mutex);
+    m.files.clear();
+    m.candidates.clear();
+    if (m.record) m.record = std::make_shared<ScanRecord>(m.record->file(), m.record->too_new_ns());
+  }
+  {
+    auto& closures = memo_table<std::shared_ptr<const ToolkitNames>>();
+    const std::lock_guard lock(closures.mutex);
+    closures.known.clear();
+  }
+  auto& listings = memo_table<Listing>();
+  const std::lock_guard lock(listings.mutex);
+  listings.known.clear();
+}
+
+std::uint64_t header_files_read() { return memo().files_read.load(std::memory_order_relaxed); }
 
 bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
                           std::int64_t since_ns) {
