@@ -322,19 +322,18 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
   return known.try_emplace(memo_key, std::move(result)).first->second;
 }
 
-// The names in folder `dir` (empty if it cannot be read), memoized per process while the
-// folder's identity, mtime and ctime are unchanged (adding, removing or renaming a name changes
-// its mtime): one stat per call when nothing changed.
+// The names in folder `dir`, whose stat is `st` (a folder's); null if it cannot be listed whole.
+// Memoized per process while the folder's identity, size, mtime and ctime are unchanged (adding,
+// removing or renaming a name changes its mtime and ctime) and were older than the listing by
+// ScanRecord::kTooNewNs (a name added within one time stamp granule after the listing may leave
+// them as they were): no system call when nothing changed.
+using NameSet = std::set<std::string, std::less<>>;
 struct Listing {
   struct stat st {};
-  std::shared_ptr<const std::set<std::string, std::less<>>> names;
+  std::shared_ptr<const NameSet> names;
 };
-std::shared_ptr<const std::set<std::string, std::less<>>> names_in(const std::string& dir) {
+std::shared_ptr<const NameSet> listing_of(const std::string& dir, const struct stat& st) {
   auto& [mutex, known] = memo_table<Listing>();
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return std::make_shared<const std::set<std::string, std::less<>>>();
-  }
   {
     const std::lock_guard lock(mutex);
     if (auto found = known.find(dir);
@@ -342,14 +341,18 @@ std::shared_ptr<const std::set<std::string, std::less<>>> names_in(const std::st
       return found->second.names;
     }
   }
-  auto names = std::make_shared<std::set<std::string, std::less<>>>();
+  const std::int64_t listed_ns = realtime_ns();
+  auto names = std::make_shared<NameSet>();
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     names->insert(it->path().filename().string());
   }
+  if (ec) return nullptr;
   struct stat after {};
-  std::shared_ptr<const std::set<std::string, std::less<>>> result = std::move(names);
-  if (!ec && ::stat(dir.c_str(), &after) == 0 && same_file_state(st, after)) {
+  std::shared_ptr<const NameSet> result = std::move(names);
+  if (::stat(dir.c_str(), &after) != 0 || !same_file_state(st, after)) return nullptr;
+  if (std::max(FileScan::mtime_of(st), FileScan::ctime_of(st)) <
+      listed_ns - ScanRecord::kTooNewNs) {
     const std::lock_guard lock(mutex);
     known[dir] = Listing{st, result};
   }
@@ -371,11 +374,10 @@ class Scanner {
   // header read) while every include path is empty or missing.
   void scan_toolkit_names() {
     std::set<std::string> done_roots;
-    std::vector<std::shared_ptr<const std::set<std::string, std::less<>>>> listings;
     bool any_names = false;
     for (const std::string& dir : include_dirs_) {
-      listings.push_back(names_in(dir));
-      any_names = any_names || !listings.back()->empty();
+      const Folder& listed = folder(dir);
+      any_names = any_names || (listed.is_dir && (!listed.names || !listed.names->empty()));
     }
     if (!any_names) return;
     while (true) {
@@ -387,7 +389,7 @@ class Scanner {
       for (const std::string& root : roots) {
         for (const auto& [first, names] : *toolkit_closure(toolkit_dirs_, root)) {
           for (std::size_t d = 0; d < include_dirs_.size(); ++d) {
-            if (!listings[d]->contains(first)) continue;
+            if (!may_hold(include_dirs_[d], first)) continue;
             for (const std::string& name : names)
               try_candidate(name, include_dirs_[d] + "/" + name);
           }
@@ -533,7 +535,11 @@ class Scanner {
       for (const std::string& dir : search_dirs_) {
         add(dir);
       }
+      const std::string_view first = include.substr(0, include.find('/'));
       for (const std::string* dir : dirs) {
+        if (!may_hold(*dir, first)) {
+          continue;
+        }
         std::string candidate;
         candidate.reserve(dir->size() + 1 + include.size());
         candidate += *dir;
@@ -554,31 +560,63 @@ class Scanner {
     }
   }
 
-  // Whether `folder` is a folder, asked once per scan: a candidate in a folder that is not one
-  // cannot be a file (stat of "F/x" fails where "F" is not a folder), so it costs no stat. Most
-  // candidates are such: a header name looked up in every include path (CuPy's six for an mdspan
-  // program: 12,360 stats, 8,267 of them failing, measured with strace). Only within one scan,
-  // as if the scan had looked at those candidates at once.
-  bool is_folder(const std::string& folder) {
-    auto [at, inserted] = folders_.try_emplace(folder, false);
-    if (inserted) {
-      struct stat st {};
-      at->second = ::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  // What the scan knows of one folder, asked once per scan (as if the scan had looked at every
+  // candidate at once): whether it is a folder and, for the folders candidates are looked up in
+  // (include paths, the including files' folders), its names (null: it could not be listed).
+  struct Folder {
+    bool is_dir = false;
+    struct stat st {};
+    bool listed = false;
+    std::shared_ptr<const NameSet> names;
+  };
+  Folder& folder(const std::string& path, bool list = true) {
+    auto [at, inserted] = folders_.try_emplace(path);
+    Folder& f = at->second;
+    if (inserted) f.is_dir = ::stat(path.c_str(), &f.st) == 0 && S_ISDIR(f.st.st_mode);
+    if (list && f.is_dir && !f.listed) {
+      f.listed = true;
+      f.names = listing_of(path, f.st);
     }
-    return at->second;
+    return f;
+  }
+
+  // Whether `folder` is a folder: a candidate in a folder that is not one cannot be a file (stat of
+  // "F/x" fails where "F" is not a folder), so it costs no stat. Most candidates are such: a
+  // header name looked up in every include path (CuPy's six for an mdspan program: 12,360 stats,
+  // 8,267 of them failing, measured with strace).
+  bool is_folder(const std::string& path) { return folder(path, false).is_dir; }
+
+  // Whether a name whose first component is `first` ("cuda" of "cuda/std/mdspan") may exist in
+  // `dir`: false if `dir` is not a folder or its listing lacks `first`; true if it could not be
+  // listed or `first` is "." or "..". Most lookups of CCCL's includes, from hundreds of folders,
+  // end here, without a stat.
+  bool may_hold(const std::string& dir, std::string_view first) {
+    const Folder& f = folder(dir);
+    if (!f.is_dir) return false;
+    if (!f.names || first.empty() || first == "." || first == "..") return true;
+    return f.names->contains(first);
   }
 
   // Records `candidate` if it is an existing regular file; returns whether it was.
+  // A candidate is looked at once per scan (tried_), as if the scan had looked at every candidate
+  // at once: CCCL's headers include the same names from hundreds of files (an mdspan program
+  // through CuPy's folders: ~2,900 stats a key, most of them repeated).
   bool try_candidate(std::string_view include, const std::string& candidate) {
-    struct stat st {};
-    if (!is_folder(parent_of(candidate)) || ::stat(candidate.c_str(), &st) != 0 ||
-        !S_ISREG(st.st_mode)) {
+    auto [at, inserted] = tried_.try_emplace(candidate);
+    if (inserted) {
+      struct stat st {};
+      Resolved found;
+      if (is_folder(parent_of(candidate)) && ::stat(candidate.c_str(), &st) == 0 &&
+          S_ISREG(st.st_mode) && resolve_file(candidate, st, found)) {
+        at->second = Tried{std::move(found), static_cast<std::uint64_t>(st.st_dev),
+                           static_cast<std::uint64_t>(st.st_ino)};
+      }
+    }
+    if (!at->second) {
       return false;
     }
-    Resolved file;
-    if (!resolve_file(candidate, st, file)) {
-      return false;
-    }
+    const Tried tried = *at->second;  // a copy: the recursion below adds to tried_
+    Resolved file = tried.file;
 
     HeaderDigest digest;
     digest.include = std::string(include);
@@ -588,10 +626,7 @@ class Scanner {
     // folder it was reached through and the folder it really lives in. A file reached again
     // through another symlinked folder is not rescanned from that folder.
     const bool first_visit =
-        file.scan->lists_anything() &&
-        visited_
-            .insert({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
-            .second;
+        file.scan->lists_anything() && visited_.insert({tried.dev, tried.ino}).second;
     std::vector<std::string> own_dirs;
     if (first_visit) {
       own_dirs.push_back(parent_of(candidate));
@@ -629,7 +664,13 @@ class Scanner {
   std::vector<MacroSource> sources_;     // every file scanned, in order, and the source
   std::vector<std::shared_ptr<const FileScan>> scans_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
-  std::unordered_map<std::string, bool> folders_;              // is_folder's answers
+  std::unordered_map<std::string, Folder> folders_;            // folder()'s answers
+  struct Tried {
+    Resolved file;
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+  };
+  std::unordered_map<std::string, std::optional<Tried>> tried_;  // try_candidate's files
   std::vector<HeaderDigest> out_;
   std::vector<std::string> unresolvable_;
 };
