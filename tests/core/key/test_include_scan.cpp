@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -293,6 +294,31 @@ TEST(ScanIncludes, AUserFolderShadowingANameTheToolkitIncludesIsRecorded) {
     fs::remove(dir / "inc" / name);
   }
   EXPECT_EQ(scan_includes(source, search).headers, before.headers);
+}
+
+TEST(ScanIncludes, ANameAddedToAFolderWhoseListingIsMemoizedIsFoundByTheNextScan) {
+  // Folders older than the too-new window have their listings memoized (a name their listing
+  // lacks costs no stat): adding a name changes the folder's mtime and ctime.
+  TempDir dir("scan-listing");
+  write_text(dir / "inc1" / "other.h", "\n");
+  write_text(dir / "inc2" / "a.h", "#include \"sub/b.h\"\n");
+  write_text(dir / "inc2" / "sub" / "b.h", "\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  const std::vector<fs::path> paths = {dir / "inc1", dir / "inc2"};
+  const auto paths_of = [&] {
+    std::vector<std::string> found;
+    for (const HeaderDigest& h : scan_headers("#include <a.h>\n", {}, paths)) {
+      if (h.resolved) found.push_back(fs::relative(h.path, dir.path()).string());
+    }
+    return found;
+  };
+  EXPECT_EQ(paths_of(), (std::vector<std::string>{"inc2/a.h", "inc2/sub/b.h"}));
+  EXPECT_EQ(paths_of(), (std::vector<std::string>{"inc2/a.h", "inc2/sub/b.h"}));  // memoized
+  write_text(dir / "inc1" / "a.h", "\n");
+  EXPECT_EQ(paths_of(), (std::vector<std::string>{"inc1/a.h", "inc2/a.h", "inc2/sub/b.h"}));
+  write_text(dir / "inc1" / "sub" / "b.h", "\n");
+  EXPECT_EQ(paths_of(),
+            (std::vector<std::string>{"inc1/a.h", "inc2/a.h", "inc1/sub/b.h", "inc2/sub/b.h"}));
 }
 
 TEST_F(ScanHeaders, SecondIncludePathIsSearchedToo) {
