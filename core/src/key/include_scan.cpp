@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "key/scan_record.hpp"
@@ -511,7 +512,20 @@ class Scanner {
   }
 
  private:
+  // A name is resolved once per scan from the same folders (resolved_): every lookup it makes is
+  // answered once per scan, so a repeat would only add the same digests again (CCCL's headers
+  // include the same names from hundreds of files).
   void resolve(std::string_view include, const std::vector<std::string>& own_dirs) {
+    std::string pair;
+    for (const std::string& dir : own_dirs) {
+      pair += dir;
+      pair += '\n';
+    }
+    pair += '\0';
+    pair += include;
+    if (!resolved_.insert(std::move(pair)).second) {
+      return;
+    }
     bool any = false;
     if (include.empty() || include.find('\0') != std::string_view::npos) {
       // No file can have this name (NVRTC cannot open it either).
@@ -665,6 +679,7 @@ class Scanner {
   std::vector<std::shared_ptr<const FileScan>> scans_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
   std::unordered_map<std::string, Folder> folders_;            // folder()'s answers
+  std::unordered_set<std::string> resolved_;  // resolve()'s (own folders, name) pairs
   struct Tried {
     Resolved file;
     std::uint64_t dev = 0;
