@@ -323,12 +323,43 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
   return known.try_emplace(memo_key, std::move(result)).first->second;
 }
 
+// The names of one folder, for telling that a name is not there without a stat. A folder may be
+// case-insensitive (vfat, SMB, ext4 casefold), so names are compared with ASCII case folded, and a
+// folder with any non-ASCII name (which Unicode folding could match) may hold any name.
+class NameSet {
+ public:
+  void add(std::string_view name) {
+    std::string folded;
+    if (!fold(name, folded)) ascii_ = false;
+    names_.insert(std::move(folded));
+  }
+  bool empty() const { return names_.empty(); }
+  // False only if no name of the folder can be `name`.
+  bool may_contain(std::string_view name) const {
+    std::string folded;
+    return !ascii_ || !fold(name, folded) || names_.contains(folded);
+  }
+
+ private:
+  // `name` with ASCII letters lowered into `out`; false if it has a non-ASCII byte.
+  static bool fold(std::string_view name, std::string& out) {
+    out.reserve(name.size());
+    bool ascii = true;
+    for (const char c : name) {
+      ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+      out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return ascii;
+  }
+  std::unordered_set<std::string> names_;
+  bool ascii_ = true;
+};
+
 // The names in folder `dir`, whose stat is `st` (a folder's); null if it cannot be listed whole.
 // Memoized per process while the folder's identity, size, mtime and ctime are unchanged (adding,
 // removing or renaming a name changes its mtime and ctime) and were older than the listing by
 // ScanRecord::kTooNewNs (a name added within one time stamp granule after the listing may leave
 // them as they were): no system call when nothing changed.
-using NameSet = std::set<std::string, std::less<>>;
 struct Listing {
   struct stat st {};
   std::shared_ptr<const NameSet> names;
@@ -346,7 +377,7 @@ std::shared_ptr<const NameSet> listing_of(const std::string& dir, const struct s
   auto names = std::make_shared<NameSet>();
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    names->insert(it->path().filename().string());
+    names->add(it->path().filename().string());
   }
   if (ec) return nullptr;
   struct stat after {};
@@ -601,14 +632,14 @@ class Scanner {
   bool is_folder(const std::string& path) { return folder(path, false).is_dir; }
 
   // Whether a name whose first component is `first` ("cuda" of "cuda/std/mdspan") may exist in
-  // `dir`: false if `dir` is not a folder or its listing lacks `first`; true if it could not be
-  // listed or `first` is "." or "..". Most lookups of CCCL's includes, from hundreds of folders,
-  // end here, without a stat.
+  // `dir`: false if `dir` is not a folder or its listing cannot hold `first` (NameSet); true if it
+  // could not be listed or `first` is "." or "..". Most lookups of CCCL's includes, from hundreds
+  // of folders, end here, without a stat.
   bool may_hold(const std::string& dir, std::string_view first) {
     const Folder& f = folder(dir);
     if (!f.is_dir) return false;
     if (!f.names || first.empty() || first == "." || first == "..") return true;
-    return f.names->contains(first);
+    return f.names->may_contain(first);
   }
 
   // Records `candidate` if it is an existing regular file; returns whether it was.
