@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <utility>
@@ -35,21 +36,11 @@ namespace fs = std::filesystem;
 constexpr int kModules = 25;
 constexpr int kPerModule = 14;
 
-const char* const kSource = R"(#include <cuda/std/mdspan>
-#include <cuda/std/type_traits>
-#include <cupy/carray.cuh>
-namespace NS {
-template <class T, class Extents, class Layout>
-__global__ void apply(T* out, const T* in, size_t e0, size_t e1, size_t e2, T factor) {
-  cuda::std::array<size_t, 3> all{e0, e1, e2};
-  cuda::std::array<size_t, Extents::rank()> ext{};
-  for (size_t r = 0; r < Extents::rank(); ++r) ext[r] = all[r];
-  using Mapping = typename Layout::template mapping<Extents>;
-  cuda::std::mdspan<T, Extents, Layout> target(out, Mapping(Extents(ext)));
-  target.data_handle()[threadIdx.x] = in[threadIdx.x] * factor;
+// The program text of every module (@NS@ replaced by the module's namespace).
+std::string module_source() {
+  std::ifstream in(fs::path(CUBBY_BENCH_WORKLOADS) / "cupy_like_mdspan.cu", std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
-}  // namespace NS
-)";
 
 struct Workload {
   fs::path root;
@@ -94,10 +85,17 @@ Workload make_workload() {
                                             "--device-as-default-execution-space"};
   const char* const types[] = {"float", "double", "int", "long long"};
   const char* const layouts[] = {"cuda::std::layout_right", "cuda::std::layout_left"};
+  const std::string source = module_source();
+  if (source.find("@NS@") == std::string::npos) {
+    w.error = "cannot read " CUBBY_BENCH_WORKLOADS "/cupy_like_mdspan.cu";
+    return w;
+  }
   for (int m = 0; m < kModules; ++m) {
     cubby::CompileRequest request;
-    request.source = kSource;
-    request.source.replace(request.source.find("NS"), 2, "m" + std::to_string(m));
+    request.source = source;
+    for (std::size_t at; (at = request.source.find("@NS@")) != std::string::npos;) {
+      request.source.replace(at, 4, "m" + std::to_string(m));
+    }
     request.options = options;
     request.arch = "sm_90";
     for (int i = 0; i < kPerModule; ++i) {

@@ -25,21 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES, PER_MODULE = 25, 14
-SOURCE = """#include <cuda/std/mdspan>
-#include <cuda/std/type_traits>
-#include <cupy/carray.cuh>
-namespace NS {
-template <class T, class Extents, class Layout>
-__global__ void apply(T* out, const T* in, size_t e0, size_t e1, size_t e2, T factor) {
-  cuda::std::array<size_t, 3> all{e0, e1, e2};
-  cuda::std::array<size_t, Extents::rank()> ext{};
-  for (size_t r = 0; r < Extents::rank(); ++r) ext[r] = all[r];
-  using Mapping = typename Layout::template mapping<Extents>;
-  cuda::std::mdspan<T, Extents, Layout> target(out, Mapping(Extents(ext)));
-  target.data_handle()[threadIdx.x] = in[threadIdx.x] * factor;
-}
-}  // namespace NS
-"""
+SOURCE = (ROOT / "bench" / "workloads" / "cupy_like_mdspan.cu").read_text()
 
 CHILD = r"""
 import json, sys, time
@@ -80,7 +66,7 @@ def programs() -> list:
     for m in range(MODULES):
         names = [f"m{m}::apply<{types[c % 4]}, cuda::std::dextents<size_t, {1 + c % 3}>, "
                  f"{layouts[(c // 3) % 2]}>" for c in (5 * m + i for i in range(PER_MODULE))]
-        out.append({"source": SOURCE.replace("NS", f"m{m}"), "names": names})
+        out.append({"source": SOURCE.replace("@NS@", f"m{m}"), "names": names})
     return out
 
 
