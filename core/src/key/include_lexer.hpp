@@ -2,6 +2,7 @@
 // preprocessor (the first step of the header scan, include_scan.hpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,5 +41,10 @@ struct IncludeList {
 };
 // Pure (no file access); every list sorted and de-duplicated.
 IncludeList list_includes(std::string_view text);
+
+// The version of what list_includes returns for a given text. The header scan keeps its results
+// between processes (scan_record.hpp), so every change to what list_includes finds in some text
+// must bump this: a record of another version is ignored.
+inline constexpr std::uint32_t kIncludeLexerVersion = 1;
 
 }  // namespace cubby

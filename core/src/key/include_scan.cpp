@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -16,8 +17,10 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
+#include "key/scan_record.hpp"
 #include "key/toolkit_headers.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
@@ -25,42 +28,6 @@
 
 namespace cubby {
 namespace {
-
-// What one header file contributes: its content hash and its includes as spelled, valid while the
-// file's identity (device, inode), size, mtime and ctime (nanoseconds) are unchanged.
-// Known limit: a file rewritten in place within one timestamp tick of the file system, with the
-// same size, keeps its memoized scan until the process ends (or the file changes again).
-struct FileScan {
-  std::uint64_t dev = 0;
-  std::uint64_t ino = 0;
-  std::uint64_t size = 0;
-  std::int64_t mtime_ns = 0;
-  std::int64_t ctime_ns = 0;
-  std::array<std::uint8_t, 16> content_hash{};
-  std::vector<std::string> includes;      // list_includes(content).names
-  std::vector<std::string> unresolvable;  // list_includes(content).unresolvable
-  std::vector<std::string> test_macros;   // list_includes(content).test_macros
-  std::vector<std::string> forwards;      // list_includes(content).forwards
-  std::vector<std::string> calls;         // list_includes(content).calls
-
-  bool lists_anything() const {
-    return !includes.empty() || !unresolvable.empty() || !test_macros.empty() ||
-           !forwards.empty() || !calls.empty();
-  }
-
-  bool matches(const struct stat& st) const {
-    return dev == static_cast<std::uint64_t>(st.st_dev) &&
-           ino == static_cast<std::uint64_t>(st.st_ino) &&
-           size == static_cast<std::uint64_t>(st.st_size) && mtime_ns == mtime_of(st) &&
-           ctime_ns == ctime_of(st);
-  }
-  static std::int64_t mtime_of(const struct stat& st) {
-    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  }
-  static std::int64_t ctime_of(const struct stat& st) {
-    return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
-  }
-};
 
 bool same_file_state(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
@@ -83,7 +50,21 @@ struct Memo {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const FileScan>> files;
   std::unordered_map<std::string, Resolved> candidates;
+  std::shared_ptr<ScanRecord> record;  // the store's (set_toolkit_names_folder); null: none
+  std::atomic<std::uint64_t> files_read{0};
 };
+
+// A per-process table of one kind of memo, by name (forget_header_scans empties it).
+template <class Value>
+struct MemoTable {
+  std::mutex mutex;
+  std::unordered_map<std::string, Value> known;
+};
+template <class Value>
+MemoTable<Value>& memo_table() {
+  static auto* instance = new MemoTable<Value>();  // never destroyed: usable at exit
+  return *instance;
+}
 
 Memo& memo() {
   static Memo* instance = new Memo();  // never destroyed: usable from threads still running at exit
@@ -96,6 +77,8 @@ Memo& memo() {
 std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& stable) {
   auto scan = std::make_shared<FileScan>();
   stable = false;
+  memo().files_read.fetch_add(1, std::memory_order_relaxed);
+  scan->read_ns = realtime_ns();  // before the file is opened: ScanRecord's "too new" rule
   const int fd = ::open(canonical.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return scan;
@@ -177,9 +160,24 @@ bool resolve_file(const std::string& candidate, const struct stat& st, Resolved&
       return true;
     }
   }
+  std::shared_ptr<ScanRecord> record;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    record = m.record;
+  }
+  if (record) {
+    if (auto recorded = record->find(out.canonical, st)) {
+      out.scan = std::move(recorded);
+      std::lock_guard<std::mutex> lock(m.mutex);
+      m.files[out.canonical] = out.scan;
+      m.candidates[candidate] = out;
+      return true;
+    }
+  }
   bool stable = false;
   out.scan = read_scan(out.canonical, stable);
   if (stable && out.scan->matches(st)) {
+    if (record) record->add(out.canonical, out.scan);
     std::lock_guard<std::mutex> lock(m.mutex);
     m.files[out.canonical] = out.scan;
     m.candidates[candidate] = out;
@@ -262,13 +260,12 @@ ToolkitNames group_names(const std::set<std::string>& names) {
 
 std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
                                                     const std::string& root) {
-  static std::mutex mutex;
-  static auto* known = new std::unordered_map<std::string, std::shared_ptr<const ToolkitNames>>();
+  auto& [mutex, known] = memo_table<std::shared_ptr<const ToolkitNames>>();
   std::string memo_key = root;
   for (const std::string& dir : toolkit_dirs) memo_key += '\0' + dir;
   {
     const std::lock_guard lock(mutex);
-    if (auto found = known->find(memo_key); found != known->end()) return found->second;
+    if (auto found = known.find(memo_key); found != known.end()) return found->second;
   }
   // Another process's result: one name a line, the file ending in a line "end".
   const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs);
@@ -281,7 +278,7 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
       }
       auto result = std::make_shared<const ToolkitNames>(group_names(names));
       const std::lock_guard lock(mutex);
-      return known->try_emplace(memo_key, std::move(result)).first->second;
+      return known.try_emplace(memo_key, std::move(result)).first->second;
     }
   }
   std::set<std::string> names{root};
@@ -323,40 +320,73 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
   }
   auto result = std::make_shared<const ToolkitNames>(group_names(names));
   const std::lock_guard lock(mutex);
-  return known->try_emplace(memo_key, std::move(result)).first->second;
+  return known.try_emplace(memo_key, std::move(result)).first->second;
 }
 
-// The names in folder `dir` (empty if it cannot be read), memoized per process while the
-// folder's identity, mtime and ctime are unchanged (adding, removing or renaming a name changes
-// its mtime): one stat per call when nothing changed.
-std::shared_ptr<const std::set<std::string, std::less<>>> names_in(const std::string& dir) {
-  struct Listing {
-    struct stat st {};
-    std::shared_ptr<const std::set<std::string, std::less<>>> names;
-  };
-  static std::mutex mutex;
-  static auto* known = new std::unordered_map<std::string, Listing>();
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return std::make_shared<const std::set<std::string, std::less<>>>();
+// The names of one folder, for telling that a name is not there without a stat. A folder may be
+// case-insensitive (vfat, SMB, ext4 casefold), so names are compared with ASCII case folded, and a
+// folder with any non-ASCII name (which Unicode folding could match) may hold any name.
+class NameSet {
+ public:
+  void add(std::string_view name) {
+    std::string folded;
+    if (!fold(name, folded)) ascii_ = false;
+    names_.insert(std::move(folded));
   }
+  bool empty() const { return names_.empty(); }
+  // False only if no name of the folder can be `name`.
+  bool may_contain(std::string_view name) const {
+    std::string folded;
+    return !ascii_ || !fold(name, folded) || names_.contains(folded);
+  }
+
+ private:
+  // `name` with ASCII letters lowered into `out`; false if it has a non-ASCII byte.
+  static bool fold(std::string_view name, std::string& out) {
+    out.reserve(name.size());
+    bool ascii = true;
+    for (const char c : name) {
+      ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+      out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return ascii;
+  }
+  std::unordered_set<std::string> names_;
+  bool ascii_ = true;
+};
+
+// The names in folder `dir`, whose stat is `st` (a folder's); null if it cannot be listed whole.
+// Memoized per process while the folder's identity, size, mtime and ctime are unchanged (adding,
+// removing or renaming a name changes its mtime and ctime) and were older than the listing by
+// ScanRecord::kTooNewNs (a name added within one time stamp granule after the listing may leave
+// them as they were): no system call when nothing changed.
+struct Listing {
+  struct stat st {};
+  std::shared_ptr<const NameSet> names;
+};
+std::shared_ptr<const NameSet> listing_of(const std::string& dir, const struct stat& st) {
+  auto& [mutex, known] = memo_table<Listing>();
   {
     const std::lock_guard lock(mutex);
-    if (auto found = known->find(dir);
-        found != known->end() && same_file_state(found->second.st, st)) {
+    if (auto found = known.find(dir);
+        found != known.end() && same_file_state(found->second.st, st)) {
       return found->second.names;
     }
   }
-  auto names = std::make_shared<std::set<std::string, std::less<>>>();
+  const std::int64_t listed_ns = realtime_ns();
+  auto names = std::make_shared<NameSet>();
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    names->insert(it->path().filename().string());
+    names->add(it->path().filename().string());
   }
+  if (ec) return nullptr;
   struct stat after {};
-  std::shared_ptr<const std::set<std::string, std::less<>>> result = std::move(names);
-  if (!ec && ::stat(dir.c_str(), &after) == 0 && same_file_state(st, after)) {
+  std::shared_ptr<const NameSet> result = std::move(names);
+  if (::stat(dir.c_str(), &after) != 0 || !same_file_state(st, after)) return nullptr;
+  if (std::max(FileScan::mtime_of(st), FileScan::ctime_of(st)) <
+      listed_ns - ScanRecord::kTooNewNs) {
     const std::lock_guard lock(mutex);
-    (*known)[dir] = Listing{st, result};
+    known[dir] = Listing{st, result};
   }
   return result;
 }
@@ -376,11 +406,10 @@ class Scanner {
   // header read) while every include path is empty or missing.
   void scan_toolkit_names() {
     std::set<std::string> done_roots;
-    std::vector<std::shared_ptr<const std::set<std::string, std::less<>>>> listings;
     bool any_names = false;
     for (const std::string& dir : include_dirs_) {
-      listings.push_back(names_in(dir));
-      any_names = any_names || !listings.back()->empty();
+      const Folder& listed = folder(dir);
+      any_names = any_names || (listed.is_dir && (!listed.names || !listed.names->empty()));
     }
     if (!any_names) return;
     while (true) {
@@ -392,7 +421,7 @@ class Scanner {
       for (const std::string& root : roots) {
         for (const auto& [first, names] : *toolkit_closure(toolkit_dirs_, root)) {
           for (std::size_t d = 0; d < include_dirs_.size(); ++d) {
-            if (!listings[d]->contains(first)) continue;
+            if (!may_hold(include_dirs_[d], first)) continue;
             for (const std::string& name : names)
               try_candidate(name, include_dirs_[d] + "/" + name);
           }
@@ -514,7 +543,20 @@ class Scanner {
   }
 
  private:
+  // A name is resolved once per scan from the same folders (resolved_): every lookup it makes is
+  // answered once per scan, so a repeat would only add the same digests again (CCCL's headers
+  // include the same names from hundreds of files).
   void resolve(std::string_view include, const std::vector<std::string>& own_dirs) {
+    std::string pair;
+    for (const std::string& dir : own_dirs) {
+      pair += dir;
+      pair += '\n';
+    }
+    pair += '\0';
+    pair += include;
+    if (!resolved_.insert(std::move(pair)).second) {
+      return;
+    }
     bool any = false;
     if (include.empty() || include.find('\0') != std::string_view::npos) {
       // No file can have this name (NVRTC cannot open it either).
@@ -538,7 +580,11 @@ class Scanner {
       for (const std::string& dir : search_dirs_) {
         add(dir);
       }
+      const std::string_view first = include.substr(0, include.find('/'));
       for (const std::string* dir : dirs) {
+        if (!may_hold(*dir, first)) {
+          continue;
+        }
         std::string candidate;
         candidate.reserve(dir->size() + 1 + include.size());
         candidate += *dir;
@@ -559,31 +605,63 @@ class Scanner {
     }
   }
 
-  // Whether `folder` is a folder, asked once per scan: a candidate in a folder that is not one
-  // cannot be a file (stat of "F/x" fails where "F" is not a folder), so it costs no stat. Most
-  // candidates are such: a header name looked up in every include path (CuPy's six for an mdspan
-  // program: 12,360 stats, 8,267 of them failing, measured with strace). Only within one scan,
-  // as if the scan had looked at those candidates at once.
-  bool is_folder(const std::string& folder) {
-    auto [at, inserted] = folders_.try_emplace(folder, false);
-    if (inserted) {
-      struct stat st {};
-      at->second = ::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  // What the scan knows of one folder, asked once per scan (as if the scan had looked at every
+  // candidate at once): whether it is a folder and, for the folders candidates are looked up in
+  // (include paths, the including files' folders), its names (null: it could not be listed).
+  struct Folder {
+    bool is_dir = false;
+    struct stat st {};
+    bool listed = false;
+    std::shared_ptr<const NameSet> names;
+  };
+  Folder& folder(const std::string& path, bool list = true) {
+    auto [at, inserted] = folders_.try_emplace(path);
+    Folder& f = at->second;
+    if (inserted) f.is_dir = ::stat(path.c_str(), &f.st) == 0 && S_ISDIR(f.st.st_mode);
+    if (list && f.is_dir && !f.listed) {
+      f.listed = true;
+      f.names = listing_of(path, f.st);
     }
-    return at->second;
+    return f;
+  }
+
+  // Whether `folder` is a folder: a candidate in a folder that is not one cannot be a file (stat of
+  // "F/x" fails where "F" is not a folder), so it costs no stat. Most candidates are such: a
+  // header name looked up in every include path (CuPy's six for an mdspan program: 12,360 stats,
+  // 8,267 of them failing, measured with strace).
+  bool is_folder(const std::string& path) { return folder(path, false).is_dir; }
+
+  // Whether a name whose first component is `first` ("cuda" of "cuda/std/mdspan") may exist in
+  // `dir`: false if `dir` is not a folder or its listing cannot hold `first` (NameSet); true if it
+  // could not be listed or `first` is "." or "..". Most lookups of CCCL's includes, from hundreds
+  // of folders, end here, without a stat.
+  bool may_hold(const std::string& dir, std::string_view first) {
+    const Folder& f = folder(dir);
+    if (!f.is_dir) return false;
+    if (!f.names || first.empty() || first == "." || first == "..") return true;
+    return f.names->may_contain(first);
   }
 
   // Records `candidate` if it is an existing regular file; returns whether it was.
+  // A candidate is looked at once per scan (tried_), as if the scan had looked at every candidate
+  // at once: CCCL's headers include the same names from hundreds of files (an mdspan program
+  // through CuPy's folders: ~2,900 stats a key, most of them repeated).
   bool try_candidate(std::string_view include, const std::string& candidate) {
-    struct stat st {};
-    if (!is_folder(parent_of(candidate)) || ::stat(candidate.c_str(), &st) != 0 ||
-        !S_ISREG(st.st_mode)) {
+    auto [at, inserted] = tried_.try_emplace(candidate);
+    if (inserted) {
+      struct stat st {};
+      Resolved found;
+      if (is_folder(parent_of(candidate)) && ::stat(candidate.c_str(), &st) == 0 &&
+          S_ISREG(st.st_mode) && resolve_file(candidate, st, found)) {
+        at->second = Tried{std::move(found), static_cast<std::uint64_t>(st.st_dev),
+                           static_cast<std::uint64_t>(st.st_ino)};
+      }
+    }
+    if (!at->second) {
       return false;
     }
-    Resolved file;
-    if (!resolve_file(candidate, st, file)) {
-      return false;
-    }
+    const Tried tried = *at->second;  // a copy: the recursion below adds to tried_
+    Resolved file = tried.file;
 
     HeaderDigest digest;
     digest.include = std::string(include);
@@ -593,10 +671,7 @@ class Scanner {
     // folder it was reached through and the folder it really lives in. A file reached again
     // through another symlinked folder is not rescanned from that folder.
     const bool first_visit =
-        file.scan->lists_anything() &&
-        visited_
-            .insert({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)})
-            .second;
+        file.scan->lists_anything() && visited_.insert({tried.dev, tried.ino}).second;
     std::vector<std::string> own_dirs;
     if (first_visit) {
       own_dirs.push_back(parent_of(candidate));
@@ -634,7 +709,14 @@ class Scanner {
   std::vector<MacroSource> sources_;     // every file scanned, in order, and the source
   std::vector<std::shared_ptr<const FileScan>> scans_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
-  std::unordered_map<std::string, bool> folders_;              // is_folder's answers
+  std::unordered_map<std::string, Folder> folders_;            // folder()'s answers
+  std::unordered_set<std::string> resolved_;  // resolve()'s (own folders, name) pairs
+  struct Tried {
+    Resolved file;
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+  };
+  std::unordered_map<std::string, std::optional<Tried>> tried_;  // try_candidate's files
   std::vector<HeaderDigest> out_;
   std::vector<std::string> unresolvable_;
 };
@@ -666,14 +748,51 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   scanner.add_macros("", list, {});
   scanner.scan(list.names, std::vector<std::string>{});
   scanner.scan_indirect();
+  std::shared_ptr<ScanRecord> record;
+  {
+    Memo& m = memo();
+    const std::lock_guard lock(m.mutex);
+    record = m.record;
+  }
+  if (record) record->save();  // writes only if this scan read a file worth recording
   return std::move(scanner).take();
 }
 
-void set_toolkit_names_folder(const std::filesystem::path& folder) {
-  NamesFolder& names = names_folder();
-  const std::lock_guard lock(names.mutex);
-  names.path = folder;
+void set_toolkit_names_folder(const std::filesystem::path& folder, std::int64_t too_new_ns) {
+  {
+    NamesFolder& names = names_folder();
+    const std::lock_guard lock(names.mutex);
+    names.path = folder;
+  }
+  Memo& m = memo();
+  const std::lock_guard lock(m.mutex);
+  if (folder.empty()) {
+    m.record = nullptr;
+  } else if (!m.record || m.record->file() != folder / kScanRecordName ||
+             m.record->too_new_ns() != too_new_ns) {
+    m.record = std::make_shared<ScanRecord>(folder / kScanRecordName, too_new_ns);
+  }
 }
+
+void forget_header_scans() {
+  Memo& m = memo();
+  {
+    const std::lock_guard lock(m.mutex);
+    m.files.clear();
+    m.candidates.clear();
+    if (m.record) m.record = std::make_shared<ScanRecord>(m.record->file(), m.record->too_new_ns());
+  }
+  {
+    auto& closures = memo_table<std::shared_ptr<const ToolkitNames>>();
+    const std::lock_guard lock(closures.mutex);
+    closures.known.clear();
+  }
+  auto& listings = memo_table<Listing>();
+  const std::lock_guard lock(listings.mutex);
+  listings.known.clear();
+}
+
+std::uint64_t header_files_read() { return memo().files_read.load(std::memory_order_relaxed); }
 
 bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
                           std::int64_t since_ns) {

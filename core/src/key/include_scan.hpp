@@ -11,6 +11,7 @@
 
 #include "cubby/key.hpp"
 #include "key/include_lexer.hpp"
+#include "key/scan_record.hpp"
 
 namespace cubby {
 
@@ -62,12 +63,28 @@ struct HeaderScan {
 // `__has_include` of the file passing them; a macro operand passed to one is unresolvable.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
 
-// Where the toolkit part of scan_includes is kept between processes (a store's tmp/ folder): the
-// names the toolkit headers reached from one header include, in a file named by a hash of the
-// toolkit folders, that header and the toolkit's identity (toolkit_headers.hpp), written once
-// (about 500 headers read and lexed for <cuda/std/mdspan>), read by every later process. Empty
-// (the default): computed once per process. A file that cannot be written costs time only.
-void set_toolkit_names_folder(const std::filesystem::path& folder);
+// Where scan_includes keeps what it learned between processes (a store's tmp/ folder; empty, the
+// default: nothing is kept, every process reads its headers once):
+// - the toolkit part: the names the toolkit headers reached from one header include, in a file
+//   named by a hash of the toolkit folders, that header and the toolkit's identity
+//   (toolkit_headers.hpp), written once (about 500 headers read and lexed for
+//   <cuda/std/mdspan>), read by every later process;
+// - the scan record (`scan-record`, scan_record.hpp): each user header's content hash and
+//   includes by canonical path and (device, inode, size, mtime, ctime), so a later process stats
+//   a header instead of reading and lexing it; a header whose mtime or ctime is within
+//   `too_new_ns` of its read is not recorded (ScanRecord's "too new" rule).
+// A file that cannot be written or read costs time only.
+void set_toolkit_names_folder(const std::filesystem::path& folder,
+                              std::int64_t too_new_ns = ScanRecord::kTooNewNs);
+
+// Forgets every per-process memo of the scan (files, candidates, folder listings, toolkit names,
+// the record as read), as in a fresh process; the files in the folder above stay. For tests and
+// benchmarks.
+void forget_header_scans();
+
+// How many header files this process has read (and lexed and hashed) for scans: a diagnostic for
+// tests and benchmarks.
+std::uint64_t header_files_read();
 
 // Whether the file at `path` (a resolved HeaderDigest's, not relativized) may hold other bytes than
 // the ones hashed to `content_hash`: it cannot be read whole, its bytes hash otherwise, or its

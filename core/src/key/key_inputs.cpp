@@ -1,7 +1,5 @@
 #include "key/key_inputs.hpp"
 
-#include <time.h>
-
 #include <utility>
 
 #include "cubby/entry.hpp"
@@ -46,12 +44,6 @@ KeyInputs inputs_of(const CompileRequest& request, const std::string& arch,
 KeyInputs key_inputs_for(const CompileRequest& request, const std::string& arch,
                          const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir) {
   return inputs_of(request, arch, nvrtc, base_dir, scan_request(request, nvrtc));
-}
-
-std::int64_t realtime_ns() {
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
 bool headers_changed_since(const CompileRequest& request, const std::string& arch,

@@ -8,6 +8,7 @@
 
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
+#include "key/scan_record.hpp"  // realtime_ns(): the `since_ns` below
 
 namespace cubby {
 
@@ -19,10 +20,6 @@ namespace cubby {
 // under it enter relative to it (relativize_paths). Reads headers (memoized scan); no NVRTC call.
 KeyInputs key_inputs_for(const CompileRequest& request, const std::string& arch,
                          const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir);
-
-// CLOCK_REALTIME now, in nanoseconds: the `since_ns` of headers_changed_since, taken before the
-// key inputs are derived.
-std::int64_t realtime_ns();
 
 // Whether the headers that key_inputs_for(request, arch, nvrtc, base_dir) recorded in `inputs` may
 // have changed since `since_ns` (realtime_ns() taken before `inputs` were derived): the scan now

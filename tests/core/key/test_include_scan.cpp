@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -295,6 +296,31 @@ TEST(ScanIncludes, AUserFolderShadowingANameTheToolkitIncludesIsRecorded) {
   EXPECT_EQ(scan_includes(source, search).headers, before.headers);
 }
 
+TEST(ScanIncludes, ANameAddedToAFolderWhoseListingIsMemoizedIsFoundByTheNextScan) {
+  // Folders older than the too-new window have their listings memoized (a name their listing
+  // lacks costs no stat): adding a name changes the folder's mtime and ctime.
+  TempDir dir("scan-listing");
+  write_text(dir / "inc1" / "other.h", "\n");
+  write_text(dir / "inc2" / "a.h", "#include \"sub/b.h\"\n");
+  write_text(dir / "inc2" / "sub" / "b.h", "\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  const std::vector<fs::path> paths = {dir / "inc1", dir / "inc2"};
+  const auto paths_of = [&] {
+    std::vector<std::string> found;
+    for (const HeaderDigest& h : scan_headers("#include <a.h>\n", {}, paths)) {
+      if (h.resolved) found.push_back(fs::relative(h.path, dir.path()).string());
+    }
+    return found;
+  };
+  EXPECT_EQ(paths_of(), (std::vector<std::string>{"inc2/a.h", "inc2/sub/b.h"}));
+  EXPECT_EQ(paths_of(), (std::vector<std::string>{"inc2/a.h", "inc2/sub/b.h"}));  // memoized
+  write_text(dir / "inc1" / "a.h", "\n");
+  EXPECT_EQ(paths_of(), (std::vector<std::string>{"inc1/a.h", "inc2/a.h", "inc2/sub/b.h"}));
+  write_text(dir / "inc1" / "sub" / "b.h", "\n");
+  EXPECT_EQ(paths_of(),
+            (std::vector<std::string>{"inc1/a.h", "inc2/a.h", "inc1/sub/b.h", "inc2/sub/b.h"}));
+}
+
 TEST_F(ScanHeaders, SecondIncludePathIsSearchedToo) {
   const fs::path other = dir_.path() / "other";
   write_text(other / "detail" / "ops.cuh", "#pragma once\n");
@@ -415,6 +441,98 @@ TEST_F(ScanHeaders, ConcurrentScansAgree) {
   for (const auto& result : results) {
     EXPECT_EQ(result, expected);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scan record (scan_record.hpp) between processes; forget_header_scans() plays a new process.
+// ---------------------------------------------------------------------------------------------
+
+class ScanRecordAcrossProcesses : public ScanHeaders {
+ protected:
+  void SetUp() override {
+    ScanHeaders::SetUp();
+    forget_header_scans();
+  }
+  void TearDown() override {
+    set_toolkit_names_folder({});
+    forget_header_scans();
+  }
+  // The store's tmp/ folder, every file recorded however new (too_new_ns 0) unless told.
+  void use_record(std::int64_t too_new_ns = 0) { set_toolkit_names_folder(store(), too_new_ns); }
+  fs::path store() const { return dir_.path() / "store" / "tmp"; }
+  // A scan in a new process: how many headers it read, and what it found.
+  std::vector<HeaderDigest> scan_fresh(std::uint64_t& read) const {
+    forget_header_scans();
+    const std::uint64_t before = header_files_read();
+    std::vector<HeaderDigest> headers = scan();
+    read = header_files_read() - before;
+    return headers;
+  }
+};
+
+TEST_F(ScanRecordAcrossProcesses, ALaterProcessReadsNoHeaderAndFindsTheSame) {
+  std::uint64_t read = 0;
+  const std::vector<HeaderDigest> without = scan_fresh(read);
+  EXPECT_EQ(read, 5u);  // local.cuh, ops.cuh, helper.cuh, cycle_a.cuh, cycle_b.cuh
+  use_record();
+  EXPECT_EQ(scan_fresh(read), without);
+  EXPECT_GT(read, 0u);
+  EXPECT_TRUE(fs::exists(store() / "scan-record"));
+  EXPECT_EQ(scan_fresh(read), without);
+  EXPECT_EQ(read, 0u);
+}
+
+TEST_F(ScanRecordAcrossProcesses, AnEditOfTheSameSizeWithItsMtimeSetBackIsReadAgain) {
+  // ccache's classic trap: same size, same mtime, other bytes; only the ctime tells.
+  const fs::path file = inc() / "detail" / "helper.cuh";
+  write_text(file, "constexpr int kHelper = 11;\n");
+  set_mtime(file, 1700000000, 0);
+  use_record();
+  std::uint64_t read = 0;
+  scan_fresh(read);
+  scan_fresh(read);
+  ASSERT_EQ(read, 0u);  // recorded
+  write_text(file, "constexpr int kHelper = 22;\n");
+  set_mtime(file, 1700000000, 0);
+  const std::vector<HeaderDigest> after = scan_fresh(read);
+  EXPECT_EQ(read, 1u);
+  EXPECT_NE(std::find(after.begin(), after.end(), digest_of("helper.cuh", file)), after.end());
+}
+
+TEST_F(ScanRecordAcrossProcesses, AHeaderChangedWithinTheTooNewWindowIsNotRecorded) {
+  use_record(ScanRecord::kTooNewNs);  // every header here was written just now
+  std::uint64_t read = 0;
+  const std::vector<HeaderDigest> first = scan_fresh(read);
+  const std::uint64_t read_first = read;
+  EXPECT_EQ(scan_fresh(read), first);
+  EXPECT_EQ(read, read_first);
+  EXPECT_FALSE(fs::exists(store() / "scan-record"));
+}
+
+TEST_F(ScanRecordAcrossProcesses, ACorruptRecordIsIgnored) {
+  use_record();
+  std::uint64_t read = 0;
+  const std::vector<HeaderDigest> expected = scan_fresh(read);
+  // Another content hash for helper.cuh, the checksum left as it was: a flipped bit on disk.
+  const std::string helper = fs::canonical(inc() / "detail" / "helper.cuh").string();
+  std::string bytes = read_text(store() / "scan-record");
+  const std::size_t at = bytes.find(helper);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + helper.size() + 40] ^= 1;  // after dev, ino, size, mtime, ctime: the hash
+  write_text(store() / "scan-record", bytes);
+  EXPECT_EQ(scan_fresh(read), expected);
+  EXPECT_EQ(read, 5u);  // the record was ignored whole
+  EXPECT_EQ(scan_fresh(read), expected);
+  EXPECT_EQ(read, 0u);  // and rewritten
+}
+
+TEST_F(ScanRecordAcrossProcesses, AStoreThatCannotBeWrittenScansAsWithoutOne) {
+  write_text(dir_.path() / "store", "a file where the store's folder should be");
+  use_record();
+  std::uint64_t read = 0;
+  const std::vector<HeaderDigest> headers = scan_fresh(read);
+  set_toolkit_names_folder({});
+  EXPECT_EQ(scan_fresh(read), headers);
 }
 
 }  // namespace

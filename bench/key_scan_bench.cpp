@@ -1,0 +1,173 @@
+// Key derivation for a CuPy-like program in a fresh process, with and without the header scan's
+// record between processes (core/src/key/scan_record.hpp).
+//
+// The workload: CuPy 14's include folders, built from this machine's CUDA toolkit (CUDA_PATH, else
+// /usr/local/cuda): `-I<cupy>/_cccl/cub -I<cupy>/_cccl/thrust -I<cupy>/_cccl/libcudacxx
+// -I<cupy>/_core/include -I<cuda>/include` as CuPy passes them (its CCCL is a user folder, so
+// every CCCL header an mdspan program reaches is a user header the key must cover), plus
+// `--std=c++17 -ftz=true --device-as-default-execution-space`, and the 25 mdspan programs of
+// tests/python/gpu/test_cupy_mdspan.py's shape (14 name expressions each).
+//
+//   BM_KeyScan/cupy25/fresh_no_record  a new process without the record: the 25 keys read, lex and
+//                                      hash every header once (the per-process memo kept, then)
+//   BM_KeyScan/cupy25/fresh_record     a new process with the store's record: headers are stat'ed
+//   BM_KeyScan/cupy25/warm             the same process again (the per-process memo)
+// A "new process" is forget_header_scans(): every per-process memo of the scan is dropped; the
+// store's files (toolkit names, the record) stay. Counter headers_read: files read a round.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cubby/cache.hpp"
+#include "key/include_scan.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kModules = 25;
+constexpr int kPerModule = 14;
+
+// The program text of every module (@NS@ replaced by the module's namespace).
+std::string module_source() {
+  std::ifstream in(fs::path(CUBBY_BENCH_WORKLOADS) / "cupy_like_mdspan.cu", std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Workload {
+  fs::path root;
+  std::vector<cubby::CompileRequest> requests;
+  std::string error;
+};
+
+fs::path cuda_root() {
+  const char* path = std::getenv("CUDA_PATH");
+  return path != nullptr && *path != '\0' ? fs::path(path) : fs::path("/usr/local/cuda");
+}
+
+// CuPy's layout under `root`, CCCL linked from the toolkit's include/cccl.
+Workload make_workload() {
+  Workload w;
+  const char* base = std::getenv("CUBBY_BENCH_DIR");
+  w.root = fs::path(base != nullptr && *base != '\0' ? base : fs::temp_directory_path().string()) /
+           ("cubby-key-scan-" + std::to_string(::getpid()));
+  const fs::path cccl = cuda_root() / "include" / "cccl";
+  if (!fs::is_directory(cccl / "cuda")) {
+    w.error = "no CCCL at " + cccl.string() + " (set CUDA_PATH)";
+    return w;
+  }
+  const fs::path cupy = w.root / "cupy" / "_core" / "include";
+  const fs::path bundled = cupy / "cupy" / "_cccl";
+  fs::create_directories(bundled / "libcudacxx");
+  fs::create_directories(bundled / "cub");
+  fs::create_directories(bundled / "thrust");
+  std::error_code ignored;
+  fs::create_directory_symlink(cccl / "cuda", bundled / "libcudacxx" / "cuda", ignored);
+  fs::create_directory_symlink(cccl / "nv", bundled / "libcudacxx" / "nv", ignored);
+  fs::create_directory_symlink(cccl / "cub", bundled / "cub" / "cub", ignored);
+  fs::create_directory_symlink(cccl / "thrust", bundled / "thrust" / "thrust", ignored);
+  std::ofstream(cupy / "cupy" / "carray.cuh") << "#pragma once\n#include <cuda/std/cstddef>\n";
+  const std::vector<std::string> options = {"-I" + (bundled / "cub").string(),
+                                            "-I" + (bundled / "thrust").string(),
+                                            "-I" + (bundled / "libcudacxx").string(),
+                                            "--std=c++17",
+                                            "-I" + cupy.string(),
+                                            "-I" + (cuda_root() / "include").string(),
+                                            "-ftz=true",
+                                            "--device-as-default-execution-space"};
+  const char* const types[] = {"float", "double", "int", "long long"};
+  const char* const layouts[] = {"cuda::std::layout_right", "cuda::std::layout_left"};
+  const std::string source = module_source();
+  if (source.find("@NS@") == std::string::npos) {
+    w.error = "cannot read " CUBBY_BENCH_WORKLOADS "/cupy_like_mdspan.cu";
+    return w;
+  }
+  for (int m = 0; m < kModules; ++m) {
+    cubby::CompileRequest request;
+    request.source = source;
+    for (std::size_t at; (at = request.source.find("@NS@")) != std::string::npos;) {
+      request.source.replace(at, 4, "m" + std::to_string(m));
+    }
+    request.options = options;
+    request.arch = "sm_90";
+    for (int i = 0; i < kPerModule; ++i) {
+      const int combo = 5 * m + i;
+      request.name_expressions.push_back("m" + std::to_string(m) + "::apply<" + types[combo % 4] +
+                                         ", cuda::std::dextents<size_t, " +
+                                         std::to_string(1 + combo % 3) + ">, " +
+                                         layouts[(combo / 3) % 2] + ">");
+    }
+    w.requests.push_back(std::move(request));
+  }
+  return w;
+}
+
+Workload& workload() {
+  static Workload w = make_workload();
+  return w;
+}
+
+enum class Mode { fresh_no_record, fresh_record, warm };
+
+void BM_KeyScan(benchmark::State& state, Mode mode) {
+  Workload& w = workload();
+  if (!w.error.empty()) {
+    state.SkipWithError(w.error.c_str());
+    return;
+  }
+  static int round = 0;
+  cubby::Config config;
+  config.dir = w.root / ("store-" + std::to_string(round++));
+  cubby::Cache cache(config);  // sets the store's tmp/ as the scan's folder (default too-new rule)
+  if (mode == Mode::fresh_no_record) {
+    // Nothing is new enough to be kept: the record stays empty (toolkit names are still kept).
+    cubby::set_toolkit_names_folder(config.dir / "tmp",
+                                    std::numeric_limits<std::int64_t>::max() / 2);
+  }
+  for (const auto& request : w.requests) benchmark::DoNotOptimize(cache.key_of(request));  // fill
+  std::uint64_t read = 0;
+  std::int64_t rounds = 0;
+  for (auto _ : state) {
+    if (mode != Mode::warm) {
+      state.PauseTiming();
+      cubby::forget_header_scans();
+      state.ResumeTiming();
+    }
+    const std::uint64_t before = cubby::header_files_read();
+    for (const auto& request : w.requests) benchmark::DoNotOptimize(cache.key_of(request));
+    read += cubby::header_files_read() - before;
+    ++rounds;
+  }
+  state.counters["headers_read"] =
+      rounds == 0 ? 0.0 : static_cast<double>(read) / static_cast<double>(rounds);
+  cubby::set_toolkit_names_folder({});
+  cubby::forget_header_scans();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const auto& [name, mode] :
+       {std::pair{"fresh_no_record", Mode::fresh_no_record},
+        std::pair{"fresh_record", Mode::fresh_record}, std::pair{"warm", Mode::warm}}) {
+    benchmark::RegisterBenchmark((std::string("BM_KeyScan/cupy25/") + name).c_str(), BM_KeyScan,
+                                 mode)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::error_code ignored;
+  fs::remove_all(workload().root, ignored);
+  return 0;
+}

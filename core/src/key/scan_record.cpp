@@ -1,0 +1,225 @@
+// The header scan's record between processes: its byte format and the merge-on-save table.
+#include "key/scan_record.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "key/include_lexer.hpp"
+#include "util/bytes.hpp"
+#include "util/hash.hpp"
+#include "util/io.hpp"
+
+namespace cubby {
+namespace {
+
+constexpr std::string_view kMagic = "cubby scan record\n";
+constexpr std::size_t kChecksumBytes = 16;
+
+void put_str(std::string& out, std::string_view text) {
+  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(text.size()));
+  out.append(text);
+}
+
+void put_list(std::string& out, const std::vector<std::string>& list) {
+  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(list.size()));
+  for (const std::string& item : list) put_str(out, item);
+}
+
+// Reads the grammar of scan_record.hpp from `bytes`, every read bounds-checked: a failed read
+// leaves `ok` false and every later read fails too.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool ok() const { return ok_; }
+  bool at_end() const { return at_ == bytes_.size(); }
+
+  template <class T>
+  T integer() {
+    if (!ok_ || bytes_.size() - at_ < sizeof(T)) {
+      ok_ = false;
+      return T{};
+    }
+    const T value = load_le<T>(bytes_, at_);
+    at_ += sizeof(T);
+    return value;
+  }
+  std::string_view raw(std::size_t size) {
+    if (!ok_ || bytes_.size() - at_ < size) {
+      ok_ = false;
+      return {};
+    }
+    const std::string_view out = bytes_.substr(at_, size);
+    at_ += size;
+    return out;
+  }
+  std::string str() { return std::string(raw(integer<std::uint32_t>())); }
+  std::vector<std::string> list() {
+    const auto count = integer<std::uint32_t>();
+    std::vector<std::string> out;
+    // Each item takes at least its 4-byte length: a count beyond what is left is corrupt.
+    if (!ok_ || count > (bytes_.size() - at_) / 4) {
+      ok_ = false;
+      return out;
+    }
+    out.reserve(count);
+    for (std::uint32_t i = 0; i < count && ok_; ++i) out.push_back(str());
+    return out;
+  }
+
+ private:
+  std::string_view bytes_;
+  std::size_t at_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+std::int64_t realtime_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+std::string encode_scan_record(const ScanEntries& entries) {
+  std::string out(kMagic);
+  put_le<std::uint32_t>(out, kScanRecordVersion);
+  put_le<std::uint32_t>(out, kIncludeLexerVersion);
+  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(entries.size()));
+  for (const auto& [path, scan] : entries) {
+    put_str(out, path);
+    put_le<std::uint64_t>(out, scan->dev);
+    put_le<std::uint64_t>(out, scan->ino);
+    put_le<std::uint64_t>(out, scan->size);
+    put_le<std::int64_t>(out, scan->mtime_ns);
+    put_le<std::int64_t>(out, scan->ctime_ns);
+    out.append(reinterpret_cast<const char*>(scan->content_hash.data()), scan->content_hash.size());
+    put_list(out, scan->includes);
+    put_list(out, scan->unresolvable);
+    put_list(out, scan->test_macros);
+    put_list(out, scan->forwards);
+    put_list(out, scan->calls);
+  }
+  const auto checksum = hash128(out);
+  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  return out;
+}
+
+std::optional<ScanEntries> decode_scan_record(std::string_view bytes) {
+  if (bytes.size() < kMagic.size() + 12 + kChecksumBytes || !bytes.starts_with(kMagic)) {
+    return std::nullopt;
+  }
+  const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
+  const auto checksum = hash128(body);
+  if (std::memcmp(checksum.data(), bytes.data() + body.size(), kChecksumBytes) != 0) {
+    return std::nullopt;
+  }
+  Reader in(body.substr(kMagic.size()));
+  if (in.integer<std::uint32_t>() != kScanRecordVersion ||
+      in.integer<std::uint32_t>() != kIncludeLexerVersion) {
+    return std::nullopt;
+  }
+  const auto count = in.integer<std::uint32_t>();
+  ScanEntries entries;
+  for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+    std::string path = in.str();
+    auto scan = std::make_shared<FileScan>();
+    scan->dev = in.integer<std::uint64_t>();
+    scan->ino = in.integer<std::uint64_t>();
+    scan->size = in.integer<std::uint64_t>();
+    scan->mtime_ns = in.integer<std::int64_t>();
+    scan->ctime_ns = in.integer<std::int64_t>();
+    const std::string_view hash = in.raw(scan->content_hash.size());
+    if (!in.ok()) break;
+    std::memcpy(scan->content_hash.data(), hash.data(), hash.size());
+    scan->includes = in.list();
+    scan->unresolvable = in.list();
+    scan->test_macros = in.list();
+    scan->forwards = in.list();
+    scan->calls = in.list();
+    entries.emplace_back(std::move(path), std::move(scan));
+  }
+  if (!in.ok() || !in.at_end()) return std::nullopt;
+  return entries;
+}
+
+ScanRecord::ScanRecord(std::filesystem::path file, std::int64_t too_new_ns, std::size_t max_entries)
+    : file_(std::move(file)), too_new_ns_(too_new_ns), max_entries_(max_entries) {}
+
+void ScanRecord::load_locked() {
+  if (loaded_) return;
+  loaded_ = true;
+  auto bytes = io::read_file(file_, kMaxBytes);
+  if (!bytes) return;
+  auto decoded = decode_scan_record(*bytes);
+  if (!decoded) return;
+  for (auto& [path, scan] : *decoded) entries_.try_emplace(std::move(path), std::move(scan));
+}
+
+std::shared_ptr<const FileScan> ScanRecord::find(const std::string& canonical,
+                                                 const struct stat& st) {
+  const std::lock_guard lock(mutex_);
+  load_locked();
+  const auto found = entries_.find(canonical);
+  if (found == entries_.end() || !found->second->matches(st)) return nullptr;
+  mine_.insert(canonical);
+  return found->second;
+}
+
+void ScanRecord::add(const std::string& canonical, std::shared_ptr<const FileScan> scan) {
+  // Too new: a stamp within too_new_ns_ of the read (or after it) may not change on a rewrite.
+  if (scan->read_ns == 0 ||
+      std::max(scan->mtime_ns, scan->ctime_ns) > scan->read_ns - too_new_ns_) {
+    return;
+  }
+  const std::lock_guard lock(mutex_);
+  load_locked();
+  entries_[canonical] = std::move(scan);
+  mine_.insert(canonical);
+  dirty_ = true;
+}
+
+void ScanRecord::save() {
+  const std::lock_guard saving(save_mutex_);
+  ScanEntries merged;
+  std::unordered_set<std::string> taken;
+  // The bytes are bounded as well as the entries (a header may list thousands of names).
+  std::uint64_t bytes_kept = 0;
+  const auto fits = [&](const std::string& path, const FileScan& scan) {
+    std::uint64_t size = path.size() + 100;
+    for (const auto* list :
+         {&scan.includes, &scan.unresolvable, &scan.test_macros, &scan.forwards, &scan.calls}) {
+      for (const std::string& item : *list) size += item.size() + 4;
+    }
+    bytes_kept += size;
+    return merged.size() < max_entries_ && bytes_kept <= kMaxBytes / 2;
+  };
+  {
+    const std::lock_guard lock(mutex_);
+    if (!dirty_) return;
+    dirty_ = false;
+    for (const std::string& path : mine_) {
+      if (auto found = entries_.find(path); found != entries_.end()) {
+        if (!fits(path, *found->second)) break;
+        merged.emplace_back(path, found->second);
+        taken.insert(path);
+      }
+    }
+  }
+  // Another process's entries, as on disk now (those this process read but did not use are not
+  // kept unless they are still there: a record only grows by what some process uses).
+  if (auto bytes = io::read_file(file_, kMaxBytes)) {
+    if (auto decoded = decode_scan_record(*bytes)) {
+      for (auto& [path, scan] : *decoded) {
+        if (taken.contains(path)) continue;
+        if (!fits(path, *scan)) break;
+        merged.emplace_back(std::move(path), std::move(scan));
+      }
+    }
+  }
+  (void)io::write_file_atomic(file_, encode_scan_record(merged));  // a cache: failure costs time
+}
+
+}  // namespace cubby

@@ -1,0 +1,127 @@
+// The header scan's record of the files it read, kept in the store between processes (ccache's
+// "direct mode" for the scan): a fresh process stats a header instead of reading, lexing and
+// hashing it again.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace cubby {
+
+// What one header file contributes to a scan: its content hash and what list_includes found in
+// it (include_lexer.hpp), valid while the file's identity (device, inode), size, mtime and ctime
+// (nanoseconds) are unchanged. `read_ns`: CLOCK_REALTIME nanoseconds taken before the file was
+// opened (0: unknown); not part of the record's file.
+struct FileScan {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::array<std::uint8_t, 16> content_hash{};
+  std::vector<std::string> includes;      // list_includes(content).names
+  std::vector<std::string> unresolvable;  // list_includes(content).unresolvable
+  std::vector<std::string> test_macros;   // list_includes(content).test_macros
+  std::vector<std::string> forwards;      // list_includes(content).forwards
+  std::vector<std::string> calls;         // list_includes(content).calls
+  std::int64_t read_ns = 0;
+
+  bool lists_anything() const {
+    return !includes.empty() || !unresolvable.empty() || !test_macros.empty() ||
+           !forwards.empty() || !calls.empty();
+  }
+  // Whether `st` (a stat of the file) shows the state this scan was taken in.
+  bool matches(const struct stat& st) const {
+    return dev == static_cast<std::uint64_t>(st.st_dev) &&
+           ino == static_cast<std::uint64_t>(st.st_ino) &&
+           size == static_cast<std::uint64_t>(st.st_size) && mtime_ns == mtime_of(st) &&
+           ctime_ns == ctime_of(st);
+  }
+  static std::int64_t mtime_of(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  static std::int64_t ctime_of(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  }
+};
+
+// CLOCK_REALTIME in nanoseconds: the clock file time stamps are taken from (Linux 6.13+
+// multigrain stamps are finer than time(2), which may lag them by most of a second).
+std::int64_t realtime_ns();
+
+// The record file's bytes:
+//   record  := magic version lexer count:u32 entry* checksum
+//   magic   := "cubby scan record\n" (18 bytes)
+//   version := u32 (kScanRecordVersion)     lexer := u32 (kIncludeLexerVersion, include_lexer.hpp)
+//   entry   := path:str dev:u64 ino:u64 size:u64 mtime_ns:i64 ctime_ns:i64 hash:16 bytes
+//              list{5}                       (includes, unresolvable, test_macros, forwards, calls)
+//   list    := count:u32 str*                str := length:u32 bytes
+//   checksum:= hash128 of everything before it (16 bytes)
+// Integers little-endian. Paths are canonical (realpath) and unique within a record.
+inline constexpr std::uint32_t kScanRecordVersion = 1;
+// The record's file name in the folder set_toolkit_names_folder chose (include_scan.hpp).
+inline constexpr std::string_view kScanRecordName = "scan-record";
+
+using ScanEntries = std::vector<std::pair<std::string, std::shared_ptr<const FileScan>>>;
+
+std::string encode_scan_record(const ScanEntries& entries);
+// The entries of `bytes`; nullopt for anything but a whole, intact record of this version and
+// lexer (bad magic, other version, truncation, trailing bytes, bad checksum).
+std::optional<ScanEntries> decode_scan_record(std::string_view bytes);
+
+// One store's record (the file `file`, usually <store>/tmp/scan-record), shared by the threads of
+// a process. Contract:
+// - `find` answers only for a file whose stat matches the recorded state exactly; the record is
+//   read once, on the first `find`, and a record file that is missing, unreadable or fails
+//   decode_scan_record counts as empty (it is rewritten by the next `save`): never a wrong scan.
+// - `add` keeps a scan only if it was taken from a file whose mtime and ctime are more than
+//   `too_new_ns` before the scan's `read_ns` (ccache's "too new" rule: a file may change again
+//   within one time stamp granule of the file system, keeping its size and time stamps; a stamp
+//   in the future is too new too). Others are left to the per-process memo.
+// - `save` writes the record if `add` kept something since the last save: the entries this
+//   process used or added, then those of the file on disk now (another process's, merged; last
+//   writer wins), at most `max_entries`, written to a temp file and renamed over `file` (readers
+//   never see a torn record). A failed write (read-only store) costs time only and is not
+//   reported.
+class ScanRecord {
+ public:
+  static constexpr std::int64_t kTooNewNs = 2'000'000'000;  // FAT's 2 s granule
+  static constexpr std::size_t kMaxEntries = 20'000;        // ~6 MB for CuPy-like headers
+  static constexpr std::uint64_t kMaxBytes = 64u << 20;     // a larger file is not read
+
+  explicit ScanRecord(std::filesystem::path file, std::int64_t too_new_ns = kTooNewNs,
+                      std::size_t max_entries = kMaxEntries);
+
+  const std::filesystem::path& file() const { return file_; }
+  std::int64_t too_new_ns() const { return too_new_ns_; }
+  std::shared_ptr<const FileScan> find(const std::string& canonical, const struct stat& st);
+  void add(const std::string& canonical, std::shared_ptr<const FileScan> scan);
+  void save();
+
+ private:
+  void load_locked();
+
+  std::filesystem::path file_;
+  std::int64_t too_new_ns_;
+  std::size_t max_entries_;
+  std::mutex mutex_;
+  std::mutex save_mutex_;  // one save at a time in a process
+  bool loaded_ = false;
+  std::unordered_map<std::string, std::shared_ptr<const FileScan>> entries_;
+  std::unordered_set<std::string> mine_;  // used or added by this process
+  bool dirty_ = false;
+};
+
+}  // namespace cubby
