@@ -152,7 +152,10 @@ double seconds_since(Clock::time_point start) {
 template <class Body>
 double timed(benchmark::State& state, Body&& body) {
   const auto start = Clock::now();
-  for (auto _ : state) body();
+  for (auto _ : state) {
+    body();
+    if (state.error_occurred()) break;  // google/benchmark requires leaving the loop after a skip
+  }
   const double total = seconds_since(start);
   return state.iterations() > 0 ? total / static_cast<double>(state.iterations()) : 0;
 }
@@ -184,19 +187,21 @@ fs::path fresh_dir(const std::string& family, const BenchWorkload& workload) {
 // process's cache), with NVRTC's automatic PCH when `pch`; the mean seconds of a round.
 double cold_rounds(benchmark::State& state, const BenchWorkload& workload, Bench& bench, bool pch,
                    const std::string& tag) {
-  int round = 0;
   return timed(state, [&] {
     state.PauseTiming();
-    const fs::path dir =
-        bench_root() / (tag + "-" + workload.name + "-" + std::to_string(::getpid()) + "-" +
-                        std::to_string(round++));
+    // Every round of every repetition (--benchmark_repetitions calls the family again) gets a
+    // store folder of its own, and with it a PCH folder of its own: each starts cold.
+    const fs::path dir = fresh_dir(tag, workload);
     state.ResumeTiming();
     cubby::Config config = config_at(dir);
     config.pch = pch;
     cubby::Cache cache(config);
     for (const auto& request : bench.requests) {
       auto result = cache.compile(request);
-      if (result.hit) state.SkipWithError("cold compile hit the cache");
+      if (result.hit) {
+        state.SkipWithError("cold compile hit the cache");
+        return;
+      }
       benchmark::DoNotOptimize(result);
     }
     const cubby::Stats stats = cache.stats();
