@@ -8,9 +8,7 @@
 // process (`cubby warm`; $CUBBY_CLI names another).
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,8 +41,7 @@
 #include "util/hash.hpp"
 #include "util/io.hpp"
 #include "util/process.hpp"
-
-extern char** environ;
+#include "util/spawn.hpp"
 
 // The `cubby` tool built with this benchmark (bench/CMakeLists.txt); empty: `cubby` on PATH.
 #ifndef CUBBY_BENCH_CLI
@@ -274,19 +271,9 @@ cubby::Result<void> write_manifest(const fs::path& dir, const std::string& suite
 // the settings that would make it anything but a local cold run (a remote tier, a read-only or
 // disabled cache, another store, a worker count, a suite to record).
 std::vector<std::string> warm_environment(bool pch) {
-  static const char* const kDropped[] = {
-      "CUBBY_PCH=", "CUBBY_REMOTE=", "CUBBY_READ_ONLY=", "CUBBY_DISABLE=",
-      "CUBBY_DIR=", "CUBBY_JOBS=",   "CUBBY_SUITE="};
-  std::vector<std::string> env;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view item(*entry);
-    if (std::none_of(std::begin(kDropped), std::end(kDropped),
-                     [&](const char* name) { return item.starts_with(name); })) {
-      env.emplace_back(item);
-    }
-  }
-  env.emplace_back(pch ? "CUBBY_PCH=1" : "CUBBY_PCH=0");
-  return env;
+  return cubby::child_environment({pch ? "CUBBY_PCH=1" : "CUBBY_PCH=0"},
+                                  {"CUBBY_REMOTE=", "CUBBY_READ_ONLY=", "CUBBY_DISABLE=",
+                                   "CUBBY_DIR=", "CUBBY_JOBS=", "CUBBY_SUITE="});
 }
 
 // What a child process did.
@@ -314,40 +301,25 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-std::vector<char*> c_strings(std::vector<std::string>& items) {
-  std::vector<char*> pointers;
-  for (auto& item : items) pointers.push_back(item.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
 // Runs `argv` (argv[0] searched on PATH when it holds no '/') with environment `env`, no stdin,
 // stdout into file `out` and stderr into file `err`, and waits for it to end.
 ToolRun run_tool(std::vector<std::string> argv, std::vector<std::string> env, const fs::path& out,
                  const fs::path& err) {
-  const std::vector<char*> args = c_strings(argv);
-  const std::vector<char*> envp = c_strings(env);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const double cpu_before = children_cpu_seconds();
-  pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
+  const std::string program = argv.front();
+  const auto pid = cubby::spawn(
+      {program,
+       std::move(argv),
+       std::move(env),
+       {cubby::ChildFd::open(STDIN_FILENO, "/dev/null", O_RDONLY),
+        cubby::ChildFd::open(STDOUT_FILENO, out.string(), O_WRONLY | O_CREAT | O_TRUNC),
+        cubby::ChildFd::open(STDERR_FILENO, err.string(), O_WRONLY | O_CREAT | O_TRUNC)}});
   ToolRun run;
-  if (spawned != 0) {
-    run.error = "cannot start " + argv[0] + " (" + std::strerror(spawned) +
-                "): build the cubby target or set CUBBY_CLI to the tool";
+  if (!pid) {
+    run.error = pid.error().message + ": build the cubby target or set CUBBY_CLI to the tool";
     return run;
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.exit_code = cubby::wait_exit_code(*pid);
   run.cpu_seconds = children_cpu_seconds() - cpu_before;
   run.out = read_text(out);
   std::string errors = read_text(err);
