@@ -31,16 +31,18 @@ TEST(SummaryLine, CountsHitsByTierCompilesAndTimeSaved) {
   time.hit_ms = 3.24;
   time.misses = 1;
   time.miss_ms = 1600;
+  // The wording of cubby::summary_lines (shared with the pytest plugin and `cubby stats`).
   EXPECT_EQ(summary_line(stats, time, "/s"),
-            "[cubby] 24 hits (memory 2, disk 22) in 3.2 ms, 1 compile (1.5 s), 31.2 s of "
-            "compiling saved; store /s");
+            "[cubby] hits: 24 (memory 2, disk 22, remote 0), misses: 0, compiles: 1 (1.50 s), "
+            "compile time saved: 31.20 s; hit lookups: 3.2 ms; store /s");
   // Hits that did not go through cubby::testing::compile have no lookup time to show.
   EXPECT_EQ(summary_line(stats, LookupTime{}, "/s"),
-            "[cubby] 24 hits (memory 2, disk 22), 1 compile (1.5 s), 31.2 s of compiling saved; "
-            "store /s");
+            "[cubby] hits: 24 (memory 2, disk 22, remote 0), misses: 0, compiles: 1 (1.50 s), "
+            "compile time saved: 31.20 s; store /s");
   Stats none;
   EXPECT_EQ(summary_line(none, LookupTime{}, "/s"),
-            "[cubby] 0 hits (memory 0, disk 0), 0 compiles, 0.0 s of compiling saved; store /s");
+            "[cubby] hits: 0 (memory 0, disk 0, remote 0), misses: 0, compiles: 0 (0.00 s), "
+            "compile time saved: 0.00 s; store /s");
 }
 
 TEST(SummaryLine, LookupTimeDifferenceIsFieldByField) {

@@ -26,7 +26,7 @@ fi
 
 # Cold: the warm-up compiles the program once.
 step ctest --test-dir "$work/build" -R 'cubby_warm_up' -V
-grep -q '\[cubby\] 0 hits (memory 0, disk 0), 1 compile (' "$work/log" \
+grep -q '\[cubby\] hits: 0 (memory 0, disk 0, remote 0), misses: [0-9]*, compiles: 1 (' "$work/log" \
   || fail "the warm-up did not compile exactly one program"
 # Everything, in parallel: the warm-up again, then the tests; consumer_tests_post fails on any compile.
 step ctest --test-dir "$work/build" -j2 --output-on-failure
