@@ -169,8 +169,7 @@ TEST_F(ListenerReports, WarmLookupTimeIsCountedOncePerCall) {
   // The summary line shows the same lookups.
   EXPECT_NE(run.output.find("[cubby] hits: 3 (memory 1, disk 2, remote 0), "), std::string::npos)
       << run.output;
-  EXPECT_NE(run.output.find("; hit lookups: "), std::string::npos)
-      << run.output;
+  EXPECT_NE(run.output.find("; hit lookups: "), std::string::npos) << run.output;
 }
 
 // Test name -> (result, cubby_compiles) of every test that ran, from an XML report.
