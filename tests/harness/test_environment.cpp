@@ -88,14 +88,18 @@ TEST_F(EnvironmentRuns, PrintsTheSummaryColdThenWarm) {
   const std::vector<std::string> filter = {"--gtest_filter=Child.CompilesAlpha:Child.ReusesAlpha"};
   const ChildRun cold = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
   ASSERT_EQ(cold.exit_code, 0) << cold.output;
-  EXPECT_NE(cold.output.find("[cubby] 1 hit (memory 1, disk 0) in "), std::string::npos)
+  EXPECT_NE(
+      cold.output.find("[cubby] hits: 1 (memory 1, disk 0, remote 0), misses: 1, compiles: 1 ("),
+      std::string::npos)
       << cold.output;
-  EXPECT_NE(cold.output.find(" ms, 1 compile ("), std::string::npos) << cold.output;
+  EXPECT_NE(cold.output.find("; hit lookups: "), std::string::npos) << cold.output;
   const ChildRun warm = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
-  EXPECT_NE(warm.output.find("[cubby] 2 hits (memory 1, disk 1) in "), std::string::npos)
+  EXPECT_NE(
+      warm.output.find("[cubby] hits: 2 (memory 1, disk 1, remote 0), misses: 0, compiles: 0 ("),
+      std::string::npos)
       << warm.output;
-  EXPECT_NE(warm.output.find(" ms, 0 compiles, "), std::string::npos) << warm.output;
+  EXPECT_NE(warm.output.find("; hit lookups: "), std::string::npos) << warm.output;
   EXPECT_NE(warm.output.find("; store " + store()), std::string::npos);
 }
 
