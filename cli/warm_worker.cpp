@@ -102,8 +102,8 @@ int run_worker(Config config, long parent_pid) {
     ::sigprocmask(SIG_BLOCK, &term, nullptr);
     const WorkerReply reply = warm_one(cache, bytes, wait);
     cache.finish();
-    if (io::write_all(kReplyFd, reply_line(reply)) != 0)
-      return kExitFailed;  // the coordinator is gone
+    // A reply that cannot be written: the coordinator is gone.
+    if (io::write_all(kReplyFd, reply_line(reply)) != 0) return kExitFailed;
     ::sigprocmask(SIG_UNBLOCK, &term, nullptr);
   }
   return kExitOk;
