@@ -229,7 +229,7 @@ CONF
 stop_nginx() { stop_by_pid_file "$1/nginx.pid" QUIT; }
 
 # start_redis_fleet DIR: one server of each Redis backend on loopback, for the remote benchmarks
-# (bench/cubby_bench.cpp, CUBBY_BENCH_BACKENDS): plain TCP and a unix socket (one server), TLS
+# (bench/remote.cpp, CUBBY_BENCH_BACKENDS): plain TCP and a unix socket (one server), TLS
 # (a CA and a server certificate made with openssl) and a cluster of 3 masters (redis-cli
 # --cluster create). Exports CUBBY_BENCH_BACKENDS and CUBBY_REMOTE_CA_FILE; returns 1, with the
 # reason in redis_why, when one does not start. stop_redis_fleet DIR ends them all.

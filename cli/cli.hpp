@@ -92,8 +92,6 @@ CLI::Validator finite_number(double min, double max, bool min_excluded = false);
 // not a regular file (a FIFO, /dev/zero: never a hang or an unbounded read), or is over
 // io::kMaxReadBytes.
 std::string read_input(const std::string& path);
-// Writes all of `bytes` to `fd` (EINTR retried); false (errno set) when it cannot.
-bool write_all(int fd, std::string_view bytes);
 // Writes bytes to `path` (--cubin-out); operation failure (exit 1) if it cannot.
 void write_output(const std::string& path, const std::string& bytes);
 

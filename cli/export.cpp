@@ -68,7 +68,8 @@ class Destination {
       auto written = temp_->write(bytes);
       return written ? std::string() : written.error().message;
     }
-    return write_all(fd_, bytes) ? std::string() : std::strerror(errno);
+    const int error = io::write_all(fd_, bytes);
+    return error == 0 ? std::string() : std::strerror(error);
   }
   // Publishes the archive (renames the temp file over FILE); "" or what went wrong.
   std::string commit() {

@@ -10,6 +10,7 @@
 
 #include "cache/store_config.hpp"
 #include "cli.hpp"
+#include "cubby/stats_summary.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/remote/remote.hpp"
 #include "util/io.hpp"
@@ -34,6 +35,20 @@ std::vector<std::pair<std::string_view, std::string_view>> shown_counters() {
 std::int64_t counter(const Counters& counters, std::string_view name) {
   const auto found = counters.find(name);
   return found == counters.end() ? 0 : found->second;
+}
+
+// The process counters of `counters` (persisted names; times in microseconds) as Stats.
+Stats stats_of(const Counters& counters) {
+  Stats stats;
+  for (const StatInfo& stat : kStats) {
+    const std::int64_t value = std::max<std::int64_t>(counter(counters, stat.persisted), 0);
+    if (stat.ms != nullptr) {
+      stats.*stat.ms = static_cast<double>(value) / 1000.0;
+    } else {
+      stats.*stat.count = static_cast<std::uint64_t>(value);
+    }
+  }
+  return stats;
 }
 
 // <store>/stats/zeroed: the Unix time in ms of the last `cubby stats --zero` ("since" of stats).
@@ -130,8 +145,6 @@ int run_stats(const Common& common, bool zero) {
   const std::int64_t lookups = hits + counter(counters, "misses");
   const double hit_rate =
       lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0;
-  const double compile_ms = static_cast<double>(counter(counters, "compile_us")) / 1000.0;
-  const double saved_ms = static_cast<double>(counter(counters, "compile_us_saved")) / 1000.0;
   // Mean time of a remote lookup (hit or miss).
   const std::int64_t remote_lookups =
       counter(counters, "hits_remote") + counter(counters, "remote_misses");
@@ -176,11 +189,11 @@ int run_stats(const Common& common, bool zero) {
   char rate[16];
   std::snprintf(rate, sizeof rate, "%.1f%%", hit_rate * 100.0);
   rows.emplace_back("hit rate", rate);
-  rows.emplace_back("compile time", format_ms(compile_ms));
-  rows.emplace_back("compile time saved", format_ms(saved_ms));
   if (!config.remote_url.empty()) rows.emplace_back("remote", redact_remote_url(config.remote_url));
-  if (remote_lookups > 0) rows.emplace_back("remote latency", format_ms(remote_ms) + " per lookup");
   print_rows(rows);
+  // The summary every front end prints (cubby/stats_summary.hpp): times, time saved, the remote.
+  std::cout << '\n';
+  for (const std::string& line : summary_lines(stats_of(counters))) std::cout << line << '\n';
   return kExitOk;
 }
 

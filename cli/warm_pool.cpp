@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,9 +15,9 @@
 #include <string_view>
 
 #include "cli.hpp"
+#include "util/io.hpp"
 #include "util/process.hpp"
-
-extern char** environ;
+#include "util/spawn.hpp"
 
 namespace cubby::cli {
 namespace {
@@ -58,47 +57,26 @@ std::optional<Worker> spawn_worker(const PoolOptions& options) {
     ::close(in[1]);
     return std::nullopt;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], kReplyFd);
-  if (options.silence_workers) {
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  }
-  posix_spawn_file_actions_adddup2(&actions, 2, 1);
-  std::vector<std::string> args{"cubby"};
-  args.insert(args.end(), options.worker_args.begin(), options.worker_args.end());
-  args.push_back("--parent");
-  args.push_back(std::to_string(::getpid()));
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view item(*entry);
-    const bool replaced = std::any_of(
-        options.worker_env.begin(), options.worker_env.end(), [&](const std::string& set) {
-          return item.substr(0, item.find('=') + 1) == set.substr(0, set.find('=') + 1);
-        });
-    if (!replaced) env.emplace_back(item);
-  }
-  env.insert(env.end(), options.worker_env.begin(), options.worker_env.end());
-  std::vector<char*> envp;
-  for (std::string& item : env) envp.push_back(item.data());
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  const int spawned =
-      ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
+  SpawnRequest request;
+  request.program = "/proc/self/exe";
+  request.argv = {"cubby"};
+  request.argv.insert(request.argv.end(), options.worker_args.begin(), options.worker_args.end());
+  request.argv.push_back("--parent");
+  request.argv.push_back(std::to_string(::getpid()));
+  request.env = child_environment(options.worker_env);
+  request.fds = {ChildFd::dup(in[0], 0), ChildFd::dup(out[1], kReplyFd)};
+  if (options.silence_workers) request.fds.push_back(ChildFd::open(2, "/dev/null", O_WRONLY));
+  request.fds.push_back(ChildFd::dup(2, 1));
+  const Result<pid_t> pid = spawn(request);
   ::close(in[0]);
   ::close(out[1]);
-  if (spawned != 0) {
+  if (!pid) {
     ::close(in[1]);
     ::close(out[0]);
     return std::nullopt;
   }
   ::fcntl(out[0], F_SETFL, ::fcntl(out[0], F_GETFL) | O_NONBLOCK);
-  return Worker{pid, in[1], out[0], {}, std::nullopt, {}};
+  return Worker{*pid, in[1], out[0], {}, std::nullopt, {}};
 }
 
 // Kills (when `kill`) and reaps `worker`; what its exit status says, for messages.
@@ -194,7 +172,7 @@ class Pool {
     const std::string header = std::to_string(bytes.size()) + (task.wait ? " wait" : " try") + "\n";
     worker.task = task;
     worker.deadline = Clock::now() + options_.timeout;
-    if (!write_all(worker.to, header) || !write_all(worker.to, bytes)) {
+    if (io::write_all(worker.to, header) != 0 || io::write_all(worker.to, bytes) != 0) {
       lose(worker, "worker process " + end_worker(worker, true) + " before it took the task");
     }
   }

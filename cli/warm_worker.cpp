@@ -10,6 +10,7 @@
 #include "cubby/cache.hpp"
 #include "format/recipe.hpp"
 #include "storage/local/lock.hpp"
+#include "util/io.hpp"
 #include "warm/replay.hpp"
 #include "warm_pool.hpp"
 
@@ -101,7 +102,8 @@ int run_worker(Config config, long parent_pid) {
     ::sigprocmask(SIG_BLOCK, &term, nullptr);
     const WorkerReply reply = warm_one(cache, bytes, wait);
     cache.finish();
-    if (!write_all(kReplyFd, reply_line(reply))) return kExitFailed;  // the coordinator is gone
+    // A reply that cannot be written: the coordinator is gone.
+    if (io::write_all(kReplyFd, reply_line(reply)) != 0) return kExitFailed;
     ::sigprocmask(SIG_UNBLOCK, &term, nullptr);
   }
   return kExitOk;

@@ -3,62 +3,23 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
+#include "cubby/stats_summary.hpp"
 #include "cubby/testing/kernel_test.hpp"
 #include "cubby/testing/listener.hpp"
 #include "cubby/testing/session.hpp"
 
 namespace cubby::testing {
-namespace {
-
-std::string seconds(double ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", ms / 1000.0);
-  return text;
-}
-
-std::string plural(std::uint64_t count, const char* word) {
-  return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
-}
-
-}  // namespace
 
 std::string summary_line(const Stats& stats, const LookupTime& time, const std::string& store) {
-  const std::uint64_t hits = stats.hits_memory + stats.hits_disk + stats.hits_remote;
-  std::string line = "[cubby] " + plural(hits, "hit") + " (memory " +
-                     std::to_string(stats.hits_memory) + ", disk " +
-                     std::to_string(stats.hits_disk);
-  if (stats.hits_remote != 0) line += ", remote " + std::to_string(stats.hits_remote);
-  line += ")";
+  std::string line = "[cubby] ";
+  const std::vector<std::string> parts = summary_lines(stats);
+  for (std::size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : "; ") + parts[i];
   if (time.hits != 0) {
-    char lookups[32];
-    std::snprintf(lookups, sizeof lookups, " in %.1f ms", time.hit_ms);
+    char lookups[48];
+    std::snprintf(lookups, sizeof lookups, "; hit lookups: %.1f ms", time.hit_ms);
     line += lookups;
-  }
-  line += ", " + plural(stats.compiles, "compile");
-  if (stats.compiles != 0) line += " (" + seconds(stats.compile_ms) + ")";
-  line += ", " + seconds(stats.compile_ms_saved) + " of compiling saved";
-  if (stats.corrupt != 0)
-    line += ", " + std::to_string(stats.corrupt) + " corrupt entries repaired";
-  if (stats.failed_writes != 0) {
-    line += ", " + std::to_string(stats.failed_writes) + " failed writes";
-  }
-  // The remote tier, when it was asked: lookups, why they missed, what was shared.
-  const std::uint64_t remote_lookups = stats.hits_remote + stats.remote_misses;
-  if (remote_lookups != 0 || stats.remote_writes != 0) {
-    char latency[32];
-    std::snprintf(
-        latency, sizeof latency, "%.2f ms",
-        remote_lookups != 0 ? stats.remote_ms / static_cast<double>(remote_lookups) : 0.0);
-    line += "; remote: " + std::to_string(stats.hits_remote) + "/" +
-            std::to_string(remote_lookups) + " hits, " + latency + " per lookup, " +
-            plural(stats.remote_writes, "write");
-    for (const auto& [count, what] :
-         {std::pair{stats.remote_errors, "errors"}, std::pair{stats.remote_timeouts, "timeouts"},
-          std::pair{stats.remote_skipped, "skipped"}, std::pair{stats.remote_rejected, "rejected"},
-          std::pair{stats.remote_writes_dropped, "writes dropped"}}) {
-      if (count != 0) line += ", " + std::to_string(count) + " " + what;
-    }
   }
   return line + "; store " + store;
 }

@@ -31,16 +31,18 @@ TEST(SummaryLine, CountsHitsByTierCompilesAndTimeSaved) {
   time.hit_ms = 3.24;
   time.misses = 1;
   time.miss_ms = 1600;
+  // The wording of cubby::summary_lines (shared with the pytest plugin and `cubby stats`).
   EXPECT_EQ(summary_line(stats, time, "/s"),
-            "[cubby] 24 hits (memory 2, disk 22) in 3.2 ms, 1 compile (1.5 s), 31.2 s of "
-            "compiling saved; store /s");
+            "[cubby] hits: 24 (memory 2, disk 22, remote 0), misses: 0, compiles: 1 (1.50 s), "
+            "compile time saved: 31.20 s; hit lookups: 3.2 ms; store /s");
   // Hits that did not go through cubby::testing::compile have no lookup time to show.
   EXPECT_EQ(summary_line(stats, LookupTime{}, "/s"),
-            "[cubby] 24 hits (memory 2, disk 22), 1 compile (1.5 s), 31.2 s of compiling saved; "
-            "store /s");
+            "[cubby] hits: 24 (memory 2, disk 22, remote 0), misses: 0, compiles: 1 (1.50 s), "
+            "compile time saved: 31.20 s; store /s");
   Stats none;
   EXPECT_EQ(summary_line(none, LookupTime{}, "/s"),
-            "[cubby] 0 hits (memory 0, disk 0), 0 compiles, 0.0 s of compiling saved; store /s");
+            "[cubby] hits: 0 (memory 0, disk 0, remote 0), misses: 0, compiles: 0 (0.00 s), "
+            "compile time saved: 0.00 s; store /s");
 }
 
 TEST(SummaryLine, LookupTimeDifferenceIsFieldByField) {
@@ -86,14 +88,18 @@ TEST_F(EnvironmentRuns, PrintsTheSummaryColdThenWarm) {
   const std::vector<std::string> filter = {"--gtest_filter=Child.CompilesAlpha:Child.ReusesAlpha"};
   const ChildRun cold = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
   ASSERT_EQ(cold.exit_code, 0) << cold.output;
-  EXPECT_NE(cold.output.find("[cubby] 1 hit (memory 1, disk 0) in "), std::string::npos)
+  EXPECT_NE(
+      cold.output.find("[cubby] hits: 1 (memory 1, disk 0, remote 0), misses: 1, compiles: 1 ("),
+      std::string::npos)
       << cold.output;
-  EXPECT_NE(cold.output.find(" ms, 1 compile ("), std::string::npos) << cold.output;
+  EXPECT_NE(cold.output.find("; hit lookups: "), std::string::npos) << cold.output;
   const ChildRun warm = run_child(scratch_.path(), filter, {{"CUBBY_DIR", store()}});
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
-  EXPECT_NE(warm.output.find("[cubby] 2 hits (memory 1, disk 1) in "), std::string::npos)
+  EXPECT_NE(
+      warm.output.find("[cubby] hits: 2 (memory 1, disk 1, remote 0), misses: 0, compiles: 0 ("),
+      std::string::npos)
       << warm.output;
-  EXPECT_NE(warm.output.find(" ms, 0 compiles, "), std::string::npos) << warm.output;
+  EXPECT_NE(warm.output.find("; hit lookups: "), std::string::npos) << warm.output;
   EXPECT_NE(warm.output.find("; store " + store()), std::string::npos);
 }
 

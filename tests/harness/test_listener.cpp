@@ -167,8 +167,9 @@ TEST_F(ListenerReports, WarmLookupTimeIsCountedOncePerCall) {
   EXPECT_EQ(xml_attribute(xml, "testsuites", "cubby_miss_ms"), "0.000");
   EXPECT_GE(attribute_ms(xml, "testsuites", "cubby_arch_probe_ms"), 0.0);
   // The summary line shows the same lookups.
-  EXPECT_NE(run.output.find("[cubby] 3 hits (memory 1, disk 2) in "), std::string::npos)
+  EXPECT_NE(run.output.find("[cubby] hits: 3 (memory 1, disk 2, remote 0), "), std::string::npos)
       << run.output;
+  EXPECT_NE(run.output.find("; hit lookups: "), std::string::npos) << run.output;
 }
 
 // Test name -> (result, cubby_compiles) of every test that ran, from an XML report.

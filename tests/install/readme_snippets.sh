@@ -58,7 +58,7 @@ if [ -f "$prefix/$libdir/cmake/cubby/cubbyGTestTargets.cmake" ]; then
   step ctest --test-dir "$work/gtest/build" --output-on-failure
   grep -q '100% tests passed' "$work/log" || fail "the README's GoogleTest example failed"
   step "$work/gtest/build/my_kernel_tests"
-  grep -q '\[cubby\] 1 hit (memory 0, disk 1)' "$work/log" || fail "the README's GoogleTest example is not warm"
+  grep -q '\[cubby\] hits: 1 (memory 0, disk 1, remote 0)' "$work/log" || fail "the README's GoogleTest example is not warm"
 else
   echo "README GoogleTest example skipped: $prefix has no GoogleTest harness"
 fi

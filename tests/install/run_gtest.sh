@@ -26,7 +26,7 @@ fi
 
 # Cold: the warm-up compiles the program once.
 step ctest --test-dir "$work/build" -R 'cubby_warm_up' -V
-grep -q '\[cubby\] 0 hits (memory 0, disk 0), 1 compile (' "$work/log" \
+grep -q '\[cubby\] hits: 0 (memory 0, disk 0, remote 0), misses: [0-9]*, compiles: 1 (' "$work/log" \
   || fail "the warm-up did not compile exactly one program"
 # Everything, in parallel: the warm-up again, then the tests; consumer_tests_post fails on any compile.
 step ctest --test-dir "$work/build" -j2 --output-on-failure
@@ -35,10 +35,10 @@ grep -q '100% tests passed, 0 tests failed out of 7' "$work/log" || fail "not ev
 # cubby_warm fixture compiles the program before the tests, so the warm-up finds it.
 rm -rf "$CUBBY_DIR/entries"
 step ctest --test-dir "$work/build" -R 'cubby_warm' -V
-grep -q '\[cubby\] 1 hit (memory 0, disk 1) in [0-9.]* ms, 0 compiles, ' "$work/log" \
+grep -q '\[cubby\] hits: 1 (memory 0, disk 1, remote 0), misses: 0, compiles: 0 (.*; hit lookups: [0-9.]* ms;' "$work/log" \
   || fail "the cubby_warm fixture did not compile the recorded program before the warm-up"
 # A direct run is warm.
 step "$work/build/consumer_tests" --gtest_filter='Fill.*' --cubby_require_warm
-grep -q '\[cubby\] 1 hit (memory 0, disk 1) in [0-9.]* ms, 0 compiles, ' "$work/log" \
+grep -q '\[cubby\] hits: 1 (memory 0, disk 1, remote 0), misses: 0, compiles: 0 (.*; hit lookups: [0-9.]* ms;' "$work/log" \
   || fail "the direct run was not one disk hit"
 echo "find_package(cubby COMPONENTS gtest) consumer OK"

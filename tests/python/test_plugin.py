@@ -49,7 +49,7 @@ def test_the_summary_adds_up_every_counter_the_library_reports(tmp_path):
     # The plugin lists no counter names: it sums every number of a stats line, so each counter of
     # libcubby's table (cubby_stats_json's keys) reaches the session's totals.
     import cubby
-    from cubby import plugin
+    from cubby import _summary
 
     with cubby.Cache(tmp_path / "store") as handle:
         names = sorted(handle.stats())
@@ -58,8 +58,8 @@ def test_the_summary_adds_up_every_counter_the_library_reports(tmp_path):
     line = {name: index + 1 for index, name in enumerate(names)}
     line["pid"] = 4242
     total: dict = {}
-    plugin._add(total, line)
-    plugin._add(total, line)
+    _summary.add_counters(total, line)
+    _summary.add_counters(total, line)
     assert total == {name: 2 * (index + 1) for index, name in enumerate(names)}
 
 

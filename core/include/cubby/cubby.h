@@ -102,6 +102,14 @@ CUBBY_API double cubby_result_elapsed_ms(const cubby_result* result);
  * own), whatever happens to the handle. */
 CUBBY_API const char* cubby_stats_json(cubby_cache* cache);
 
+/* The end-of-run summary of a set of counters, in the one wording of the GoogleTest harness, the
+ * pytest plugin and `cubby stats`: lines separated by '\n' (none after the last), the first
+ * "hits: ..., misses: ..., compiles: ..., compile time saved: ...". `stats_json` is a JSON object
+ * of counters named as cubby_stats_json writes them (sums of such objects too): members it does
+ * not name are ignored, missing ones are 0. NULL when it is not a JSON object (cubby_last_error
+ * says why). The string lives until this thread's next call of cubby_stats_summary. */
+CUBBY_API const char* cubby_stats_summary(const char* stats_json);
+
 /* The store folder of this handle (absolute or as given). Lives as long as the handle. */
 CUBBY_API const char* cubby_store_dir(cubby_cache* cache);
 

@@ -30,6 +30,7 @@
 #include "cubby/error.hpp"
 #include "cubby/key.hpp"
 #include "cubby/prefetch.hpp"
+#include "cubby/stats_summary.hpp"
 #include "cubby/version.hpp"
 #include "stats/stats_report.hpp"
 #include "storage/local/disk.hpp"
@@ -652,3 +653,29 @@ const char* cubby_prefetch_note(const cubby_prefetch* prefetch) {
 void cubby_prefetch_stop(cubby_prefetch* prefetch) { delete prefetch; }
 
 }  // extern "C"
+
+// The end-of-run summary (stats/stats_summary): the pytest plugin prints these lines.
+namespace {
+thread_local std::string stats_summary;  // storage for cubby_stats_summary's answer
+}  // namespace
+
+extern "C" const char* cubby_stats_summary(const char* stats_json) {
+  try {
+    const nlohmann::json document =
+        nlohmann::json::parse(stats_json == nullptr ? "" : stats_json, nullptr, false);
+    if (document.is_discarded()) {
+      throw cubby::Error(cubby::Errc::invalid_argument,
+                         "cubby_stats_summary: stats_json is not JSON; pass an object of counters "
+                         "as cubby_stats_json writes it");
+    }
+    stats_summary.clear();
+    for (const std::string& line : cubby::summary_lines(cubby::stats_from_json(document))) {
+      if (!stats_summary.empty()) stats_summary += '\n';
+      stats_summary += line;
+    }
+    return stats_summary.c_str();
+  } catch (...) {
+    record_current_exception();
+    return nullptr;
+  }
+}

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "cubby/error.hpp"
+
 namespace cubby {
 
 std::string json_text(const nlohmann::json& document) {
@@ -24,6 +26,27 @@ nlohmann::json stats_to_json(const Stats& stats) {
     }
   }
   return out;
+}
+
+Stats stats_from_json(const nlohmann::json& document) {
+  if (!document.is_object()) {
+    throw Error(Errc::invalid_argument,
+                "the counters are not a JSON object; pass one as cubby_stats_json writes it");
+  }
+  Stats stats;
+  for (const StatInfo& stat : kStats) {
+    const auto found = document.find(std::string(stat.name));
+    if (found == document.end() || !found->is_number()) continue;
+    const double value = found->get<double>();
+    if (!(value > 0)) continue;
+    if (stat.ms != nullptr) {
+      stats.*stat.ms = value;
+    } else {
+      stats.*stat.count = found->is_number_unsigned() ? found->get<std::uint64_t>()
+                                                      : static_cast<std::uint64_t>(value);
+    }
+  }
+  return stats;
 }
 
 void report_stats_to_file(const Stats& stats) noexcept {

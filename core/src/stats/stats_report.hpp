@@ -18,6 +18,12 @@ std::string json_text(const nlohmann::json& document);
 // `stats` as a JSON object: one member per counter of kStats (cubby/stats.hpp), by its name.
 nlohmann::json stats_to_json(const Stats& stats);
 
+// The counters of a JSON object with members named as stats_to_json writes them (a
+// CUBBY_STATS_FILE line, cubby_stats_json, sums of those): members it does not name are ignored,
+// missing ones are 0, a negative or non-numeric one is 0. Throws cubby::Error
+// (Errc::invalid_argument) when `document` is not an object.
+Stats stats_from_json(const nlohmann::json& document);
+
 // When CUBBY_STATS_FILE names a file, appends `stats_to_json(stats)` plus "pid" as one line with a
 // single O_APPEND write (lines of concurrent processes never interleave), creating the file if
 // needed. Does nothing when the variable is unset or empty or when no counter is set. Never

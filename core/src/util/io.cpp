@@ -100,7 +100,10 @@ std::uint64_t random_u64() {
   return engine() ^ (counter.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b97f4a7c15ull);
 }
 
-// Writes all of `bytes` to `fd`, retrying short writes and EINTR. Returns 0 or an errno.
+}  // namespace
+
+void inject_write_failure(int error) { injected_write_failure.store(error); }
+
 int write_all(int fd, std::string_view bytes) {
   const char* data = bytes.data();
   std::size_t left = bytes.size();
@@ -116,10 +119,6 @@ int write_all(int fd, std::string_view bytes) {
   }
   return 0;
 }
-
-}  // namespace
-
-void inject_write_failure(int error) { injected_write_failure.store(error); }
 
 std::string file_type_name(unsigned mode) {
   switch (mode & S_IFMT) {

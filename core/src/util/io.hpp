@@ -38,6 +38,11 @@ Result<std::string> read_file_refresh(const std::filesystem::path& path,
 // "a FIFO", "a symbolic link", "a folder", ... for an st_mode (what read_file refuses).
 std::string file_type_name(unsigned mode);
 
+// Writes all of `bytes` to `fd` (a pipe, a socket, a file), retrying short writes and EINTR:
+// 0, or the errno of the write that failed (EIO for a write that wrote nothing). The one write
+// loop of the library and its tools.
+int write_all(int fd, std::string_view bytes);
+
 // How a new file's permission bits are set.
 enum class FileMode : std::uint8_t {
   group_shared,  // 0664 whatever the umask (the store: a group shares it)

@@ -3,20 +3,17 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <system_error>
 #include <vector>
 
 #include "storage/local/manifests.hpp"
 #include "util/process.hpp"
-
-extern char** environ;
+#include "util/spawn.hpp"
 
 namespace cubby {
 namespace {
@@ -97,21 +94,14 @@ void Prefetch::start(const Config& config) {
     args.push_back("--jobs");
     args.push_back(std::to_string(config.jobs));
   }
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);  // it prints no result
-  pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, cli.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    note_ = "prefetch is off: could not start " + cli.string() + ": " +
-            std::system_category().message(spawned);
+  // It prints no result: its stdout goes to /dev/null.
+  auto pid =
+      spawn({cli, std::move(args), child_environment(), {ChildFd::open(1, "/dev/null", O_WRONLY)}});
+  if (!pid) {
+    note_ = "prefetch is off: " + pid.error().message;
     return;
   }
-  pid_ = pid;
+  pid_ = *pid;
 }
 
 Prefetch::~Prefetch() { stop(); }

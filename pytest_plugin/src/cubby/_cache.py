@@ -367,6 +367,17 @@ class Cache:
         return f"cubby.Cache({state!r})"
 
 
+def summary_lines(counters: Dict[str, float]) -> List[str]:
+    """The end-of-run summary of ``counters`` (by name, as Cache.stats() gives them, or sums of
+    those; other members are ignored): libcubby's lines (cubby_stats_summary), the wording the
+    GoogleTest harness and `cubby stats` print too."""
+    lib = _library.lib()
+    text = lib.cubby_stats_summary(json.dumps(counters).encode())
+    if text is None:
+        raise Error(_text(lib.cubby_last_error()))
+    return _text(text).split("\n")
+
+
 def live_caches() -> List[Cache]:
     """The handles open in this process."""
     return [cache for cache in list(_live) if cache._handle is not None]

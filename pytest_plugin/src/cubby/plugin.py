@@ -2,7 +2,7 @@
 
 Installed, it stays out of the way of sessions that do not use cubby: it is active only when the
 session configures it (a ``--cubby-*`` option, a ``CUBBY_*`` variable or a ``cubby_*`` ini key of
-``_SETTINGS``) or when a collected test uses the ``cubby_cache`` fixture or CuPy (>= 14, imported
+``_settings.SETTINGS``) or when a collected test uses the ``cubby_cache`` fixture or CuPy (>= 14, imported
 by the test modules). An inactive session loads no libcubby, exports nothing and prints nothing
 (one line with ``-v``). An active one works as follows.
 
@@ -11,6 +11,11 @@ wins over the environment, which wins over the ini file. The resolved store sett
 into ``os.environ`` so that processes started by tests (C++ test binaries, ``cubby`` itself) use
 the same store, and every process reports its counters to a per-session stats file
 (``CUBBY_STATS_FILE``), which the summary adds up across pytest-xdist workers.
+
+The parts: _settings (options, ini keys, variables and their precedence), _summary (the counters
+and the terminal summary section), _require_warm (``--cubby-require-warm``'s findings); this
+module holds the plugin's life in a session: activation, the exported environment, CuPy and the
+prefetch, per-test properties, xdist.
 """
 
 from __future__ import annotations
@@ -20,132 +25,22 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional
 
 import pytest
 
 from . import _cache, cupy_adapter
 from ._errors import Error
 from ._prefetch import Prefetch
+from ._require_warm import RequireWarm
+from ._settings import Settings, add_options, resolve
+from ._summary import Section, StatsFile, add_counters, write_section
 
-# (name, flag, kind, variable, help): kind "path" | "str" | "bool".
-_SETTINGS = [
-    ("dir", "--cubby-dir", "path", "CUBBY_DIR", "the store folder"),
-    ("disable", "--no-cubby", "bool", "CUBBY_DISABLE",
-     "always compile; neither read nor write the store"),
-    ("max_size", "--cubby-max-size", "str", "CUBBY_MAX_SIZE",
-     "size bound of the store (500M, 5G, bytes)"),
-    ("remote", "--cubby-remote", "str", "CUBBY_REMOTE", "remote tier URL (redis://host:port/db)"),
-    ("base_dir", "--cubby-base-dir", "path", "CUBBY_BASE_DIR",
-     "paths under this folder enter keys relative to it (checkouts in other folders share "
-     "entries; in an ini file, '.' is the ini file's folder)"),
-    ("require_warm", "--cubby-require-warm", "bool", "CUBBY_REQUIRE_WARM",
-     "fail every test that compiles a kernel (the store must already hold it)"),
-    ("clear", "--cubby-clear", "bool", "CUBBY_CLEAR", "empty the store before the session"),
-    ("no_cupy", "--no-cubby-cupy", "bool", "CUBBY_NO_CUPY",
-     "CuPy compiles its own way: cubby neither keys nor stores CuPy's kernels"),
-    ("suite", "--cubby-suite", "str", "CUBBY_SUITE",
-     "name under which the session records its kernels for `cubby warm` and prefetch "
-     "(default: pytest-<rootdir name>)"),
-    ("jobs", "--cubby-jobs", "str", "CUBBY_JOBS",
-     "worker processes of the prefetch (default: one per core)"),
-    ("no_prefetch", "--no-cubby-prefetch", "bool", "CUBBY_NO_PREFETCH",
-     "do not compile the kernels an earlier session recorded in worker processes at the start"),
-]
-_EXPORTED = ("CUBBY_DIR", "CUBBY_DISABLE", "CUBBY_MAX_SIZE", "CUBBY_REMOTE", "CUBBY_BASE_DIR",
-             "CUBBY_STATS_FILE", "CUBBY_SUITE", "CUBBY_JOBS", "CUBBY_PREFETCH")
-# Fields of a stats line (a CUBBY_STATS_FILE line, Cache.stats(), the CuPy backend's counters)
-# that are not counters: every other number is summed, so the counters' names come from libcubby
-# (its counter table, cubby/stats.hpp, as cubby_stats_json writes it) and are not listed here.
-_NOT_COUNTERS = ("pid",)
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off", "")
 FIXTURE = "cubby_cache"  # the session fixture; a test that uses it activates the plugin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("cubby", "cubby: persistent NVRTC kernel cache")
-    for name, flag, kind, variable, text in _SETTINGS:
-        help_text = f"{text} (ini: cubby_{name}, env: {variable})"
-        if kind == "bool":
-            group.addoption(flag, action="store_true", default=None, dest=f"cubby_{name}",
-                            help=help_text)
-        else:
-            group.addoption(flag, action="store", default=None, dest=f"cubby_{name}",
-                            metavar="VALUE", help=help_text)
-        parser.addini(f"cubby_{name}", help_text, default=None)
-
-
-def _parse_bool(value: str, where: str) -> bool:
-    text = value.strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise pytest.UsageError(f"cubby: {where}={value!r} is not a boolean; use 1/0, true/false, "
-                            "yes/no or on/off")
-
-
-@dataclass
-class Settings:
-    values: Dict[str, object] = field(default_factory=dict)
-    origin: Dict[str, str] = field(default_factory=dict)  # name -> "--cubby-dir", "CUBBY_DIR", ...
-
-    def given(self) -> List[str]:
-        """Where the session configured cubby: the origins of the settings it gave."""
-        return [origin for origin in self.origin.values() if origin != "default"]
-
-
-def resolve(config: pytest.Config) -> Settings:
-    """Each setting from the command line, else the environment, else the ini file."""
-    settings = Settings()
-    ini_dir = str(config.inipath.parent) if config.inipath else str(config.rootpath)
-    for name, flag, kind, variable, _ in _SETTINGS:
-        cli = config.getoption(f"cubby_{name}")
-        env = os.environ.get(variable, "")
-        ini = config.getini(f"cubby_{name}") or ""
-        if cli is not None:
-            value, origin = cli, flag
-        elif env != "":
-            value, origin = env, variable
-        elif ini != "":
-            value, origin = ini, f"ini cubby_{name}"
-        else:
-            value, origin = None, "default"
-        if kind == "bool":
-            value = False if value is None else (value if isinstance(value, bool)
-                                                 else _parse_bool(str(value), origin))
-        elif kind == "path" and value is not None:
-            base = ini_dir if origin.startswith("ini") else os.getcwd()
-            value = os.path.abspath(os.path.join(base, os.path.expanduser(str(value))))
-        settings.values[name] = value
-        settings.origin[name] = origin
-    return settings
-
-
-def _read_stats_file(path: Optional[str], offset: int = 0) -> Tuple[List[dict], int]:
-    """The JSON lines of a stats file from byte `offset`, and the offset after them."""
-    if not path or not os.path.exists(path):
-        return [], offset
-    with open(path, "rb") as file:
-        file.seek(offset)
-        data = file.read()
-    end = data.rfind(b"\n") + 1  # a line still being written is read next time
-    lines = []
-    for raw in data[:end].splitlines():
-        try:
-            lines.append(json.loads(raw))
-        except ValueError:
-            continue
-    return lines, offset + end
-
-
-def _add(total: Dict[str, float], part: Dict[str, float]) -> None:
-    for name, value in part.items():
-        if name in _NOT_COUNTERS or isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        total[name] = total.get(name, 0) + value
+    add_options(parser)
 
 
 class CubbyPlugin:
@@ -159,20 +54,15 @@ class CubbyPlugin:
         self.active_because = ""  # "" until activate()
         self.saved_env: Dict[str, Optional[str]] = {}
         self.session_dir: Optional[str] = None
-        self.stats_file: Optional[str] = None
-        self.stats_offset = 0
-        self.file_totals: Dict[str, float] = {}  # the stats file's lines read so far, added up
-        self.file_pids: set = set()
-        self.child_compiles_seen: List[dict] = []  # stats lines of other processes that compiled
+        self.stats_file: Optional[StatsFile] = None  # set by activate()
         self.test_start: Dict[str, float] = {}  # local_totals() when the running test started
-        self.cold: List[str] = []  # require-warm findings since the last report
+        self.require_warm = RequireWarm() if settings.values["require_warm"] else None
         self.library_error: Optional[str] = None
         self.cleared: Optional[int] = None
         self.cupy_note = ""
         self.cupy: Optional[cupy_adapter.Installed] = None
         self.cupy_cache: Optional[_cache.Cache] = None
         self.cupy_pending = False  # active, CuPy not imported yet: start_cupy_if_imported
-        self.fixture_cache: Optional[_cache.Cache] = None
         self.totals: Dict[str, float] = {}
         self.workers = 0
         self.prefetch: Optional[Prefetch] = None
@@ -190,7 +80,7 @@ class CubbyPlugin:
             return
         self.active_because = because
         self.session_dir = tempfile.mkdtemp(prefix="cubby-pytest-")
-        self.stats_file = os.path.join(self.session_dir, "stats.jsonl")
+        self.stats_file = StatsFile(os.path.join(self.session_dir, "stats.jsonl"))
         self.start()
 
     def export(self) -> None:
@@ -201,7 +91,7 @@ class CubbyPlugin:
             "CUBBY_MAX_SIZE": values["max_size"],
             "CUBBY_REMOTE": values["remote"],
             "CUBBY_BASE_DIR": values["base_dir"],
-            "CUBBY_STATS_FILE": self.stats_file,
+            "CUBBY_STATS_FILE": self.stats_file.path if self.stats_file else None,
             "CUBBY_SUITE": self.suite(),
             "CUBBY_JOBS": values["jobs"],
             "CUBBY_PREFETCH": "0" if values["no_prefetch"] else None,
@@ -224,8 +114,9 @@ class CubbyPlugin:
 
     def start(self) -> None:
         self.export()
-        _cache._compile_observers.append(self.on_compile)
-        cupy_adapter._save_observers.append(self.on_cupy_save)
+        if self.require_warm is not None:
+            _cache._compile_observers.append(self.require_warm.on_compile)
+            cupy_adapter._save_observers.append(self.require_warm.on_cupy_save)
         try:
             if self.settings.values["clear"] and not self.worker:
                 with _cache.Cache() as cache:
@@ -285,10 +176,11 @@ class CubbyPlugin:
         if self.prefetch is not None:
             self.prefetch.stop()
             self.prefetch = None
-        if self.on_compile in _cache._compile_observers:
-            _cache._compile_observers.remove(self.on_compile)
-        if self.on_cupy_save in cupy_adapter._save_observers:
-            cupy_adapter._save_observers.remove(self.on_cupy_save)
+        if self.require_warm is not None:
+            if self.require_warm.on_compile in _cache._compile_observers:
+                _cache._compile_observers.remove(self.require_warm.on_compile)
+            if self.require_warm.on_cupy_save in cupy_adapter._save_observers:
+                cupy_adapter._save_observers.remove(self.require_warm.on_cupy_save)
         if self.cupy is not None:
             self.cupy.uninstall()
             self.cupy = None
@@ -301,56 +193,29 @@ class CubbyPlugin:
     # -- counters ---------------------------------------------------------------------------
     def read_stats_file(self) -> None:
         """Adds the stats file's new lines (closed handles of this process and of its children)
-        to file_totals; with require-warm, those of other processes that compiled wait in
-        child_compiles_seen."""
-        lines, self.stats_offset = _read_stats_file(self.stats_file, self.stats_offset)
-        for line in lines:
-            _add(self.file_totals, line)
-            self.file_pids.add(line.get("pid"))
-            if (self.settings.values["require_warm"] and line.get("compiles", 0)
-                    and line.get("pid") != os.getpid()):
-                self.child_compiles_seen.append(line)
+        to its totals; with require-warm, those of other processes that compiled are findings."""
+        if self.stats_file is None:
+            return
+        for line in self.stats_file.read():
+            if self.require_warm is not None:
+                self.require_warm.saw_stats_line(line)
 
     def local_totals(self) -> Dict[str, float]:
         """This process's counters: its open handles, the closed ones and its children."""
         self.read_stats_file()
-        total: Dict[str, float] = dict(self.file_totals)
-        pids = set(self.file_pids)
+        total: Dict[str, float] = dict(self.stats_file.totals) if self.stats_file else {}
+        pids = set(self.stats_file.pids) if self.stats_file else set()
         for cache in _cache.live_caches():
             try:
-                _add(total, cache.stats())
+                add_counters(total, cache.stats())
             except Error:
                 continue
         total["processes"] = len(pids - {os.getpid()}) + 1
         if self.cupy is not None:
-            _add(total, self.cupy.counters())
+            add_counters(total, self.cupy.counters())
         return total
 
-    # -- require-warm -----------------------------------------------------------------------
-    def on_compile(self, cache, result, request) -> None:
-        if result.hit or not self.settings.values["require_warm"]:
-            return
-        try:  # the one key-dump layout of `cubby compile --explain` (cubby_explain_text)
-            dump = cache.explain_text(request.source, request.name_expressions, request.options,
-                                      request.arch, request.program_name)
-        except Error as error:
-            dump = f"(key fields unavailable: {error})\n"
-        self.cold.append(f"compiled {result.key} (store {cache.dir}); compare with that run's "
-                         f"`cubby compile --explain`:\n{dump.rstrip()}")
-
-    def on_cupy_save(self, name: str) -> None:
-        if self.settings.values["require_warm"]:
-            self.cold.append(f"CuPy compiled {name!r} (cubby namespace "
-                             f"'{cupy_adapter.NAMESPACE}' had no entry for it)")
-
-    def child_compiles(self) -> List[str]:
-        self.read_stats_file()
-        lines, self.child_compiles_seen = self.child_compiles_seen, []
-        return [f"process {line.get('pid')} (started by this test) compiled "
-                f"{line['compiles']} kernel(s); run it with `cubby compile --explain` "
-                "or CUBBY_DIR set to see their key fields" for line in lines]
-
-    # -- per-test properties ----------------------------------------------------------------
+    # -- per-test properties and require-warm -----------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
         self.start_cupy_if_imported()
@@ -377,16 +242,14 @@ class CubbyPlugin:
         if self.active and call.when == "teardown":
             self.record_properties(item)  # before the teardown report copies user_properties
         outcome = yield
-        if not self.active or not self.settings.values["require_warm"]:
+        if not self.active or self.require_warm is None:
             return
         report = outcome.get_result()
-        cold = self.cold + self.child_compiles()
-        self.cold = []
-        if cold and report.outcome != "failed":
+        self.read_stats_file()
+        failure = self.require_warm.failure(call.when)
+        if failure is not None and report.outcome != "failed":
             report.outcome = "failed"
-            report.longrepr = (
-                f"cubby: --cubby-require-warm: {len(cold)} compile(s) during {call.when}; the "
-                "store was required to hold every kernel:\n" + "\n".join(cold))
+            report.longrepr = failure
 
     # -- activation by use, fixtures, summary, xdist ----------------------------------------
     def pytest_collection_finish(self, session):
@@ -422,12 +285,12 @@ class CubbyPlugin:
         if self.worker:
             self.config.workeroutput["cubby"] = json.dumps(local)
         else:
-            _add(self.totals, local)
+            add_counters(self.totals, local)
 
     def add_worker(self, output: Optional[str]) -> None:
         if output:
             self.workers += 1
-            _add(self.totals, json.loads(output))
+            add_counters(self.totals, json.loads(output))
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.worker:
@@ -438,79 +301,14 @@ class CubbyPlugin:
                     "cubby: inactive (no --cubby-* option, CUBBY_* variable or cubby_* ini key, "
                     f"and no test used the {FIXTURE} fixture or CuPy)")
             return
-        t = self.totals
-        write = terminalreporter.write_line
         terminalreporter.section("cubby")
-        values, origin = self.settings.values, self.settings.origin
-        store = values["dir"] or os.environ.get("CUBBY_DIR") or "(default)"
-        usage = ""
-        try:
-            with _cache.Cache() as cache:
-                store = cache.dir
-                entries, size = cache.usage(estimate=True)  # no walk of a big store at exit
-                usage = f", {entries} entries, {size / 2**20:.1f} MiB"
-        except Error as error:
-            self.library_error = self.library_error or str(error)
-        write(f"store: {store} (from {origin['dir']}){usage}"
-              + (", disabled (--no-cubby)" if values["disable"] else ""))
-        if self.library_error is not None:
-            write(f"error: {self.library_error}")
-        if self.cleared is not None:
-            write(f"cleared {self.cleared} entries before the session (--cubby-clear)")
-        hits = int(t.get("hits_memory", 0) + t.get("hits_disk", 0) + t.get("hits_remote", 0))
-        write(f"hits: {hits} (memory {int(t.get('hits_memory', 0))}, disk "
-              f"{int(t.get('hits_disk', 0))}, remote {int(t.get('hits_remote', 0))}), misses: "
-              f"{int(t.get('misses', 0))}, compiles: {int(t.get('compiles', 0))} "
-              f"({t.get('compile_ms', 0) / 1000:.2f} s), compile time saved: "
-              f"{t.get('compile_ms_saved', 0) / 1000:.2f} s")
-        if t.get("waited_for_others", 0):
-            write(f"duplicate compiles avoided: {int(t['waited_for_others'])} (lookups that waited "
-                  "for another process compiling the same kernel and got its result)")
-        extra = [f"corrupt {int(t[n])}" for n in ("corrupt",) if t.get(n)]
-        extra += [f"failed writes {int(t[n])}" for n in ("failed_writes",) if t.get(n)]
-        extra += [f"compile failures {int(t[n])}" for n in ("compile_failures",) if t.get(n)]
-        if extra:
-            write("problems: " + ", ".join(extra))
-        remote_lookups = int(t.get("hits_remote", 0) + t.get("remote_misses", 0))
-        if remote_lookups or t.get("remote_writes", 0):
-            # Counts only: the URL may hold credentials, so it is never printed.
-            why = [f"{n.replace('remote_', '').replace('_', ' ')} {int(t[n])}"
-                   for n in ("remote_errors", "remote_timeouts", "remote_skipped",
-                             "remote_rejected", "remote_writes_dropped") if t.get(n)]
-            write(f"remote: {int(t.get('hits_remote', 0))}/{remote_lookups} hits, "
-                  f"{t.get('remote_ms', 0) / max(remote_lookups, 1):.2f} ms per lookup, "
-                  f"{int(t.get('remote_writes', 0))} writes, "
-                  f"{t.get('remote_bytes_read', 0) / 2**20:.1f} MiB in, "
-                  f"{t.get('remote_bytes_written', 0) / 2**20:.1f} MiB out"
-                  + (" (" + ", ".join(why) + ")" if why else ""))
-        write(f"processes: {int(t.get('processes', 0))} (xdist workers: {self.workers})")
-        if self.prefetch_note:
-            write(f"prefetch: {self.prefetch_note}")
-        self.write_cupy_line(write, t)
-
-    def write_cupy_line(self, write, t: Dict[str, float]) -> None:
-        """The summary's one CuPy line: how CuPy's compiles went (through cubby, CuPy's own way by
-        reason, or the blob path's loads)."""
-        blob = t.get("cupy_hits", 0) or t.get("cupy_misses", 0) or t.get("cupy_saves", 0)
-        own = {name[len("cupy_own:"):]: int(value) for name, value in sorted(t.items())
-               if name.startswith("cupy_own:") and value}
-        via = int(t.get("cupy_via_cubby", 0))
-        note = self.cupy_note
-        if self.cupy is None and (blob or via or own) and self.workers:
-            note = "installed in the xdist workers"  # the workers imported CuPy, not this one
-        if not note:
-            return
-        detail = ""
-        if via or own:
-            detail = f"; {via} program(s) through cubby"
-            if own:
-                detail += (f", {sum(own.values())} CuPy's own way ("
-                           + ", ".join(f"{reason} {count}" for reason, count in own.items()) + ")")
-        elif blob:
-            detail = (f"; loads hit {int(t.get('cupy_hits', 0))}, missed "
-                      f"{int(t.get('cupy_misses', 0))}, saved {int(t.get('cupy_saves', 0))}, "
-                      f"{t.get('cupy_load_ms', 0):.0f} ms in lookups")
-        write(f"cupy: {note}{detail}")
+        values = self.settings.values
+        write_section(terminalreporter.write_line, self.totals, Section(
+            store=values["dir"] or os.environ.get("CUBBY_DIR") or "(default)",
+            store_origin=self.settings.origin["dir"], disabled=bool(values["disable"]),
+            library_error=self.library_error, cleared=self.cleared, workers=self.workers,
+            prefetch_note=self.prefetch_note, cupy_note=self.cupy_note,
+            cupy_installed=self.cupy is not None))
 
 
 class _XdistHooks:

@@ -1,10 +1,12 @@
 // Tests for core/src/io.cpp: whole-file reads and atomic, group-shareable writes.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -338,6 +340,37 @@ TEST(Io, ConcurrentWritersLeaveOneWholeFile) {
   }
   for (auto& writer : writers) writer.join();
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"shared"});
+}
+
+// write_all: the one write loop (warm_pool's task pipes, the worker's replies, exports).
+TEST(WriteAll, WritesEverythingThroughAPipeSmallerThanTheBytes) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string bytes(1 << 20, 'x');  // far beyond a pipe's 64 KiB: many short writes
+  std::string got;
+  std::thread reader([&] {
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0)
+      got.append(buffer, static_cast<std::size_t>(n));
+  });
+  EXPECT_EQ(io::write_all(fds[1], bytes), 0);
+  ::close(fds[1]);
+  reader.join();
+  ::close(fds[0]);
+  EXPECT_EQ(got, bytes);
+}
+
+TEST(WriteAll, GivesTheErrnoOfTheWriteThatFailed) {
+  EXPECT_EQ(io::write_all(-1, "x"), EBADF);
+  EXPECT_EQ(io::write_all(-1, ""), 0);  // nothing to write, nothing written
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);
+  const auto previous = ::signal(SIGPIPE, SIG_IGN);
+  EXPECT_EQ(io::write_all(fds[1], "to nobody"), EPIPE);  // the reader is gone (warm_pool's case)
+  ::signal(SIGPIPE, previous);
+  ::close(fds[1]);
 }
 
 }  // namespace

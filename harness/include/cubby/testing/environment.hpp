@@ -33,9 +33,11 @@ class Environment : public ::testing::Environment {
   LookupTime time_start_{};
 };
 
-// The one-line summary of `stats` and `time` (what Environment prints), e.g.
-// "[cubby] 24 hits (memory 0, disk 24) in 3.2 ms, 0 compiles, 31.2 s of compiling saved; store
-// /tmp/s" ("in ..." : time.hit_ms, shown when time.hits is not 0).
+// The one-line summary of `stats` and `time` (what Environment prints): the lines of
+// cubby::summary_lines (cubby/stats_summary.hpp: the wording the pytest plugin and `cubby stats`
+// share) joined by "; ", then the time the hits' lookups took (time.hit_ms, when time.hits is not
+// 0) and the store, e.g. "[cubby] hits: 24 (memory 0, disk 24, remote 0), misses: 0, compiles: 0
+// (0.00 s), compile time saved: 31.20 s; hit lookups: 3.2 ms; store /tmp/s".
 std::string summary_line(const Stats& stats, const LookupTime& time, const std::string& store);
 
 // `after - before`, field by field (cubby/cache.hpp).

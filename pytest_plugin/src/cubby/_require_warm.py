@@ -1,0 +1,50 @@
+"""``--cubby-require-warm``: a test that compiles a kernel fails, with the key fields of what it
+compiled (through this process's Cache handles, CuPy's own way, or a process the test started)."""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+from . import cupy_adapter
+from ._errors import Error
+
+
+class RequireWarm:
+    """The compiles seen since the last report; the plugin registers on_compile and on_cupy_save
+    as observers and hands it the stats-file lines of other processes (saw_stats_line)."""
+
+    def __init__(self) -> None:
+        self.cold: List[str] = []  # compiles of this process since the last report
+        self.children: List[str] = []  # compiles of processes the test started, likewise
+
+    def on_compile(self, cache, result, request) -> None:
+        if result.hit:
+            return
+        try:  # the one key-dump layout of `cubby compile --explain` (cubby_explain_text)
+            dump = cache.explain_text(request.source, request.name_expressions, request.options,
+                                      request.arch, request.program_name)
+        except Error as error:
+            dump = f"(key fields unavailable: {error})\n"
+        self.cold.append(f"compiled {result.key} (store {cache.dir}); compare with that run's "
+                         f"`cubby compile --explain`:\n{dump.rstrip()}")
+
+    def on_cupy_save(self, name: str) -> None:
+        self.cold.append(f"CuPy compiled {name!r} (cubby namespace "
+                         f"'{cupy_adapter.NAMESPACE}' had no entry for it)")
+
+    def saw_stats_line(self, line: dict) -> None:
+        """A CUBBY_STATS_FILE line: another process (started by the test) that compiled counts."""
+        if line.get("compiles", 0) and line.get("pid") != os.getpid():
+            self.children.append(f"process {line.get('pid')} (started by this test) compiled "
+                             f"{line['compiles']} kernel(s); run it with `cubby compile --explain` "
+                             "or CUBBY_DIR set to see their key fields")
+
+    def failure(self, when: str) -> Optional[str]:
+        """What fails the test's `when` phase (None: nothing compiled); forgets the findings."""
+        cold = self.cold + self.children
+        self.cold, self.children = [], []
+        if not cold:
+            return None
+        return (f"cubby: --cubby-require-warm: {len(cold)} compile(s) during {when}; the store was "
+                "required to hold every kernel:\n" + "\n".join(cold))
