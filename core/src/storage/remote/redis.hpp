@@ -37,10 +37,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "storage/remote/deadline.hpp"
 #include "storage/remote/redis_cluster.hpp"
 #include "storage/remote/redis_connection.hpp"
 #include "storage/remote/redis_url.hpp"
@@ -82,6 +84,23 @@ class RedisBackend final : public RemoteBackend {
   // Redirections one call follows at most.
   static constexpr int kMaxRedirects = 3;
 
+  struct ReplyFree {
+    void operator()(void* reply) const;
+  };
+  // A command's answer: hiredis's reply (a redisReply), except a bulk string, whose bytes are
+  // read straight into `bulk` (values are hundreds of KB: no copies through the parser's
+  // buffers). Empty when the command gave no answer.
+  struct Answer {
+    std::unique_ptr<void, ReplyFree> reply;
+    std::optional<std::string> bulk;
+
+    explicit operator bool() const { return reply != nullptr || bulk.has_value(); }
+    // REDIS_REPLY_* (STRING for `bulk`).
+    int type() const;
+    // An error's or status's text, or the bulk string.
+    std::string_view text() const;
+  };
+
  private:
   struct ReaderFree {
     void operator()(redisReader* reader) const;
@@ -93,11 +112,7 @@ class RedisBackend final : public RemoteBackend {
     std::unique_ptr<redisReader, ReaderFree> reader;
   };
   using ConnectionPtr = std::unique_ptr<Connection>;
-  struct ReplyFree {
-    void operator()(void* reply) const;
-  };
-  using Reply = std::unique_ptr<void, ReplyFree>;
-  using Clock = std::chrono::steady_clock;
+  using Clock = RemoteClock;
 
   // The longest bulk reply to a command other than GET (SET, DEL, AUTH, SELECT answer a status).
   static constexpr std::uint64_t kMaxStatusReply = 64 << 10;
@@ -108,26 +123,26 @@ class RedisBackend final : public RemoteBackend {
   // (following redirections); a failure is counted. A bulk reply declared longer than `limit` and
   // any array reply are rejected unread (Errc::corrupt, counted). An error reply other than a
   // per-key one fails the call (see the header comment).
-  Result<Reply> call(std::string_view name, std::initializer_list<std::string_view> args,
-                     std::uint64_t limit = kMaxStatusReply);
+  Result<Answer> call(std::string_view name, std::initializer_list<std::string_view> args,
+                      std::uint64_t limit = kMaxStatusReply);
   // One command on a pooled connection to `endpoint`, after ASKING when `asking`.
-  Result<Reply> call_on(const RedisEndpoint& endpoint, std::initializer_list<std::string_view> args,
-                        std::uint64_t limit, bool asking, Clock::time_point deadline);
+  Result<Answer> call_on(const RedisEndpoint& endpoint,
+                         std::initializer_list<std::string_view> args, std::uint64_t limit,
+                         bool asking, RemoteDeadline deadline);
   // A new connection to `endpoint`, authenticated and on its database, by `deadline`; a failure
   // is counted.
-  Result<ConnectionPtr> connect(const RedisEndpoint& endpoint, Clock::time_point deadline);
+  Result<ConnectionPtr> connect(const RedisEndpoint& endpoint, RemoteDeadline deadline);
   // An idle pooled connection to `endpoint` (or the one connect_ahead is opening), else a new
   // one, by `deadline`.
-  Result<ConnectionPtr> pooled_connection(const RedisEndpoint& endpoint,
-                                          Clock::time_point deadline);
+  Result<ConnectionPtr> pooled_connection(const RedisEndpoint& endpoint, RemoteDeadline deadline);
   void pool(ConnectionPtr connection);
   // The failure of a call whose connection broke or timed out (counted as a timeout or error).
-  Failure connection_failure(const RedisConnection& stream, Clock::time_point deadline,
+  Failure connection_failure(const RedisConnection& stream, RemoteDeadline deadline,
                              const std::string& doing);
   // Re-reads the slot map from `from` by `deadline`; false (nothing changed) when it cannot.
-  bool refresh_slots(const RedisEndpoint& from, Clock::time_point deadline);
+  bool refresh_slots(const RedisEndpoint& from, RemoteDeadline deadline);
   // Where Redis key `name` goes: its slot's master in cluster mode, else the URL's server.
-  RedisEndpoint route(std::string_view name, Clock::time_point deadline);
+  RedisEndpoint route(std::string_view name, RemoteDeadline deadline);
   // In cluster mode, a failure of `node` alone: its slots are skipped for the back-off.
   Failure node_failed(const RedisEndpoint& node, Failure failure);
   std::string timed_out() const;
