@@ -117,7 +117,9 @@ class RedisCluster {
       auto node = RedisServer::start(
           why, {"--cluster-enabled", "yes", "--cluster-config-file", "{dir}/nodes.conf",
                 "--cluster-port", std::to_string(RedisServer::free_port()),
-                "--cluster-node-timeout", "2000"});
+                "--cluster-node-timeout", "2000",
+                // the other masters keep serving their slots when one is killed
+                "--cluster-require-full-coverage", "no"});
       if (!node) return nullptr;
       create += " 127.0.0.1:" + std::to_string(node->port());
       out->masters_.push_back(std::move(node));
@@ -143,6 +145,14 @@ class RedisCluster {
   std::vector<std::unique_ptr<RedisServer>>& masters() { return masters_; }
   // A plain redis:// URL of one node (any node serves as the way in).
   std::string url(std::size_t node = 0) const { return masters_[node]->url(); }
+  // A redis:// URL of every node, `first` first (redis://host:port,host:port,...).
+  std::string seeds_url(std::size_t first = 0) const {
+    std::string out = url(first);
+    for (std::size_t i = 0; i < masters_.size(); ++i) {
+      if (i != first) out += "," + url(i).substr(std::string_view("redis://").size());
+    }
+    return out;
+  }
 
  private:
   static bool state_ok(const RedisServer& node) {

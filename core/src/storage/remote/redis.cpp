@@ -199,7 +199,14 @@ RedisBackend::RedisBackend(const RedisOptions& options, std::uint64_t max_value,
       max_value_(max_value),
       counted_(counted),
       tls_(std::move(tls)),
-      resolver_(options.resolver) {}
+      resolver_(options.resolver) {
+  seeds_.push_back(home_);
+  for (const RedisHost& node : options.url.more_seeds) seeds_.push_back({node.host, node.port, {}});
+}
+
+bool RedisBackend::is_seed(const RedisEndpoint& endpoint) const {
+  return std::find(seeds_.begin(), seeds_.end(), endpoint) != seeds_.end();
+}
 
 RedisBackend::~RedisBackend() {
   if (connector_.joinable()) connector_.join();
@@ -282,7 +289,12 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
     connecting_ = true;
   }
   auto run = [this, failed = std::move(failed)] {
-    auto connection = connect(home_, remote_deadline(timeout_));
+    // The URL's first node, else (a cluster URL) the next one that accepts.
+    const RemoteDeadline deadline = remote_deadline(timeout_);
+    auto connection = connect(seeds_.front(), deadline);
+    for (std::size_t next = 1; !connection && next < seeds_.size() && !passed(deadline); ++next) {
+      connection = connect(seeds_[next], deadline);
+    }
     const bool connected = connection.ok();
     if (!connected) failed(connection.error());
     std::lock_guard lock(pool_mutex_);
@@ -304,11 +316,11 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
 Result<RedisBackend::ConnectionPtr> RedisBackend::pooled_connection(const RedisEndpoint& endpoint,
                                                                     RemoteDeadline deadline) {
   {
-    // A connection being opened ahead (to the URL's server) is waited for rather than opened
+    // A connection being opened ahead (to a node the URL names) is waited for rather than opened
     // twice (its connect and handshake have a deadline of their own, before this call's); if it
     // failed, this call is skipped as the breaker it tripped would have skipped it.
     std::unique_lock lock(pool_mutex_);
-    const bool waited = connecting_ && endpoint == home_;
+    const bool waited = connecting_ && is_seed(endpoint);
     if (waited && !connected_cv_.wait_until(lock, deadline, [&] { return !connecting_; })) {
       counted_.add(Stat::remote_timeouts);
       return fail(Errc::io, location_, ": ", timed_out());
@@ -399,6 +411,7 @@ RedisEndpoint RedisBackend::route(std::string_view name, RemoteDeadline deadline
     slots = slots_;
     refresh = refresh_wanted_ && Clock::now() - refreshed_ >= kRefreshInterval;
   }
+  if (slots == nullptr && seeds_.size() > 1) slots = discover(deadline);
   if (slots == nullptr) return home_;
   if (refresh) {  // a node failed: ask a working one what the cluster looks like now
     for (const RedisEndpoint& master : slots->masters) {
@@ -418,6 +431,23 @@ RedisEndpoint RedisBackend::route(std::string_view name, RemoteDeadline deadline
   }
   const RedisEndpoint* node = slots->node(cluster_slot(name));
   return node != nullptr ? *node : home_;
+}
+
+std::shared_ptr<const SlotMap> RedisBackend::discover(RemoteDeadline deadline) {
+  for (const RedisEndpoint& seed : seeds_) {
+    {
+      std::lock_guard lock(cluster_mutex_);
+      if (slots_ != nullptr) return slots_;  // another call has read it
+      const auto found = down_until_.find(seed.name());
+      if (found != down_until_.end() && Clock::now() < found->second) continue;
+    }
+    if (passed(deadline)) break;
+    if (refresh_slots(seed, deadline)) break;
+    std::lock_guard lock(cluster_mutex_);
+    down_until_[seed.name()] = Clock::now() + backoff_;
+  }
+  std::lock_guard lock(cluster_mutex_);
+  return slots_;
 }
 
 Failure RedisBackend::node_failed(const RedisEndpoint& node, Failure failure) {

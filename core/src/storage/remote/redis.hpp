@@ -27,7 +27,10 @@
 // ASKING); at most kMaxRedirects per call. A cluster node that fails (unreachable, timed out,
 // error reply) fails only the calls for its slots: those are skipped for the back-off (counted
 // remote_skipped) and returned as Errc::corrupt, so the tier's breaker stays closed for the other
-// nodes; the map is re-read (from a node that works) before that node is asked again.
+// nodes; the map is re-read (from a node that works) before that node is asked again. A URL that
+// names several nodes (redis://a:7000,b:7001,...) is a cluster's: the map is read before the
+// first call, from the first of them that answers (connect_ahead connects to the first that
+// accepts), so a fresh process finds the cluster while any one of them is up.
 #pragma once
 
 #include <atomic>
@@ -141,7 +144,13 @@ class RedisBackend final : public RemoteBackend {
                              const std::string& doing);
   // Re-reads the slot map from `from` by `deadline`; false (nothing changed) when it cannot.
   bool refresh_slots(const RedisEndpoint& from, RemoteDeadline deadline);
-  // Where Redis key `name` goes: its slot's master in cluster mode, else the URL's server.
+  // A cluster URL's slot map: read from the first of its nodes, in order, that answers (a node
+  // that does not is skipped for the back-off); null when none answered by `deadline`.
+  std::shared_ptr<const SlotMap> discover(RemoteDeadline deadline);
+  // Whether the URL names `endpoint`.
+  bool is_seed(const RedisEndpoint& endpoint) const;
+  // Where Redis key `name` goes: its slot's master in cluster mode, else the URL's server (a
+  // cluster URL's map is read first: discover).
   RedisEndpoint route(std::string_view name, RemoteDeadline deadline);
   // In cluster mode, a failure of `node` alone: its slots are skipped for the back-off.
   Failure node_failed(const RedisEndpoint& node, Failure failure);
@@ -149,7 +158,8 @@ class RedisBackend final : public RemoteBackend {
   void warn_once(std::atomic<bool>& flag, const std::string& message);
 
   RedisUrl url_;
-  RedisEndpoint home_;  // the URL's server
+  RedisEndpoint home_;                // the URL's server (its first node)
+  std::vector<RedisEndpoint> seeds_;  // every node the URL names, home_ first
   std::string location_;
   bool read_only_;
   std::chrono::milliseconds timeout_;

@@ -180,5 +180,45 @@ TEST(RedisClusterTier, AMasterKilledMidLoadCostsItsSlotsOnlyWithinTheDeadline) {
   }
 }
 
+// A URL naming every node: a fresh process finds the slot map while its first node is dead (a
+// URL of that node alone would make every lookup a miss), and misses that node's keys only.
+TEST(RedisClusterTier, AFreshProcessFindsTheClusterThroughTheNextNodeWhenTheFirstIsDead) {
+  std::string why;
+  auto cluster = RedisCluster::start(&why);
+  if (!cluster) GTEST_SKIP() << why;
+  const std::string url = cluster->seeds_url(0);
+  ASSERT_TRUE(parse_redis_url(url)) << url;
+  {
+    const auto writer = open_redis_remote(cluster_options(cluster->url(1)));
+    for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(writer->put(key_of(i), "v"));
+  }
+  RedisServer& first = *cluster->masters()[0];
+  std::set<int> lost;
+  for (int i = 0; i < kKeys; ++i) {
+    auto held = first.command({"EXISTS", RedisBackend::redis_key(key_of(i))});
+    if (held && held->value == "1") lost.insert(i);
+  }
+  ASSERT_FALSE(lost.empty());
+  first.stop();  // kill -9
+  RedisOptions o = cluster_options(url);
+  const auto tier = open_redis_remote(o);
+  tier->connect_ahead();  // as a fresh process does: to the first node that accepts
+  int hits = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto got = tier->get(key_of(i));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2 * o.timeout) << i;
+    if (lost.count(i) == 0) {
+      EXPECT_TRUE(got && got->has_value()) << i << ": " << (got ? "missing" : got.error().message);
+      hits += got && got->has_value() ? 1 : 0;
+    } else {
+      EXPECT_FALSE(got && got->has_value()) << i;
+    }
+  }
+  EXPECT_EQ(hits, kKeys - static_cast<int>(lost.size()));
+  // The dead node cost one failed connection; its keys were skipped after that.
+  EXPECT_LE(tier->counters().remote_errors + tier->counters().remote_timeouts, 2u);
+}
+
 }  // namespace
 }  // namespace cubby
