@@ -25,6 +25,10 @@ Result<std::shared_ptr<const TlsContext>> TlsContext::create(const TlsSettings& 
     return fail(Errc::io, "cannot set up TLS: ", tls_error_text("SSL_CTX_new failed"));
   }
   std::shared_ptr<const TlsContext> context(new TlsContext(raw));
+  // Client sessions go to keep_session (OpenSSL's own client cache is never looked up).
+  SSL_CTX_set_session_cache_mode(raw, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_set_app_data(raw, const_cast<TlsContext*>(context.get()));
+  SSL_CTX_sess_set_new_cb(raw, &TlsContext::keep_session);
   SSL_CTX_set_min_proto_version(raw, TLS1_2_VERSION);
   SSL_CTX_set_verify(raw, SSL_VERIFY_PEER, nullptr);
   SSL_CTX_set_mode(raw, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -67,6 +71,33 @@ Result<std::shared_ptr<const TlsContext>> TlsContext::create(const TlsSettings& 
   return context;
 }
 
-TlsContext::~TlsContext() { SSL_CTX_free(context_); }
+void TlsContext::resume(SSL* ssl, const std::string& peer) const {
+  SSL_set_app_data(ssl, const_cast<std::string*>(&peer));
+  SSL_SESSION* session = nullptr;
+  {
+    std::lock_guard lock(sessions_mutex_);
+    const auto found = sessions_.find(peer);
+    if (found != sessions_.end() && SSL_SESSION_up_ref(found->second) == 1) session = found->second;
+  }
+  if (session == nullptr) return;
+  SSL_set_session(ssl, session);  // a session the server no longer knows: a full handshake
+  SSL_SESSION_free(session);
+}
+
+int TlsContext::keep_session(SSL* ssl, SSL_SESSION* session) {
+  const auto* peer = static_cast<const std::string*>(SSL_get_app_data(ssl));
+  const auto* self = static_cast<const TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+  if (peer == nullptr || self == nullptr || SSL_SESSION_is_resumable(session) != 1) return 0;
+  std::lock_guard lock(self->sessions_mutex_);
+  SSL_SESSION*& kept = self->sessions_[*peer];
+  if (kept != nullptr) SSL_SESSION_free(kept);
+  kept = session;
+  return 1;  // the reference is kept's
+}
+
+TlsContext::~TlsContext() {
+  for (const auto& [peer, session] : sessions_) SSL_SESSION_free(session);
+  SSL_CTX_free(context_);
+}
 
 }  // namespace cubby

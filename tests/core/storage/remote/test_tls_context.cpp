@@ -151,6 +151,38 @@ TEST_F(TlsTierTest, AValueOfManyTlsRecordsRoundTrips) {
   EXPECT_EQ(**got, value);
 }
 
+// A reconnect to a server this context has spoken to resumes its session (no certificate sent or
+// checked again); another context, or another server, makes a full handshake.
+TEST_F(TlsTierTest, AReconnectResumesTheSessionOfItsServer) {
+  TlsSettings settings;
+  settings.ca_file = tls_->ca_file();
+  auto context = TlsContext::create(settings);
+  ASSERT_TRUE(context) << context.error().message;
+  const RedisEndpoint endpoint{"127.0.0.1", tls_->tls_port(), ""};
+  // Opens a connection, makes one round trip (which brings the server's session tickets), and
+  // says whether it resumed.
+  const auto connect_once = [&](const TlsContext& tls, const RedisEndpoint& to) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    bool timed_out = false;
+    auto opened = RedisConnection::open(to, &tls, deadline, nullptr, timed_out);
+    EXPECT_TRUE(opened) << opened.error().message;
+    if (!opened) return false;
+    RedisConnection& connection = **opened;
+    EXPECT_TRUE(connection.send("PING\r\n", deadline)) << connection.error();
+    char reply[16];
+    EXPECT_GT(connection.receive(reply, sizeof reply, deadline), 0u) << connection.error();
+    return connection.resumed();
+  };
+  EXPECT_FALSE(connect_once(**context, endpoint));  // the first: a full handshake
+  EXPECT_TRUE(connect_once(**context, endpoint));
+  EXPECT_TRUE(connect_once(**context, endpoint));
+  auto other = TlsContext::create(settings);  // another process's, say
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(connect_once(**other, endpoint));
+  // The same server by another name is another peer: its session is not offered there.
+  EXPECT_FALSE(connect_once(**context, RedisEndpoint{"localhost", tls_->tls_port(), ""}));
+}
+
 TEST(TlsContextSettings, ReadsAheadAndOffersAes128GcmFirst) {
   // The per-lookup cost of TLS (BM_RemoteGet/.../rediss): one recv for many records, and the
   // cheapest cipher with AES-NI first.
