@@ -16,6 +16,7 @@ namespace {
 
 using testing::RedisCluster;
 using testing::RedisServer;
+using testing::TlsRedis;
 
 TEST(ClusterSlot, MatchesTheSpecificationsExamples) {
   EXPECT_EQ(cluster_slot("123456789"), 0x31C3);  // CRC16/XMODEM check value
@@ -218,6 +219,41 @@ TEST(RedisClusterTier, AFreshProcessFindsTheClusterThroughTheNextNodeWhenTheFirs
   EXPECT_EQ(hits, kKeys - static_cast<int>(lost.size()));
   // The dead node cost one failed connection; its keys were skipped after that.
   EXPECT_LE(tier->counters().remote_errors + tier->counters().remote_timeouts, 2u);
+}
+
+// rediss:// to a cluster whose nodes speak TLS (tls-cluster yes): the slot map read over TLS
+// names the nodes' TLS ports, each verified by the CA; keys reach every master, and a URL of
+// several nodes finds them too.
+TEST(RedisClusterTier, ATlsClusterIsReachedOverTlsThroughAnyNode) {
+  std::string why;
+  const TlsRedis* certs = TlsRedis::get(&why);
+  if (certs == nullptr) GTEST_SKIP() << why;
+  auto cluster = RedisCluster::start(&why, certs);
+  if (!cluster) GTEST_SKIP() << why;
+  const auto tls_options = [&](const std::string& url) {
+    RedisOptions o = cluster_options(url);
+    o.tls.ca_file = certs->ca_file();
+    return o;
+  };
+  const auto writer = open_redis_remote(tls_options(cluster->tls_url(1)));
+  for (int i = 0; i < kKeys; ++i) {
+    auto put = writer->put(key_of(i), "tls " + std::to_string(i));
+    ASSERT_TRUE(put) << put.error().message;
+  }
+  for (const auto& node : cluster->masters()) {
+    auto size = node->command({"DBSIZE"});
+    ASSERT_TRUE(size && size->value);
+    EXPECT_GT(std::stoi(*size->value), 0) << node->url();
+  }
+  const std::string seeds = cluster->tls_url(2) + "," + cluster->tls_url(0).substr(9);
+  const auto reader = open_redis_remote(tls_options(seeds));
+  for (int i = 0; i < kKeys; ++i) {
+    auto got = reader->get(key_of(i));
+    ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+    EXPECT_EQ(**got, "tls " + std::to_string(i));
+  }
+  const Stats counters = reader->counters();
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped, 0u);
 }
 
 }  // namespace
