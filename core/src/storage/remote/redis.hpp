@@ -11,10 +11,11 @@
 // start (deadline.hpp), all of it included: waiting for a pooled connection, resolving the name,
 // connecting, the TLS handshake, AUTH/SELECT, redirections, sending the command and reading the
 // whole reply. Each socket wait is bounded by the time left, so a server that drips its reply
-// fails the call at the deadline (a timeout: counted) instead of holding it for ever. Replies are
-// parsed by hiredis's reader from their first line on: an array (no command sent here answers
+// fails the call at the deadline (a timeout: counted) instead of holding it for ever. Each reply's
+// first line is checked before anything after it is read: an array (no command sent here answers
 // with one) and a bulk value declared longer than `max_value` (GET) or 64 KiB (anything else) are
-// rejected (counted remote_rejected) before any of it is read.
+// rejected (counted remote_rejected) unread. A bulk value is then read straight into the string
+// returned (one copy, however big); other replies are parsed by hiredis's reader.
 //
 // Error replies: a per-key one (WRONGTYPE) is that key's failure (Errc::corrupt). Any other
 // (-ERR, -LOADING, -BUSY, -MASTERDOWN, a redirection that cannot be followed, ...) says the server
