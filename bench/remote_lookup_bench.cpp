@@ -10,6 +10,9 @@
 //  - BM_RemoteLookup/<workload>/<backend>/first: a process's first lookup: a new Cache on a new
 //    folder (connecting, the TLS handshake for rediss://), the lookup, and the Cache's end (which
 //    waits for the back-fill).
+//  - BM_TlsConnect/<backend>/{full,resumed} (rediss:// backends): opening a connection, the TLS
+//    handshake and one PING: with a new TLS context each time (a new process's first connection)
+//    or with the context's kept session (a later connection of the process).
 // Compare the backends' times of one run (interleaved repetitions) for "TLS <= 1.2x plain Redis
 // per lookup" (CPU time: the whole client process's, the back-fill thread included); BM_RemoteGet
 // (cubby_bench) is the bare GET. Workloads: tiny (one 4.5 KB entry) and mdspan50 (one 348 KB
@@ -17,6 +20,7 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -30,7 +34,10 @@
 
 #include "cubby/cubby.hpp"
 #include "cubby_workloads.hpp"
+#include "storage/remote/redis_connection.hpp"
+#include "storage/remote/redis_url.hpp"
 #include "storage/remote/remote.hpp"
+#include "storage/remote/tls_context.hpp"
 
 namespace {
 
@@ -169,6 +176,40 @@ void BM_RemoteLookupFirst(benchmark::State& state, const cubby::workloads::Workl
   fs::remove_all(config->dir);
 }
 
+void BM_TlsConnect(benchmark::State& state, const std::string& url, bool resumed) {
+  auto parsed = cubby::parse_redis_url(url);
+  const char* ca = std::getenv("CUBBY_REMOTE_CA_FILE");
+  cubby::TlsSettings settings;
+  settings.ca_file = ca != nullptr ? ca : "";
+  auto shared = cubby::TlsContext::create(settings);
+  if (!parsed || !shared) {
+    state.SkipWithError("skipped: not a usable rediss:// URL");
+    return;
+  }
+  const cubby::RedisEndpoint endpoint{parsed->host, parsed->port, {}};
+  const auto connect = [&](const cubby::TlsContext& tls) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    bool timed_out = false;
+    auto opened = cubby::RedisConnection::open(endpoint, &tls, deadline, nullptr, timed_out);
+    char reply[16];
+    if (!opened || !(*opened)->send("PING\r\n", deadline) ||
+        (*opened)->receive(reply, sizeof reply, deadline) == 0) {
+      state.SkipWithError("cannot connect");
+      return false;
+    }
+    return (*opened)->resumed();
+  };
+  if (resumed) connect(**shared);  // the session to resume
+  for (auto _ : state) {
+    if (resumed) {
+      if (!connect(**shared)) state.SkipWithError("not resumed");
+    } else {
+      auto fresh = cubby::TlsContext::create(settings);  // as a new process makes it
+      if (!fresh || connect(**fresh)) state.SkipWithError("resumed or no context");
+    }
+  }
+}
+
 // The backends of CUBBY_BENCH_BACKENDS ("name=URL,..."), else CUBBY_REMOTE's as "remote".
 std::vector<std::pair<std::string, std::string>> backends() {
   std::vector<std::pair<std::string, std::string>> out;
@@ -204,6 +245,14 @@ void register_all() {
           ->Iterations(big ? 30 : 60)
           ->MeasureProcessCPUTime()
           ->UseRealTime();
+      if (workload.name != "tiny" || !url.starts_with("rediss://")) continue;
+      for (const bool resumed : {false, true}) {
+        benchmark::RegisterBenchmark(
+            ("BM_TlsConnect/" + name + (resumed ? "/resumed" : "/full")).c_str(), BM_TlsConnect,
+            url, resumed)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
     }
   }
 }
