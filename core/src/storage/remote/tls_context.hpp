@@ -44,7 +44,8 @@ class TlsContext {
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
 
-  SSL_CTX* get() const { return context_; }
+  // The context, its trust store loaded (the system store on the first call).
+  SSL_CTX* get() const;
 
   // Prepares `ssl` (of this context) for a handshake with `peer` ("host:port", which must outlive
   // `ssl`): offers the session kept for it, if any, and keeps the sessions the server gives.
@@ -56,6 +57,8 @@ class TlsContext {
   static int keep_session(SSL* ssl, SSL_SESSION* session);
 
   SSL_CTX* context_;
+  bool system_store_ = false;  // no CA file: OpenSSL's default store, loaded by the first get()
+  mutable std::once_flag system_store_loaded_;
   mutable std::mutex sessions_mutex_;
   mutable std::map<std::string, SSL_SESSION*> sessions_;  // by peer; each holds a reference
 };
