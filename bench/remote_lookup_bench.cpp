@@ -13,6 +13,9 @@
 //  - BM_TlsConnect/<backend>/{full,resumed} (rediss:// backends): opening a connection, the TLS
 //    handshake and one PING: with a new TLS context each time (a new process's first connection)
 //    or with the context's kept session (a later connection of the process).
+//  - BM_TlsSetUp/{system_store,ca_file}: what a process's first TLS connection pays for its trust
+//    store: OpenSSL's default store (the system's bundle of public CAs, honouring SSL_CERT_FILE)
+//    or the one CA file CUBBY_REMOTE_CA_FILE names (needs it set).
 // Compare the backends' times of one run (interleaved repetitions) for "TLS <= 1.2x plain Redis
 // per lookup" (CPU time: the whole client process's, the back-fill thread included); BM_RemoteGet
 // (cubby_bench) is the bare GET. Workloads: tiny (one 4.5 KB entry) and mdspan50 (one 348 KB
@@ -210,6 +213,21 @@ void BM_TlsConnect(benchmark::State& state, const std::string& url, bool resumed
   }
 }
 
+void BM_TlsSetUp(benchmark::State& state, bool system_store) {
+  cubby::TlsSettings settings;
+  const char* ca = std::getenv("CUBBY_REMOTE_CA_FILE");
+  if (!system_store && ca == nullptr) {
+    state.SkipWithError("skipped: set CUBBY_REMOTE_CA_FILE");
+    return;
+  }
+  if (!system_store) settings.ca_file = ca;
+  for (auto _ : state) {
+    auto context = cubby::TlsContext::create(settings);
+    if (!context) state.SkipWithError(context.error().message.c_str());
+    if (context) benchmark::DoNotOptimize((*context)->get());  // the store is read here
+  }
+}
+
 // The backends of CUBBY_BENCH_BACKENDS ("name=URL,..."), else CUBBY_REMOTE's as "remote".
 std::vector<std::pair<std::string, std::string>> backends() {
   std::vector<std::pair<std::string, std::string>> out;
@@ -229,6 +247,11 @@ std::vector<std::pair<std::string, std::string>> backends() {
 
 void register_all() {
   namespace w = cubby::workloads;
+  for (const bool system_store : {true, false}) {
+    benchmark::RegisterBenchmark(system_store ? "BM_TlsSetUp/system_store" : "BM_TlsSetUp/ca_file",
+                                 BM_TlsSetUp, system_store)
+        ->Unit(benchmark::kMicrosecond);
+  }
   static const w::Workload workloads[] = {w::tiny(), w::mdspan50()};
   for (const auto& workload : workloads) {
     const bool big = workload.name == "mdspan50";
