@@ -109,10 +109,13 @@ std::optional<cubby::Config> remote_config(benchmark::State& state, const std::s
   return config;
 }
 
-// Publishes `program`'s entry under the keys of `requests`. False (and skipped) on a failure.
+// Publishes `program`'s entry under the keys of `requests` (expiring after 10 minutes: every run
+// publishes new ones). False (and skipped) on a failure.
 bool publish(benchmark::State& state, const cubby::Config& config, const Program& program,
              const std::vector<cubby::CompileRequest>& requests) {
-  auto tier = cubby::open_remote_tier(config);
+  cubby::Config expiring = config;
+  expiring.remote_ttl_s = 600;
+  auto tier = cubby::open_remote_tier(expiring);
   cubby::Cache keys(config);
   for (const auto& request : requests) {
     const cubby::Key key = keys.key_of(request);
