@@ -46,6 +46,7 @@ class TlsRedis {
   const RedisServer& server() const { return *server_; }
   // The CA that signed the server's certificate, and one that did not.
   std::string ca_file() const { return (certs_.path() / "ca.crt").string(); }
+  std::string cert_dir() const { return certs_.path().string(); }
   std::string wrong_ca_file() const { return (certs_.path() / "other-ca.crt").string(); }
   // A client certificate and key signed by ca_file's CA.
   std::string client_cert() const { return (certs_.path() / "client.crt").string(); }
@@ -110,14 +111,29 @@ class RedisCluster {
  public:
   // The cluster shared by the tests of this process (tests that kill nodes start their own).
   static RedisCluster* get(std::string* why) { return started_once<RedisCluster>(why); }
-  static std::unique_ptr<RedisCluster> start(std::string* why) {
+  // With `tls`: every node also has a TLS port with `tls`'s certificate, and the cluster bus runs
+  // over TLS (tls-cluster yes), so CLUSTER NODES asked over TLS names the TLS ports.
+  static std::unique_ptr<RedisCluster> start(std::string* why, const TlsRedis* tls = nullptr) {
     auto out = std::make_unique<RedisCluster>();
     std::string create = "redis-cli --cluster create";
     for (int i = 0; i < 3; ++i) {
-      auto node = RedisServer::start(
-          why, {"--cluster-enabled", "yes", "--cluster-config-file", "{dir}/nodes.conf",
-                "--cluster-port", std::to_string(RedisServer::free_port()),
-                "--cluster-node-timeout", "2000"});
+      std::vector<std::string> args = {
+          "--cluster-enabled", "yes", "--cluster-config-file", "{dir}/nodes.conf", "--cluster-port",
+          std::to_string(RedisServer::free_port()), "--cluster-node-timeout", "2000",
+          // the other masters keep serving their slots when one is killed
+          "--cluster-require-full-coverage", "no"};
+      if (tls != nullptr) {
+        out->tls_ports_.push_back(RedisServer::free_port());
+        const std::vector<std::string> more = {
+            "--tls-port",         std::to_string(out->tls_ports_.back()),
+            "--tls-cluster",      "yes",
+            "--tls-cert-file",    tls->cert_dir() + "/server.crt",
+            "--tls-key-file",     tls->cert_dir() + "/server.key",
+            "--tls-ca-cert-file", tls->ca_file(),
+            "--tls-auth-clients", "optional"};
+        args.insert(args.end(), more.begin(), more.end());
+      }
+      auto node = RedisServer::start(why, args);
       if (!node) return nullptr;
       create += " 127.0.0.1:" + std::to_string(node->port());
       out->masters_.push_back(std::move(node));
@@ -141,8 +157,20 @@ class RedisCluster {
   }
 
   std::vector<std::unique_ptr<RedisServer>>& masters() { return masters_; }
+  // A rediss:// URL of one node's TLS port (a cluster started with `tls`).
+  std::string tls_url(std::size_t node) const {
+    return "rediss://127.0.0.1:" + std::to_string(tls_ports_.at(node));
+  }
   // A plain redis:// URL of one node (any node serves as the way in).
   std::string url(std::size_t node = 0) const { return masters_[node]->url(); }
+  // A redis:// URL of every node, `first` first (redis://host:port,host:port,...).
+  std::string seeds_url(std::size_t first = 0) const {
+    std::string out = url(first);
+    for (std::size_t i = 0; i < masters_.size(); ++i) {
+      if (i != first) out += "," + url(i).substr(std::string_view("redis://").size());
+    }
+    return out;
+  }
 
  private:
   static bool state_ok(const RedisServer& node) {
@@ -151,6 +179,7 @@ class RedisCluster {
   }
 
   std::vector<std::unique_ptr<RedisServer>> masters_;
+  std::vector<int> tls_ports_;  // by node, when started with TLS
 };
 
 }  // namespace cubby::testing

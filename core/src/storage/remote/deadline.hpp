@@ -9,6 +9,11 @@
 namespace cubby {
 
 using RemoteClock = std::chrono::steady_clock;
+// When a remote call must have ended (remote_deadline).
+using RemoteDeadline = RemoteClock::time_point;
+
+// Whether `deadline` has passed.
+inline bool passed(RemoteDeadline deadline) { return RemoteClock::now() >= deadline; }
 
 // The cap of calls made on this thread; time_point::max() when none is set.
 inline RemoteClock::time_point& remote_call_cap() {
@@ -31,7 +36,7 @@ class ScopedCallCap {
 };
 
 // The deadline of a call starting now with `timeout`, under this thread's cap.
-inline RemoteClock::time_point remote_deadline(std::chrono::milliseconds timeout) {
+inline RemoteDeadline remote_deadline(std::chrono::milliseconds timeout) {
   return std::min(RemoteClock::now() + timeout, remote_call_cap());
 }
 

@@ -17,19 +17,6 @@
 namespace cubby {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// A remote call's deadline covers all of it: resolve, connect, handshake, request and the whole
-// reply. Every socket wait of the call is bounded by the time left (redis_connection.hpp), so a
-// server that drips its reply a byte at a time cannot stretch the call past its deadline.
-using Deadline = Clock::time_point;
-
-bool passed(Deadline deadline) { return Clock::now() >= deadline; }
-
-redisReply* as_reply(void* reply) { return static_cast<redisReply*>(reply); }
-
-std::string error_text(const redisReply& reply) { return std::string(reply.str, reply.len); }
-
 // The longest first line of a reply that is read ("+OK", "-ERR ...", "$<length>"): a server
 // that sends a longer one is not answering as Redis does.
 constexpr std::size_t kMaxReplyLine = 64 << 10;
@@ -48,17 +35,26 @@ std::optional<std::string_view> first_line(const redisReader& reader) {
 // of it is read: its element count and the lengths inside it are never trusted.
 bool is_array(std::string_view line) { return !line.empty() && line.front() == '*'; }
 
-// Whether `line` (a reply's first line) declares a bulk value longer than `limit`.
-bool declares_more_than(std::string_view line, std::uint64_t limit) {
-  if (line.empty() || line.front() != '$') return false;
+// The length a bulk reply's first line ("$N", N >= 0) declares; nullopt for any other line (a
+// nil "$-1" included).
+std::optional<std::uint64_t> bulk_length(std::string_view line) {
+  if (line.empty() || line.front() != '$') return std::nullopt;
   std::int64_t length = -1;
   const auto parsed = std::from_chars(line.data() + 1, line.data() + line.size(), length);
-  return parsed.ec == std::errc() && parsed.ptr == line.data() + line.size() && length > 0 &&
-         static_cast<std::uint64_t>(length) > limit;
+  if (parsed.ec != std::errc() || parsed.ptr != line.data() + line.size() || length < 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(length);
+}
+
+// Whether `line` (a reply's first line) declares a bulk value longer than `limit`.
+bool declares_more_than(std::string_view line, std::uint64_t limit) {
+  const auto length = bulk_length(line);
+  return length && *length > limit;
 }
 
 // Reads more of the reply into `reader`, waiting at most until `deadline`.
-bool read_more(RedisConnection& stream, redisReader& reader, Deadline deadline) {
+bool read_more(RedisConnection& stream, redisReader& reader, RemoteDeadline deadline) {
   char buffer[16 * 1024];
   const std::size_t got = stream.receive(buffer, sizeof buffer, deadline);
   return got > 0 && redisReaderFeed(&reader, buffer, got) == REDIS_OK;
@@ -67,17 +63,48 @@ bool read_more(RedisConnection& stream, redisReader& reader, Deadline deadline) 
 // How a command ended when it gave no reply.
 enum class Ended { io, refused, protocol };
 
+// Reads the bulk string whose first line (`line_size` bytes and its CRLF) starts `reader`'s
+// buffer: its `length` bytes go straight into `out` (what the reader holds already, then the rest
+// from `stream` with no buffer in between: values are hundreds of KB), then its CRLF, all by
+// `deadline`. Reads nothing past the CRLF. False when the stream fails (`io`) or the value does
+// not end with CRLF (`protocol`).
+bool read_bulk(RedisConnection& stream, redisReader& reader, std::size_t line_size,
+               std::uint64_t length, RemoteDeadline deadline, std::string& out, Ended& ended) {
+  reader.pos += line_size + 2;
+  const std::size_t total = static_cast<std::size_t>(length) + 2;  // the value and its CRLF
+  out.resize(total);
+  const std::size_t held = std::min(reader.len - reader.pos, total);
+  std::memcpy(out.data(), reader.buf + reader.pos, held);
+  reader.pos += held;
+  for (std::size_t got = held; got < total;) {
+    const std::size_t n = stream.receive(out.data() + got, total - got, deadline);
+    if (n == 0) {
+      ended = Ended::io;
+      return false;
+    }
+    got += n;
+  }
+  if (std::string_view(out).substr(length) != "\r\n") {
+    ended = Ended::protocol;
+    return false;
+  }
+  out.resize(static_cast<std::size_t>(length));
+  return true;
+}
+
 // Sends one command (binary-safe arguments) on `stream` and reads its reply, all before
-// `deadline`: the reply to free, or nullptr and why: the connection failed or the deadline passed
+// `deadline`: the answer (a bulk string read by read_bulk, anything else parsed by hiredis's
+// reader), or an empty one and why: the connection failed or the deadline passed
 // (`io`: stream.error(), stream.timed_out()), the reply is refused unread (`refused`): an array
 // (is_array), a bulk value declared longer than `limit`, or a first line longer than
 // kMaxReplyLine; or it is not RESP (`protocol`). The reply's first line is checked whole before
 // hiredis's reader parses any of it (the reader consumes the type byte of a partial reply), so a
-// server that drips the length line cannot slip a value past the limit. After nullptr the
+// server that drips the length line cannot slip a value past the limit. After an empty answer the
 // connection is out of step: close it.
-void* command(RedisConnection& stream, redisReader& reader,
-              std::initializer_list<std::string_view> args, Deadline deadline, std::uint64_t limit,
-              Ended& ended) {
+RedisBackend::Answer command(RedisConnection& stream, redisReader& reader,
+                             std::initializer_list<std::string_view> args, RemoteDeadline deadline,
+                             std::uint64_t limit, Ended& ended) {
+  RedisBackend::Answer answer;
   std::vector<const char*> argv;
   std::vector<std::size_t> lengths;
   for (std::string_view arg : args) {
@@ -89,33 +116,43 @@ void* command(RedisConnection& stream, redisReader& reader,
                                           lengths.data());
   if (size < 0) {
     ended = Ended::protocol;
-    return nullptr;
+    return answer;
   }
   const bool sent =
       stream.send(std::string_view(formatted, static_cast<std::size_t>(size)), deadline);
   redisFreeCommand(formatted);
   ended = Ended::io;
-  if (!sent) return nullptr;
+  if (!sent) return answer;
   std::optional<std::string_view> line;
   while (!(line = first_line(reader))) {
     if (reader.len - reader.pos > kMaxReplyLine) {
       ended = Ended::refused;
-      return nullptr;
+      return answer;
     }
-    if (!read_more(stream, reader, deadline)) return nullptr;
+    if (!read_more(stream, reader, deadline)) return answer;
   }
   if (line->size() > kMaxReplyLine || is_array(*line) || declares_more_than(*line, limit)) {
     ended = Ended::refused;
-    return nullptr;
+    return answer;
   }
-  void* reply = nullptr;
+  if (const auto length = bulk_length(*line)) {
+    std::string bulk;
+    if (read_bulk(stream, reader, line->size(), *length, deadline, bulk, ended)) {
+      answer.bulk = std::move(bulk);
+    }
+    return answer;
+  }
   for (;;) {
+    void* reply = nullptr;
     if (redisReaderGetReply(&reader, &reply) != REDIS_OK) {
       ended = Ended::protocol;
-      return nullptr;
+      return answer;
     }
-    if (reply != nullptr) return reply;
-    if (!read_more(stream, reader, deadline)) return nullptr;
+    if (reply != nullptr) {
+      answer.reply.reset(reply);
+      return answer;
+    }
+    if (!read_more(stream, reader, deadline)) return answer;
   }
 }
 
@@ -140,6 +177,16 @@ constexpr auto kRefreshInterval = std::chrono::seconds(1);
 void RedisBackend::ReaderFree::operator()(redisReader* reader) const { redisReaderFree(reader); }
 void RedisBackend::ReplyFree::operator()(void* reply) const { freeReplyObject(reply); }
 
+int RedisBackend::Answer::type() const {
+  return bulk ? REDIS_REPLY_STRING : static_cast<const redisReply*>(reply.get())->type;
+}
+
+std::string_view RedisBackend::Answer::text() const {
+  if (bulk) return *bulk;
+  const auto* parsed = static_cast<const redisReply*>(reply.get());
+  return {parsed->str != nullptr ? parsed->str : "", parsed->len};
+}
+
 RedisBackend::RedisBackend(const RedisOptions& options, std::uint64_t max_value,
                            AtomicStats& counted, std::shared_ptr<const TlsContext> tls)
     : url_(options.url),
@@ -152,7 +199,14 @@ RedisBackend::RedisBackend(const RedisOptions& options, std::uint64_t max_value,
       max_value_(max_value),
       counted_(counted),
       tls_(std::move(tls)),
-      resolver_(options.resolver) {}
+      resolver_(options.resolver) {
+  seeds_.push_back(home_);
+  for (const RedisHost& node : options.url.more_seeds) seeds_.push_back({node.host, node.port, {}});
+}
+
+bool RedisBackend::is_seed(const RedisEndpoint& endpoint) const {
+  return std::find(seeds_.begin(), seeds_.end(), endpoint) != seeds_.end();
+}
 
 RedisBackend::~RedisBackend() {
   if (connector_.joinable()) connector_.join();
@@ -174,7 +228,7 @@ std::string RedisBackend::timed_out() const {
          " ms (CUBBY_REMOTE_TIMEOUT_MS, the bound of each whole call: connect and reply included)";
 }
 
-Failure RedisBackend::connection_failure(const RedisConnection& stream, Clock::time_point deadline,
+Failure RedisBackend::connection_failure(const RedisConnection& stream, RemoteDeadline deadline,
                                          const std::string& doing) {
   const bool timeout = stream.timed_out() || passed(deadline);
   counted_.add(timeout ? Stat::remote_timeouts : Stat::remote_errors);
@@ -182,7 +236,7 @@ Failure RedisBackend::connection_failure(const RedisConnection& stream, Clock::t
 }
 
 Result<RedisBackend::ConnectionPtr> RedisBackend::connect(const RedisEndpoint& endpoint,
-                                                          Clock::time_point deadline) {
+                                                          RemoteDeadline deadline) {
   if (passed(deadline)) {
     counted_.add(Stat::remote_timeouts);
     return fail(Errc::io, location_, ": cannot connect: ", timed_out());
@@ -201,19 +255,18 @@ Result<RedisBackend::ConnectionPtr> RedisBackend::connect(const RedisEndpoint& e
   if (!connection->reader) return fail(Errc::io, "out of memory connecting to ", location_);
   auto handshake = [&](std::initializer_list<std::string_view> args) -> Result<void> {
     Ended ended = Ended::io;
-    Reply reply(
-        command(*connection->stream, *connection->reader, args, deadline, kMaxStatusReply, ended));
+    const Answer reply =
+        command(*connection->stream, *connection->reader, args, deadline, kMaxStatusReply, ended);
     if (!reply && ended != Ended::io) {
       counted_.add(Stat::remote_errors);
       return fail(Errc::io, location_, " answered ", std::string(*args.begin()),
                   " with something that is not a Redis status reply: not a Redis server?");
     }
     if (!reply) return connection_failure(*connection->stream, deadline, "");
-    if (as_reply(reply.get())->type == REDIS_REPLY_ERROR) {
+    if (reply.type() == REDIS_REPLY_ERROR) {
       // The server's words (WRONGPASS, NOAUTH, ...) never contain the password.
       counted_.add(Stat::remote_errors);
-      return fail(Errc::io, location_,
-                  " refused the connection: ", error_text(*as_reply(reply.get())));
+      return fail(Errc::io, location_, " refused the connection: ", std::string(reply.text()));
     }
     return {};
   };
@@ -236,7 +289,12 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
     connecting_ = true;
   }
   auto run = [this, failed = std::move(failed)] {
-    auto connection = connect(home_, remote_deadline(timeout_));
+    // The URL's first node, else (a cluster URL) the next one that accepts.
+    const RemoteDeadline deadline = remote_deadline(timeout_);
+    auto connection = connect(seeds_.front(), deadline);
+    for (std::size_t next = 1; !connection && next < seeds_.size() && !passed(deadline); ++next) {
+      connection = connect(seeds_[next], deadline);
+    }
     const bool connected = connection.ok();
     if (!connected) failed(connection.error());
     std::lock_guard lock(pool_mutex_);
@@ -256,13 +314,13 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
 }
 
 Result<RedisBackend::ConnectionPtr> RedisBackend::pooled_connection(const RedisEndpoint& endpoint,
-                                                                    Clock::time_point deadline) {
+                                                                    RemoteDeadline deadline) {
   {
-    // A connection being opened ahead (to the URL's server) is waited for rather than opened
+    // A connection being opened ahead (to a node the URL names) is waited for rather than opened
     // twice (its connect and handshake have a deadline of their own, before this call's); if it
     // failed, this call is skipped as the breaker it tripped would have skipped it.
     std::unique_lock lock(pool_mutex_);
-    const bool waited = connecting_ && endpoint == home_;
+    const bool waited = connecting_ && is_seed(endpoint);
     if (waited && !connected_cv_.wait_until(lock, deadline, [&] { return !connecting_; })) {
       counted_.add(Stat::remote_timeouts);
       return fail(Errc::io, location_, ": ", timed_out());
@@ -291,10 +349,10 @@ void RedisBackend::pool(ConnectionPtr connection) {
   if (static_cast<std::size_t>(same) < kIdleConnections) idle_.push_back(std::move(connection));
 }
 
-Result<RedisBackend::Reply> RedisBackend::call_on(const RedisEndpoint& endpoint,
-                                                  std::initializer_list<std::string_view> args,
-                                                  std::uint64_t limit, bool asking,
-                                                  Clock::time_point deadline) {
+Result<RedisBackend::Answer> RedisBackend::call_on(const RedisEndpoint& endpoint,
+                                                   std::initializer_list<std::string_view> args,
+                                                   std::uint64_t limit, bool asking,
+                                                   RemoteDeadline deadline) {
   auto pooled = pooled_connection(endpoint, deadline);
   if (!pooled) return std::move(pooled).error();
   ConnectionPtr connection = std::move(pooled).value();
@@ -302,10 +360,10 @@ Result<RedisBackend::Reply> RedisBackend::call_on(const RedisEndpoint& endpoint,
   redisReader& reader = *connection->reader;
   Ended ended = Ended::io;
   if (asking) {
-    Reply asked(command(stream, reader, {"ASKING"}, deadline, kMaxStatusReply, ended));
+    const Answer asked = command(stream, reader, {"ASKING"}, deadline, kMaxStatusReply, ended);
     if (!asked) return connection_failure(stream, deadline, "ASKING: ");
   }
-  Reply reply(command(stream, reader, args, deadline, limit, ended));
+  Answer reply = command(stream, reader, args, deadline, limit, ended);
   // Whenever a call ends early, the connection is out of step (its read buffer holds part of a
   // reply): it is closed, never pooled.
   if (!reply && ended == Ended::refused) {
@@ -327,15 +385,15 @@ Result<RedisBackend::Reply> RedisBackend::call_on(const RedisEndpoint& endpoint,
   return reply;
 }
 
-bool RedisBackend::refresh_slots(const RedisEndpoint& from, Clock::time_point deadline) {
+bool RedisBackend::refresh_slots(const RedisEndpoint& from, RemoteDeadline deadline) {
   {
     std::lock_guard lock(cluster_mutex_);
     if (slots_ != nullptr && Clock::now() - refreshed_ < kRefreshInterval) return false;
     refreshed_ = Clock::now();  // one refresh at a time, once a second at most
   }
   auto reply = call_on(from, {"CLUSTER", "NODES"}, kMaxClusterNodes, false, deadline);
-  if (!reply || as_reply(reply->get())->type != REDIS_REPLY_STRING) return false;
-  auto parsed = parse_cluster_nodes(error_text(*as_reply(reply->get())), from);
+  if (!reply || reply->type() != REDIS_REPLY_STRING) return false;
+  auto parsed = parse_cluster_nodes(std::string(reply->text()), from);
   if (!parsed) return false;
   std::lock_guard lock(cluster_mutex_);
   slots_ = std::make_shared<const SlotMap>(std::move(parsed).value());
@@ -345,7 +403,7 @@ bool RedisBackend::refresh_slots(const RedisEndpoint& from, Clock::time_point de
   return true;
 }
 
-RedisEndpoint RedisBackend::route(std::string_view name, Clock::time_point deadline) {
+RedisEndpoint RedisBackend::route(std::string_view name, RemoteDeadline deadline) {
   std::shared_ptr<const SlotMap> slots;
   bool refresh = false;
   {
@@ -353,6 +411,7 @@ RedisEndpoint RedisBackend::route(std::string_view name, Clock::time_point deadl
     slots = slots_;
     refresh = refresh_wanted_ && Clock::now() - refreshed_ >= kRefreshInterval;
   }
+  if (slots == nullptr && seeds_.size() > 1) slots = discover(deadline);
   if (slots == nullptr) return home_;
   if (refresh) {  // a node failed: ask a working one what the cluster looks like now
     for (const RedisEndpoint& master : slots->masters) {
@@ -374,6 +433,23 @@ RedisEndpoint RedisBackend::route(std::string_view name, Clock::time_point deadl
   return node != nullptr ? *node : home_;
 }
 
+std::shared_ptr<const SlotMap> RedisBackend::discover(RemoteDeadline deadline) {
+  for (const RedisEndpoint& seed : seeds_) {
+    {
+      std::lock_guard lock(cluster_mutex_);
+      if (slots_ != nullptr) return slots_;  // another call has read it
+      const auto found = down_until_.find(seed.name());
+      if (found != down_until_.end() && Clock::now() < found->second) continue;
+    }
+    if (passed(deadline)) break;
+    if (refresh_slots(seed, deadline)) break;
+    std::lock_guard lock(cluster_mutex_);
+    down_until_[seed.name()] = Clock::now() + backoff_;
+  }
+  std::lock_guard lock(cluster_mutex_);
+  return slots_;
+}
+
 Failure RedisBackend::node_failed(const RedisEndpoint& node, Failure failure) {
   {
     std::lock_guard lock(cluster_mutex_);
@@ -388,10 +464,10 @@ Failure RedisBackend::node_failed(const RedisEndpoint& node, Failure failure) {
   return failure;
 }
 
-Result<RedisBackend::Reply> RedisBackend::call(std::string_view name,
-                                               std::initializer_list<std::string_view> args,
-                                               std::uint64_t limit) {
-  const Clock::time_point deadline = remote_deadline(timeout_);
+Result<RedisBackend::Answer> RedisBackend::call(std::string_view name,
+                                                std::initializer_list<std::string_view> args,
+                                                std::uint64_t limit) {
+  const RemoteDeadline deadline = remote_deadline(timeout_);
   RedisEndpoint endpoint = route(name, deadline);
   bool asking = false;
   std::string error;
@@ -413,9 +489,8 @@ Result<RedisBackend::Reply> RedisBackend::call(std::string_view name,
       }
       return std::move(reply).error();
     }
-    const redisReply& answer = *as_reply(reply->get());
-    if (answer.type != REDIS_REPLY_ERROR) return reply;
-    error = error_text(answer);
+    if (reply->type() != REDIS_REPLY_ERROR) return reply;
+    error = reply->text();
     if (is_per_key_error(error) || is_write_refusal(error)) return reply;  // the caller's to judge
     const auto redirect = parse_redirect(error, endpoint);
     if (!redirect) break;
@@ -439,16 +514,16 @@ Result<std::optional<std::string>> RedisBackend::get(const Key& key) {
   const std::string name = redis_key(key);
   auto called = call(name, {"GET", name}, max_value_);
   if (!called) return std::move(called).error();
-  const redisReply& reply = *as_reply(called->get());
-  if (reply.type == REDIS_REPLY_NIL) return std::optional<std::string>();
-  if (reply.type != REDIS_REPLY_STRING) {
+  Answer& reply = *called;
+  if (reply.type() == REDIS_REPLY_NIL) return std::optional<std::string>();
+  if (!reply.bulk) {
     counted_.add(Stat::remote_errors);
-    const std::string what =
-        reply.type == REDIS_REPLY_ERROR ? error_text(reply) : std::string("not a string value");
+    const std::string what = reply.type() == REDIS_REPLY_ERROR ? std::string(reply.text())
+                                                               : std::string("not a string value");
     return fail(Errc::corrupt, location_, " answered GET ", name, " with ", what);
   }
-  counted_.add(Stat::remote_bytes_read, reply.len);
-  return std::optional<std::string>(std::string(reply.str, reply.len));
+  counted_.add(Stat::remote_bytes_read, reply.bulk->size());
+  return std::optional<std::string>(std::move(reply.bulk));
 }
 
 Result<void> RedisBackend::put(const Key& key, std::string_view bytes) {
@@ -464,10 +539,9 @@ Result<void> RedisBackend::put(const Key& key, std::string_view bytes) {
     counted_.add(Stat::remote_writes_dropped);
     return std::move(called).error();
   }
-  const redisReply& reply = *as_reply(called->get());
-  if (reply.type == REDIS_REPLY_ERROR) {
+  if (called->type() == REDIS_REPLY_ERROR) {
     counted_.add(Stat::remote_writes_dropped);
-    const std::string what = error_text(reply);
+    const std::string what(called->text());
     if (is_write_refusal(what)) {
       writes_refused_ = true;
       warn_once(warned_refused_, location_ + " refused a write (" + what +
@@ -491,7 +565,7 @@ Result<void> RedisBackend::remove(const Key& key) {
   const std::string name = redis_key(key);
   auto called = call(name, {"DEL", name});
   if (!called) return std::move(called).error();
-  if (as_reply(called->get())->type == REDIS_REPLY_ERROR) {
+  if (called->type() == REDIS_REPLY_ERROR) {
     counted_.add(Stat::remote_errors);
     return fail(Errc::corrupt, location_, " refused DEL ", name);
   }

@@ -11,10 +11,11 @@
 // start (deadline.hpp), all of it included: waiting for a pooled connection, resolving the name,
 // connecting, the TLS handshake, AUTH/SELECT, redirections, sending the command and reading the
 // whole reply. Each socket wait is bounded by the time left, so a server that drips its reply
-// fails the call at the deadline (a timeout: counted) instead of holding it for ever. Replies are
-// parsed by hiredis's reader from their first line on: an array (no command sent here answers
+// fails the call at the deadline (a timeout: counted) instead of holding it for ever. Each reply's
+// first line is checked before anything after it is read: an array (no command sent here answers
 // with one) and a bulk value declared longer than `max_value` (GET) or 64 KiB (anything else) are
-// rejected (counted remote_rejected) before any of it is read.
+// rejected (counted remote_rejected) unread. A bulk value is then read straight into the string
+// returned (one copy, however big); other replies are parsed by hiredis's reader.
 //
 // Error replies: a per-key one (WRONGTYPE) is that key's failure (Errc::corrupt). Any other
 // (-ERR, -LOADING, -BUSY, -MASTERDOWN, a redirection that cannot be followed, ...) says the server
@@ -27,7 +28,10 @@
 // ASKING); at most kMaxRedirects per call. A cluster node that fails (unreachable, timed out,
 // error reply) fails only the calls for its slots: those are skipped for the back-off (counted
 // remote_skipped) and returned as Errc::corrupt, so the tier's breaker stays closed for the other
-// nodes; the map is re-read (from a node that works) before that node is asked again.
+// nodes; the map is re-read (from a node that works) before that node is asked again. A URL that
+// names several nodes (redis://a:7000,b:7001,...) is a cluster's: the map is read before the
+// first call, from the first of them that answers (connect_ahead connects to the first that
+// accepts), so a fresh process finds the cluster while any one of them is up.
 #pragma once
 
 #include <atomic>
@@ -37,10 +41,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "storage/remote/deadline.hpp"
 #include "storage/remote/redis_cluster.hpp"
 #include "storage/remote/redis_connection.hpp"
 #include "storage/remote/redis_url.hpp"
@@ -82,6 +88,23 @@ class RedisBackend final : public RemoteBackend {
   // Redirections one call follows at most.
   static constexpr int kMaxRedirects = 3;
 
+  struct ReplyFree {
+    void operator()(void* reply) const;
+  };
+  // A command's answer: hiredis's reply (a redisReply), except a bulk string, whose bytes are
+  // read straight into `bulk` (values are hundreds of KB: no copies through the parser's
+  // buffers). Empty when the command gave no answer.
+  struct Answer {
+    std::unique_ptr<void, ReplyFree> reply;
+    std::optional<std::string> bulk;
+
+    explicit operator bool() const { return reply != nullptr || bulk.has_value(); }
+    // REDIS_REPLY_* (STRING for `bulk`).
+    int type() const;
+    // An error's or status's text, or the bulk string.
+    std::string_view text() const;
+  };
+
  private:
   struct ReaderFree {
     void operator()(redisReader* reader) const;
@@ -93,11 +116,7 @@ class RedisBackend final : public RemoteBackend {
     std::unique_ptr<redisReader, ReaderFree> reader;
   };
   using ConnectionPtr = std::unique_ptr<Connection>;
-  struct ReplyFree {
-    void operator()(void* reply) const;
-  };
-  using Reply = std::unique_ptr<void, ReplyFree>;
-  using Clock = std::chrono::steady_clock;
+  using Clock = RemoteClock;
 
   // The longest bulk reply to a command other than GET (SET, DEL, AUTH, SELECT answer a status).
   static constexpr std::uint64_t kMaxStatusReply = 64 << 10;
@@ -108,33 +127,40 @@ class RedisBackend final : public RemoteBackend {
   // (following redirections); a failure is counted. A bulk reply declared longer than `limit` and
   // any array reply are rejected unread (Errc::corrupt, counted). An error reply other than a
   // per-key one fails the call (see the header comment).
-  Result<Reply> call(std::string_view name, std::initializer_list<std::string_view> args,
-                     std::uint64_t limit = kMaxStatusReply);
+  Result<Answer> call(std::string_view name, std::initializer_list<std::string_view> args,
+                      std::uint64_t limit = kMaxStatusReply);
   // One command on a pooled connection to `endpoint`, after ASKING when `asking`.
-  Result<Reply> call_on(const RedisEndpoint& endpoint, std::initializer_list<std::string_view> args,
-                        std::uint64_t limit, bool asking, Clock::time_point deadline);
+  Result<Answer> call_on(const RedisEndpoint& endpoint,
+                         std::initializer_list<std::string_view> args, std::uint64_t limit,
+                         bool asking, RemoteDeadline deadline);
   // A new connection to `endpoint`, authenticated and on its database, by `deadline`; a failure
   // is counted.
-  Result<ConnectionPtr> connect(const RedisEndpoint& endpoint, Clock::time_point deadline);
+  Result<ConnectionPtr> connect(const RedisEndpoint& endpoint, RemoteDeadline deadline);
   // An idle pooled connection to `endpoint` (or the one connect_ahead is opening), else a new
   // one, by `deadline`.
-  Result<ConnectionPtr> pooled_connection(const RedisEndpoint& endpoint,
-                                          Clock::time_point deadline);
+  Result<ConnectionPtr> pooled_connection(const RedisEndpoint& endpoint, RemoteDeadline deadline);
   void pool(ConnectionPtr connection);
   // The failure of a call whose connection broke or timed out (counted as a timeout or error).
-  Failure connection_failure(const RedisConnection& stream, Clock::time_point deadline,
+  Failure connection_failure(const RedisConnection& stream, RemoteDeadline deadline,
                              const std::string& doing);
   // Re-reads the slot map from `from` by `deadline`; false (nothing changed) when it cannot.
-  bool refresh_slots(const RedisEndpoint& from, Clock::time_point deadline);
-  // Where Redis key `name` goes: its slot's master in cluster mode, else the URL's server.
-  RedisEndpoint route(std::string_view name, Clock::time_point deadline);
+  bool refresh_slots(const RedisEndpoint& from, RemoteDeadline deadline);
+  // A cluster URL's slot map: read from the first of its nodes, in order, that answers (a node
+  // that does not is skipped for the back-off); null when none answered by `deadline`.
+  std::shared_ptr<const SlotMap> discover(RemoteDeadline deadline);
+  // Whether the URL names `endpoint`.
+  bool is_seed(const RedisEndpoint& endpoint) const;
+  // Where Redis key `name` goes: its slot's master in cluster mode, else the URL's server (a
+  // cluster URL's map is read first: discover).
+  RedisEndpoint route(std::string_view name, RemoteDeadline deadline);
   // In cluster mode, a failure of `node` alone: its slots are skipped for the back-off.
   Failure node_failed(const RedisEndpoint& node, Failure failure);
   std::string timed_out() const;
   void warn_once(std::atomic<bool>& flag, const std::string& message);
 
   RedisUrl url_;
-  RedisEndpoint home_;  // the URL's server
+  RedisEndpoint home_;                // the URL's server (its first node)
+  std::vector<RedisEndpoint> seeds_;  // every node the URL names, home_ first
   std::string location_;
   bool read_only_;
   std::chrono::milliseconds timeout_;

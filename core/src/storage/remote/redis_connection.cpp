@@ -123,7 +123,13 @@ Result<std::vector<SocketAddress>> resolve_bounded(const std::string& host, int 
 }
 
 RedisConnection::~RedisConnection() {
-  if (ssl_ != nullptr) SSL_free(ssl_);  // no close_notify: nothing waits for it
+  if (ssl_ != nullptr) {
+    // Shut down quietly (no close_notify: nothing waits for it), so that OpenSSL keeps the
+    // session resumable: freed unshut, it would mark it bad (tls_context.hpp keeps it).
+    SSL_set_quiet_shutdown(ssl_, 1);
+    SSL_shutdown(ssl_);
+    SSL_free(ssl_);
+  }
   ::close(fd_);
 }
 
@@ -198,7 +204,7 @@ Result<std::unique_ptr<RedisConnection>> RedisConnection::open(const RedisEndpoi
         continue;
       }
     }
-    if (tls != nullptr && !connection->handshake(*tls, endpoint.host, deadline)) {
+    if (tls != nullptr && !connection->handshake(*tls, endpoint, deadline)) {
       timed_out = connection->timed_out();
       return fail(Errc::io, "TLS with ", endpoint.name(), " failed: ", connection->error());
     }
@@ -225,11 +231,14 @@ bool RedisConnection::tls_retry(int ret, const char* doing, Clock::time_point de
   return failed(what);
 }
 
-bool RedisConnection::handshake(const TlsContext& tls, const std::string& host,
+bool RedisConnection::handshake(const TlsContext& tls, const RedisEndpoint& endpoint,
                                 Clock::time_point deadline) {
+  const std::string& host = endpoint.host;
   ERR_clear_error();
   ssl_ = SSL_new(tls.get());
   if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) return failed(tls_error_text("SSL_new"));
+  peer_ = endpoint.name();
+  tls.resume(ssl_, peer_);
   if (!host.empty()) {
     if (is_numeric(host)) {
       X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
@@ -248,6 +257,8 @@ bool RedisConnection::handshake(const TlsContext& tls, const std::string& host,
     if (!tls_retry(ret, "handshake failed", deadline)) return false;
   }
 }
+
+bool RedisConnection::resumed() const { return ssl_ != nullptr && SSL_session_reused(ssl_) == 1; }
 
 bool RedisConnection::send(std::string_view bytes, Clock::time_point deadline) {
   while (!bytes.empty()) {

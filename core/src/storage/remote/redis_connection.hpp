@@ -1,7 +1,7 @@
 // RedisConnection: one byte stream to a Redis server — TCP (the host name resolved within the
 // call's deadline), a unix socket, either one optionally under TLS (tls_context.hpp) — whose every
 // wait (resolve, connect, TLS handshake, each read and write) ends by a deadline. It moves bytes
-// only; Redis replies are parsed by hiredis's reader (redis.cpp).
+// only; Redis replies are read by redis.cpp.
 //
 // Why not hiredis's own connections: Debian 12's hiredis (0.14) has no TLS, resolves names with a
 // blocking getaddrinfo (a slow resolver held a 500 ms call for 8 s) and cannot bound a TLS
@@ -80,19 +80,22 @@ class RedisConnection {
 
   const std::string& error() const { return error_; }
   bool timed_out() const { return timed_out_; }
+  // Whether the TLS handshake resumed an earlier session of this context (tls_context.hpp).
+  bool resumed() const;
 
  private:
   explicit RedisConnection(int fd) : fd_(fd) {}
   // Waits until the socket is ready for `events` (POLLIN / POLLOUT), by `deadline`.
   bool wait(short events, Clock::time_point deadline);
-  // Makes the TLS handshake on the connected socket.
-  bool handshake(const TlsContext& tls, const std::string& host, Clock::time_point deadline);
+  // Makes the TLS handshake on the connected socket with `endpoint`.
+  bool handshake(const TlsContext& tls, const RedisEndpoint& endpoint, Clock::time_point deadline);
   // Handles an OpenSSL call's result `ret`: true to retry after waiting for what it needs.
   bool tls_retry(int ret, const char* doing, Clock::time_point deadline);
   bool failed(std::string what, bool timed_out = false);
 
   int fd_;
   SSL* ssl_ = nullptr;
+  std::string peer_;  // "host:port": whose TLS sessions to resume and keep
   std::string error_;
   bool timed_out_ = false;
 };

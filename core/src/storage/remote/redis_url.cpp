@@ -143,6 +143,50 @@ bool plain_authority(std::string_view authority) {
   return all_of(host, host_chars) && all_of(port, kDigits);
 }
 
+// plain_authority for each node of a comma-separated list (a cluster URL's nodes).
+bool plain_authorities(std::string_view authorities) {
+  for (;;) {
+    const auto comma = authorities.find(',');
+    if (!plain_authority(authorities.substr(0, comma))) return false;
+    if (comma == std::string_view::npos) return true;
+    authorities = authorities.substr(comma + 1);
+  }
+}
+
+// One node of a URL's authority: host[:port] ([v6]:port).
+Result<RedisHost> parse_host(std::string_view authority) {
+  RedisHost out;
+  std::string_view port;
+  if (authority.starts_with('[')) {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return fail(Errc::invalid_argument, "CUBBY_REMOTE has an unclosed [ in its host");
+    }
+    out.host = std::string(authority.substr(1, close - 1));
+    const std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') return fail(Errc::invalid_argument, "CUBBY_REMOTE: junk after ]");
+      port = after.substr(1);
+    }
+  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
+    out.host = std::string(authority.substr(0, colon));
+    port = authority.substr(colon + 1);
+  } else {
+    out.host = std::string(authority);
+  }
+  if (out.host.empty()) {
+    return fail(Errc::invalid_argument,
+                "CUBBY_REMOTE names no host (redis://[user:password@]host:port[/db], or "
+                "host:port,host:port... for the nodes of a cluster)");
+  }
+  if (!port.empty()) {
+    auto parsed = parse_int(port, 1, 65535, "the port");
+    if (!parsed) return std::move(parsed).error();
+    out.port = *parsed;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<RedisUrl> parse_redis_url(std::string_view url) {
@@ -166,7 +210,6 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
                 "give the password in the URL itself: redis://[user]:password@host:port/db "
                 "(percent-encode @ : / ? # in it)");
   }
-  const std::string_view authority = tail.authority;
   if (!tail.path.empty()) {
     const std::string_view db = tail.path.substr(1);
     if (!db.empty()) {
@@ -175,32 +218,23 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
       out.db = *parsed;
     }
   }
-  std::string_view port;
-  if (authority.starts_with('[')) {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return fail(Errc::invalid_argument, "CUBBY_REMOTE has an unclosed [ in its host");
+  for (std::string_view nodes = tail.authority;;) {  // host[:port], then ,host[:port]...
+    const auto comma = nodes.find(',');
+    auto node = parse_host(nodes.substr(0, comma));
+    if (!node) return std::move(node).error();
+    if (out.host.empty()) {
+      out.host = std::move(node->host);
+      out.port = node->port;
+    } else {
+      out.more_seeds.push_back(std::move(node).value());
     }
-    out.host = std::string(authority.substr(1, close - 1));
-    const std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after[0] != ':') return fail(Errc::invalid_argument, "CUBBY_REMOTE: junk after ]");
-      port = after.substr(1);
-    }
-  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    out.host = std::string(authority.substr(0, colon));
-    port = authority.substr(colon + 1);
-  } else {
-    out.host = std::string(authority);
+    if (comma == std::string_view::npos) break;
+    nodes = nodes.substr(comma + 1);
   }
-  if (out.host.empty()) {
+  if (!out.more_seeds.empty() && out.db != 0) {
     return fail(Errc::invalid_argument,
-                "CUBBY_REMOTE names no host (redis://[user:password@]host:port[/db])");
-  }
-  if (!port.empty()) {
-    auto parsed = parse_int(port, 1, 65535, "the port");
-    if (!parsed) return std::move(parsed).error();
-    out.port = *parsed;
+                "CUBBY_REMOTE names several nodes (a Redis Cluster), which have one database "
+                "only: leave /db off");
   }
   return out;
 }
@@ -231,7 +265,7 @@ std::string redact_redis_url(std::string_view url) {
   const Tail tail = split_tail(rest);
   // Only what cannot be a secret is shown as it is: a host name or address, a database number,
   // the names of query parameters.
-  out += plain_authority(tail.authority) ? tail.authority : "***";
+  out += plain_authorities(tail.authority) ? tail.authority : "***";
   if (!tail.path.empty()) out += all_of(tail.path.substr(1), kDigits) ? tail.path : "/***";
   if (!tail.query.empty()) {
     std::string_view query = tail.query.substr(1);

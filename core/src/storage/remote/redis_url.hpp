@@ -1,15 +1,25 @@
 // CUBBY_REMOTE URLs of Redis. Pure.
 //   redis://[[user]:password@]host[:port][/db]     TCP
+//   redis://[[user]:password@]host[:port],host[:port]...  nodes of one Redis Cluster (its seeds:
+//                                                  the slot map is read from the first that
+//                                                  answers; no /db)
 //   rediss://[[user]:password@]host[:port][/db]    TCP with TLS (tls_context.hpp)
 //   unix://[[user]:password@]/path/to/socket[?db=N] and redis+unix://... : a unix socket
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cubby/error.hpp"
 
 namespace cubby {
+
+// One node a URL names.
+struct RedisHost {
+  std::string host;  // a name, an IPv4 address or an IPv6 address (brackets removed)
+  int port = 6379;
+};
 
 struct RedisUrl {
   std::string user;      // empty: the default user (AUTH password) or no AUTH
@@ -19,6 +29,7 @@ struct RedisUrl {
   int db = 0;
   bool tls = false;       // rediss://
   std::string unix_path;  // unix:// and redis+unix://: the socket (host and port unused)
+  std::vector<RedisHost> more_seeds;  // the further nodes of a cluster URL, in the URL's order
 };
 
 // The URL prefixes of Redis remotes.

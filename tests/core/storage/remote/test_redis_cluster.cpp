@@ -16,6 +16,7 @@ namespace {
 
 using testing::RedisCluster;
 using testing::RedisServer;
+using testing::TlsRedis;
 
 TEST(ClusterSlot, MatchesTheSpecificationsExamples) {
   EXPECT_EQ(cluster_slot("123456789"), 0x31C3);  // CRC16/XMODEM check value
@@ -178,6 +179,81 @@ TEST(RedisClusterTier, AMasterKilledMidLoadCostsItsSlotsOnlyWithinTheDeadline) {
       break;
     }
   }
+}
+
+// A URL naming every node: a fresh process finds the slot map while its first node is dead (a
+// URL of that node alone would make every lookup a miss), and misses that node's keys only.
+TEST(RedisClusterTier, AFreshProcessFindsTheClusterThroughTheNextNodeWhenTheFirstIsDead) {
+  std::string why;
+  auto cluster = RedisCluster::start(&why);
+  if (!cluster) GTEST_SKIP() << why;
+  const std::string url = cluster->seeds_url(0);
+  ASSERT_TRUE(parse_redis_url(url)) << url;
+  {
+    const auto writer = open_redis_remote(cluster_options(cluster->url(1)));
+    for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(writer->put(key_of(i), "v"));
+  }
+  RedisServer& first = *cluster->masters()[0];
+  std::set<int> lost;
+  for (int i = 0; i < kKeys; ++i) {
+    auto held = first.command({"EXISTS", RedisBackend::redis_key(key_of(i))});
+    if (held && held->value == "1") lost.insert(i);
+  }
+  ASSERT_FALSE(lost.empty());
+  first.stop();  // kill -9
+  RedisOptions o = cluster_options(url);
+  const auto tier = open_redis_remote(o);
+  tier->connect_ahead();  // as a fresh process does: to the first node that accepts
+  int hits = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto got = tier->get(key_of(i));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2 * o.timeout) << i;
+    if (lost.count(i) == 0) {
+      EXPECT_TRUE(got && got->has_value()) << i << ": " << (got ? "missing" : got.error().message);
+      hits += got && got->has_value() ? 1 : 0;
+    } else {
+      EXPECT_FALSE(got && got->has_value()) << i;
+    }
+  }
+  EXPECT_EQ(hits, kKeys - static_cast<int>(lost.size()));
+  // The dead node cost one failed connection; its keys were skipped after that.
+  EXPECT_LE(tier->counters().remote_errors + tier->counters().remote_timeouts, 2u);
+}
+
+// rediss:// to a cluster whose nodes speak TLS (tls-cluster yes): the slot map read over TLS
+// names the nodes' TLS ports, each verified by the CA; keys reach every master, and a URL of
+// several nodes finds them too.
+TEST(RedisClusterTier, ATlsClusterIsReachedOverTlsThroughAnyNode) {
+  std::string why;
+  const TlsRedis* certs = TlsRedis::get(&why);
+  if (certs == nullptr) GTEST_SKIP() << why;
+  auto cluster = RedisCluster::start(&why, certs);
+  if (!cluster) GTEST_SKIP() << why;
+  const auto tls_options = [&](const std::string& url) {
+    RedisOptions o = cluster_options(url);
+    o.tls.ca_file = certs->ca_file();
+    return o;
+  };
+  const auto writer = open_redis_remote(tls_options(cluster->tls_url(1)));
+  for (int i = 0; i < kKeys; ++i) {
+    auto put = writer->put(key_of(i), "tls " + std::to_string(i));
+    ASSERT_TRUE(put) << put.error().message;
+  }
+  for (const auto& node : cluster->masters()) {
+    auto size = node->command({"DBSIZE"});
+    ASSERT_TRUE(size && size->value);
+    EXPECT_GT(std::stoi(*size->value), 0) << node->url();
+  }
+  const std::string seeds = cluster->tls_url(2) + "," + cluster->tls_url(0).substr(9);
+  const auto reader = open_redis_remote(tls_options(seeds));
+  for (int i = 0; i < kKeys; ++i) {
+    auto got = reader->get(key_of(i));
+    ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+    EXPECT_EQ(**got, "tls " + std::to_string(i));
+  }
+  const Stats counters = reader->counters();
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped, 0u);
 }
 
 }  // namespace

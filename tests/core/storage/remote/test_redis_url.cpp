@@ -27,6 +27,27 @@ TEST(RedisUrl, DefaultsAndIpv6) {
   EXPECT_EQ(v6->port, 7000);
 }
 
+TEST(RedisUrl, SeveralNodesAreTheSeedsOfACluster) {
+  auto url = parse_redis_url("rediss://ci:p%2Cw@a.example:7000,10.0.0.2,[::1]:7002");
+  ASSERT_TRUE(url) << url.error().message;
+  EXPECT_TRUE(url->tls);
+  EXPECT_EQ(url->user, "ci");
+  EXPECT_EQ(url->password, "p,w");
+  EXPECT_EQ(url->host, "a.example");
+  EXPECT_EQ(url->port, 7000);
+  ASSERT_EQ(url->more_seeds.size(), 2u);
+  EXPECT_EQ(url->more_seeds[0].host, "10.0.0.2");
+  EXPECT_EQ(url->more_seeds[0].port, 6379);
+  EXPECT_EQ(url->more_seeds[1].host, "::1");
+  EXPECT_EQ(url->more_seeds[1].port, 7002);
+  EXPECT_TRUE(parse_redis_url("redis://a:7000")->more_seeds.empty());
+  EXPECT_FALSE(parse_redis_url("redis://a:7000,/"));         // an empty node
+  EXPECT_FALSE(parse_redis_url("redis://a:7000,b:70000"));   // a bad port
+  EXPECT_FALSE(parse_redis_url("redis://a:7000,b:7001/2"));  // a cluster has database 0 only
+  EXPECT_EQ(redact_redis_url("redis://u:secret@a:7000,b:7001"), "redis://***@a:7000,b:7001");
+  EXPECT_EQ(redact_redis_url("redis://a:7000,b:secret%zz"), "redis://***");
+}
+
 TEST(RedisUrl, UserAndPasswordPercentDecoded) {
   auto url = parse_redis_url("redis://ci-reader:p%40ss:word@host:1/2");
   ASSERT_TRUE(url) << url.error().message;

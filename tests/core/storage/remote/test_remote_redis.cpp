@@ -632,6 +632,22 @@ TEST(RedisTierHostileReplies, ArraysAndOversizedStatusRepliesAreRefusedUnread) {
   }
 }
 
+// A bulk value is read straight into place from its length line; one that does not end with
+// CRLF where its length says is not a Redis reply: an error, never a value (nor the start of the
+// next reply).
+TEST(RedisTierHostileReplies, ABulkValueNotEndedByCrlfIsAnErrorNotAValue) {
+  DripServer server({{"GET", {"$5\r\nhelloXY", "$2\r\nOK\r\n"}}}, std::chrono::milliseconds(1));
+  RedisOptions o = drip_options(server, "");
+  o.timeout = std::chrono::seconds(5);
+  const auto tier = open_redis_remote(o);
+  Result<std::optional<std::string>> got = std::optional<std::string>();
+  const auto took = testing::duration_of(server, [&] { got = tier->get(key_of(57)); });
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, o.timeout);
+  EXPECT_EQ(tier->counters().remote_errors, 1u);
+  EXPECT_EQ(tier->counters().remote_rejected + tier->counters().remote_timeouts, 0u);
+}
+
 // Error replies that say the server cannot serve now (not a fact about the key): said once,
 // counted, and the remote backed off, instead of two round trips for every lookup.
 TEST(RedisTierErrorReplies, ServerErrorsAreWarnedOnceCountedAndBackedOff) {

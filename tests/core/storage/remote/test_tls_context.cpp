@@ -68,9 +68,21 @@ TEST_F(TlsTierTest, RoundTripVerifiedByTheCaFileByAddressAndByName) {
 TEST_F(TlsTierTest, TheSystemStoreHonoursSslCertFile) {
   ::setenv("SSL_CERT_FILE", tls_->ca_file().c_str(), 1);
   auto tier = open_remote_tier(config(""));
-  ::unsetenv("SSL_CERT_FILE");
   ASSERT_NE(tier, nullptr);
-  round_trip(*tier, 2);
+  round_trip(*tier, 2);  // the store is read by the first connection
+  ::unsetenv("SSL_CERT_FILE");
+}
+
+// Parsing the system store costs OpenSSL 3.0 ~40 ms: a remote without a CA file reads it when its
+// first connection needs it, not when it is set up (a process whose lookups all hit locally
+// never reads it). SSL_CERT_FILE changed in between shows when it was read.
+TEST_F(TlsTierTest, TheSystemStoreIsReadWhenTheFirstConnectionNeedsIt) {
+  ::setenv("SSL_CERT_FILE", tls_->wrong_ca_file().c_str(), 1);
+  auto tier = open_remote_tier(config(""));
+  ASSERT_NE(tier, nullptr);
+  ::setenv("SSL_CERT_FILE", tls_->ca_file().c_str(), 1);
+  round_trip(*tier, 9);
+  ::unsetenv("SSL_CERT_FILE");
 }
 
 TEST_F(TlsTierTest, AWrongCaIsAMissSaidOnceAndBoundedInTime) {
@@ -149,6 +161,38 @@ TEST_F(TlsTierTest, AValueOfManyTlsRecordsRoundTrips) {
   auto got = tier->get(key_of(9));
   ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
   EXPECT_EQ(**got, value);
+}
+
+// A reconnect to a server this context has spoken to resumes its session (no certificate sent or
+// checked again); another context, or another server, makes a full handshake.
+TEST_F(TlsTierTest, AReconnectResumesTheSessionOfItsServer) {
+  TlsSettings settings;
+  settings.ca_file = tls_->ca_file();
+  auto context = TlsContext::create(settings);
+  ASSERT_TRUE(context) << context.error().message;
+  const RedisEndpoint endpoint{"127.0.0.1", tls_->tls_port(), ""};
+  // Opens a connection, makes one round trip (which brings the server's session tickets), and
+  // says whether it resumed.
+  const auto connect_once = [&](const TlsContext& tls, const RedisEndpoint& to) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    bool timed_out = false;
+    auto opened = RedisConnection::open(to, &tls, deadline, nullptr, timed_out);
+    EXPECT_TRUE(opened) << opened.error().message;
+    if (!opened) return false;
+    RedisConnection& connection = **opened;
+    EXPECT_TRUE(connection.send("PING\r\n", deadline)) << connection.error();
+    char reply[16];
+    EXPECT_GT(connection.receive(reply, sizeof reply, deadline), 0u) << connection.error();
+    return connection.resumed();
+  };
+  EXPECT_FALSE(connect_once(**context, endpoint));  // the first: a full handshake
+  EXPECT_TRUE(connect_once(**context, endpoint));
+  EXPECT_TRUE(connect_once(**context, endpoint));
+  auto other = TlsContext::create(settings);  // another process's, say
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(connect_once(**other, endpoint));
+  // The same server by another name is another peer: its session is not offered there.
+  EXPECT_FALSE(connect_once(**context, RedisEndpoint{"localhost", tls_->tls_port(), ""}));
 }
 
 TEST(TlsContextSettings, ReadsAheadAndOffersAes128GcmFirst) {
