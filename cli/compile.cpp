@@ -4,7 +4,7 @@
 #include "cli.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/key.hpp"
-#include "key/include_plan.hpp"
+#include "cuda/include_plan.hpp"
 
 namespace cubby::cli {
 namespace {

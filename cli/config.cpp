@@ -4,8 +4,8 @@
 #include <iostream>
 #include <optional>
 
-#include "cache/store_config.hpp"
 #include "cli.hpp"
+#include "config/store_config.hpp"
 
 namespace cubby::cli {
 namespace {

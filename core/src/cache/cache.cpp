@@ -9,13 +9,13 @@
 #include <string>
 #include <utility>
 
+#include "cache/key_inputs.hpp"
 #include "cache/suite_recorder.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/driver.hpp"
 #include "format/blob.hpp"
 #include "format/recipe.hpp"
 #include "key/include_scan.hpp"
-#include "key/key_inputs.hpp"
 #include "stats/stats_report.hpp"
 #include "storage/local/gc.hpp"
 #include "storage/local/local_store.hpp"

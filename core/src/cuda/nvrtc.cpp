@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "cuda/compile_hook.hpp"
+#include "cuda/include_plan.hpp"
 #include "cuda/nvrtc_library.hpp"
 #include "cuda/nvrtc_options.hpp"
-#include "key/include_plan.hpp"
 
 namespace fs = std::filesystem;
 

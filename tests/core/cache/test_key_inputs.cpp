@@ -1,4 +1,4 @@
-// Tests for core/src/key/key_inputs.cpp: key_inputs_for (a request's key inputs) and
+// Tests for core/src/cache/key_inputs.cpp: key_inputs_for (a request's key inputs) and
 // relativize_paths (paths under CUBBY_BASE_DIR).
 #include <gtest/gtest.h>
 
@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "../key/key_test_inputs.hpp"
+#include "cache/key_inputs.hpp"
 #include "cubby/entry.hpp"
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
-#include "key/key_inputs.hpp"
-#include "key_test_inputs.hpp"
 #include "test_support.hpp"
 #include "util/hash.hpp"
 

@@ -1,5 +1,5 @@
 // The one parser of NVRTC's include options and the include plan of a request.
-#include "key/include_plan.hpp"
+#include "cuda/include_plan.hpp"
 
 #include <algorithm>
 #include <functional>

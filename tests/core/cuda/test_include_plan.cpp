@@ -1,11 +1,11 @@
-// Tests for core/src/key/include_plan.cpp: NVRTC include options as NVRTC 13 parses them.
+// Tests for core/src/cuda/include_plan.cpp: NVRTC include options as NVRTC 13 parses them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "key/include_plan.hpp"
+#include "cuda/include_plan.hpp"
 
 namespace cubby {
 namespace {

@@ -1,11 +1,11 @@
-#include "key/key_inputs.hpp"
+#include "cache/key_inputs.hpp"
 
 #include <time.h>
 
 #include <utility>
 
 #include "cubby/entry.hpp"
-#include "key/include_plan.hpp"
+#include "cuda/include_plan.hpp"
 #include "key/include_scan.hpp"
 #include "key/toolkit_headers.hpp"
 

@@ -1,4 +1,4 @@
-#include "cache/store_config.hpp"
+#include "config/store_config.hpp"
 
 #include <algorithm>
 #include <cctype>
