@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "storage/local/disk.hpp"
 #include "util/io.hpp"
 
 namespace cubby {

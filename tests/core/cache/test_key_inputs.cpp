@@ -1,77 +1,34 @@
-// Tests for core/src/cache/key_inputs.cpp: key_inputs_for (a request's key inputs) and
-// relativize_paths (paths under CUBBY_BASE_DIR).
+// Tests for core/src/cache/key_inputs.cpp: key_inputs_for (a request's key inputs under its
+// include plan) and headers_changed_since (the check after NVRTC returns).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "../key/key_test_inputs.hpp"
 #include "cache/key_inputs.hpp"
 #include "cubby/entry.hpp"
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
+#include "cuda/include_plan.hpp"
 #include "test_support.hpp"
 #include "util/hash.hpp"
 
 namespace cubby {
 namespace {
 
-using cubby::testing::base_inputs;
+namespace fs = std::filesystem;
+
 using cubby::testing::read_text;
 using cubby::testing::TempDir;
 using cubby::testing::write_text;
 
-// ---------------------------------------------------------------------------------------------
-// relativize_paths
-// ---------------------------------------------------------------------------------------------
-
-// One checkout of a project under `root`: options, program name and headers as a Cache sees them.
-KeyInputs checkout_inputs(const std::string& root) {
-  KeyInputs in = base_inputs();
-  in.options = {
-      "-std=c++17",          "-I" + root + "/include",          "-I",
-      root + "/third_party", "--include-path=" + root + "/gen", "-DDATA=" + root + "/data",
-      "-I/opt/shared",       "-I/builds/a/repo2/other"};  // a sibling of the first checkout below
-  in.program_name = root + "/tests/kernel.cu";
-  in.headers = {HeaderDigest{"ops.cuh", root + "/include/ops.cuh", true, hash128("ops")},
-                HeaderDigest{"sys.cuh", "/opt/shared/sys.cuh", true, hash128("sys")}};
-  return in;
-}
-
-TEST(RelativizePaths, TwoCheckoutsShareAKeyOnlyWithTheirBase) {
-  KeyInputs a = checkout_inputs("/builds/a/repo");
-  KeyInputs b = checkout_inputs("/home/ci/work/repo");
-  EXPECT_NE(derive_key(a), derive_key(b));  // absolute paths differ
-  relativize_paths(a, "/builds/a/repo");
-  relativize_paths(b, "/home/ci/work/repo/");  // a trailing '/' is the same base
-  EXPECT_EQ(derive_key(a), derive_key(b));
-  const std::string m(kBaseDirMarker);
-  EXPECT_EQ(a.options,
-            (std::vector<std::string>{"-std=c++17", "-I" + m + "/include", "-I", m + "/third_party",
-                                      "--include-path=" + m + "/gen", "-DDATA=" + m + "/data",
-                                      "-I/opt/shared", "-I/builds/a/repo2/other"}))
-      << "a sibling folder whose name starts like the base is not under it: " << a.options.back();
-}
-
-TEST(RelativizePaths, OnlyPathsUnderTheBaseChange) {
-  KeyInputs in = checkout_inputs("/builds/a/repo");
-  relativize_paths(in, "/builds/a/repo");
-  const std::string m(kBaseDirMarker);
-  EXPECT_EQ(in.program_name, m + "/tests/kernel.cu");
-  EXPECT_EQ(in.headers[0].path, m + "/include/ops.cuh");
-  EXPECT_EQ(in.headers[1].path, "/opt/shared/sys.cuh");  // outside the base: as it was
-  EXPECT_EQ(in.options.back(), "-I/builds/a/repo2/other");
-  // Content still counts: the same relative header with other bytes is another key.
-  KeyInputs edited = checkout_inputs("/builds/a/repo");
-  edited.headers[0].content_hash = hash128("ops, edited");
-  relativize_paths(edited, "/builds/a/repo");
-  EXPECT_NE(derive_key(edited), derive_key(in));
-  // "/" and relative bases change nothing (every path would match).
-  KeyInputs untouched = checkout_inputs("/builds/a/repo");
-  relativize_paths(untouched, "/");
-  relativize_paths(untouched, "builds");
-  EXPECT_EQ(derive_key(untouched), derive_key(checkout_inputs("/builds/a/repo")));
+// key_inputs_for under the request's own include plan, made as the Cache makes it.
+KeyInputs inputs_for(const CompileRequest& request, const std::string& arch,
+                     const NvrtcLibrary& nvrtc, const fs::path& base_dir) {
+  return key_inputs_for(request, plan_includes(request, nvrtc.include_dir), arch, nvrtc, base_dir);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -89,7 +46,7 @@ TEST(KeyInputsFor, RequestFieldsNvrtcIdentityAndScannedHeadersRelativizedToTheBa
   request.name_expressions = {"k", "k"};
   request.options = {"-std=c++17", "-I" + dir.path().string()};
 
-  const KeyInputs plain = key_inputs_for(request, "sm_90", *nvrtc, {});
+  const KeyInputs plain = inputs_for(request, "sm_90", *nvrtc, {});
   EXPECT_EQ(plain.format_version, kEntryFormatVersion);
   EXPECT_EQ(plain.nvrtc_version, nvrtc->version);
   EXPECT_EQ(plain.nvrtc_identity, nvrtc->identity);
@@ -105,7 +62,7 @@ TEST(KeyInputsFor, RequestFieldsNvrtcIdentityAndScannedHeadersRelativizedToTheBa
   EXPECT_TRUE(ops->resolved);
   EXPECT_EQ(ops->content_hash, hash128(read_text(dir / "ops.cuh")));
 
-  const KeyInputs based = key_inputs_for(request, "sm_90", *nvrtc, dir.path());
+  const KeyInputs based = inputs_for(request, "sm_90", *nvrtc, dir.path());
   KeyInputs expected = plain;
   relativize_paths(expected, dir.path());
   EXPECT_EQ(derive_key(based), derive_key(expected));
@@ -117,7 +74,7 @@ TEST(KeyInputsFor, MacroIncludeIsUnresolvable) {
   if (!nvrtc) GTEST_SKIP() << "no libnvrtc: " << nvrtc.error().message;
   CompileRequest request;
   request.source = "#define H \"v.cuh\"\n#include H\n";
-  const KeyInputs inputs = key_inputs_for(request, "sm_80", *nvrtc, {});
+  const KeyInputs inputs = inputs_for(request, "sm_80", *nvrtc, {});
   EXPECT_EQ(inputs.unresolvable, std::vector<std::string>{"#include H"});
 }
 
@@ -138,9 +95,68 @@ TEST(KeyInputsFor, AnEditedToolkitHeaderChangesTheKey) {
   write_text(edited.include_dir / "tkhdr.h", "#define TK 2 // edited\n");
   CompileRequest request;
   request.source = "#include <tkhdr.h>\n__global__ void k() {}\n";
-  const Key key = derive_key(key_inputs_for(request, "sm_90", original, {}));
-  EXPECT_EQ(derive_key(key_inputs_for(request, "sm_90", copy, {})), key);  // same headers
-  EXPECT_NE(derive_key(key_inputs_for(request, "sm_90", edited, {})), key);
+  const Key key = derive_key(inputs_for(request, "sm_90", original, {}));
+  EXPECT_EQ(derive_key(inputs_for(request, "sm_90", copy, {})), key);  // same headers
+  EXPECT_NE(derive_key(inputs_for(request, "sm_90", edited, {})), key);
+}
+
+// ---------------------------------------------------------------------------------------------
+// headers_changed_since
+// ---------------------------------------------------------------------------------------------
+
+// The working folder while a test runs (restored at its end): the program folder of a relative
+// program name.
+class InFolder {
+ public:
+  explicit InFolder(const fs::path& dir) : old_(fs::current_path()) { fs::current_path(dir); }
+  ~InFolder() { fs::current_path(old_); }
+  InFolder(const InFolder&) = delete;
+  InFolder& operator=(const InFolder&) = delete;
+
+ private:
+  fs::path old_;
+};
+
+// A program "k.cu" (a relative name: its folder is the working folder) including "ops.cuh".
+CompileRequest relative_program() {
+  CompileRequest request;
+  request.source = "#include \"ops.cuh\"\n__global__ void k() {}\n";
+  request.program_name = "k.cu";
+  return request;
+}
+
+TEST(HeadersChangedSince, UnchangedHeadersUnderTheSamePlanAreNoChange) {
+  TempDir dir("headers-changed");
+  write_text(dir / "ops.cuh", "#pragma once\n");
+  const InFolder in(dir.path());
+  NvrtcLibrary nvrtc;
+  const CompileRequest request = relative_program();
+  const std::int64_t since = realtime_ns();
+  const IncludePlan plan = plan_includes(request, nvrtc.include_dir);
+  const KeyInputs inputs = key_inputs_for(request, plan, "sm_90", nvrtc, {});
+  EXPECT_FALSE(headers_changed_since(request, plan, "sm_90", nvrtc, {}, inputs, since));
+  write_text(dir / "ops.cuh", "#pragma once // edited\n");
+  EXPECT_TRUE(headers_changed_since(request, plan, "sm_90", nvrtc, {}, inputs, since));
+}
+
+// The plan is made once, before the key: NVRTC, which takes the program folder from the working
+// folder when it compiles, reads the new folder's ops.cuh after a change of working folder, even
+// one with the same bytes at the same name: what it compiled is not the key's.
+TEST(HeadersChangedSince, AWorkingFolderChangeSinceThePlanIsAChange) {
+  TempDir dir("headers-changed-folder");
+  write_text(dir / "a" / "ops.cuh", "#pragma once\n");
+  write_text(dir / "b" / "ops.cuh", "#pragma once\n");
+  NvrtcLibrary nvrtc;
+  const CompileRequest request = relative_program();
+  const std::int64_t since = realtime_ns();
+  const InFolder in_a(dir / "a");
+  const IncludePlan plan = plan_includes(request, nvrtc.include_dir);
+  const KeyInputs inputs = key_inputs_for(request, plan, "sm_90", nvrtc, {});
+  EXPECT_TRUE(plan_still_current(plan, request));
+  EXPECT_FALSE(headers_changed_since(request, plan, "sm_90", nvrtc, {}, inputs, since));
+  const InFolder in_b(dir / "b");
+  EXPECT_FALSE(plan_still_current(plan, request));
+  EXPECT_TRUE(headers_changed_since(request, plan, "sm_90", nvrtc, {}, inputs, since));
 }
 
 }  // namespace

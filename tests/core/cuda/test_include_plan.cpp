@@ -106,5 +106,17 @@ TEST(IncludeOptions, OtherCudafeOptionsAreUnmodelled) {
   EXPECT_TRUE(parsed.include_paths.empty());
 }
 
+TEST(PlanStillCurrent, OnlyAProgramFolderTakenFromTheWorkingFolderGoesStale) {
+  CompileRequest request;
+  request.program_name = "k.cu";
+  IncludePlan plan = plan_includes(request, {});
+  EXPECT_EQ(plan.search.program_dir, fs::current_path().lexically_normal());
+  EXPECT_TRUE(plan_still_current(plan, request));
+  plan.search.program_dir = "/elsewhere";  // as if the working folder changed since
+  EXPECT_FALSE(plan_still_current(plan, request));
+  request.options = {"-no-source-include"};  // no program folder is searched: nothing to go stale
+  EXPECT_TRUE(plan_still_current(plan_includes(request, {}), request));
+}
+
 }  // namespace
 }  // namespace cubby
