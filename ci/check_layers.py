@@ -4,10 +4,11 @@
 The order is ARCHITECTURE.md's list of core/src's folders between the markers
 `<!-- layers: lowest first ... -->` and `<!-- end layers -->`, lowest first: each line that starts
 with four spaces and `name/` then a space names a folder (sub-folders such as `storage/local/`
-and the lines that continue a description are not read). Every `#include "folder/..."` of a file under core/src/<folder>/ that names another listed
-folder must name a lower one. A folder of core/src that the list lacks is an error too (a new
-folder gets its place in the list first). Includes of the public headers (`cubby/...`), which
-every layer shares, and of the standard and system headers (`<...>`) are not checked.
+and the lines that continue a description are not read). Every `#include "folder/..."` of a
+file under core/src/<folder>/ that names another listed folder must name a lower one. A folder
+of core/src that the list lacks is an error too (a new folder gets its place in the list first).
+Includes of the public headers (`cubby/...`), which every layer shares, and of the standard and
+system headers (`<...>`) are not checked.
 
   ci/check_layers.py [ROOT]     # ROOT: the repository (default: this script's parent's parent)
 

@@ -4,7 +4,6 @@
 #include "cli.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/key.hpp"
-#include "cuda/include_plan.hpp"
 
 namespace cubby::cli {
 namespace {
