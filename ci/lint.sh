@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Static checks of cubby's own C++ (not build output, not third-party code):
+#  - ci/check_layers.py: every include of core/src points down the folder order ARCHITECTURE.md
+#    lists (needs no build);
 #  - clang-tidy with the repository's .clang-tidy (every finding an error) over the first-party
 #    translation units of a build's compile_commands.json (core/, cli/, harness/, bench/, tests/;
 #    fuzz/ too, whose flags clang-tidy infers from its neighbours as no CI build lists them);
 #  - clang-format --dry-run --Werror (.clang-format) over every first-party .cpp/.hpp/.h.
 # Quiet when clean; each finding says how to fix it. Installs clang-tidy and clang-format.
-#   ci/lint.sh [BUILD_DIR]        # both (BUILD_DIR: $CUBBY_BUILD_DIR, else build/ci; configured)
+#   ci/lint.sh [BUILD_DIR]        # all three (BUILD_DIR: $CUBBY_BUILD_DIR, else build/ci; configured)
 #   ci/lint.sh --fix-format       # rewrite the files clang-format would change (clang-format -i)
 #   ci/lint.sh --format-only      # only the clang-format check (needs no build)
+#   ci/lint.sh --layers-only      # only the layer order check (needs no build, no packages)
 #   ci/lint.sh --tidy-only [BUILD_DIR]
 #   CUBBY_LINT_JOBS=N             # parallel processes (default: nproc)
 #   CUBBY_LINT_FILES='cli/ tests/cli/'  # only the files under these paths (while iterating)
@@ -21,13 +24,27 @@ for arg in "$@"; do
     --fix-format) mode=fix-format ;;
     --format-only) mode=format ;;
     --tidy-only) mode=tidy ;;
-    -h | --help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --layers-only) mode=layers ;;
+    -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $arg (see ci/lint.sh --help)" ;;
     *) build_dir="$arg" ;;
   esac
 done
 [ ! -d "$build_dir" ] || build_dir="$(cd "$build_dir" && pwd)"
 jobs="${CUBBY_LINT_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+
+# The layer order: one line per include against it (file:line, the two folders), from the list in
+# ARCHITECTURE.md.
+layers_check() {
+  /usr/bin/python3 "$CUBBY_ROOT/ci/check_layers.py" "$CUBBY_ROOT" && return 0
+  printf '%s\n' "[cubby lint] an include runs against the folder order of ARCHITECTURE.md (above);" \
+    "  move the code it needs down, or the including code up (ci/lint.sh --layers-only reruns it)" >&2
+  return 1
+}
+if [ "$mode" = layers ]; then
+  layers_check || die "layer order check failed (above)"
+  exit 0
+fi
 
 apt_install "${CUBBY_LINT_APT_PACKAGES[@]}"
 # The findings and the formatting are those of Debian 12's LLVM 14; another version may differ.
@@ -129,6 +146,7 @@ case "$mode" in
   tidy) tidy_check || die "clang-tidy check failed (above)" ;;
   all)
     status=0
+    layers_check || status=1
     format_check || status=1
     tidy_check || status=1
     [ "$status" = 0 ] || die "lint failed (above)"

@@ -1,11 +1,11 @@
 // `cubby config [KEY [VALUE]]`: the store's settings file (<store>/cubby.conf, see
-// cache/store_config.hpp): lists every setting with its value and where it comes from, prints one,
+// config/store_config.hpp): lists every setting with its value and where it comes from, prints one,
 // sets one or (--unset) removes one. A CUBBY_* variable still wins over the file.
 #include <iostream>
 #include <optional>
 
-#include "cache/store_config.hpp"
 #include "cli.hpp"
+#include "config/store_config.hpp"
 
 namespace cubby::cli {
 namespace {

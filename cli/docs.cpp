@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "cache/store_config.hpp"
 #include "cli.hpp"
+#include "config/store_config.hpp"
 #include "cubby/version.hpp"
 
 namespace cubby::cli {

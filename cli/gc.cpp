@@ -5,8 +5,8 @@
 #include <chrono>
 #include <iostream>
 
-#include "cache/store_config.hpp"
 #include "cli.hpp"
+#include "config/store_config.hpp"
 #include "storage/local/store_stats.hpp"
 
 namespace cubby::cli {

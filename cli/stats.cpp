@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/store_config.hpp"
 #include "cli.hpp"
+#include "config/store_config.hpp"
 #include "cubby/stats_summary.hpp"
 #include "storage/local/store_stats.hpp"
 #include "storage/remote/remote.hpp"

@@ -26,6 +26,7 @@ namespace cubby {
 class Background;
 struct BlobClaims;
 class FileLock;
+struct IncludePlan;
 class LocalStore;
 class MemoryTier;
 class PchDir;
@@ -150,12 +151,14 @@ class CUBBY_API Cache {
   // bad entry is a counted miss): the one remote lookup of programs and blobs. Its bytes are
   // written to disk in the background.
   std::shared_ptr<const Entry> from_remote(const Key& key, const Check& check);
-  // Compiles `request` (arch resolved), counting the compile or its failure; throws cubby::Error.
-  // `inputs`: the request's key inputs (their headers choose the PCH folder), derived after
-  // `since_ns` (realtime_ns). `headers_changed`: a header changed while NVRTC compiled
-  // (headers_changed_since): the entry must not be stored; its PCH was discarded, it was counted.
-  std::shared_ptr<const Entry> compile_entry(const CompileRequest& request, const KeyInputs& inputs,
-                                             std::int64_t since_ns, bool& headers_changed);
+  // Compiles `request` (arch resolved) under `plan`, the include plan its key inputs were derived
+  // under, counting the compile or its failure; throws cubby::Error. `inputs`: the request's key
+  // inputs (their headers choose the PCH folder), derived after `since_ns` (realtime_ns).
+  // `headers_changed`: a header changed while NVRTC compiled (headers_changed_since): the entry
+  // must not be stored; its PCH was discarded, it was counted.
+  std::shared_ptr<const Entry> compile_entry(const CompileRequest& request, const IncludePlan& plan,
+                                             const KeyInputs& inputs, std::int64_t since_ns,
+                                             bool& headers_changed);
   // The folder NVRTC keeps this compile's precompiled headers in, or empty when PCH is off: this
   // process's PCH folder in the store, made on the first compile, then a sub-folder per set of
   // (options, architecture, header contents), so that a PCH is never reused after a header edit

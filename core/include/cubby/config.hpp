@@ -86,7 +86,7 @@ CUBBY_API std::filesystem::path default_store_dir();
 // Parses a size as ccache does: "123" (bytes), "10k", "500M", "1.5G", "1T" (powers of 1000),
 // "64Ki", "5Gi", "1Ti" (powers of 1024); units in any case, each with an optional "B"; decimals
 // are rounded down to whole bytes. invalid_argument for anything else or over 2^64 - 1 (each
-// setting has its own, lower cap: see cache/store_config.hpp).
+// setting has its own, lower cap: see config/store_config.hpp).
 CUBBY_API Result<std::uint64_t> parse_size(std::string_view text);
 
 // Parses "90", "90s", "30m", "12h", "7d" into seconds; invalid_argument otherwise.

@@ -1,6 +1,7 @@
 // Key derivation: a pure function of labelled, length-prefixed fields (XXH3-128). No NVRTC call
 // and no file access happen in `derive_key`; the inputs' header digests come from the header
-// scan (core/src/key/include_scan.hpp), the request -> inputs policy from key/key_inputs.hpp.
+// scan (core/src/key/include_scan.hpp), the request -> inputs policy from
+// core/src/cache/key_inputs.hpp.
 #pragma once
 
 #include <array>

@@ -9,13 +9,15 @@
 #include <string>
 #include <utility>
 
+#include "cache/key_inputs.hpp"
 #include "cache/suite_recorder.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/driver.hpp"
+#include "cuda/include_plan.hpp"
+#include "cuda/nvrtc_compile.hpp"
 #include "format/blob.hpp"
 #include "format/recipe.hpp"
 #include "key/include_scan.hpp"
-#include "key/key_inputs.hpp"
 #include "stats/stats_report.hpp"
 #include "storage/local/gc.hpp"
 #include "storage/local/local_store.hpp"
@@ -190,9 +192,9 @@ std::string Cache::default_arch() const {
 }
 
 KeyInputs Cache::key_inputs(const CompileRequest& request) const {
-  auto nvrtc = locate_nvrtc();
-  if (!nvrtc) throw Error(std::move(nvrtc).error());
-  return key_inputs_for(request, request.arch.empty() ? default_arch() : request.arch, *nvrtc,
+  const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
+  return key_inputs_for(request, plan_includes(request, nvrtc.include_dir),
+                        request.arch.empty() ? default_arch() : request.arch, nvrtc,
                         config_.base_dir);
 }
 
@@ -357,13 +359,12 @@ std::filesystem::path Cache::pch_folder_for(const CompileRequest& request,
 }
 
 std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
-                                                  const KeyInputs& inputs, std::int64_t since_ns,
-                                                  bool& headers_changed) {
+                                                  const IncludePlan& plan, const KeyInputs& inputs,
+                                                  std::int64_t since_ns, bool& headers_changed) {
   headers_changed = false;
   PchOutcome pch;
   const std::filesystem::path pch_folder = pch_folder_for(request, inputs);
-  auto compiled =
-      pch_folder.empty() ? compile_nvrtc(request) : compile_nvrtc(request, pch_folder, pch);
+  auto compiled = compile_nvrtc(request, plan, pch_folder, pch);
   if (pch.failed && !pch_off_.exchange(true)) {
     std::fprintf(stderr,
                  "cubby: NVRTC could not use precompiled headers (%s); compiling without PCH from "
@@ -382,7 +383,7 @@ std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
   // the key's. It is returned (it is what NVRTC compiled) but neither stored nor kept as a PCH.
   if (!config_.disabled && inputs.unresolvable.empty()) {
     auto nvrtc = locate_nvrtc();
-    headers_changed = !nvrtc || headers_changed_since(request, request.arch, *nvrtc,
+    headers_changed = !nvrtc || headers_changed_since(request, plan, request.arch, *nvrtc,
                                                       config_.base_dir, inputs, since_ns);
   }
   if (headers_changed) {
@@ -495,7 +496,10 @@ CacheResult Cache::compile(const CompileRequest& request) {
   CompileRequest resolved = request;
   if (resolved.arch.empty()) resolved.arch = default_arch();
   const std::int64_t since_ns = realtime_ns();  // before the headers are read for the key
-  const KeyInputs inputs = key_inputs(resolved);
+  const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
+  // The request's include plan, made once: the key, the compile and the check after it follow it.
+  const IncludePlan plan = plan_includes(resolved, nvrtc.include_dir);
+  const KeyInputs inputs = key_inputs_for(resolved, plan, resolved.arch, nvrtc, config_.base_dir);
   CacheResult result;
   result.key = derive_key(inputs);
   // A program with an include the scan cannot name has no trustworthy key
@@ -523,7 +527,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
     if (Found found = find(result.key, inputs, key_lock); found.entry) return done(found);
   }
   bool headers_changed = false;
-  auto entry = compile_entry(resolved, inputs, since_ns, headers_changed);
+  auto entry = compile_entry(resolved, plan, inputs, since_ns, headers_changed);
   if (use_store && !headers_changed) {
     store(result.key, *entry, true);
     memory_->put(result.key, entry);

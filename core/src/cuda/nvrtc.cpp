@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "cuda/compile_hook.hpp"
+#include "cuda/nvrtc_compile.hpp"
 #include "cuda/nvrtc_library.hpp"
 #include "cuda/nvrtc_options.hpp"
-#include "key/include_plan.hpp"
 
 namespace fs = std::filesystem;
 
@@ -250,8 +250,17 @@ void grow_pch_heap_if_exhausted(const NvrtcApi& api, nvrtcProgram program, PchOu
   pch.grown = true;
 }
 
-// compile_nvrtc's work: with PCH in `pch_dir` unless it is empty (then `pch` is not touched).
-Result<Entry> compile(const CompileRequest& request, const fs::path& pch_dir, PchOutcome& pch);
+// compile_nvrtc's work under `plan`: with PCH in `pch_dir` unless it is empty (then `pch` is not
+// touched).
+Result<Entry> compile(const CompileRequest& request, const IncludePlan& plan,
+                      const fs::path& pch_dir, PchOutcome& pch);
+
+// The include plan of `request` under the located NVRTC's include folder (none when NVRTC is not
+// found: the compile then fails on loading it).
+IncludePlan plan_of(const CompileRequest& request) {
+  const auto library = locate_nvrtc();
+  return plan_includes(request, library.ok() ? library->include_dir : fs::path());
+}
 
 CompileHook& compile_hook() {
   static CompileHook* hook = new CompileHook();  // never destroyed: compiles may run at exit
@@ -273,13 +282,18 @@ PayloadKind payload_kind_for(const std::string& arch, const std::vector<std::str
 
 Result<Entry> compile_nvrtc(const CompileRequest& request) {
   PchOutcome unused;
-  return compile(request, fs::path(), unused);
+  return compile(request, plan_of(request), fs::path(), unused);
 }
 
 Result<Entry> compile_nvrtc(const CompileRequest& request, const fs::path& pch_dir,
                             PchOutcome& pch) {
+  return compile_nvrtc(request, plan_of(request), pch_dir, pch);
+}
+
+Result<Entry> compile_nvrtc(const CompileRequest& request, const IncludePlan& plan,
+                            const fs::path& pch_dir, PchOutcome& pch) {
   pch = PchOutcome{};
-  auto compiled = compile(request, pch_dir, pch);
+  auto compiled = compile(request, plan, pch_dir, pch);
   if (compiled || !pch.requested) return compiled;
   const std::string& log = compiled.error().log;
   pch.why = line_containing(log, "PCH");
@@ -288,12 +302,13 @@ Result<Entry> compile_nvrtc(const CompileRequest& request, const fs::path& pch_d
   pch.failed = true;
   pch.created = pch.reused = false;  // whatever it said, the compile that counts is the next one
   PchOutcome without;
-  return compile(request, fs::path(), without);
+  return compile(request, plan, fs::path(), without);
 }
 
 namespace {
 
-Result<Entry> compile(const CompileRequest& request, const fs::path& pch_dir, PchOutcome& pch) {
+Result<Entry> compile(const CompileRequest& request, const IncludePlan& plan,
+                      const fs::path& pch_dir, PchOutcome& pch) {
   auto expressions = checked_expressions(request);
   if (!expressions.ok()) return std::move(expressions).error();
   const auto& loaded = nvrtc_api();
@@ -302,14 +317,10 @@ Result<Entry> compile(const CompileRequest& request, const fs::path& pch_dir, Pc
 
   const PayloadKind kind = payload_kind_for(request.arch, request.options);
   const std::string arch_option = "--gpu-architecture=" + request.arch;
-  const auto library = locate_nvrtc();
   pch.requested = !pch_dir.empty() && api.supports_pch() && !chooses_pch(request.options);
   std::vector<std::string> nvrtc_options =
       pch.requested ? pch_options(pch_dir) : std::vector<std::string>();
-  for (std::string& option :
-       plan_includes(request, library.ok() ? library->include_dir : fs::path()).options) {
-    nvrtc_options.push_back(std::move(option));
-  }
+  nvrtc_options.insert(nvrtc_options.end(), plan.options.begin(), plan.options.end());
   nvrtc_options.push_back(arch_option);
   std::vector<const char*> option_pointers;
   option_pointers.reserve(nvrtc_options.size());

@@ -1,6 +1,6 @@
 // NVRTC's options: one table of every spelling cubby knows (NVRTC 13.0), with how each takes its
 // value and whether a recipe replayed by `cubby warm` may carry it. The include-option parser
-// (key/include_plan.hpp) asks it which options take the next argument as their value; the replay
+// (include_plan.hpp) asks it which options take the next argument as their value; the replay
 // check (warm/replay.hpp) asks it which options are safe to run on a recipe someone else recorded.
 // Adding an option form is a one-line change of the table in nvrtc_options.cpp.
 #pragma once

@@ -1,4 +1,4 @@
-// Tests of core/src/driver.cpp: the lazily loaded CUDA driver and Module.
+// Tests of core/src/cuda/driver.cpp: the lazily loaded CUDA driver and Module.
 // Without a driver (the usual CI machine) every entry point must fail cleanly with
 // driver_unavailable; with a GPU the same entry points must work. Each test checks one case and
 // skips the other.

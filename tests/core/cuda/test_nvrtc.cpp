@@ -1,5 +1,5 @@
-// Tests for core/src/nvrtc.cpp: locating NVRTC, and compiling with tricky name expressions through
-// the real NVRTC (sm_90). Compiles are few and each program carries many kernels.
+// Tests for core/src/cuda/nvrtc.cpp: locating NVRTC, and compiling with tricky name expressions
+// through the real NVRTC (sm_90). Compiles are few and each program carries many kernels.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

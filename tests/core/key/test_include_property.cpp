@@ -1,8 +1,8 @@
-// Differential tests of the key's header scan (core/src/key.cpp) through the whole cache: a
-// program compiled through cubby's Cache must always give the PTX that a direct NVRTC compile of
-// the same request gives (what CUBBY_DISABLE=1 does), whatever include spelling, option form,
-// nesting, guard or dead block it uses, after any edit of any header. A stale header served from
-// memory or disk shows up as a PTX difference.
+// Differential tests of the key's header scan (core/src/key/include_scan.cpp) through the whole
+// cache: a program compiled through cubby's Cache must always give the PTX that a direct NVRTC
+// compile of the same request gives (what CUBBY_DISABLE=1 does), whatever include spelling, option
+// form, nesting, guard or dead block it uses, after any edit of any header. A stale header served
+// from memory or disk shows up as a PTX difference.
 //
 // IncludeProperty.GeneratedTreesAfterRandomEdits runs a fixed number of generated cases (seeded,
 // so every run is the same); CUBBY_INCLUDE_CASES=N runs N cases instead, CUBBY_INCLUDE_SEED=S

@@ -411,5 +411,57 @@ TEST(KeyText, RejectsBadText) {
             std::string::npos);
 }
 
+// ---------------------------------------------------------------------------------------------
+// relativize_paths
+// ---------------------------------------------------------------------------------------------
+
+// One checkout of a project under `root`: options, program name and headers as a Cache sees them.
+KeyInputs checkout_inputs(const std::string& root) {
+  KeyInputs in = base_inputs();
+  in.options = {
+      "-std=c++17",          "-I" + root + "/include",          "-I",
+      root + "/third_party", "--include-path=" + root + "/gen", "-DDATA=" + root + "/data",
+      "-I/opt/shared",       "-I/builds/a/repo2/other"};  // a sibling of the first checkout below
+  in.program_name = root + "/tests/kernel.cu";
+  in.headers = {HeaderDigest{"ops.cuh", root + "/include/ops.cuh", true, hash128("ops")},
+                HeaderDigest{"sys.cuh", "/opt/shared/sys.cuh", true, hash128("sys")}};
+  return in;
+}
+
+TEST(RelativizePaths, TwoCheckoutsShareAKeyOnlyWithTheirBase) {
+  KeyInputs a = checkout_inputs("/builds/a/repo");
+  KeyInputs b = checkout_inputs("/home/ci/work/repo");
+  EXPECT_NE(derive_key(a), derive_key(b));  // absolute paths differ
+  relativize_paths(a, "/builds/a/repo");
+  relativize_paths(b, "/home/ci/work/repo/");  // a trailing '/' is the same base
+  EXPECT_EQ(derive_key(a), derive_key(b));
+  const std::string m(kBaseDirMarker);
+  EXPECT_EQ(a.options,
+            (std::vector<std::string>{"-std=c++17", "-I" + m + "/include", "-I", m + "/third_party",
+                                      "--include-path=" + m + "/gen", "-DDATA=" + m + "/data",
+                                      "-I/opt/shared", "-I/builds/a/repo2/other"}))
+      << "a sibling folder whose name starts like the base is not under it: " << a.options.back();
+}
+
+TEST(RelativizePaths, OnlyPathsUnderTheBaseChange) {
+  KeyInputs in = checkout_inputs("/builds/a/repo");
+  relativize_paths(in, "/builds/a/repo");
+  const std::string m(kBaseDirMarker);
+  EXPECT_EQ(in.program_name, m + "/tests/kernel.cu");
+  EXPECT_EQ(in.headers[0].path, m + "/include/ops.cuh");
+  EXPECT_EQ(in.headers[1].path, "/opt/shared/sys.cuh");  // outside the base: as it was
+  EXPECT_EQ(in.options.back(), "-I/builds/a/repo2/other");
+  // Content still counts: the same relative header with other bytes is another key.
+  KeyInputs edited = checkout_inputs("/builds/a/repo");
+  edited.headers[0].content_hash = hash128("ops, edited");
+  relativize_paths(edited, "/builds/a/repo");
+  EXPECT_NE(derive_key(edited), derive_key(in));
+  // "/" and relative bases change nothing (every path would match).
+  KeyInputs untouched = checkout_inputs("/builds/a/repo");
+  relativize_paths(untouched, "/");
+  relativize_paths(untouched, "builds");
+  EXPECT_EQ(derive_key(untouched), derive_key(checkout_inputs("/builds/a/repo")));
+}
+
 }  // namespace
 }  // namespace cubby

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "config/store_config.hpp"  // kMaxEntryBytes
 #include "storage/tier.hpp"
 
 namespace cubby {
@@ -43,10 +44,6 @@ struct DiskEntryInfo {
 
 // Whether DiskTier::list visits non-regular files at entry paths.
 enum class NonRegular : std::uint8_t { skip, include };
-
-// The largest entry the disk tier writes or reads (1 GiB): a bigger file at an entry path is
-// refused like a corrupt one, so a read never allocates more than this.
-inline constexpr std::uint64_t kMaxEntryBytes = 1ull << 30;
 
 class DiskTier final : public Tier {
  public:

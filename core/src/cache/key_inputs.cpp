@@ -1,9 +1,8 @@
-#include "key/key_inputs.hpp"
+#include "cache/key_inputs.hpp"
 
 #include <utility>
 
 #include "cubby/entry.hpp"
-#include "key/include_plan.hpp"
 #include "key/include_scan.hpp"
 #include "key/toolkit_headers.hpp"
 
@@ -11,10 +10,9 @@ namespace cubby {
 
 namespace {
 
-// The request's header scan under the include plan compile follows (paths not relativized), with
+// The request's header scan under its include plan (paths not relativized), with
 // the front-end options the plan cannot model counted as unresolvable.
-HeaderScan scan_request(const CompileRequest& request, const NvrtcLibrary& nvrtc) {
-  IncludePlan plan = plan_includes(request, nvrtc.include_dir);
+HeaderScan scan_request(const CompileRequest& request, const IncludePlan& plan) {
   HeaderScan scan = scan_includes(request.source, plan.search);
   scan.unresolvable.insert(scan.unresolvable.end(), plan.unmodelled.begin(), plan.unmodelled.end());
   return scan;
@@ -41,15 +39,18 @@ KeyInputs inputs_of(const CompileRequest& request, const std::string& arch,
 
 }  // namespace
 
-KeyInputs key_inputs_for(const CompileRequest& request, const std::string& arch,
-                         const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir) {
-  return inputs_of(request, arch, nvrtc, base_dir, scan_request(request, nvrtc));
+KeyInputs key_inputs_for(const CompileRequest& request, const IncludePlan& plan,
+                         const std::string& arch, const NvrtcLibrary& nvrtc,
+                         const std::filesystem::path& base_dir) {
+  return inputs_of(request, arch, nvrtc, base_dir, scan_request(request, plan));
 }
 
-bool headers_changed_since(const CompileRequest& request, const std::string& arch,
-                           const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir,
-                           const KeyInputs& inputs, std::int64_t since_ns) {
-  HeaderScan scan = scan_request(request, nvrtc);
+bool headers_changed_since(const CompileRequest& request, const IncludePlan& plan,
+                           const std::string& arch, const NvrtcLibrary& nvrtc,
+                           const std::filesystem::path& base_dir, const KeyInputs& inputs,
+                           std::int64_t since_ns) {
+  if (!plan_still_current(plan, request)) return true;
+  HeaderScan scan = scan_request(request, plan);
   for (const HeaderDigest& header : scan.headers) {
     if (header.resolved && header_changed_since(header.path, header.content_hash, since_ns)) {
       return true;

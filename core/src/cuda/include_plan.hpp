@@ -1,5 +1,8 @@
 // How a request's include options are read: the one parser of NVRTC's -I / pre-include
-// spellings, and the include plan that key derivation (the header scan) and compile share.
+// spellings (NVRTC's own option rules, beside its option table nvrtc_options.hpp), and the
+// include plan of a request. The plan is made once per request, by whoever serves it (the Cache),
+// and handed to everything that reads headers for it: key derivation (the header scan), the NVRTC
+// compile (nvrtc_compile.hpp) and the check after it, so all three follow one reading.
 #pragma once
 
 #include <filesystem>
@@ -7,7 +10,7 @@
 #include <vector>
 
 #include "cubby/nvrtc.hpp"
-#include "key/include_scan.hpp"
+#include "cuda/include_search.hpp"
 
 namespace cubby {
 
@@ -59,5 +62,10 @@ struct IncludePlan {
 // KeyInputs::toolkit_headers).
 IncludePlan plan_includes(const CompileRequest& request,
                           const std::filesystem::path& toolkit_include_dir);
+
+// Whether `plan` (plan_includes(request, ...)) still says where NVRTC looks for `request`'s
+// headers: false when the program folder it took from the working folder is no longer the one
+// NVRTC would search (the working folder changed since the plan was made). Cheap: no file read.
+bool plan_still_current(const IncludePlan& plan, const CompileRequest& request);
 
 }  // namespace cubby

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "cache/store_config.hpp"
+#include "config/store_config.hpp"
 
 namespace cubby {
 namespace {

@@ -1,9 +1,9 @@
-// Tests for core/src/cache/store_config.cpp (the store's cubby.conf) and Config::load's use of it:
+// Tests for core/src/config/store_config.cpp (the store's cubby.conf) and Config::load's use of it:
 // a variable over the file over the default, errors that name the file's line, writes that keep
 // every other line.
 #include <gtest/gtest.h>
 
-#include "cache/store_config.hpp"
+#include "config/store_config.hpp"
 #include "cubby/config.hpp"
 #include "test_support.hpp"
 

@@ -1,5 +1,5 @@
 // The one parser of NVRTC's include options and the include plan of a request.
-#include "key/include_plan.hpp"
+#include "cuda/include_plan.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -131,6 +131,12 @@ bool has_cccl_folder(const fs::path& toolkit_include_dir) {
   return found->second;
 }
 
+// The folder of the program name, as NVRTC takes it: from the working folder now.
+fs::path program_folder(const CompileRequest& request) {
+  std::error_code ec;
+  return (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
+}
+
 }  // namespace
 
 IncludeOptions parse_include_options(const std::vector<std::string>& options) {
@@ -190,11 +196,7 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
     plan.options.push_back("--include-path=" + toolkit_include_dir.string());
     plan.search.toolkit_dirs.push_back(toolkit_include_dir);
   }
-  if (!parsed.no_source_include) {
-    std::error_code ec;
-    plan.search.program_dir =
-        (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
-  }
+  if (!parsed.no_source_include) plan.search.program_dir = program_folder(request);
   for (std::string& dir : parsed.include_paths) {
     // Toolkit headers are covered by KeyInputs::toolkit_headers: the key never scans its folder.
     if (!toolkit_include_dir.empty()) {
@@ -208,6 +210,10 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
   plan.search.pre_includes = std::move(parsed.pre_includes);
   plan.unmodelled = std::move(parsed.unmodelled);
   return plan;
+}
+
+bool plan_still_current(const IncludePlan& plan, const CompileRequest& request) {
+  return plan.search.program_dir.empty() || plan.search.program_dir == program_folder(request);
 }
 
 }  // namespace cubby

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -40,6 +41,11 @@ struct StoreSettingInfo {
 // Every setting of cubby.conf, in `cubby config`'s order (one source of truth: parsing, listing,
 // help and the README table follow it).
 extern const std::array<StoreSettingInfo, 13> kStoreSettings;
+
+// The largest entry cubby writes or reads (1 GiB): the disk tier refuses a bigger file at an
+// entry path like a corrupt one, so a read never allocates more than this; it is also the cap of
+// remote_max_entry (what 0 there means).
+inline constexpr std::uint64_t kMaxEntryBytes = 1ull << 30;
 
 // A store size bound as max_size takes it: parse_size's forms, at most kMaxStoreSize, "0" giving
 // kUnlimitedMaxSize (as in ccache, 0 means no bound). invalid_argument saying what is expected.

@@ -1,11 +1,11 @@
-// Tests for core/src/key/include_plan.cpp: NVRTC include options as NVRTC 13 parses them.
+// Tests for core/src/cuda/include_plan.cpp: NVRTC include options as NVRTC 13 parses them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "key/include_plan.hpp"
+#include "cuda/include_plan.hpp"
 
 namespace cubby {
 namespace {
@@ -104,6 +104,18 @@ TEST(IncludeOptions, OtherCudafeOptionsAreUnmodelled) {
   EXPECT_EQ(parsed.unmodelled,
             (std::vector<std::string>{"-Xcudafe --use_pch=/x.pch", "-Xcudafe -I"}));
   EXPECT_TRUE(parsed.include_paths.empty());
+}
+
+TEST(PlanStillCurrent, OnlyAProgramFolderTakenFromTheWorkingFolderGoesStale) {
+  CompileRequest request;
+  request.program_name = "k.cu";
+  IncludePlan plan = plan_includes(request, {});
+  EXPECT_EQ(plan.search.program_dir, fs::current_path().lexically_normal());
+  EXPECT_TRUE(plan_still_current(plan, request));
+  plan.search.program_dir = "/elsewhere";  // as if the working folder changed since
+  EXPECT_FALSE(plan_still_current(plan, request));
+  request.options = {"-no-source-include"};  // no program folder is searched: nothing to go stale
+  EXPECT_TRUE(plan_still_current(plan_includes(request, {}), request));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "cache/store_config.hpp"
+#include "config/store_config.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "storage/local/disk.hpp"
 #include "util/io.hpp"
 
 namespace cubby {
