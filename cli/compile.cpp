@@ -4,7 +4,6 @@
 #include "cli.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/key.hpp"
-#include "key/include_plan.hpp"
 
 namespace cubby::cli {
 namespace {

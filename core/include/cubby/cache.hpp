@@ -167,8 +167,6 @@ class CUBBY_API Cache {
   // Counts a hit of `tier` (and the compile time it saved).
   void count_hit(const Entry& entry, Source tier);
   void count(const std::function<void(Stats&)>& update);
-  // Merges the suite's recorded recipes into its manifest (warns once when it cannot).
-  void save_manifest();
 
   Config config_;
   std::unique_ptr<MemoryTier> memory_;
@@ -189,7 +187,6 @@ class CUBBY_API Cache {
   std::unique_ptr<SuiteRecorder> recorder_;  // null without Config::suite
   std::mutex claims_mutex_;
   std::unique_ptr<BlobClaims> claims_;  // the claims load_or_claim_blob took, by key
-  std::atomic<bool> warned_manifest_{false};
 };
 
 }  // namespace cubby

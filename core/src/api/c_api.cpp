@@ -32,9 +32,7 @@
 #include "cubby/prefetch.hpp"
 #include "cubby/version.hpp"
 #include "stats/stats_report.hpp"
-#include "storage/local/disk.hpp"
-#include "storage/local/gc.hpp"
-#include "storage/local/store_stats.hpp"
+#include "store/store.hpp"
 
 struct cubby_result {
   cubby::CacheResult result;
@@ -439,16 +437,10 @@ int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
   const Call call(cache, "cubby_store_usage");
   if (!call) return call.status();
   try {
-    uint64_t count = 0;
-    uint64_t total = 0;
-    const cubby::DiskTier disk(call.cache().config().dir);
-    auto listed = disk.list([&](const cubby::DiskEntryInfo& info) {
-      ++count;
-      total += info.bytes;
-    });
-    if (!listed) throw cubby::Error(std::move(listed).error());
-    if (entries != nullptr) *entries = count;
-    if (bytes != nullptr) *bytes = total;
+    const cubby::StoreUsage usage =
+        cubby::Store(call.cache().config().dir).usage().value_or_throw();
+    if (entries != nullptr) *entries = usage.entries;
+    if (bytes != nullptr) *bytes = usage.bytes;
     return CUBBY_OK;
   } catch (...) {
     return record_current_exception();
@@ -461,15 +453,10 @@ int cubby_store_estimate(cubby_cache* cache, uint64_t* entries, uint64_t* bytes)
   const Call call(cache, "cubby_store_estimate");
   if (!call) return call.status();
   try {
-    auto counters = cubby::StoreStats(call.cache().config().dir).read();
-    if (!counters) throw cubby::Error(std::move(counters).error());
-    const auto value = [&](std::string_view name) -> uint64_t {
-      const auto found = counters->find(name);
-      return found == counters->end() ? 0
-                                      : static_cast<uint64_t>(std::max<int64_t>(found->second, 0));
-    };
-    if (entries != nullptr) *entries = value("store_entries");
-    if (bytes != nullptr) *bytes = value("store_bytes");
+    const cubby::StoreUsage estimate =
+        cubby::Store(call.cache().config().dir).estimate().value_or_throw();
+    if (entries != nullptr) *entries = estimate.entries;
+    if (bytes != nullptr) *bytes = estimate.bytes;
     return CUBBY_OK;
   } catch (...) {
     return record_current_exception();
@@ -481,8 +468,7 @@ int cubby_clear(cubby_cache* cache, uint64_t* removed) {
   const Call call(cache, "cubby_clear");
   if (!call) return call.status();
   try {
-    cubby::DiskTier disk(call.cache().config().dir);
-    const uint64_t count = cubby::clear_store(disk).value_or_throw();
+    const uint64_t count = cubby::Store(call.cache().config().dir).clear().value_or_throw();
     if (removed != nullptr) *removed = count;
     return CUBBY_OK;
   } catch (...) {

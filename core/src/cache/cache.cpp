@@ -9,7 +9,6 @@
 #include <string>
 #include <utility>
 
-#include "cache/suite_recorder.hpp"
 #include "cubby/cubin.hpp"
 #include "cubby/driver.hpp"
 #include "format/blob.hpp"
@@ -24,6 +23,7 @@
 #include "storage/local/pch_dir.hpp"
 #include "storage/local/verify.hpp"
 #include "storage/remote/remote.hpp"
+#include "store/suite_recorder.hpp"
 #include "util/background.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
@@ -129,7 +129,7 @@ Cache::Cache(Config config)
       background_(std::make_unique<Background>()),
       claims_(std::make_unique<BlobClaims>()) {
   if (!config_.suite.empty() && !config_.disabled && !config_.read_only) {
-    recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.base_dir);
+    recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.dir, config_.base_dir);
   }
   // The toolkit part of the header scan, kept in the store between processes (include_scan.hpp).
   if (!config_.disabled) set_toolkit_names_folder(config_.dir / "tmp");
@@ -146,7 +146,7 @@ Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 Cache::~Cache() { finish(); }
 
 void Cache::finish() {
-  save_manifest();
+  if (recorder_) recorder_->save(remote_.get());
   background_->drain();  // remote backfills land before the counters are persisted
   // Queued remote writes get a bounded chance to finish, so that they are shared and counted.
   if (remote_) remote_->drain();
@@ -158,22 +158,6 @@ void Cache::finish() {
     reported_ = now;
   }
   local_->flush(true);
-}
-
-void Cache::save_manifest() {
-  if (!recorder_) return;
-  auto written = recorder_->save(config_.dir);
-  if (!written) {
-    if (!warned_manifest_.exchange(true)) {
-      std::fprintf(stderr,
-                   "cubby: could not record suite '%s' (%s); `cubby warm` and prefetch will not "
-                   "know this run's kernels (shown once)\n",
-                   recorder_->suite().c_str(), written.error().message.c_str());
-    }
-    return;
-  }
-  // A fresh runner of the fleet learns what to warm from the remote (`cubby warm` fetches it).
-  if (*written && remote_) remote_->put_later(manifest_key(recorder_->suite()), **written);
 }
 
 std::string Cache::default_arch() const {
