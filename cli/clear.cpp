@@ -1,11 +1,8 @@
 // `cubby clear [--namespace NS]`: removes every entry of the store, or those of one namespace
 // ("programs": compiled programs; a blob namespace such as "cupy": CuPy's kernels).
 #include <iostream>
-#include <set>
 
 #include "cli.hpp"
-#include "storage/local/gc.hpp"
-#include "storage/local/store_stats.hpp"
 
 namespace cubby::cli {
 namespace {
@@ -14,51 +11,18 @@ struct ClearArgs {
   std::string ns;
 };
 
-// What clearing one namespace did.
-struct Cleared {
-  std::uint64_t removed = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t unreadable = 0;      // entries that do not decode: their namespace is unknown, kept
-  std::set<std::string> namespaces;  // every namespace seen in the store
-};
-
-Cleared clear_namespace(DiskTier& disk, const std::string& ns) {
-  Cleared cleared;
-  for (const auto& info : list_entries(disk)) {
-    auto bytes = disk.peek(info.key);
-    if (!bytes || !bytes->has_value()) {
-      cleared.unreadable += bytes ? 0 : 1;
-      continue;
-    }
-    auto entry = decode_entry(**bytes, info.key);
-    if (!entry) {
-      ++cleared.unreadable;
-      continue;
-    }
-    cleared.namespaces.insert(entry_namespace(*entry));
-    if (entry_namespace(*entry) != ns) continue;
-    if (auto gone = disk.remove(info.key); !gone) fail_with(kExitFailed, gone.error().message);
-    ++cleared.removed;
-    cleared.bytes += info.bytes;
-  }
-  if (cleared.removed > 0) {  // the size estimate follows what left (gc makes it exact)
-    (void)StoreStats(disk.root())
-        .add({{"store_bytes", -static_cast<std::int64_t>(cleared.bytes)},
-              {"store_entries", -static_cast<std::int64_t>(cleared.removed)}});
-  }
-  return cleared;
-}
-
 int run_clear(const Common& common, const ClearArgs& args) {
   const Config config = load_config(common);
-  DiskTier disk(config.dir);
-  Cleared cleared;
+  Store store(config.dir);
+  ClearedNamespace cleared;
   if (args.ns.empty()) {
-    auto removed = clear_store(disk);  // and its size estimate
+    auto removed = store.clear();  // and its size estimate
     if (!removed) fail_with(kExitFailed, removed.error().message);
     cleared.removed = *removed;
   } else {
-    cleared = clear_namespace(disk, args.ns);
+    auto done = store.clear_namespace(args.ns);
+    if (!done) fail_with(kExitFailed, done.error().message);
+    cleared = std::move(done).value();
     if (args.ns != kProgramsNamespace && !cleared.namespaces.contains(args.ns)) {
       std::string known(kProgramsNamespace);
       for (const std::string& ns : cleared.namespaces) {

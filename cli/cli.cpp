@@ -152,33 +152,13 @@ void write_output(const std::string& path, const std::string& bytes) {
   }
 }
 
-namespace {
-
-// The value of a blob entry's "<prefix>..." option (blob_entry records namespace= and name=).
-std::string blob_option(const Entry& entry, std::string_view prefix) {
-  if (entry.kind != PayloadKind::blob) return {};
-  for (const std::string& option : entry.options) {
-    if (option.starts_with(prefix)) return option.substr(prefix.size());
-  }
-  return {};
-}
-
-}  // namespace
-
-std::string entry_namespace(const Entry& entry) {
-  return entry.kind == PayloadKind::blob ? blob_option(entry, "namespace=")
-                                         : std::string(kProgramsNamespace);
-}
-
-std::string blob_name(const Entry& entry) { return blob_option(entry, "name="); }
-
 json names_json(const Entry& entry) {
   json names = json::object();
   for (const auto& [expression, lowered] : entry.lowered_names) names[expression] = lowered;
   return names;
 }
 
-Key resolve_key(const DiskTier& disk, const std::string& text) {
+Key resolve_key(const Store& store, const std::string& text) {
   if (text.size() == 32) {
     auto key = Key::parse(text);
     if (!key) fail_with(kExitUsage, key.error().message);
@@ -196,19 +176,14 @@ Key resolve_key(const DiskTier& disk, const std::string& text) {
     fail_with(kExitUsage, "key prefix '" + text + "' is too short: give at least " +
                               std::to_string(kMinKeyPrefix) + " hex digits (see `cubby ls`)");
   }
-  std::vector<Key> matches;
-  auto listed = disk.list(
-      [&](const DiskEntryInfo& info) {
-        if (info.key.hex().starts_with(prefix)) matches.push_back(info.key);
-      },
-      std::string_view(prefix).substr(0, 2), NonRegular::include);
+  auto listed = store.keys_with_prefix(prefix);
   if (!listed) fail_with(kExitFailed, listed.error().message);
+  const std::vector<Key>& matches = *listed;
   if (matches.empty()) {
-    fail_with(kExitFailed, "no entry's key starts with " + prefix + " in " + disk.root().string() +
+    fail_with(kExitFailed, "no entry's key starts with " + prefix + " in " + store.root().string() +
                                " (see `cubby ls`)");
   }
   if (matches.size() > 1) {
-    std::sort(matches.begin(), matches.end());
     std::string candidates;
     for (std::size_t i = 0; i < matches.size() && i < 10; ++i)
       candidates += "\n  " + matches[i].hex();
@@ -220,14 +195,10 @@ Key resolve_key(const DiskTier& disk, const std::string& text) {
   return matches.front();
 }
 
-std::vector<DiskEntryInfo> list_entries(const DiskTier& disk, NonRegular non_regular) {
-  std::vector<DiskEntryInfo> entries;
-  auto listed =
-      disk.list([&](const DiskEntryInfo& info) { entries.push_back(info); }, {}, non_regular);
+std::vector<DiskEntryInfo> list_entries(const Store& store, NonRegular non_regular) {
+  auto listed = store.entries(non_regular);
   if (!listed) fail_with(kExitFailed, listed.error().message);
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.key < b.key; });
-  return entries;
+  return std::move(listed).value();
 }
 
 }  // namespace cubby::cli

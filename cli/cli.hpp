@@ -1,6 +1,8 @@
 // Shared parts of the `cubby` tool: exit codes, failures, common options, output helpers, and
-// the command registry. Each command lives in its own cli/<command>.cpp and registers itself in
-// main.cpp through an `add_<command>` function declared at the bottom of this header.
+// the command registry. Each command lives in its own cli/<command>.cpp, with an `add_<command>`
+// function declared at the bottom of this header, and is registered by a line in
+// register_commands (cli/registry.cpp). Commands work on a store through the store module
+// (store/store.hpp and the store/ headers beside it) and the public headers only.
 //
 // Contract: results go to stdout (one JSON document with --json), messages to stderr. Exit codes:
 // 0 success, 1 the operation failed, 2 usage error (bad arguments, unreadable input file).
@@ -20,7 +22,7 @@
 
 #include "cubby/config.hpp"
 #include "cubby/entry.hpp"
-#include "storage/local/disk.hpp"
+#include "store/store.hpp"
 
 namespace cubby::cli {
 
@@ -95,28 +97,20 @@ std::string read_input(const std::string& path);
 // Writes bytes to `path` (--cubin-out); operation failure (exit 1) if it cannot.
 void write_output(const std::string& path, const std::string& bytes);
 
-// The namespace an entry belongs to: kProgramsNamespace for compiled programs (cubin, ptx, ltoir),
-// a blob's own namespace (e.g. "cupy", see format/blob.hpp) for a blob. `cubby ls` shows it,
-// `cubby clear --namespace` selects by it.
-inline constexpr std::string_view kProgramsNamespace = "programs";
-std::string entry_namespace(const Entry& entry);
-// A blob's name (its "name=" option), empty for a program.
-std::string blob_name(const Entry& entry);
-
 // {expression: lowered name} of an entry.
 json names_json(const Entry& entry);
 
 // Every entry file of the store (with NonRegular::include, non-regular files at entry paths too),
 // sorted by key; operation failure if the store cannot be listed.
-std::vector<DiskEntryInfo> list_entries(const DiskTier& disk,
+std::vector<DiskEntryInfo> list_entries(const Store& store,
                                         NonRegular non_regular = NonRegular::skip);
 
-// The key `text` names in `disk`: 32 hex digits, or a unique prefix of at least kMinKeyPrefix hex
+// The key `text` names in `store`: 32 hex digits, or a unique prefix of at least kMinKeyPrefix hex
 // digits of a stored entry's key (either case). Usage failure for text that is not hex or too
 // short, and for a prefix several keys share (the candidates listed); operation failure when no
 // entry starts with it.
 inline constexpr std::size_t kMinKeyPrefix = 4;
-Key resolve_key(const DiskTier& disk, const std::string& text);
+Key resolve_key(const Store& store, const std::string& text);
 
 // A registered subcommand: its parsed CLI11 app and what runs it (returns the exit code).
 struct Command {

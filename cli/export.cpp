@@ -13,8 +13,7 @@
 #include "archive.hpp"
 #include "cli.hpp"
 #include "gzip.hpp"
-#include "storage/local/manifests.hpp"
-#include "storage/local/verify.hpp"
+#include "store/exchange.hpp"
 #include "util/io.hpp"
 
 namespace cubby::cli {
@@ -113,63 +112,43 @@ bool append_to(ArchiveOut& out, Write&& write, std::string& why) {
   return why.empty();
 }
 
-// Appends every suite's manifest (manifests/<stem>.manifest), so that `cubby warm` on the
-// importing machine knows what to compile; counts them in `count`. False as append_to.
-bool append_manifests(ArchiveOut& out, const fs::path& root, std::uint64_t& count,
-                      std::string& why) {
-  for (const std::string& suite : list_suites(root)) {
-    auto manifest = load_manifest(root, suite);
-    if (!manifest || !*manifest) continue;
-    const std::string name = "manifests/" + manifest_stem(suite) + ".manifest";
-    const std::string bytes = encode_manifest(**manifest);
-    const bool written = append_to(
-        out, [&](std::ostream& part) { return write_tar_member(part, name, bytes, 0); }, why);
-    if (!written) return false;
-    ++count;
-  }
-  return true;
-}
-
 int run_export(const Common& common, const std::string& file) {
   const Config config = load_config(common);
-  DiskTier disk(config.dir);
+  const Store store(config.dir);
   Destination destination(file);
   ArchiveOut archive(destination, wants_gzip(file));
   std::uint64_t exported = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t manifests = 0;
   std::uint64_t skipped = 0;
   std::string why;
-  bool written = true;
-  for (const auto& info : list_entries(disk, NonRegular::include)) {
-    auto read = disk.peek(info.key);           // refuses a link, FIFO, device or huge file unread
-    if (read && !read->has_value()) continue;  // removed meanwhile
-    if (!read) {
-      std::cerr << "cubby: skipping entry " << info.key.hex() << ": " << read.error().message
-                << " (`cubby verify --fix` removes it)\n";
-      ++skipped;
-      continue;
+  // Every good entry, then every suite's manifest (so that `cubby warm` on the importing machine
+  // knows what to compile).
+  const auto append_member = [&](const ExportMember& member) {
+    if (!append_to(
+            archive,
+            [&](std::ostream& part) {
+              return write_tar_member(part, member.name, member.bytes, member.mtime);
+            },
+            why)) {
+      return false;
     }
-    const std::string& entry = **read;
-    if (entry_format(entry) == EntryFormat::current) {  // another release's: carried as it is
-      if (auto checked = verify_entry(entry, info.key); !checked) {
-        std::cerr << "cubby: skipping bad entry " << info.key.hex() << ": "
-                  << checked.error().message << " (run `cubby verify --fix`)\n";
-        ++skipped;
-        continue;
-      }
+    if (member.kind == ExportMember::Kind::manifest) {
+      ++manifests;
+    } else {
+      ++exported;
+      bytes += member.bytes.size();
     }
-    const std::string hex = info.key.hex();
-    const std::string name = "entries/" + hex.substr(0, 2) + "/" + hex + ".entry";
-    const std::int64_t mtime = unix_ms_of(info.modified) / 1000;
-    written = append_to(
-        archive, [&](std::ostream& part) { return write_tar_member(part, name, entry, mtime); },
-        why);
-    if (!written) break;
-    ++exported;
-    bytes += entry.size();
+    return true;
+  };
+  const auto skip = [&](const std::string& message) {
+    std::cerr << "cubby: " << message << '\n';
+    ++skipped;
+  };
+  if (auto listed = export_store(store, append_member, skip); !listed) {
+    fail_with(kExitFailed, listed.error().message);
   }
-  std::uint64_t manifests = 0;
-  if (written) written = append_manifests(archive, config.dir, manifests, why);
+  bool written = why.empty();
   if (written) {
     written = append_to(
         archive, [](std::ostream& part) { return write_tar_end(part); }, why);

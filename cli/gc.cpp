@@ -1,13 +1,10 @@
 // `cubby gc [--max-size S] [--older-than D]`: removal of entries unused for longer than D, then
 // least-recently-used eviction to the bound, leftover cleanup.
-#include "storage/local/gc.hpp"
-
 #include <chrono>
 #include <iostream>
 
 #include "cli.hpp"
 #include "config/store_config.hpp"
-#include "storage/local/store_stats.hpp"
 
 namespace cubby::cli {
 namespace {
@@ -17,28 +14,6 @@ struct GcArgs {
   std::string older_than;
   double target = 1.0;
 };
-
-// What --older-than removed.
-struct AgedOut {
-  std::uint64_t entries = 0;
-  std::uint64_t bytes = 0;
-};
-
-// Removes every entry last used (its file's mtime, see disk.hpp) before `cutoff`, and counts them
-// as evictions; the size estimate is made exact by the collect_garbage that follows.
-AgedOut remove_older_than(DiskTier& disk, fs::file_time_type cutoff) {
-  AgedOut removed;
-  for (const auto& info : list_entries(disk)) {
-    if (info.modified >= cutoff) continue;
-    if (auto gone = disk.remove(info.key); !gone) fail_with(kExitFailed, gone.error().message);
-    ++removed.entries;
-    removed.bytes += info.bytes;
-  }
-  if (removed.entries > 0) {
-    (void)StoreStats(disk.root()).add({{"evictions", static_cast<std::int64_t>(removed.entries)}});
-  }
-  return removed;
-}
 
 int run_gc(const Common& common, const GcArgs& args) {
   const Config config = load_config(common);
@@ -52,17 +27,20 @@ int run_gc(const Common& common, const GcArgs& args) {
     options.max_size = *size;
   }
   options.target_ratio = args.target;
-  DiskTier disk(config.dir);
-  AgedOut aged;
+  Store store(config.dir);
+  StoreUsage aged;
   if (!args.older_than.empty()) {
     auto age = parse_duration_s(args.older_than);
     if (!age) {
       fail_with(kExitUsage, "--older-than \"" + args.older_than + "\": " + age.error().message +
                                 " (e.g. 7d, 12h, 30m)");
     }
-    aged = remove_older_than(disk, fs::file_time_type::clock::now() - std::chrono::seconds(*age));
+    auto removed =
+        store.remove_older_than(fs::file_time_type::clock::now() - std::chrono::seconds(*age));
+    if (!removed) fail_with(kExitFailed, removed.error().message);
+    aged = *removed;
   }
-  auto report = collect_garbage(disk, options);
+  auto report = store.collect_garbage(options);
   if (!report) fail_with(kExitFailed, report.error().message);
   if (common.json) {
     print_json(

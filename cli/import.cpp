@@ -5,31 +5,14 @@
 // left out, never imported unverified.
 #include <fstream>
 #include <iostream>
-#include <optional>
 
 #include "archive.hpp"
 #include "cli.hpp"
 #include "gzip.hpp"
-#include "storage/local/disk.hpp"
-#include "storage/local/manifests.hpp"
-#include "storage/local/store_stats.hpp"
-#include "storage/local/verify.hpp"
+#include "store/exchange.hpp"
 
 namespace cubby::cli {
 namespace {
-
-// What an import did: counts per outcome, the rejected entries' problems, the first write error.
-struct ImportTally {
-  std::uint64_t imported = 0;
-  std::uint64_t present = 0;
-  std::uint64_t rejected = 0;
-  std::uint64_t foreign = 0;
-  std::uint64_t other_format = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t manifests = 0;
-  json problems = json::array();
-  std::string write_error;
-};
 
 // Opens the archive `file`; usage failure when it is a folder or cannot be read.
 std::ifstream open_archive(const std::string& file) {
@@ -45,78 +28,29 @@ std::ifstream open_archive(const std::string& file) {
   return in;
 }
 
-// The key a member is named after (<32 hex>.entry, in any folder), or nothing for a member that is
-// no entry file.
-std::optional<Key> member_key(const TarMember& member) {
-  const std::size_t slash = member.name.rfind('/');
-  const std::string base = slash == std::string::npos ? member.name : member.name.substr(slash + 1);
-  if (!member.regular() || base.size() != 38 || !base.ends_with(".entry")) return std::nullopt;
-  auto key = Key::parse(base.substr(0, 32));
-  if (!key) return std::nullopt;
-  return *key;
+// Imports one archive member (import_member), saying on stderr why it was rejected if it was.
+void import_one(Store& store, const Common& common, const TarMember& member, ImportTally& tally) {
+  const std::size_t problems = tally.problems.size();
+  import_member(store, member.name, member.regular(), member.bytes, tally);
+  if (common.json) return;
+  for (std::size_t i = problems; i < tally.problems.size(); ++i) {
+    const ImportProblem& problem = tally.problems[i];
+    std::cerr << "cubby: rejected " << (problem.key.empty() ? problem.member : problem.key) << ": "
+              << problem.problem << '\n';
+  }
 }
 
-// Merges a suite manifest member (manifests/<stem>.manifest) into the store's: the recipes the
-// store knows first, then the archive's. A member that does not decode is rejected.
-void import_manifest(DiskTier& disk, const Common& common, const TarMember& member,
-                     ImportTally& tally) {
-  auto manifest = decode_manifest(member.bytes);
-  if (!manifest) {
-    ++tally.rejected;
-    tally.problems.push_back({{"member", member.name}, {"problem", manifest.error().message}});
-    if (!common.json) {
-      std::cerr << "cubby: rejected " << member.name << ": " << manifest.error().message << '\n';
+// The rejected members' problems as --json prints them.
+json problems_json(const ImportTally& tally) {
+  json problems = json::array();
+  for (const ImportProblem& problem : tally.problems) {
+    if (problem.key.empty()) {
+      problems.push_back({{"member", problem.member}, {"problem", problem.problem}});
+    } else {
+      problems.push_back({{"key", problem.key}, {"problem", problem.problem}});
     }
-    return;
   }
-  auto local = load_manifest(disk.root(), manifest->suite);  // a damaged one is replaced
-  if (local && *local) manifest->recipes = merge_recipes((*local)->recipes, manifest->recipes);
-  if (!tally.write_error.empty()) return;
-  if (auto saved = save_manifest(disk.root(), *manifest); !saved) {
-    tally.write_error = saved.error().message;
-    return;
-  }
-  ++tally.manifests;
-}
-
-// Imports one archive member into `disk` (after the first write error, only counts), verified.
-void import_member(DiskTier& disk, const Common& common, const TarMember& member,
-                   ImportTally& tally) {
-  if (member.regular() && member.name.starts_with("manifests/") &&
-      member.name.ends_with(".manifest")) {
-    import_manifest(disk, common, member, tally);
-    return;
-  }
-  const std::optional<Key> key = member_key(member);
-  if (!key) {
-    ++tally.foreign;
-    return;
-  }
-  std::error_code exists_error;
-  if (std::filesystem::exists(disk.path_of(*key), exists_error)) {
-    ++tally.present;
-    return;
-  }
-  auto checked = verify_entry(member.bytes, *key);
-  if (!checked && checked.error().code == Errc::not_found) {
-    ++tally.other_format;  // another cubby release's entry: not ours to verify or import
-    return;
-  }
-  if (!checked) {
-    ++tally.rejected;
-    tally.problems.push_back({{"key", key->hex()}, {"problem", checked.error().message}});
-    if (!common.json) {
-      std::cerr << "cubby: rejected " << key->hex() << ": " << checked.error().message << '\n';
-    }
-    return;
-  }
-  if (!tally.write_error.empty()) return;
-  if (auto written = disk.put(*key, member.bytes); !written) {
-    tally.write_error = written.error().message;
-    return;
-  }
-  ++tally.imported;
-  tally.bytes += member.bytes.size();
+  return problems;
 }
 
 void print_import_report(const Common& common, const Config& config, const std::string& file,
@@ -131,7 +65,7 @@ void print_import_report(const Common& common, const Config& config, const std::
                 {"rejected", tally.rejected},
                 {"foreign", tally.foreign},
                 {"other_format", tally.other_format},
-                {"problems", tally.problems},
+                {"problems", problems_json(tally)},
                 {"archive_error", defect}});
     return;
   }
@@ -156,17 +90,13 @@ int run_import(const Common& common, const std::string& file) {
   GunzipBuf unzipped(file_in);
   std::istream unzipped_in(&unzipped);
   std::istream& in = gzipped ? unzipped_in : file_in;
-  DiskTier disk(config.dir);
+  Store store(config.dir);
   ImportTally tally;
   std::string defect = read_tar(
-      in, kMaxEntryBytes, [&](TarMember&& member) { import_member(disk, common, member, tally); });
+      in, kMaxEntryBytes, [&](TarMember&& member) { import_one(store, common, member, tally); });
   if (gzipped && !unzipped.finish().empty())
     defect = unzipped.error() + (defect.empty() ? "" : " (" + defect + ")");
-  if (tally.imported > 0) {
-    (void)StoreStats(config.dir)
-        .add({{"store_bytes", static_cast<std::int64_t>(tally.bytes)},
-              {"store_entries", static_cast<std::int64_t>(tally.imported)}});
-  }
+  finish_import(store, tally);
   if (!tally.write_error.empty()) fail_with(kExitFailed, tally.write_error);
   const std::uint64_t cubby_members =
       tally.imported + tally.present + tally.rejected + tally.other_format + tally.manifests;

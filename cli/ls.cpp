@@ -30,13 +30,13 @@ std::string names_column(const json& row) {
 }
 
 // One entry's row: key, size, modified, and what it holds (or why it cannot be read).
-json entry_row(const DiskTier& disk, const DiskEntryInfo& info, bool verbose) {
+json entry_row(const Store& store, const DiskEntryInfo& info, bool verbose) {
   const std::int64_t modified_ms = unix_ms_of(info.modified);
   json row = {{"key", info.key.hex()},
               {"bytes", info.bytes},
               {"modified", format_unix_ms(modified_ms)},
               {"modified_ms", modified_ms}};
-  auto bytes = disk.peek(info.key);
+  auto bytes = store.peek(info.key);
   if (!info.regular) {  // peek refused it without reading (or it was replaced meanwhile)
     row["status"] = "not_regular";
     row["error"] = (bytes ? std::string("not a regular file") : bytes.error().message) +
@@ -93,11 +93,11 @@ void print_rows(const json& rows, bool verbose) {
 
 int run_ls(const Common& common, bool verbose) {
   const Config config = load_config(common);
-  DiskTier disk(config.dir);
+  const Store store(config.dir);
   json rows = json::array();
   // Non-regular files at entry paths are listed as such and never opened for reading.
-  for (const auto& info : list_entries(disk, NonRegular::include)) {
-    rows.push_back(entry_row(disk, info, verbose));
+  for (const auto& info : list_entries(store, NonRegular::include)) {
+    rows.push_back(entry_row(store, info, verbose));
   }
   if (common.json) {
     print_json(rows);

@@ -10,9 +10,9 @@ namespace {
 
 int run_show(const Common& common, const std::string& key_text, const std::string& cubin_out) {
   const Config config = load_config(common);
-  DiskTier disk(config.dir);
-  const std::optional<Key> key = resolve_key(disk, key_text);
-  auto bytes = disk.peek(*key);  // refuses a link, FIFO, device or huge file at once (no hang)
+  const Store store(config.dir);
+  const std::optional<Key> key = resolve_key(store, key_text);
+  auto bytes = store.peek(*key);  // refuses a link, FIFO, device or huge file at once (no hang)
   if (!bytes) {
     fail_with(kExitFailed,
               bytes.error().code == Errc::corrupt
@@ -38,7 +38,7 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
 
   if (common.json) {
     json out = {{"key", key->hex()},
-                {"path", disk.path_of(*key).string()},
+                {"path", store.path_of(*key).string()},
                 {"bytes", (*bytes)->size()},
                 {"kind", payload_kind_name(entry->kind)},
                 {"payload_bytes", entry->payload.size()},
@@ -53,7 +53,7 @@ int run_show(const Common& common, const std::string& key_text, const std::strin
     return kExitOk;
   }
   std::cout << "key      " << key->hex() << '\n';
-  std::cout << "path     " << disk.path_of(*key).string() << '\n';
+  std::cout << "path     " << store.path_of(*key).string() << '\n';
   std::cout << "payload  " << payload_kind_name(entry->kind) << ", "
             << format_bytes(entry->payload.size()) << '\n';
   std::cout << "created  " << format_unix_ms(entry->created_ms) << '\n';

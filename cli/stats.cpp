@@ -1,7 +1,6 @@
 // `cubby stats`: what the store holds (measured) and what every process that used it counted
 // (hits by tier, misses, compiles, compile time saved, evictions, corrupt entries, failed writes).
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <optional>
@@ -11,9 +10,6 @@
 #include "cli.hpp"
 #include "config/store_config.hpp"
 #include "cubby/stats_summary.hpp"
-#include "storage/local/store_stats.hpp"
-#include "storage/remote/remote.hpp"
-#include "util/io.hpp"
 
 namespace cubby::cli {
 namespace {
@@ -51,34 +47,10 @@ Stats stats_of(const Counters& counters) {
   return stats;
 }
 
-// <store>/stats/zeroed: the Unix time in ms of the last `cubby stats --zero` ("since" of stats).
-fs::path zeroed_path(const fs::path& dir) { return dir / "stats" / "zeroed"; }
-
-// The time the counters were last zeroed, or nothing (never: they count since the store began).
-std::optional<std::int64_t> zeroed_ms(const fs::path& dir) {
-  auto text = io::read_file(zeroed_path(dir), 64);
-  if (!text) return std::nullopt;
-  std::int64_t ms = 0;
-  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), ms);
-  if (error != std::errc() || ms <= 0) return std::nullopt;
-  return ms;
-}
-
 // Zeroes every process counter (the size estimate stays) and records when.
-void zero_counters(const Config& config, StoreStats& store_stats) {
+void zero_counters(const Config& config, Store& store) {
   require_writable(config, "--zero");
-  auto cleared = store_stats.update([](Counters& counters) {
-    std::erase_if(counters, [](const auto& item) { return !is_size_estimate(item.first); });
-  });
-  if (!cleared) fail_with(kExitFailed, cleared.error().message);
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-  auto file = io::AtomicFile::create(zeroed_path(config.dir), io::FileMode::group_shared, true);
-  Result<void> written =
-      file ? file->write(std::to_string(now) + "\n") : Result<void>(file.error());
-  if (written) written = file->commit();
-  if (!written) fail_with(kExitFailed, written.error().message);
+  if (auto zeroed = store.zero_counters(); !zeroed) fail_with(kExitFailed, zeroed.error().message);
 }
 
 // Where the store's size bound comes from: "default", "CUBBY_MAX_SIZE", "<store>/cubby.conf".
@@ -126,18 +98,15 @@ void print_rows(const std::vector<Row>& rows) {
 
 int run_stats(const Common& common, bool zero) {
   const Config config = load_config(common);
-  DiskTier disk(config.dir);
-  StoreStats store_stats(config.dir);
-  if (zero) zero_counters(config, store_stats);
-  const std::optional<std::int64_t> since = zeroed_ms(config.dir);
+  Store store_dir(config.dir);
+  if (zero) zero_counters(config, store_dir);
+  const std::optional<std::int64_t> since = store_dir.zeroed_ms();
   const std::string bound_origin = max_size_origin(config);
-  std::uint64_t count = 0;
-  std::uint64_t bytes = 0;
-  for (const auto& info : list_entries(disk)) {
-    ++count;
-    bytes += info.bytes;
-  }
-  auto read = store_stats.read();
+  auto usage = store_dir.usage();
+  if (!usage) fail_with(kExitFailed, usage.error().message);
+  const std::uint64_t count = usage->entries;
+  const std::uint64_t bytes = usage->bytes;
+  auto read = store_dir.counters();
   if (!read) std::cerr << "cubby: " << read.error().message << '\n';
   const Counters counters = read ? std::move(read).value() : Counters{};
   const std::int64_t hits = counter(counters, "hits_memory") + counter(counters, "hits_disk") +
@@ -163,7 +132,7 @@ int run_stats(const Common& common, bool zero) {
                 {"max_size_origin", bound_origin},
                 {"since", since ? json(format_unix_ms(*since)) : json(nullptr)},
                 {"since_ms", since ? json(*since) : json(nullptr)}};
-    if (!config.remote_url.empty()) out["remote"] = redact_remote_url(config.remote_url);
+    if (!config.remote_url.empty()) out["remote"] = redacted_remote_url(config.remote_url);
     // Every counter once: each process counter by its Stats name (times in ms, from the persisted
     // microseconds: compile_ms, compile_ms_saved, remote_ms), then the store's own counters by
     // their names (evictions, and the size estimate store_bytes / store_entries).
@@ -189,7 +158,8 @@ int run_stats(const Common& common, bool zero) {
   char rate[16];
   std::snprintf(rate, sizeof rate, "%.1f%%", hit_rate * 100.0);
   rows.emplace_back("hit rate", rate);
-  if (!config.remote_url.empty()) rows.emplace_back("remote", redact_remote_url(config.remote_url));
+  if (!config.remote_url.empty())
+    rows.emplace_back("remote", redacted_remote_url(config.remote_url));
   print_rows(rows);
   // The summary every front end prints (cubby/stats_summary.hpp): times, time saved, the remote.
   std::cout << '\n';

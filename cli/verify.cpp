@@ -1,7 +1,5 @@
 // `cubby verify [--fix]`: checksum, symbol and name-map check of every entry (see
-// storage/verify.hpp, VerifyDepth::names); reports (and removes) bad ones.
-#include "storage/local/verify.hpp"
-
+// storage/local/verify.hpp, VerifyDepth::names); reports (and removes) bad ones.
 #include <iostream>
 
 #include "cli.hpp"
@@ -12,10 +10,10 @@ namespace {
 int run_verify(const Common& common, bool fix) {
   const Config config = load_config(common);
   if (fix) require_writable(config, "--fix (it removes entries)");
-  DiskTier disk(config.dir);
+  Store store(config.dir);
   json bad = json::array();
-  auto report = verify_store(
-      disk, fix,
+  auto report = store.verify(
+      fix,
       [&](const DiskEntryInfo& info, const std::string& why) {
         bad.push_back({{"key", info.key.hex()}, {"path", info.path.string()}, {"problem", why}});
         if (!common.json) {

@@ -10,11 +10,7 @@
 
 #include "cli.hpp"
 #include "cubby/cache.hpp"
-#include "format/recipe.hpp"
-#include "storage/local/lock.hpp"
-#include "storage/local/manifests.hpp"
-#include "storage/local/pch_dir.hpp"
-#include "storage/remote/remote.hpp"
+#include "store/suites.hpp"
 #include "util/process.hpp"
 #include "warm_pool.hpp"
 
@@ -63,34 +59,20 @@ void catch_signals() {
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
 }
 
-// `suite`'s manifest from the remote (saved in the store), for a runner that never ran the suite.
-std::optional<Manifest> remote_manifest(const Config& config, const std::string& suite) {
-  if (config.remote_url.empty()) return std::nullopt;
-  auto remote = open_remote_tier(config);
-  if (!remote) return std::nullopt;
-  auto bytes = remote->get(manifest_key(suite));
-  if (!bytes || !bytes->has_value()) return std::nullopt;
-  auto manifest = decode_manifest(**bytes);
-  if (!manifest || manifest->suite != suite) return std::nullopt;
-  static_cast<void>(save_manifest(config.dir, *manifest));
-  return std::move(manifest).value();
-}
-
 // The manifests to warm (all of the store's without --suite), their recipes in order.
 void load_recipes(const Config& config, const WarmArgs& args, Plan& plan) {
   std::vector<std::string> problems;
-  plan.suites = args.suites.empty() ? list_suites(config.dir, &problems) : args.suites;
+  plan.suites = args.suites.empty() ? list_suites(Store(config.dir), &problems) : args.suites;
   for (const std::string& problem : problems) std::cerr << "cubby: " << problem << "; ignored\n";
   std::set<std::array<std::uint8_t, 16>> seen;
   for (const std::string& suite : plan.suites) {
-    auto loaded = load_manifest(config.dir, suite);
+    auto loaded = load_suite(config, suite);  // the store's, else the remote's
     std::optional<Manifest> manifest;
     if (!loaded) {
       std::cerr << "cubby: " << loaded.error().message << "; ignored\n";
     } else {
       manifest = std::move(*loaded);
     }
-    if (!manifest && loaded) manifest = remote_manifest(config, suite);
     if (!manifest) {
       if (loaded && !args.suites.empty()) {
         plan.unknown_suites.push_back(suite);  // named, but nothing recorded: a failure
@@ -116,7 +98,7 @@ void find_missing(const Config& config, Plan& plan) {
   quiet.suite.clear();
   quiet.remote_url.clear();
   Cache cache(quiet);
-  const DiskTier disk(config.dir);
+  const Store store(config.dir);
   for (std::size_t i = 0; i < plan.recipes.size() && g_signal.load() == 0; ++i) {
     const Recipe& recipe = plan.recipes[i];
     std::string gone;
@@ -133,8 +115,7 @@ void find_missing(const Config& config, Plan& plan) {
                                  : "header " + gone + " no longer exists"}});
       continue;
     }
-    std::error_code error;
-    if (fs::exists(disk.path_of(cache.key_of(request_of(recipe, config.base_dir))), error)) {
+    if (store.contains(cache.key_of(request_of(recipe, config.base_dir)))) {
       ++plan.warm;
     } else {
       plan.missing.push_back(i);
@@ -192,7 +173,7 @@ void compile_missing(const Config& config, const WarmArgs& args, unsigned jobs, 
   if (progress) std::cerr << '\n';
   if (g_signal.load() != 0 && plan.stopped.empty()) plan.stopped = "interrupted by a signal";
   // The workers' PCH folders: a worker that was killed could not remove its own.
-  static_cast<void>(remove_dead_pch_dirs(config.dir));
+  static_cast<void>(Store(config.dir).remove_dead_pch_dirs());
 }
 
 json summary_json(const Config& config, const Plan& plan, unsigned jobs, double elapsed_ms) {
@@ -247,15 +228,10 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   catch_signals();
   const auto start = Clock::now();
   // One warm of a suite at a time: a second prefetch of it leaves the work to the first.
-  std::optional<FileLock> suite_lock;
+  std::optional<SuiteWarmLock> suite_lock;
   if (args.suites.size() == 1) {
-    auto lock = FileLock::try_acquire(manifests_dir(config.dir) /
-                                      (manifest_stem(args.suites.front()) + ".warm.lock"));
-    if (lock && lock->has_value()) {
-      suite_lock = std::move(*lock);
-    } else if (args.prefetch) {
-      return kExitOk;
-    }
+    suite_lock = SuiteWarmLock::try_acquire(Store(config.dir), args.suites.front());
+    if (!suite_lock && args.prefetch) return kExitOk;
   }
   Plan plan;
   load_recipes(config, args, plan);

@@ -9,7 +9,6 @@
 #include "cli.hpp"
 #include "cubby/cache.hpp"
 #include "format/recipe.hpp"
-#include "storage/local/lock.hpp"
 #include "util/io.hpp"
 #include "warm/replay.hpp"
 #include "warm_pool.hpp"
@@ -35,13 +34,6 @@ void inject_fault(const std::string& program) {
   }
 }
 
-// Whether another process holds `key`'s compile lock in the store at `root` (a compile of it is
-// in progress there).
-bool lock_held(const fs::path& root, const Key& key) {
-  auto lock = FileLock::try_acquire(DiskTier(root).lock_path_of(key));
-  return lock && !lock->has_value();
-}
-
 WorkerReply warm_one(Cache& cache, const std::string& bytes, bool wait) {
   WorkerReply reply;
   auto recipe = decode_recipe(bytes);
@@ -58,7 +50,8 @@ WorkerReply warm_one(Cache& cache, const std::string& bytes, bool wait) {
     return reply;
   }
   try {
-    if (!wait && lock_held(cache.config().dir, cache.key_of(request))) {
+    // Another process compiling it: answered busy, queued again (warm_pool.hpp).
+    if (!wait && Store(cache.config().dir).compile_in_progress(cache.key_of(request))) {
       reply.status = "busy";
       return reply;
     }

@@ -23,13 +23,14 @@
 
 namespace cubby {
 
-class Background;
-struct BlobClaims;
+class CacheCounters;
+class DefaultArch;
 class FileLock;
 struct IncludePlan;
+class KeyClaims;
 class LocalStore;
 class MemoryTier;
-class PchDir;
+class PchPolicy;
 class Remote;
 class SuiteRecorder;
 
@@ -159,40 +160,22 @@ class CUBBY_API Cache {
   std::shared_ptr<const Entry> compile_entry(const CompileRequest& request, const IncludePlan& plan,
                                              const KeyInputs& inputs, std::int64_t since_ns,
                                              bool& headers_changed);
-  // The folder NVRTC keeps this compile's precompiled headers in, or empty when PCH is off: this
-  // process's PCH folder in the store, made on the first compile, then a sub-folder per set of
-  // (options, architecture, header contents), so that a PCH is never reused after a header edit
-  // (NVRTC's own check goes by file times) or under other options. Empty for the first compile of
-  // each set (unless Config::pch_eager): the second one saves the PCH, later ones reuse it.
-  std::filesystem::path pch_folder_for(const CompileRequest& request, const KeyInputs& inputs);
   // Writes `entry` to disk (unless read-only) and, when `share`, queues it for the remote.
   void store(const Key& key, const Entry& entry, bool share);
   // Counts a hit of `tier` (and the compile time it saved).
   void count_hit(const Entry& entry, Source tier);
   void count(const std::function<void(Stats&)>& update);
-  // Merges the suite's recorded recipes into its manifest (warns once when it cannot).
-  void save_manifest();
 
   Config config_;
   std::unique_ptr<MemoryTier> memory_;
-  std::unique_ptr<LocalStore> local_;
-  std::unique_ptr<Remote> remote_;          // null without CUBBY_REMOTE
-  std::unique_ptr<Background> background_;  // remote backfills, drained by finish()
-  mutable std::mutex stats_mutex_;
-  Stats stats_;  // what the Cache counts (the tiers count the rest: see stats())
-  std::array<std::mutex, 64> key_mutexes_;  // in-process single flight, striped by key
-  mutable std::once_flag arch_once_;
-  mutable std::string arch_;
-  std::mutex finish_mutex_;
-  Stats reported_;  // what finish() has reported to CUBBY_STATS_FILE
-  std::atomic<bool> warned_remote_entry_{false};
-  std::once_flag pch_once_;
-  std::shared_ptr<PchDir> pch_;              // shared by the process's Caches on this store
-  std::atomic<bool> pch_off_{false};         // PCH failed in this process: compile without
+  std::unique_ptr<LocalStore> local_;        // the disk tier, its accounting and remote back-fills
+  std::unique_ptr<Remote> remote_;           // null without CUBBY_REMOTE
+  std::unique_ptr<CacheCounters> counters_;  // what the Cache counts (the tiers: see stats())
+  std::unique_ptr<KeyClaims> claims_;  // single flight per key: in the process and across them
+  std::unique_ptr<DefaultArch> arch_;
+  std::unique_ptr<PchPolicy> pch_;
   std::unique_ptr<SuiteRecorder> recorder_;  // null without Config::suite
-  std::mutex claims_mutex_;
-  std::unique_ptr<BlobClaims> claims_;  // the claims load_or_claim_blob took, by key
-  std::atomic<bool> warned_manifest_{false};
+  std::atomic<bool> warned_remote_entry_{false};
 };
 
 }  // namespace cubby

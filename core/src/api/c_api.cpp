@@ -33,9 +33,7 @@
 #include "cubby/stats_summary.hpp"
 #include "cubby/version.hpp"
 #include "stats/stats_report.hpp"
-#include "storage/local/disk.hpp"
-#include "storage/local/gc.hpp"
-#include "storage/local/store_stats.hpp"
+#include "store/store.hpp"
 
 struct cubby_result {
   cubby::CacheResult result;
@@ -202,6 +200,37 @@ class Call {
   int status_ = CUBBY_OK;
 };
 
+// The one way an entry point runs its work: `body()`'s status, or, when it throws, the status of
+// the exception, recorded as the last error. Nothing is thrown across the C boundary.
+template <class Body>
+int guarded(Body&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return record_current_exception();
+  }
+}
+
+// guarded() as one Call of `function` on `handle`: CUBBY_ERROR_INVALID_ARGUMENT for a NULL or
+// closed handle, else `body(call)`'s status.
+template <class Body>
+int with_cache(cubby_cache* handle, const char* function, Body&& body) noexcept {
+  const Call call(handle, function);
+  if (!call) return call.status();
+  return guarded([&]() -> int { return body(call); });
+}
+
+// with_cache for an entry point that answers text: `body(call)`'s, or NULL on any failure.
+template <class Body>
+const char* text_with_cache(cubby_cache* handle, const char* function, Body&& body) noexcept {
+  const char* text = nullptr;
+  const int status = with_cache(handle, function, [&](const Call& call) -> int {
+    text = body(call);
+    return CUBBY_OK;
+  });
+  return status == CUBBY_OK ? text : nullptr;
+}
+
 // Builds a CompileRequest from C arguments; throws cubby::Error(invalid_argument) on bad ones.
 cubby::CompileRequest make_request(const char* source, const char* program_name,
                                    const char* const* name_expressions,
@@ -276,7 +305,7 @@ const char* cubby_last_compile_log(void) { return last_compile_log.c_str(); }
 int cubby_open(const char* dir, cubby_cache** out) {
   if (out == nullptr) return invalid("cubby_open: out is NULL; pass the address of a cubby_cache*");
   *out = nullptr;
-  try {
+  return guarded([&]() -> int {
     if (dir != nullptr && *dir == '\0')
       return invalid("cubby_open: dir is empty; pass a folder or NULL for the default");
     // The store's settings: variables, then its cubby.conf, then defaults.
@@ -289,9 +318,7 @@ int cubby_open(const char* dir, cubby_cache** out) {
     registry().open.emplace(id, std::move(open));
     *out = reinterpret_cast<cubby_cache*>(id);
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 void cubby_close(cubby_cache* cache) {
@@ -317,16 +344,12 @@ int cubby_compile(cubby_cache* cache, const char* source, const char* program_na
   if (out == nullptr)
     return invalid("cubby_compile: out is NULL; pass the address of a cubby_result*");
   *out = nullptr;
-  const Call call(cache, "cubby_compile");
-  if (!call) return call.status();
-  try {
+  return with_cache(cache, "cubby_compile", [&](const Call& call) -> int {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
     *out = make_result(call.cache().compile(request), request.name_expressions).release();
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
@@ -334,9 +357,7 @@ int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
               const char* const* options, size_t option_count, const char* arch, char key_out[33]) {
   if (key_out == nullptr) return invalid("cubby_key: key_out is NULL; pass a buffer of 33 chars");
   key_out[0] = '\0';
-  const Call call(cache, "cubby_key");
-  if (!call) return call.status();
-  try {
+  return with_cache(cache, "cubby_key", [&](const Call& call) -> int {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
     const std::string hex = call.cache().key_of(request).hex();
@@ -346,9 +367,7 @@ int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
     }
     std::memcpy(key_out, hex.c_str(), hex.size() + 1);
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 void cubby_result_free(cubby_result* result) { delete result; }
@@ -418,85 +437,54 @@ double cubby_result_elapsed_ms(const cubby_result* result) {
 }
 
 const char* cubby_stats_json(cubby_cache* cache) {
-  const Call call(cache, "cubby_stats_json");
-  if (!call) return nullptr;
-  try {
+  return text_with_cache(cache, "cubby_stats_json", [](const Call& call) {
     stats_json = cubby::json_text(cubby::stats_to_json(call.cache().stats()));
     return stats_json.c_str();
-  } catch (...) {
-    record_current_exception();
-    return nullptr;
-  }
+  });
 }
 
 const char* cubby_store_dir(cubby_cache* cache) {
-  const Call call(cache, "cubby_store_dir");
-  return call ? call.open().dir.c_str() : nullptr;
+  return text_with_cache(cache, "cubby_store_dir",
+                         [](const Call& call) { return call.open().dir.c_str(); });
 }
 
 int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
   if (entries != nullptr) *entries = 0;
   if (bytes != nullptr) *bytes = 0;
-  const Call call(cache, "cubby_store_usage");
-  if (!call) return call.status();
-  try {
-    uint64_t count = 0;
-    uint64_t total = 0;
-    const cubby::DiskTier disk(call.cache().config().dir);
-    auto listed = disk.list([&](const cubby::DiskEntryInfo& info) {
-      ++count;
-      total += info.bytes;
-    });
-    if (!listed) throw cubby::Error(std::move(listed).error());
-    if (entries != nullptr) *entries = count;
-    if (bytes != nullptr) *bytes = total;
+  return with_cache(cache, "cubby_store_usage", [&](const Call& call) -> int {
+    const cubby::StoreUsage usage =
+        cubby::Store(call.cache().config().dir).usage().value_or_throw();
+    if (entries != nullptr) *entries = usage.entries;
+    if (bytes != nullptr) *bytes = usage.bytes;
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 int cubby_store_estimate(cubby_cache* cache, uint64_t* entries, uint64_t* bytes) {
   if (entries != nullptr) *entries = 0;
   if (bytes != nullptr) *bytes = 0;
-  const Call call(cache, "cubby_store_estimate");
-  if (!call) return call.status();
-  try {
-    auto counters = cubby::StoreStats(call.cache().config().dir).read();
-    if (!counters) throw cubby::Error(std::move(counters).error());
-    const auto value = [&](std::string_view name) -> uint64_t {
-      const auto found = counters->find(name);
-      return found == counters->end() ? 0
-                                      : static_cast<uint64_t>(std::max<int64_t>(found->second, 0));
-    };
-    if (entries != nullptr) *entries = value("store_entries");
-    if (bytes != nullptr) *bytes = value("store_bytes");
+  return with_cache(cache, "cubby_store_estimate", [&](const Call& call) -> int {
+    const cubby::StoreUsage estimate =
+        cubby::Store(call.cache().config().dir).estimate().value_or_throw();
+    if (entries != nullptr) *entries = estimate.entries;
+    if (bytes != nullptr) *bytes = estimate.bytes;
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 int cubby_clear(cubby_cache* cache, uint64_t* removed) {
   if (removed != nullptr) *removed = 0;
-  const Call call(cache, "cubby_clear");
-  if (!call) return call.status();
-  try {
-    cubby::DiskTier disk(call.cache().config().dir);
-    const uint64_t count = cubby::clear_store(disk).value_or_throw();
+  return with_cache(cache, "cubby_clear", [&](const Call& call) -> int {
+    const uint64_t count = cubby::Store(call.cache().config().dir).clear().value_or_throw();
     if (removed != nullptr) *removed = count;
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
                                const char* const* name_expressions, size_t name_expression_count,
                                const char* const* options, size_t option_count, const char* arch) {
-  const Call call(cache, "cubby_explain_json");
-  if (!call) return nullptr;
-  try {
+  return text_with_cache(cache, "cubby_explain_json", [&](const Call& call) {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
     nlohmann::json fields = nlohmann::json::array();
@@ -505,26 +493,18 @@ const char* cubby_explain_json(cubby_cache* cache, const char* source, const cha
     }
     explain_json = cubby::json_text(fields);
     return explain_json.c_str();
-  } catch (...) {
-    record_current_exception();
-    return nullptr;
-  }
+  });
 }
 
 const char* cubby_explain_text(cubby_cache* cache, const char* source, const char* program_name,
                                const char* const* name_expressions, size_t name_expression_count,
                                const char* const* options, size_t option_count, const char* arch) {
-  const Call call(cache, "cubby_explain_text");
-  if (!call) return nullptr;
-  try {
+  return text_with_cache(cache, "cubby_explain_text", [&](const Call& call) {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
     explain_text = cubby::format_key_fields(cubby::explain_key(call.cache().key_inputs(request)));
     return explain_text.c_str();
-  } catch (...) {
-    record_current_exception();
-    return nullptr;
-  }
+  });
 }
 
 namespace {
@@ -539,13 +519,11 @@ int blob_get(const char* function, cubby_cache* cache, const char* ns, const cha
   }
   *out = nullptr;
   if (claimed != nullptr) *claimed = 0;
-  const Call call(cache, function);
-  if (!call) return call.status();
-  if (ns == nullptr || name == nullptr) {
-    return invalid(
-        (std::string(function) + ": ns or name is NULL; pass a namespace and a name").c_str());
-  }
-  try {
+  return with_cache(cache, function, [&](const Call& call) -> int {
+    if (ns == nullptr || name == nullptr) {
+      return invalid(
+          (std::string(function) + ": ns or name is NULL; pass a namespace and a name").c_str());
+    }
     auto result = claim_wait ? call.cache().load_or_claim_blob(ns, name, *claim_wait)
                              : call.cache().load_blob(ns, name);
     if (result) {
@@ -554,9 +532,7 @@ int blob_get(const char* function, cubby_cache* cache, const char* ns, const cha
       *claimed = call.cache().holds_blob_claim(ns, name) ? 1 : 0;
     }
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 }  // namespace
@@ -572,50 +548,38 @@ int cubby_blob_get_or_claim(cubby_cache* cache, const char* ns, const char* name
 }
 
 int cubby_blob_release(cubby_cache* cache, const char* ns, const char* name) {
-  const Call call(cache, "cubby_blob_release");
-  if (!call) return call.status();
-  if (ns == nullptr || name == nullptr) {
-    return invalid("cubby_blob_release: ns or name is NULL; pass a namespace and a name");
-  }
-  try {
+  return with_cache(cache, "cubby_blob_release", [&](const Call& call) -> int {
+    if (ns == nullptr || name == nullptr) {
+      return invalid("cubby_blob_release: ns or name is NULL; pass a namespace and a name");
+    }
     call.cache().release_blob_claim(ns, name);
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 int cubby_blob_remove(cubby_cache* cache, const char* ns, const char* name, int* removed) {
-  const Call call(cache, "cubby_blob_remove");
-  if (!call) return call.status();
-  if (ns == nullptr || name == nullptr) {
-    return invalid("cubby_blob_remove: ns or name is NULL; pass a namespace and a name");
-  }
-  try {
+  return with_cache(cache, "cubby_blob_remove", [&](const Call& call) -> int {
+    if (ns == nullptr || name == nullptr) {
+      return invalid("cubby_blob_remove: ns or name is NULL; pass a namespace and a name");
+    }
     const bool gone = call.cache().remove_blob(ns, name);
     if (removed != nullptr) *removed = gone ? 1 : 0;
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 int cubby_blob_put(cubby_cache* cache, const char* ns, const char* name, const void* data,
                    size_t size, double compile_ms) {
-  const Call call(cache, "cubby_blob_put");
-  if (!call) return call.status();
-  if (ns == nullptr || name == nullptr)
-    return invalid("cubby_blob_put: ns or name is NULL; pass a namespace and a name");
-  if (data == nullptr && size != 0)
-    return invalid("cubby_blob_put: data is NULL but size is not 0; pass the payload");
-  try {
+  return with_cache(cache, "cubby_blob_put", [&](const Call& call) -> int {
+    if (ns == nullptr || name == nullptr)
+      return invalid("cubby_blob_put: ns or name is NULL; pass a namespace and a name");
+    if (data == nullptr && size != 0)
+      return invalid("cubby_blob_put: data is NULL but size is not 0; pass the payload");
     const std::string_view payload =
         size == 0 ? std::string_view() : std::string_view(static_cast<const char*>(data), size);
     (void)call.cache().store_blob(ns, name, payload, compile_ms);
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 struct cubby_prefetch {
@@ -630,16 +594,14 @@ int cubby_prefetch_start(const char* dir, const char* suite, cubby_prefetch** ou
   if (suite == nullptr || *suite == '\0') {
     return invalid("cubby_prefetch_start: suite is empty; name the suite whose recipes to warm");
   }
-  try {
+  return guarded([&]() -> int {
     cubby::Config config = cubby::Config::load(dir == nullptr ? "" : dir).value_or_throw();
     config.suite = suite;
     auto handle = std::make_unique<cubby_prefetch>();
     handle->prefetch.start(config);
     *out = handle.release();
     return CUBBY_OK;
-  } catch (...) {
-    return record_current_exception();
-  }
+  });
 }
 
 long cubby_prefetch_pid(const cubby_prefetch* prefetch) {

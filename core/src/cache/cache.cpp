@@ -9,10 +9,11 @@
 #include <string>
 #include <utility>
 
+#include "cache/cache_counters.hpp"
+#include "cache/default_arch.hpp"
+#include "cache/key_claims.hpp"
 #include "cache/key_inputs.hpp"
-#include "cache/suite_recorder.hpp"
 #include "cubby/cubin.hpp"
-#include "cubby/driver.hpp"
 #include "cuda/include_plan.hpp"
 #include "cuda/nvrtc_compile.hpp"
 #include "format/blob.hpp"
@@ -23,12 +24,10 @@
 #include "storage/local/local_store.hpp"
 #include "storage/local/lock.hpp"
 #include "storage/local/memory.hpp"
-#include "storage/local/pch_dir.hpp"
+#include "storage/local/pch_policy.hpp"
 #include "storage/local/verify.hpp"
 #include "storage/remote/remote.hpp"
-#include "util/background.hpp"
-#include "util/bytes.hpp"
-#include "util/hash.hpp"
+#include "store/suite_recorder.hpp"
 #include "util/io.hpp"
 
 namespace cubby {
@@ -128,10 +127,12 @@ Cache::Cache(Config config)
       memory_(std::make_unique<MemoryTier>(config_.memory_entries)),
       local_(std::make_unique<LocalStore>(config_, [this] { return stats(); })),
       remote_(config_.disabled ? nullptr : open_remote_tier(config_)),
-      background_(std::make_unique<Background>()),
-      claims_(std::make_unique<BlobClaims>()) {
+      counters_(std::make_unique<CacheCounters>()),
+      claims_(std::make_unique<KeyClaims>()),
+      arch_(std::make_unique<DefaultArch>(config_.default_arch)),
+      pch_(std::make_unique<PchPolicy>(config_)) {
   if (!config_.suite.empty() && !config_.disabled && !config_.read_only) {
-    recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.base_dir);
+    recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.dir, config_.base_dir);
   }
   // The toolkit part of the header scan, kept in the store between processes (include_scan.hpp).
   if (!config_.disabled) set_toolkit_names_folder(config_.dir / "tmp");
@@ -148,48 +149,15 @@ Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 Cache::~Cache() { finish(); }
 
 void Cache::finish() {
-  save_manifest();
-  background_->drain();  // remote backfills land before the counters are persisted
+  if (recorder_) recorder_->save(remote_.get());
+  local_->drain();  // remote backfills land before the counters are persisted
   // Queued remote writes get a bounded chance to finish, so that they are shared and counted.
   if (remote_) remote_->drain();
-  {
-    // The stats file's lines are summed: each call reports what is new since the last.
-    std::lock_guard lock(finish_mutex_);
-    const Stats now = stats();
-    report_stats_to_file(difference(now, reported_));
-    reported_ = now;
-  }
+  counters_->report([this] { return stats(); });
   local_->flush(true);
 }
 
-void Cache::save_manifest() {
-  if (!recorder_) return;
-  auto written = recorder_->save(config_.dir);
-  if (!written) {
-    if (!warned_manifest_.exchange(true)) {
-      std::fprintf(stderr,
-                   "cubby: could not record suite '%s' (%s); `cubby warm` and prefetch will not "
-                   "know this run's kernels (shown once)\n",
-                   recorder_->suite().c_str(), written.error().message.c_str());
-    }
-    return;
-  }
-  // A fresh runner of the fleet learns what to warm from the remote (`cubby warm` fetches it).
-  if (*written && remote_) remote_->put_later(manifest_key(recorder_->suite()), **written);
-}
-
-std::string Cache::default_arch() const {
-  std::call_once(arch_once_, [this] {
-    if (!config_.default_arch.empty()) {
-      arch_ = config_.default_arch;
-    } else if (auto arch = gpu_arch()) {
-      arch_ = *arch;
-    } else {
-      arch_ = "sm_90";
-    }
-  });
-  return arch_;
-}
+std::string Cache::default_arch() const { return arch_->get(); }
 
 KeyInputs Cache::key_inputs(const CompileRequest& request) const {
   const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
@@ -201,11 +169,7 @@ KeyInputs Cache::key_inputs(const CompileRequest& request) const {
 Key Cache::key_of(const CompileRequest& request) const { return derive_key(key_inputs(request)); }
 
 Stats Cache::stats() const {
-  Stats out;
-  {
-    std::lock_guard lock(stats_mutex_);
-    out = stats_;
-  }
+  Stats out = counters_->snapshot();
   // What the tiers counted themselves (bytes, corrupt entries, failed writes; remote failures,
   // rejected values, writes).
   out += local_->counters();
@@ -214,10 +178,7 @@ Stats Cache::stats() const {
 }
 
 void Cache::count(const std::function<void(Stats&)>& update) {
-  {
-    std::lock_guard lock(stats_mutex_);
-    update(stats_);
-  }
+  counters_->update(update);
   local_->flush(false);  // at most every few seconds: no extra syscall on the hit path
 }
 
@@ -320,11 +281,7 @@ std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const Check& che
   });
   // The verified bytes are written to disk in the background (a crash before they land loses a
   // cache fill, never correctness); they are not sent back to the remote.
-  if (found && !config_.read_only) {
-    auto shared = std::make_shared<std::string>(std::move(**bytes));
-    auto backfill = [this, key, shared] { local_->put(key, *shared, LocalStore::Persist::lazily); };
-    if (!background_->post(backfill)) backfill();  // the queue is full: the caller writes it
-  }
+  if (found && !config_.read_only) local_->put_later(key, std::move(**bytes));
   return found;
 }
 
@@ -335,42 +292,14 @@ void Cache::store(const Key& key, const Entry& entry, bool share) {
   local_->put(key, bytes, LocalStore::Persist::now);
 }
 
-std::filesystem::path Cache::pch_folder_for(const CompileRequest& request,
-                                            const KeyInputs& inputs) {
-  if (!config_.pch || config_.read_only || config_.disabled || pch_off_) return {};
-  if (!inputs.unresolvable.empty()) return {};  // headers the scan cannot name: no fingerprint
-  std::call_once(pch_once_, [&] { pch_ = PchDir::of_store(config_.dir); });
-  if (!pch_) return {};
-  std::string fingerprint = request.arch;
-  for (const std::string& option : request.options) fingerprint += '\0' + option;
-  for (const HeaderDigest& header : inputs.headers) {
-    fingerprint += '\1' + header.include + '\0' + header.path + '\0';
-    fingerprint.append(reinterpret_cast<const char*>(header.content_hash.data()),
-                       header.content_hash.size());
-  }
-  const auto digest = hash128(fingerprint);
-  bool made = false;
-  std::filesystem::path folder = pch_->fingerprint_folder(to_hex(digest.data(), 8), made);
-  // The first compile of a fingerprint goes without (unless Config::pch_eager): saving a PCH
-  // costs about a quarter more than the compile, which only later compiles with the same headers
-  // repay (a process that compiles one program, as `cubby compile` does, pays nothing).
-  if (made && !config_.pch_eager) return {};
-  return folder;  // empty when the folder is not safe to use (pch_dir.hpp)
-}
-
 std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
                                                   const IncludePlan& plan, const KeyInputs& inputs,
                                                   std::int64_t since_ns, bool& headers_changed) {
   headers_changed = false;
   PchOutcome pch;
-  const std::filesystem::path pch_folder = pch_folder_for(request, inputs);
+  const std::filesystem::path pch_folder = pch_->folder_for(request, inputs);
   auto compiled = compile_nvrtc(request, plan, pch_folder, pch);
-  if (pch.failed && !pch_off_.exchange(true)) {
-    std::fprintf(stderr,
-                 "cubby: NVRTC could not use precompiled headers (%s); compiling without PCH from "
-                 "now on in this process (CUBBY_PCH=0 turns it off)\n",
-                 pch.why.c_str());
-  }
+  pch_->note(pch);
   const double compile_ms = compiled ? static_cast<double>(compiled->compile_us) / 1000.0 : 0.0;
   count([&](Stats& s) {
     s.pch_created += pch.created ? 1 : 0;
@@ -387,17 +316,12 @@ std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
                                                       config_.base_dir, inputs, since_ns);
   }
   if (headers_changed) {
-    if (!pch_folder.empty()) pch_->discard(pch_folder.filename().string());
+    pch_->discard(pch_folder);
     count([](Stats& s) { ++s.headers_changed; });
     warn_headers_changed(request.program_name);
   }
   return std::make_shared<const Entry>(std::move(compiled).value());
 }
-
-// The claims of load_or_claim_blob, by key (hex), until the blob is stored or given back.
-struct BlobClaims {
-  std::map<std::string, FileLock> held;
-};
 
 std::optional<CacheResult> Cache::load_blob(std::string_view ns, std::string_view name) {
   return find_blob(ns, name, std::nullopt);
@@ -429,10 +353,7 @@ std::optional<CacheResult> Cache::find_blob(std::string_view ns, std::string_vie
   if (!found.entry && claim_wait) {
     std::optional<FileLock> key_lock;
     found = claim(result.key, "blob", check, *claim_wait, key_lock);
-    if (key_lock) {
-      std::lock_guard lock(claims_mutex_);
-      claims_->held.insert_or_assign(result.key.hex(), std::move(*key_lock));
-    }
+    if (key_lock) claims_->hold(result.key, std::move(*key_lock));
   }
   if (!found.entry) {
     count([](Stats& s) { ++s.misses; });
@@ -448,8 +369,7 @@ std::optional<CacheResult> Cache::find_blob(std::string_view ns, std::string_vie
 
 bool Cache::holds_blob_claim(std::string_view ns, std::string_view name) {
   check_blob_name(ns, name).value_or_throw();
-  std::lock_guard lock(claims_mutex_);
-  return claims_->held.contains(blob_key(ns, name).hex());
+  return claims_->holds(blob_key(ns, name));
 }
 
 bool Cache::remove_blob(std::string_view ns, std::string_view name) {
@@ -464,8 +384,7 @@ bool Cache::remove_blob(std::string_view ns, std::string_view name) {
 
 void Cache::release_blob_claim(std::string_view ns, std::string_view name) {
   check_blob_name(ns, name).value_or_throw();
-  std::lock_guard lock(claims_mutex_);
-  claims_->held.erase(blob_key(ns, name).hex());
+  claims_->release(blob_key(ns, name));
 }
 
 CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::string_view payload,
@@ -480,10 +399,7 @@ CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::s
     store(result.key, *entry, true);  // shared with the fleet like a compiled entry
     memory_->put(result.key, entry);
   }
-  {
-    std::lock_guard lock(claims_mutex_);
-    claims_->held.erase(result.key.hex());  // waiters find it now
-  }
+  claims_->release(result.key);  // waiters find it now
   result.entry = std::move(entry);
   result.tier = Source::compiled;
   result.hit = false;
@@ -521,7 +437,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
     if (auto entry = memory_->get(result.key)) return done({std::move(entry), Source::memory});
   }
   // One compile per key at a time in this process: later callers wait and then hit memory.
-  std::lock_guard flight(key_mutexes_[result.key.bytes[0] % key_mutexes_.size()]);
+  std::lock_guard flight(claims_->stripe(result.key));
   std::optional<FileLock> key_lock;  // held until the compiled entry is stored
   if (use_store) {
     if (Found found = find(result.key, inputs, key_lock); found.entry) return done(found);

@@ -47,6 +47,26 @@ bool is_blob_of(const Entry& entry, std::string_view ns, std::string_view name) 
          entry.options[1] == "name=" + std::string(name);
 }
 
+namespace {
+
+// The value of a blob entry's "<prefix>..." option (blob_entry records namespace= and name=).
+std::string blob_option(const Entry& entry, std::string_view prefix) {
+  if (entry.kind != PayloadKind::blob) return {};
+  for (const std::string& option : entry.options) {
+    if (option.starts_with(prefix)) return option.substr(prefix.size());
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string entry_namespace(const Entry& entry) {
+  return entry.kind == PayloadKind::blob ? blob_option(entry, "namespace=")
+                                         : std::string(kProgramsNamespace);
+}
+
+std::string blob_name(const Entry& entry) { return blob_option(entry, "name="); }
+
 Result<void> check_blob_name(std::string_view ns, std::string_view name) {
   if (ns.empty() || ns.size() > 255 ||
       ns.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=

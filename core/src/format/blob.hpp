@@ -24,6 +24,14 @@ Entry blob_entry(std::string_view ns, std::string_view name, std::string_view pa
 // Whether `entry` is blob `name` of `ns` (kind and both recorded options match).
 bool is_blob_of(const Entry& entry, std::string_view ns, std::string_view name);
 
+// The namespace an entry belongs to: kProgramsNamespace for compiled programs (cubin, ptx, ltoir),
+// a blob's own namespace (e.g. "cupy") for a blob. `cubby ls` shows it, `cubby clear --namespace`
+// selects by it.
+inline constexpr std::string_view kProgramsNamespace = "programs";
+std::string entry_namespace(const Entry& entry);
+// A blob's name (its "name=" option), empty for a program.
+std::string blob_name(const Entry& entry);
+
 // invalid_argument unless `ns` is 1..255 characters of [A-Za-z0-9._-] and `name` is non-empty.
 Result<void> check_blob_name(std::string_view ns, std::string_view name);
 

@@ -157,6 +157,12 @@ void LocalStore::drop(const Key& key, const char* what, std::uint64_t size,
   }
 }
 
+void LocalStore::put_later(const Key& key, std::string bytes) {
+  auto shared = std::make_shared<std::string>(std::move(bytes));
+  auto write = [this, key, shared] { put(key, *shared, Persist::lazily); };
+  if (!background_.post(write)) write();  // the queue is full: the caller writes it
+}
+
 Result<bool> LocalStore::remove(const Key& key) {
   if (read_only_) {
     return fail(Errc::invalid_argument, "the store ", disk_.root().string(),

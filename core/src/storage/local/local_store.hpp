@@ -19,6 +19,7 @@
 #include "stats/atomic_stats.hpp"
 #include "storage/local/disk.hpp"
 #include "storage/local/store_stats.hpp"
+#include "util/background.hpp"
 
 namespace cubby {
 
@@ -51,6 +52,12 @@ class LocalStore {
   // lookup) leaves the counters to the next flush and checks the bound against the persisted
   // estimate plus this process's writes, paying for exact totals only when it may be over.
   void put(const Key& key, const std::string& bytes, Persist persist);
+  // put(key, bytes, Persist::lazily) on a background thread (Background: in order, off the
+  // caller's path), for a back-fill of a remote hit: a crash before it lands loses a cache fill,
+  // never correctness. Done at once when the queue is full. drain() waits for it.
+  void put_later(const Key& key, std::string bytes);
+  // Waits until every put_later queued so far has landed.
+  void drain() { background_.drain(); }
 
   // Removes `key`'s entry (a blob its owner deletes) and takes it out of the size estimate;
   // whether there was one. Errc::invalid_argument for a read-only store, Errc::io when the file
@@ -91,6 +98,7 @@ class LocalStore {
   std::atomic<std::int64_t> persisted_bytes_{-1};  // -1: not read yet
   std::atomic<bool> full_gc_tried_{false};  // a whole-store gc when a group trim found nothing
   std::atomic<bool> warned_write_{false};
+  Background background_;  // last: destroyed (drained) first, while the rest is still there
 };
 
 }  // namespace cubby

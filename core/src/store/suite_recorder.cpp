@@ -1,0 +1,34 @@
+#include "store/suite_recorder.hpp"
+
+#include <cstdio>
+
+#include "storage/local/manifests.hpp"
+#include "storage/remote/remote.hpp"
+
+namespace cubby {
+
+void SuiteRecorder::add(const Key& key, const CompileRequest& request, const KeyInputs& inputs) {
+  std::lock_guard lock(mutex_);
+  if (keys_.size() >= kMaxManifestRecipes || !keys_.insert(key).second) return;
+  recipes_.push_back(recipe_of(request, inputs, base_dir_));
+}
+
+void SuiteRecorder::save(Remote* remote) {
+  std::lock_guard lock(mutex_);
+  if (saved_ == recipes_.size()) return;
+  auto written = record_manifest(root_, suite_, recipes_);
+  if (!written) {
+    if (!warned_.exchange(true)) {
+      std::fprintf(stderr,
+                   "cubby: could not record suite '%s' (%s); `cubby warm` and prefetch will not "
+                   "know this run's kernels (shown once)\n",
+                   suite_.c_str(), written.error().message.c_str());
+    }
+    return;
+  }
+  saved_ = recipes_.size();
+  // A fresh runner of the fleet learns what to warm from the remote (`cubby warm` fetches it).
+  if (*written && remote != nullptr) remote->put_later(manifest_key(suite_), **written);
+}
+
+}  // namespace cubby

@@ -1,0 +1,51 @@
+// The recipes one Cache records for its suite (Config::suite), in the order it was first asked
+// for them, saved into the suite's manifest in the store (storage/local/manifests.hpp) and
+// uploaded to the remote, where a fresh runner's `cubby warm` finds it (store/suites.hpp), when
+// the Cache finishes. Thread-safe; a request already recorded costs one set lookup.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cubby/key.hpp"
+#include "cubby/nvrtc.hpp"
+#include "format/recipe.hpp"
+
+namespace cubby {
+
+class Remote;
+
+class SuiteRecorder {
+ public:
+  // Records into the manifest of `suite` in the store at `root`; `base_dir`: Config::base_dir
+  // (recipe_of records paths under it relative to it).
+  SuiteRecorder(std::string suite, std::filesystem::path root, std::filesystem::path base_dir)
+      : suite_(std::move(suite)), root_(std::move(root)), base_dir_(std::move(base_dir)) {}
+
+  const std::string& suite() const { return suite_; }
+
+  // Records `request` (whose key is `key` and key inputs `inputs`) unless its key already was.
+  void add(const Key& key, const CompileRequest& request, const KeyInputs& inputs);
+
+  // Merges what was recorded since the last save into the suite's manifest (record_manifest) and,
+  // when that changed it and `remote` is given, queues the manifest for the remote. A store that
+  // cannot be written is said on stderr (once per recorder): `cubby warm` and prefetch will not
+  // know this run's kernels; the recipes are tried again by the next save.
+  void save(Remote* remote);
+
+ private:
+  std::string suite_;
+  std::filesystem::path root_;
+  std::filesystem::path base_dir_;
+  std::mutex mutex_;
+  std::set<Key> keys_;
+  std::vector<Recipe> recipes_;
+  std::size_t saved_ = 0;  // recipes_ up to here are in the manifest
+  std::atomic<bool> warned_{false};
+};
+
+}  // namespace cubby

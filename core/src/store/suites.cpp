@@ -1,0 +1,50 @@
+#include "store/suites.hpp"
+
+#include <utility>
+
+#include "storage/local/lock.hpp"
+#include "storage/local/manifests.hpp"
+#include "storage/remote/remote.hpp"
+
+namespace cubby {
+namespace {
+
+// `suite`'s manifest from the remote (saved in the store), for a runner that never ran the suite.
+std::optional<Manifest> remote_manifest(const Config& config, std::string_view suite) {
+  if (config.remote_url.empty()) return std::nullopt;
+  auto remote = open_remote_tier(config);
+  if (!remote) return std::nullopt;
+  auto bytes = remote->get(manifest_key(suite));
+  if (!bytes || !bytes->has_value()) return std::nullopt;
+  auto manifest = decode_manifest(**bytes);
+  if (!manifest || manifest->suite != suite) return std::nullopt;
+  static_cast<void>(save_manifest(config.dir, *manifest));
+  return std::move(manifest).value();
+}
+
+}  // namespace
+
+std::vector<std::string> list_suites(const Store& store, std::vector<std::string>* problems) {
+  return list_suites(store.root(), problems);
+}
+
+Result<std::optional<Manifest>> load_suite(const Config& config, std::string_view suite) {
+  auto loaded = load_manifest(config.dir, suite);
+  if (!loaded || *loaded) return loaded;
+  return remote_manifest(config, suite);
+}
+
+std::optional<SuiteWarmLock> SuiteWarmLock::try_acquire(const Store& store,
+                                                        std::string_view suite) {
+  auto lock =
+      FileLock::try_acquire(manifests_dir(store.root()) / (manifest_stem(suite) + ".warm.lock"));
+  if (!lock || !lock->has_value()) return std::nullopt;
+  return SuiteWarmLock(std::make_unique<FileLock>(std::move(**lock)));
+}
+
+SuiteWarmLock::SuiteWarmLock(std::unique_ptr<FileLock> lock) : lock_(std::move(lock)) {}
+SuiteWarmLock::SuiteWarmLock(SuiteWarmLock&&) noexcept = default;
+SuiteWarmLock& SuiteWarmLock::operator=(SuiteWarmLock&&) noexcept = default;
+SuiteWarmLock::~SuiteWarmLock() = default;
+
+}  // namespace cubby
