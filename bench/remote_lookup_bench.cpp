@@ -29,7 +29,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +36,7 @@
 
 #include "cubby/cubby.hpp"
 #include "cubby_workloads.hpp"
+#include "runner.hpp"
 #include "storage/remote/redis_connection.hpp"
 #include "storage/remote/redis_url.hpp"
 #include "storage/remote/remote.hpp"
@@ -45,16 +45,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path bench_root() {
-  static const fs::path root = [] {
-    if (const char* dir = std::getenv("CUBBY_BENCH_DIR")) return fs::path(dir);
-    std::random_device random;
-    return fs::temp_directory_path() /
-           ("cubby-lookup-bench-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
-  }();
-  return root;
-}
+using cubby_bench::bench_root;
 
 // A folder no run has used (a process's empty store).
 fs::path fresh_dir() {
@@ -231,20 +222,13 @@ void BM_TlsSetUp(benchmark::State& state, bool system_store) {
   }
 }
 
-// The backends of CUBBY_BENCH_BACKENDS ("name=URL,..."), else CUBBY_REMOTE's as "remote".
+// The backends of CUBBY_BENCH_BACKENDS (the runner's), else CUBBY_REMOTE's as "remote".
 std::vector<std::pair<std::string, std::string>> backends() {
-  std::vector<std::pair<std::string, std::string>> out;
-  const char* list = std::getenv("CUBBY_BENCH_BACKENDS");
-  std::string_view rest = list != nullptr ? list : "";
-  while (!rest.empty()) {
-    const std::string_view item = rest.substr(0, rest.find(','));
-    rest.remove_prefix(std::min(item.size() + 1, rest.size()));
-    if (const auto equals = item.find('='); equals != std::string_view::npos && equals > 0) {
-      out.emplace_back(std::string(item.substr(0, equals)), std::string(item.substr(equals + 1)));
-    }
+  auto out = cubby_bench::bench_backends();
+  if (out.front().first.empty()) {
+    const char* remote = std::getenv("CUBBY_REMOTE");
+    out.front() = {"remote", remote != nullptr ? remote : ""};
   }
-  const char* remote = std::getenv("CUBBY_REMOTE");
-  if (out.empty()) out.emplace_back("remote", remote != nullptr ? remote : "");
   return out;
 }
 

@@ -4,11 +4,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
+#include <string_view>
 
 #include "util/spawn.hpp"
 
@@ -52,6 +54,26 @@ fs::path bench_root() {
            ("cubby-bench-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
   }();
   return root;
+}
+
+// The remotes the remote families run against: each backend of CUBBY_BENCH_BACKENDS
+// ("redis=redis://h:6379,rediss=rediss://h:6380,unix=unix:///s,cluster=redis://h:7000"), its name
+// a suffix of the family's ("BM_WarmHitRemote/tiny/rediss"), so that one run compares them; else
+// the one CUBBY_REMOTE names, without a suffix.
+std::vector<std::pair<std::string, std::string>> bench_backends() {
+  std::vector<std::pair<std::string, std::string>> out;
+  const char* list = std::getenv("CUBBY_BENCH_BACKENDS");
+  std::string_view rest = list != nullptr ? list : "";
+  while (!rest.empty()) {
+    const std::string_view item = rest.substr(0, rest.find(','));
+    rest.remove_prefix(std::min(item.size() + 1, rest.size()));
+    const auto equals = item.find('=');
+    if (equals != std::string_view::npos && equals > 0) {
+      out.emplace_back(std::string(item.substr(0, equals)), std::string(item.substr(equals + 1)));
+    }
+  }
+  if (out.empty()) out.emplace_back("", "");  // CUBBY_REMOTE's, as before
+  return out;
 }
 
 std::string bench_arch() {

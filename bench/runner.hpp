@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cubby/cubby.hpp"
@@ -43,6 +44,11 @@ struct BenchWorkload {
 
 // The store folders' parent: CUBBY_BENCH_DIR, else a temporary folder (removed by main).
 fs::path bench_root();
+// The remotes the remote families run against: each backend of CUBBY_BENCH_BACKENDS
+// ("redis=redis://h:6379,rediss=rediss://h:6380,unix=unix:///s,cluster=redis://h:7000"), its name
+// a suffix of the family's ("BM_WarmHitRemote/tiny/rediss"), so that one run compares them; else
+// one unnamed backend, the URL empty: CUBBY_REMOTE's.
+std::vector<std::pair<std::string, std::string>> bench_backends();
 
 // CUBBY_ARCH, else GPU 0's architecture, else sm_90 (once per process).
 std::string bench_arch();
