@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -225,8 +225,7 @@ bool remove_if_unlocked_at(int folder_fd, std::string_view name, std::chrono::se
   bool removed = false;
   struct stat held {};
   struct stat named {};
-  if (::fstat(fd, &held) == 0 && S_ISREG(held.st_mode) &&
-      old_enough(held, min_age) &&
+  if (::fstat(fd, &held) == 0 && S_ISREG(held.st_mode) && old_enough(held, min_age) &&
       ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
       ::fstatat(folder_fd, file.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
       held.st_dev == named.st_dev && held.st_ino == named.st_ino) {

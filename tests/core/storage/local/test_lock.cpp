@@ -187,7 +187,6 @@ TEST(RemoveIfUnlocked, RemovesOnlyFilesNoOneHolds) {
   EXPECT_TRUE(remove_if_unlocked(held));
 }
 
-
 // A file written this instant is old enough for "no age asked" and young for any age asked,
 // whatever the clocks: Linux's fine-grained file stamps (6.13+, once a file's times were read)
 // can be a tick ahead of time(2)'s coarse clock, which once kept gc from removing a dead lock.
