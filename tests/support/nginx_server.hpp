@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "loopback.hpp"
+#include "server_process.hpp"
 #include "test_support.hpp"
 
 namespace cubby::testing {
@@ -159,28 +160,9 @@ class NginxServer {
     const std::string prefix = dir_.path().string() + "/";
     const std::string conf = prefix + "nginx.conf";
     const std::string log = prefix + "error.log";
-    pid_ = ::fork();
-    if (pid_ < 0) return false;
-    if (pid_ == 0) {
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      ::execl(exe.c_str(), exe.c_str(), "-p", prefix.c_str(), "-c", conf.c_str(), "-e", log.c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: a port taken meanwhile?
-        pid_ = -1;
-        return false;
-      }
-      if (accepts(http_port_) && accepts(https_port_)) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    stop();
-    return false;
+    pid_ = start_server({exe, "-p", prefix, "-c", conf, "-e", log},
+                        [&] { return accepts(http_port_) && accepts(https_port_); });
+    return pid_ > 0;
   }
 
   TempDir dir_;

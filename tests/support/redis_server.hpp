@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "loopback.hpp"
+#include "server_process.hpp"
 #include "test_support.hpp"
 
 namespace cubby::testing {
@@ -195,7 +196,6 @@ class RedisServer {
     if (port_ == 0) return false;
     const std::string port = std::to_string(port_);
     const std::string dir = dir_.path().string();
-    // argv is made before fork: the child only calls async-signal-safe functions.
     std::vector<std::string> args{
         exe,  "--port",           port, "--bind",     "127.0.0.1", "--save",
         "",   "--appendonly",     "no", "--dir",      dir,         "--daemonize",
@@ -204,31 +204,11 @@ class RedisServer {
       if (const auto at = arg.find("{dir}"); at != std::string::npos) arg.replace(at, 5, dir);
       args.push_back(std::move(arg));
     }
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ < 0) return false;
-    if (pid_ == 0) {
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      ::execv(exe.c_str(), argv.data());
-      ::_exit(127);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: port taken meanwhile
-        pid_ = -1;
-        return false;
-      }
+    pid_ = start_server(args, [&] {
       auto pong = resp_command(port_, {"PING"}, 200);
-      if (pong && pong->value == "PONG") return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    stop();
-    return false;
+      return pong && pong->value == "PONG";
+    });
+    return pid_ > 0;
   }
 
   TempDir dir_;
