@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "key/scan_record.hpp"
+#include "key/scan_watch.hpp"
 #include "key/toolkit_headers.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
@@ -51,6 +52,7 @@ struct Memo {
   std::unordered_map<std::string, std::shared_ptr<const FileScan>> files;
   std::unordered_map<std::string, Resolved> candidates;
   std::shared_ptr<ScanRecord> record;  // the store's (set_toolkit_names_folder); null: none
+  std::int64_t too_new_ns = ScanRecord::kTooNewNs;  // set_toolkit_names_folder's, for ScanWatch
   std::atomic<std::uint64_t> files_read{0};
 };
 
@@ -494,6 +496,7 @@ class Scanner {
           grew = true;
         }
       }
+      test_macros_ = macros;
       for (std::size_t i = 0; i < done; ++i) {
         // Copies: resolve() appends to sources_.
         const std::vector<std::string>* calls = sources_[i].calls;
@@ -517,6 +520,20 @@ class Scanner {
   // Records directives that name no literal header, prefixed with where they are.
   void add_unresolvable(const std::string& where, const std::vector<std::string>& directives) {
     for (const std::string& directive : directives) unresolvable_.push_back(where + directive);
+  }
+
+  // Every include-test macro the scan knew in the end (a call of any other name changed nothing).
+  const std::set<std::string, std::less<>>& test_macros() const { return test_macros_; }
+
+  // Every folder this scan asked about and every file it found, with what it saw (ScanWatch).
+  ScanWatch::Looked looked() const {
+    ScanWatch::Looked out;
+    out.folders.reserve(folders_.size());
+    for (const auto& [path, f] : folders_) out.folders.push_back({path, f.is_dir, f.st});
+    for (const auto& [path, tried] : tried_) {
+      if (tried) out.files.push_back({path, tried->st});
+    }
+    return out;
   }
 
   HeaderScan take() && {
@@ -654,7 +671,7 @@ class Scanner {
       if (is_folder(parent_of(candidate)) && ::stat(candidate.c_str(), &st) == 0 &&
           S_ISREG(st.st_mode) && resolve_file(candidate, st, found)) {
         at->second = Tried{std::move(found), static_cast<std::uint64_t>(st.st_dev),
-                           static_cast<std::uint64_t>(st.st_ino)};
+                           static_cast<std::uint64_t>(st.st_ino), st};
       }
     }
     if (!at->second) {
@@ -715,10 +732,12 @@ class Scanner {
     Resolved file;
     std::uint64_t dev = 0;
     std::uint64_t ino = 0;
+    struct stat st {};
   };
   std::unordered_map<std::string, std::optional<Tried>> tried_;  // try_candidate's files
   std::vector<HeaderDigest> out_;
   std::vector<std::string> unresolvable_;
+  std::set<std::string, std::less<>> test_macros_;  // resolve_test_macro_calls's last set
 };
 
 }  // namespace
@@ -728,7 +747,48 @@ class Scanner {
 // uses the program's folder for the source's quoted includes only). Every existing regular file
 // among them is recorded and scanned, so a header that would shadow another (or be shadowed)
 // changes the result. Pre-included files are looked up in the working folder first.
+// What a scan reads besides files and the source's macro calls (ScanWatch::find checks those),
+// hashed: what the source lists (its include directives and include-test macros: programs that
+// differ elsewhere share a scan), the search and (where a folder is relative or files are
+// pre-included) the working folder.
+std::string scan_memo_key(const IncludeList& list, const IncludeSearch& search) {
+  std::string text;
+  bool relative = !search.pre_includes.empty();
+  const auto add = [&](char tag, const std::string& value) {
+    text += '\0';
+    text += tag;
+    text += value;
+    relative = relative || (!value.empty() && value.front() != '/');
+  };
+  add('P', search.program_dir.string());
+  for (const auto& dir : search.include_paths) add('I', dir.string());
+  for (const auto& dir : search.toolkit_dirs) add('T', dir.string());
+  for (const auto& file : search.pre_includes) add('R', file);
+  for (const auto* names : {&list.names, &list.unresolvable, &list.test_macros, &list.forwards}) {
+    text += '\1';
+    for (const std::string& name : *names) {
+      text += '\0';
+      text += name;
+    }
+  }
+  if (relative) {
+    std::error_code ec;
+    text += '\0';
+    text += std::filesystem::current_path(ec).string();
+  }
+  const auto digest = hash128(text);
+  return std::string(reinterpret_cast<const char*>(digest.data()), digest.size());
+}
+
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
+  const IncludeList list = list_includes(source);
+  const std::string memo_key = scan_memo_key(list, search);
+  ScanWatch& watch = ScanWatch::process();
+  if (std::optional<HeaderScan> memoized = watch.find(memo_key, list.calls)) {
+    return *std::move(memoized);
+  }
+  const std::int64_t started_ns = realtime_ns();
+
   std::string cwd;
   std::vector<std::string> search_dirs;
   search_dirs.reserve(search.include_paths.size() + 1);
@@ -743,19 +803,24 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   if (!search.pre_includes.empty()) {
     scanner.scan_pre_includes(search.pre_includes, absolute_dir(std::filesystem::path(), cwd));
   }
-  const IncludeList list = list_includes(source);
   scanner.add_unresolvable("", list.unresolvable);
   scanner.add_macros("", list, {});
   scanner.scan(list.names, std::vector<std::string>{});
   scanner.scan_indirect();
   std::shared_ptr<ScanRecord> record;
+  std::int64_t too_new_ns = ScanRecord::kTooNewNs;
   {
     Memo& m = memo();
     const std::lock_guard lock(m.mutex);
     record = m.record;
+    too_new_ns = m.too_new_ns;
   }
   if (record) record->save();  // writes only if this scan read a file worth recording
-  return std::move(scanner).take();
+  const ScanWatch::Looked looked = scanner.looked();
+  const std::set<std::string, std::less<>> macros = scanner.test_macros();
+  HeaderScan result = std::move(scanner).take();
+  watch.remember(memo_key, result, macros, list.calls, looked, started_ns, too_new_ns);
+  return result;
 }
 
 void set_toolkit_names_folder(const std::filesystem::path& folder, std::int64_t too_new_ns) {
@@ -766,6 +831,7 @@ void set_toolkit_names_folder(const std::filesystem::path& folder, std::int64_t 
   }
   Memo& m = memo();
   const std::lock_guard lock(m.mutex);
+  m.too_new_ns = too_new_ns;
   if (folder.empty()) {
     m.record = nullptr;
   } else if (!m.record || m.record->file() != folder / kScanRecordName ||
@@ -775,6 +841,7 @@ void set_toolkit_names_folder(const std::filesystem::path& folder, std::int64_t 
 }
 
 void forget_header_scans() {
+  ScanWatch::process().forget();
   Memo& m = memo();
   {
     const std::lock_guard lock(m.mutex);
@@ -793,6 +860,8 @@ void forget_header_scans() {
 }
 
 std::uint64_t header_files_read() { return memo().files_read.load(std::memory_order_relaxed); }
+
+std::uint64_t header_scans_memoized() { return ScanWatch::process().served(); }
 
 bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
                           std::int64_t since_ns) {

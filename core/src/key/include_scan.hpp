@@ -40,9 +40,11 @@ struct HeaderScan {
 // part is memoized per process (the toolkit does not change under a process: see
 // toolkit_headers.hpp) and skipped while every include path is empty or missing; the lookups in
 // the include paths cost one stat per folder while it is unchanged (its names are memoized).
-// Headers sorted by (include, path) and de-duplicated. Memoized per process by path, identity,
-// size, mtime and ctime. Never misses a header reachable through a literal header name. The
-// header names passed to include-test macros (IncludeList::test_macros: CCCL's
+// Headers sorted by (include, path) and de-duplicated. Each file's part memoized per process by
+// path, identity, size, mtime and ctime; the whole scan memoized per process while the kernel
+// reports no change to anything it looked at (ScanWatch, scan_watch.hpp; CUBBY_SCAN_WATCH=0: off).
+// Never misses a header reachable through a literal header name. The header names passed to
+// include-test macros (IncludeList::test_macros: CCCL's
 // `_CCCL_HAS_INCLUDE(<x>)`), wherever defined among the files scanned, count as a
 // `__has_include` of the file passing them; a macro operand passed to one is unresolvable.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
@@ -69,6 +71,10 @@ void forget_header_scans();
 // How many header files this process has read (and lexed and hashed) for scans: a diagnostic for
 // tests and benchmarks.
 std::uint64_t header_files_read();
+
+// How many scans this process answered from its memo of whole scans (scan_watch.hpp): a
+// diagnostic for tests and benchmarks.
+std::uint64_t header_scans_memoized();
 
 // Whether the file at `path` (a resolved HeaderDigest's, not relativized) may hold other bytes than
 // the ones hashed to `content_hash`: it cannot be read whole, its bytes hash otherwise, or its

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Where a warm CuPy test session's time goes, CuPy's own cache vs cubby (issue 25's warm row):
+fills both caches with one cold run each, then alternates warm runs of these configurations in
+fresh pytest processes, every run under bench/tools/cupy_timer_plugin.py:
+
+  own          CuPy's own cache (the cubby plugin off)
+  cubby        the cubby plugin with --cubby-require-warm (as bench/suite/cupy_suite.py runs it)
+  cubby-nopf   the same without the prefetch (--no-cubby-prefetch)
+  cubby-keys   cubby, each Cache.compile preceded by a timed Cache.key of the same request
+
+and finally one run of `own` and `cubby` under cProfile (the top functions by cumulative and own
+time). Writes one JSON object (--out): per run the process wall time, the session's phase marks
+and the per-module call totals; per configuration the medians.
+
+  cupy_warm_profile.py --suite tests/python/gpu/test_cupy_mdspan.py --work DIR --out FILE
+                       [--rounds 5] [--no-profile]
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CONFIGS = {
+    "own": [],
+    "cubby": ["--cubby-require-warm"],
+    "cubby-nopf": ["--cubby-require-warm", "--no-cubby-prefetch"],
+    "cubby-keys": ["--cubby-require-warm"],
+}
+
+
+def pytest_run(args, work: Path, config: str, profile: Path | None = None) -> dict:
+    own = config == "own"
+    env = dict(os.environ, CUPY_CACHE_DIR=str(work / ("own" if own else "cupy-unused")),
+               CUPY_TIMER_OUT=str(work / "timer.json"),
+               CUPY_TIMER_KEYS="1" if config == "cubby-keys" else "0",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])))
+    env.pop("CUBBY_DIR", None)
+    plugin = (["-p", "no:cubby"] if own
+              else ["-p", "cubby.plugin", f"--cubby-dir={work / 'store'}", *CONFIGS[config]])
+    runner = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
+    command = [*runner, "-m", "pytest", args.suite, "-q", "-p", "no:cacheprovider",
+               "-p", "no:random_order", "-p", "cupy_timer_plugin", *plugin]
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    run = {"config": config, "seconds": round(seconds, 4), "exit": done.returncode}
+    if done.returncode:
+        run["output"] = (done.stdout + done.stderr)[-3000:]
+    try:
+        run.update(json.loads((work / "timer.json").read_text()))
+    except (OSError, ValueError):
+        pass
+    print(f"[profile] {config}: {seconds:.3f} s (exit {done.returncode})", file=sys.stderr,
+          flush=True)
+    return run
+
+
+def top(profile: Path, sort: str, count: int = 35) -> str:
+    text = io.StringIO()
+    pstats.Stats(str(profile), stream=text).strip_dirs().sort_stats(sort).print_stats(count)
+    return text.getvalue()[-12000:]
+
+
+def medians(runs: list) -> dict:
+    out = {}
+    for config in CONFIGS:
+        mine = [run for run in runs if run["config"] == config and run["exit"] == 0]
+        if not mine:
+            continue
+        row = {"runs": len(mine), "seconds": statistics.median(r["seconds"] for r in mine)}
+        for mark in ("configure", "collected", "loop_start", "loop_end", "unconfigure"):
+            values = [r["marks_s"][mark] for r in mine if mark in r.get("marks_s", {})]
+            if values:
+                row[mark] = round(statistics.median(values), 4)
+        for call in ("module", "cubby_compile", "cubby_key"):
+            values = [r["calls"][call]["total_s"] for r in mine
+                      if r.get("calls", {}).get(call, {}).get("count")]
+            if values:
+                row[call + "_total_s"] = round(statistics.median(values), 4)
+        out[config] = row
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", required=True)
+    parser.add_argument("--work", required=True, type=Path)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--no-profile", action="store_true")
+    args = parser.parse_args()
+    work = args.work
+    result = {"suite": args.suite, "runs": [], "fill": []}
+    if not (work / "filled").exists():
+        for path in ("own", "cupy-unused", "store"):
+            shutil.rmtree(work / path, ignore_errors=True)
+        work.mkdir(parents=True, exist_ok=True)
+        result["fill"] = [pytest_run(args, work, "own"), pytest_run(args, work, "cubby-nopf")]
+        (work / "filled").touch()
+    names = list(CONFIGS)
+    for round_ in range(args.rounds):
+        order = names[round_ % len(names):] + names[:round_ % len(names)]
+        for config in order:
+            result["runs"].append(pytest_run(args, work, config))
+        result["medians"] = medians(result["runs"])
+        args.out.write_text(json.dumps(result, indent=1))
+    if not args.no_profile:
+        result["profiles"] = {}
+        for config in ("own", "cubby"):
+            profile = work / f"{config}.prof"
+            pytest_run(args, work, config, profile)
+            result["profiles"][config] = {"cumulative": top(profile, "cumulative"),
+                                          "tottime": top(profile, "tottime")}
+    result["medians"] = medians(result["runs"])
+    args.out.write_text(json.dumps(result, indent=1))
+    print(json.dumps(result["medians"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

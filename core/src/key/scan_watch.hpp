@@ -1,0 +1,102 @@
+// A per-process memo of whole header scans, kept true by the kernel's file change notifications
+// (inotify): a warm process asks for the same programs' keys again and again (a CuPy test file:
+// 25 mdspan modules, each scan ~300 headers through six include folders, ~4 ms), and while no
+// file or folder a scan looked at has changed, its result is the same.
+//
+// Contract. A memoized scan is returned only while nothing it depends on can have changed:
+// - every folder it asked about is watched (entries created, deleted or renamed; the folder
+//   itself moved, deleted or its permissions changed); a folder that did not exist is covered
+//   by a watch on its nearest existing ancestor folder;
+// - every header file it found is watched (written, truncated, closed after writing, attributes,
+//   deleted, moved), by the path it was found at, so a write through any hard link or symlink
+//   counts;
+// - every ancestor of those folders up to "/" is watched for the one entry on the way down
+//   (renamed, deleted or replaced: a symlink retargeted, a folder swapped);
+// - before a scan is remembered, its watches are in place and every folder and file is stat'ed
+//   again and must match what the scan saw (device, inode, size, mtime, ctime), and none may be
+//   newer than `too_new_ns` before the scan began (the scan record's rule: a change within a
+//   time stamp's tick is not visible in it). So a change before the watch is seen by the
+//   re-stat, a change after it by an event.
+// Any event on any watch forgets every memoized scan and every watch (the next scans start
+// again: one re-scan per program, then memoized again). So do a queue overflow, a watch the
+// kernel dropped and a fork (a child never reads its parent's notification queue: it starts its
+// own). Nothing is memoized, and every lookup scans as before, where notifications cannot be
+// trusted or had: a folder on a file system whose changes from other machines the kernel does
+// not see (only local ones are trusted: ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, F2FS, ZFS,
+// SquashFS, ramfs), inotify unavailable or out of instances or watches, or CUBBY_SCAN_WATCH=0.
+// Known limit, as for any notification-based tool: a header changed through a shared writable
+// mmap is not reported by the kernel; the file's mtime catches it in the next process.
+// The toolkit part of a scan is memoized per process anyway (toolkit_headers.hpp).
+// Thread-safe.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "key/include_scan.hpp"
+
+namespace cubby {
+
+class ScanWatch {
+ public:
+  // What one scan looked at, with what it saw.
+  struct Folder {
+    std::string path;
+    bool is_dir = false;
+    struct stat st {};  // when is_dir
+  };
+  struct File {
+    std::string path;  // as found (an include folder + the name), not canonical
+    struct stat st {};
+  };
+  struct Looked {
+    std::vector<Folder> folders;
+    std::vector<File> files;
+  };
+
+  // The process's one instance.
+  static ScanWatch& process();
+
+  // The memoized scan for `memo_key` (a hash of everything the scan reads besides files and the
+  // source's macro calls), if it is still true; reads pending notifications first. `calls`: the
+  // source's IncludeList::calls ("W <x>"): a scan holds for another source whose calls of the
+  // scan's include-test macros are the same (a call of any other name changes nothing: CuPy's
+  // modules differ in their code, not in their includes).
+  std::optional<HeaderScan> find(const std::string& memo_key,
+                                 const std::vector<std::string>& calls);
+
+  // Remembers `scan` for `memo_key` if its watches can be set up and it passes the re-check above;
+  // `macros`: every include-test macro the scan knew in the end; `calls`: the source's calls;
+  // `scan_start_ns`: CLOCK_REALTIME taken before the scan read anything.
+  void remember(const std::string& memo_key, const HeaderScan& scan,
+                const std::set<std::string, std::less<>>& macros,
+                const std::vector<std::string>& calls, const Looked& looked,
+                std::int64_t scan_start_ns, std::int64_t too_new_ns);
+
+  // The calls among `calls` ("W ...") whose macro W is in `macros`, in order.
+  static std::vector<std::string> calls_of(const std::vector<std::string>& calls,
+                                           const std::set<std::string, std::less<>>& macros);
+
+  // Forgets every memoized scan and watch (tests, forget_header_scans).
+  void forget();
+
+  // How many scans this process answered from the memo (a diagnostic for tests and benchmarks).
+  std::uint64_t served() const;
+
+  // Whether a file system type (statfs f_type) reports every change to the local kernel.
+  static bool local_file_system(std::int64_t f_type);
+
+  struct State;
+
+ private:
+  ScanWatch();
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace cubby
