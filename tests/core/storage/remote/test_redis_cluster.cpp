@@ -450,5 +450,52 @@ TEST(RedisClusterTier, ASlotInMigrationIsFollowedThroughAskThenMoved) {
   EXPECT_EQ(other.command({"GET", moved})->value, to_source);
 }
 
+// A migration opened on the source only (MIGRATING without IMPORTING on the target, as a reshard
+// begun in the wrong order leaves it): the source answers -ASK for a key it lacks, the target
+// (not importing) -MOVED back to the source, for ever. The call follows kMaxRedirects of them and
+// ends: a miss within its deadline, counted once.
+TEST(RedisClusterTier, ARedirectionCircleOfAHalfOpenMigrationIsAMissWithinTheDeadline) {
+  std::string why;
+  RedisCluster* cluster = RedisCluster::get(&why);
+  if (cluster == nullptr) GTEST_SKIP() << why;
+  Key key = key_of(0);
+  key.bytes[2] = 0x5a;  // apart from the other tests' keys; never written
+  const std::string name = RedisBackend::redis_key(key);
+  const std::string slot = std::to_string(cluster_slot(name));
+  const std::size_t from = owner_of(*cluster, name);
+  ASSERT_LT(from, 3u);
+  RedisServer& source = *cluster->masters()[from];
+  RedisServer& target = *cluster->masters()[(from + 1) % 3];
+  // A URL of every node: the tier reads the slot map before its first call.
+  const RedisOptions o = cluster_options(cluster->seeds_url((from + 2) % 3));
+  const auto tier = open_redis_remote(o);
+  auto target_id = target.command({"CLUSTER", "MYID"});
+  ASSERT_TRUE(target_id && target_id->value);
+  ASSERT_EQ(source.command({"CLUSTER", "SETSLOT", slot, "MIGRATING", *target_id->value})->type,
+            '+');
+  struct Stable {  // the migration closed again, whatever happens
+    RedisServer& node;
+    std::string slot;
+    ~Stable() { node.command({"CLUSTER", "SETSLOT", slot, "STABLE"}); }
+  } stable{source, slot};
+  ASSERT_EQ(target.command({"GET", name})->value,
+            "MOVED " + slot + " 127.0.0.1:" + std::to_string(source.port()));
+
+  const long source_redirected = command_stat(source, "get", "rejected_calls");
+  const long target_redirected = command_stat(target, "get", "rejected_calls");
+  ::testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  auto got = tier->get(key);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, o.timeout);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(got && got->has_value());
+  EXPECT_NE(said.find("redirections (a slot migration left half open?"), std::string::npos) << said;
+  // The first ask and kMaxRedirects more, alternating: source, target, source, target.
+  const int asks = RedisBackend::kMaxRedirects + 1;
+  EXPECT_EQ(command_stat(source, "get", "rejected_calls"), source_redirected + (asks + 1) / 2);
+  EXPECT_EQ(command_stat(target, "get", "rejected_calls"), target_redirected + asks / 2);
+  EXPECT_EQ(tier->counters().remote_errors, 1u);
+}
+
 }  // namespace
 }  // namespace cubby
