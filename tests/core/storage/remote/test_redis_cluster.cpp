@@ -259,7 +259,7 @@ TEST(RedisClusterTier, ATlsClusterIsReachedOverTlsThroughAnyNode) {
 }
 
 // The figure `field` ("calls", "rejected_calls": redirections) of `command` in a node's
-// INFO commandstats; 0 before the command was first run.
+// INFO commandstats; 0 before the command was first run, -1 when the node cannot be asked.
 long command_stat(const RedisServer& node, const std::string& command, const std::string& field) {
   auto info = node.command({"INFO", "commandstats"});
   if (!info || !info->value) return -1;
@@ -416,8 +416,9 @@ TEST(RedisClusterTier, ASlotInMigrationIsFollowedThroughAskThenMoved) {
   EXPECT_EQ(command_stat(target, "asking", "calls"), asked + 1);
 
   // A new key of the slot: the source (which does not hold it) sends the SET to the target, as
-  // it would send redis-cli's.
+  // it would send redis-cli's; ASKING again, on the connection the GET left in the pool.
   ASSERT_TRUE(tier->put(keys[2], "fresh"));
+  EXPECT_EQ(command_stat(target, "asking", "calls"), asked + 2);
   EXPECT_EQ(target.command({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)})->value, "2");
   EXPECT_EQ(source.command({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)})->value, "1");
   const std::string fresh_by_cli = redis_cli(other.port(), "GET " + fresh);
