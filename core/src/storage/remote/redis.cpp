@@ -470,6 +470,7 @@ Result<RedisBackend::Answer> RedisBackend::call(std::string_view name,
   const RemoteDeadline deadline = remote_deadline(timeout_);
   RedisEndpoint endpoint = route(name, deadline);
   bool asking = false;
+  bool redirected = false;  // the last answer was a redirection (the loop ran out of them)
   std::string error;
   for (int hop = 0; hop <= kMaxRedirects; ++hop) {
     const bool cluster = is_cluster();
@@ -493,14 +494,19 @@ Result<RedisBackend::Answer> RedisBackend::call(std::string_view name,
     error = reply->text();
     if (is_per_key_error(error) || is_write_refusal(error)) return reply;  // the caller's to judge
     const auto redirect = parse_redirect(error, endpoint);
-    if (!redirect) break;
+    redirected = redirect.has_value();
+    if (!redirected) break;
     if (!redirect->ask) refresh_slots(endpoint, deadline);  // the node that answered knows
     endpoint = redirect->to;
     asking = redirect->ask;
   }
   counted_.add(Stat::remote_errors);
-  Failure failure = fail(Errc::io, location_, " answered ", std::string(*args.begin()), " with -",
-                         error, " (the server cannot serve now)");
+  Failure failure =
+      fail(Errc::io, location_, " answered ", std::string(*args.begin()), " with -", error,
+           redirected ? " after " + std::to_string(kMaxRedirects) +
+                            " redirections (a slot migration left half open? `redis-cli --cluster "
+                            "check` shows it, `--cluster fix` closes it)"
+                      : std::string(" (the server cannot serve now)"));
   warn_once(warned_error_reply_,
             failure.message + "; kernels are read and written locally meanwhile, the remote is " +
                 "skipped for " + std::to_string(backoff_.count()) +

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <set>
 
 #include "redis_fleet.hpp"
@@ -254,6 +256,246 @@ TEST(RedisClusterTier, ATlsClusterIsReachedOverTlsThroughAnyNode) {
   }
   const Stats counters = reader->counters();
   EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped, 0u);
+}
+
+// The figure `field` ("calls", "rejected_calls": redirections) of `command` in a node's
+// INFO commandstats; 0 before the command was first run, -1 when the node cannot be asked.
+long command_stat(const RedisServer& node, const std::string& command, const std::string& field) {
+  auto info = node.command({"INFO", "commandstats"});
+  if (!info || !info->value) return -1;
+  const std::string& text = *info->value;
+  const auto line = text.find("cmdstat_" + command + ":");
+  if (line == std::string::npos) return 0;
+  const auto at = text.find(field + "=", line);
+  if (at == std::string::npos || at > text.find('\n', line)) return 0;
+  return std::stol(text.substr(at + field.size() + 1));
+}
+
+// What `redis-cli -c` (following redirections as Redis' own client does) prints for `args`.
+std::string redis_cli(int port, const std::string& args) {
+  const std::string line = "redis-cli -c -h 127.0.0.1 -p " + std::to_string(port) + " " + args;
+  std::string out;
+  if (FILE* pipe = ::popen(line.c_str(), "r")) {
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+      out.append(buffer, n);
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+// A slot in migration from one master of the shared cluster to another, driven by hand as
+// `redis-cli --cluster reshard` does it (CLUSTER SETSLOT IMPORTING / MIGRATING, MIGRATE, SETSLOT
+// NODE), and handed back to its first master when it goes, whatever state the test left it in.
+class SlotMigration {
+ public:
+  SlotMigration(int slot, RedisServer& source, RedisServer& target, RedisServer& other)
+      : slot_(std::to_string(slot)), source_(source), target_(target), other_(other) {}
+  ~SlotMigration() { hand_back(); }
+
+  // Starts the migration: the source answers -ASK for the slot's keys it no longer holds.
+  bool start() {
+    return ok(target_, {"CLUSTER", "SETSLOT", slot_, "IMPORTING", id(source_)}) &&
+           ok(source_, {"CLUSTER", "SETSLOT", slot_, "MIGRATING", id(target_)});
+  }
+  bool migrate(const std::string& name) {
+    return ok(source_, {"MIGRATE", "127.0.0.1", std::to_string(target_.port()), name, "0", "5000"});
+  }
+  // Ends it: every node knows the target serves the slot (the source then answers -MOVED).
+  bool finish() { return assign(target_, {&target_, &source_, &other_}); }
+  // The slot back on the source, the keys named by forget_later deleted.
+  void hand_back() {
+    if (done_) return;
+    done_ = true;
+    ok(target_, {"CLUSTER", "SETSLOT", slot_, "NODE", id(target_)});
+    for (const auto& name : names_) target_.command({"DEL", name});
+    ok(source_, {"CLUSTER", "SETSLOT", slot_, "IMPORTING", id(target_)});
+    ok(target_, {"CLUSTER", "SETSLOT", slot_, "MIGRATING", id(source_)});
+    assign(source_, {&source_, &target_, &other_});  // the importing source bumps its epoch
+    for (const auto& name : names_) source_.command({"DEL", name});
+  }
+  // Keys the hand-back deletes.
+  void forget_later(const std::string& name) { names_.push_back(name); }
+
+ private:
+  static bool ok(RedisServer& node, const std::vector<std::string>& args) {
+    auto reply = node.command(args);
+    return reply && reply->type == '+';
+  }
+  static std::string id(RedisServer& node) {
+    auto reply = node.command({"CLUSTER", "MYID"});
+    return reply && reply->value ? *reply->value : std::string();
+  }
+  // SETSLOT NODE on the new owner first (it bumps its config epoch, so its claim wins), then on
+  // the others.
+  bool assign(RedisServer& owner, std::initializer_list<RedisServer*> nodes) {
+    bool all = true;
+    for (RedisServer* node : nodes) {
+      all = ok(*node, {"CLUSTER", "SETSLOT", slot_, "NODE", id(owner)}) && all;
+    }
+    return all;
+  }
+
+  std::string slot_;
+  RedisServer& source_;
+  RedisServer& target_;
+  RedisServer& other_;
+  std::vector<std::string> names_;
+  bool done_ = false;
+};
+
+// The master of `cluster` that serves `name` (the one that does not redirect a GET).
+std::size_t owner_of(RedisCluster& cluster, const std::string& name) {
+  for (std::size_t i = 0; i < cluster.masters().size(); ++i) {
+    auto reply = cluster.masters()[i]->command({"GET", name});
+    if (reply && reply->type != '-') return i;
+  }
+  return cluster.masters().size();
+}
+
+// A slot in migration, as `redis-cli --cluster reshard` leaves it between its steps: the source
+// answers -ASK for a key already migrated (followed after ASKING, the slot map kept: the source
+// still serves the keys it holds), a new key lands where the cluster puts it (the target), and
+// once the migration ends the source's -MOVED is followed.
+TEST(RedisClusterTier, ASlotInMigrationIsFollowedThroughAskThenMoved) {
+  std::string why;
+  RedisCluster* cluster = RedisCluster::get(&why);
+  if (cluster == nullptr) GTEST_SKIP() << why;
+  // Three keys of one slot: `moved` is migrated, `stays` is not (yet), `fresh` is written during
+  // the migration.
+  std::map<int, std::vector<Key>> by_slot;
+  std::vector<Key> keys;
+  for (int i = 0; keys.empty(); ++i) {
+    Key key = key_of(i);
+    key.bytes[2] = 0xa5;  // apart from the other tests' keys
+    auto& same = by_slot[cluster_slot(RedisBackend::redis_key(key))];
+    same.push_back(key);
+    if (same.size() == 3) keys = same;
+  }
+  const int slot = cluster_slot(RedisBackend::redis_key(keys[0]));
+  const std::string moved = RedisBackend::redis_key(keys[0]);
+  const std::string stays = RedisBackend::redis_key(keys[1]);
+  const std::string fresh = RedisBackend::redis_key(keys[2]);
+  const std::size_t from = owner_of(*cluster, moved);
+  ASSERT_LT(from, 3u);
+  RedisServer& source = *cluster->masters()[from];
+  RedisServer& target = *cluster->masters()[(from + 1) % 3];
+  RedisServer& other = *cluster->masters()[(from + 2) % 3];
+  ASSERT_EQ(target.command({"CLUSTER", "KEYSLOT", moved})->value, std::to_string(slot));
+
+  // Entered through the third node: the first -MOVED gives the tier the slot map.
+  const auto tier = open_redis_remote(cluster_options(other.url()));
+  ASSERT_TRUE(tier->put(keys[0], "moved"));
+  ASSERT_TRUE(tier->put(keys[1], "stays"));
+  SlotMigration migration(slot, source, target, other);
+  for (const auto& name : {moved, stays, fresh}) migration.forget_later(name);
+  ASSERT_TRUE(migration.start());
+  ASSERT_TRUE(migration.migrate(moved));
+  ASSERT_EQ(source.command({"GET", moved})->value.value_or(""),
+            "ASK " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(target.port()));
+
+  // A key already migrated: -ASK from the source, then ASKING and GET on the target.
+  const long asked = command_stat(target, "asking", "calls");
+  const long target_gets = command_stat(target, "get", "calls");
+  auto got = tier->get(keys[0]);
+  ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+  EXPECT_EQ(**got, "moved");
+  EXPECT_EQ(command_stat(target, "asking", "calls"), asked + 1);
+  EXPECT_EQ(command_stat(target, "get", "calls"), target_gets + 1);
+
+  // A key not migrated yet: the map still sends it to the source (an -ASK does not move the slot),
+  // which serves it; the target is not asked.
+  const long source_gets = command_stat(source, "get", "calls");
+  const long target_redirected = command_stat(target, "get", "rejected_calls");
+  got = tier->get(keys[1]);
+  ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+  EXPECT_EQ(**got, "stays");
+  EXPECT_EQ(command_stat(source, "get", "calls"), source_gets + 1);
+  EXPECT_EQ(command_stat(target, "get", "calls"), target_gets + 1);
+  EXPECT_EQ(command_stat(target, "get", "rejected_calls"), target_redirected);
+  EXPECT_EQ(command_stat(target, "asking", "calls"), asked + 1);
+
+  // A new key of the slot: the source (which does not hold it) sends the SET to the target, as
+  // it would send redis-cli's; ASKING again, on the connection the GET left in the pool.
+  ASSERT_TRUE(tier->put(keys[2], "fresh"));
+  EXPECT_EQ(command_stat(target, "asking", "calls"), asked + 2);
+  EXPECT_EQ(target.command({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)})->value, "2");
+  EXPECT_EQ(source.command({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)})->value, "1");
+  const std::string fresh_by_cli = redis_cli(other.port(), "GET " + fresh);
+  got = tier->get(keys[2]);
+  ASSERT_TRUE(got && got->has_value()) << (got ? "missing" : got.error().message);
+  EXPECT_EQ(**got, "fresh");
+
+  // The migration ends: the source answers -MOVED, followed; every key is a hit.
+  ASSERT_TRUE(migration.migrate(stays));
+  ASSERT_TRUE(migration.finish());
+  const long redirected = command_stat(source, "get", "rejected_calls");
+  const std::vector<std::string> values = {"moved", "stays", "fresh"};
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    got = tier->get(keys[i]);
+    ASSERT_TRUE(got && got->has_value()) << i << ": " << (got ? "missing" : got.error().message);
+    EXPECT_EQ(**got, values[i]);
+  }
+  EXPECT_GE(command_stat(source, "get", "rejected_calls"), redirected + 1);
+  // What redis-cli -c read during the migration is the value the tier wrote.
+  EXPECT_EQ(fresh_by_cli, target.command({"GET", fresh})->value.value_or("none") + "\n");
+  const Stats counters = tier->counters();
+  EXPECT_EQ(counters.remote_errors + counters.remote_timeouts + counters.remote_skipped, 0u);
+
+  // Handed back: every node says the source serves the slot again.
+  migration.hand_back();
+  const std::string to_source =
+      "MOVED " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(source.port());
+  EXPECT_EQ(source.command({"GET", moved})->type, '$');
+  EXPECT_EQ(target.command({"GET", moved})->value, to_source);
+  EXPECT_EQ(other.command({"GET", moved})->value, to_source);
+}
+
+// A migration opened on the source only (MIGRATING without IMPORTING on the target, as a reshard
+// begun in the wrong order leaves it): the source answers -ASK for a key it lacks, the target
+// (not importing) -MOVED back to the source, for ever. The call follows kMaxRedirects of them and
+// ends: a miss within its deadline, counted once.
+TEST(RedisClusterTier, ARedirectionCircleOfAHalfOpenMigrationIsAMissWithinTheDeadline) {
+  std::string why;
+  RedisCluster* cluster = RedisCluster::get(&why);
+  if (cluster == nullptr) GTEST_SKIP() << why;
+  Key key = key_of(0);
+  key.bytes[2] = 0x5a;  // apart from the other tests' keys; never written
+  const std::string name = RedisBackend::redis_key(key);
+  const std::string slot = std::to_string(cluster_slot(name));
+  const std::size_t from = owner_of(*cluster, name);
+  ASSERT_LT(from, 3u);
+  RedisServer& source = *cluster->masters()[from];
+  RedisServer& target = *cluster->masters()[(from + 1) % 3];
+  // A URL of every node: the tier reads the slot map before its first call.
+  const RedisOptions o = cluster_options(cluster->seeds_url((from + 2) % 3));
+  const auto tier = open_redis_remote(o);
+  auto target_id = target.command({"CLUSTER", "MYID"});
+  ASSERT_TRUE(target_id && target_id->value);
+  ASSERT_EQ(source.command({"CLUSTER", "SETSLOT", slot, "MIGRATING", *target_id->value})->type,
+            '+');
+  struct Stable {  // the migration closed again, whatever happens
+    RedisServer& node;
+    std::string slot;
+    ~Stable() { node.command({"CLUSTER", "SETSLOT", slot, "STABLE"}); }
+  } stable{source, slot};
+  ASSERT_EQ(target.command({"GET", name})->value,
+            "MOVED " + slot + " 127.0.0.1:" + std::to_string(source.port()));
+
+  const long source_redirected = command_stat(source, "get", "rejected_calls");
+  const long target_redirected = command_stat(target, "get", "rejected_calls");
+  ::testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  auto got = tier->get(key);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, o.timeout);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(got && got->has_value());
+  EXPECT_NE(said.find("redirections (a slot migration left half open?"), std::string::npos) << said;
+  // The first ask and kMaxRedirects more, alternating: source, target, source, target.
+  const int asks = RedisBackend::kMaxRedirects + 1;
+  EXPECT_EQ(command_stat(source, "get", "rejected_calls"), source_redirected + (asks + 1) / 2);
+  EXPECT_EQ(command_stat(target, "get", "rejected_calls"), target_redirected + asks / 2);
+  EXPECT_EQ(tier->counters().remote_errors, 1u);
 }
 
 }  // namespace
