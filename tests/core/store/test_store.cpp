@@ -1,5 +1,5 @@
-// The store as a whole (core/src/store/store.cpp): usage and estimate, listing, clear by
-// namespace, removal by age, counters, whether a key is stored or being compiled.
+// The store as a whole (core/src/store/store.cpp): usage and estimate, listing, usage and clear
+// by namespace, removal by age, counters, whether a key is stored or being compiled.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -59,6 +59,27 @@ TEST(Store, ClearNamespaceRemovesOnlyThatNamespaceAndKeepsWhatDoesNotDecode) {
   EXPECT_EQ(store.usage()->entries, 2u);
   EXPECT_EQ(store.clear().value(), 2u);
   EXPECT_EQ(store.usage()->entries, 0u);
+}
+
+TEST(Store, NamespaceUsageCountsTheEntriesAndBytesOfThatNamespaceOnly) {
+  TempDir dir("store");
+  Store store(dir.path());
+  EXPECT_EQ(store.namespace_usage("cupy")->entries, 0u);  // a fresh folder: nothing, no failure
+  const Key a = put_blob(store, "cupy", "a", 100);
+  const Key b = put_blob(store, "cupy", "b", 300);
+  put_blob(store, "other", "c");
+  Key garbage;
+  garbage.bytes.fill(0x42);
+  ASSERT_TRUE(store.put(garbage, "not an entry").ok());
+  const auto usage = store.namespace_usage("cupy");
+  ASSERT_TRUE(usage.ok()) << usage.error().message;
+  EXPECT_EQ(usage->entries, 2u);
+  EXPECT_EQ(usage->bytes, fs::file_size(store.path_of(a)) + fs::file_size(store.path_of(b)));
+  EXPECT_EQ(store.namespace_usage("other")->entries, 1u);
+  EXPECT_EQ(store.namespace_usage(kProgramsNamespace)->entries, 0u);  // garbage is in none
+  EXPECT_EQ(store.namespace_usage("absent")->bytes, 0u);
+  EXPECT_EQ(store.clear_namespace("cupy")->removed, 2u);
+  EXPECT_EQ(store.namespace_usage("cupy")->entries, 0u);
 }
 
 TEST(Store, RemoveOlderThanRemovesOnlyEntriesUnusedSinceTheCutoffAndCountsEvictions) {
