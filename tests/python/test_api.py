@@ -75,10 +75,10 @@ def test_a_removed_blob_is_gone_from_the_handle_and_the_store_and_the_others_sta
 
 
 @pytest.fixture
-def program_cache_class(monkeypatch):
-    """A stand-in for cuda.core.utils (the real one is tested on the GPU machine): its
-    ProgramCacheResource has the abstract methods of cuda.core 1.2's, so a ProgramCache that
-    lacks one cannot be made."""
+def cuda_core(monkeypatch):
+    """cubby.cuda_core over a stand-in for cuda.core.utils (the real one is tested on the GPU
+    machine): its ProgramCacheResource has the abstract methods of cuda.core 1.2's, so a
+    ProgramCache that lacks one cannot be made."""
     import abc
     import sys
     import types
@@ -95,9 +95,9 @@ def program_cache_class(monkeypatch):
     return cuda_core
 
 
-def test_cuda_cores_program_cache_deletes_its_entries(cache, program_cache_class):
+def test_cuda_cores_program_cache_deletes_its_entries(cache, cuda_core):
     """del removes, a missing key is a KeyError."""
-    programs = program_cache_class.ProgramCache(cache)
+    programs = cuda_core.ProgramCache(cache)
     programs[b"key"] = b"cubin bytes"
     assert programs[b"key"] == b"cubin bytes"
     del programs[b"key"]
@@ -107,10 +107,10 @@ def test_cuda_cores_program_cache_deletes_its_entries(cache, program_cache_class
         del programs[b"key"]
 
 
-def test_cuda_cores_program_cache_counts_and_clears_its_namespace_only(cache, program_cache_class):
+def test_cuda_cores_program_cache_counts_and_clears_its_namespace_only(cache, cuda_core):
     """len counts the cuda-core blobs on disk; clear removes them, from this handle's memory too,
-    and leaves other namespaces and compiled programs."""
-    programs = program_cache_class.ProgramCache(cache)
+    and leaves other namespaces."""
+    programs = cuda_core.ProgramCache(cache)
     assert len(programs) == 0
     programs[b"a"] = b"cubin a"
     programs["b"] = b"cubin b"
@@ -127,18 +127,17 @@ def test_cuda_cores_program_cache_counts_and_clears_its_namespace_only(cache, pr
         programs["b"]
     assert cache.blob_get("cupy", "a") == b"cupy's"
     with cubby.Cache(cache.dir) as other:
-        assert len(program_cache_class.ProgramCache(other)) == 0
+        assert len(cuda_core.ProgramCache(other)) == 0
         assert other.blob_get("cupy", "a") == b"cupy's"
     programs.clear()  # nothing left: no error
     assert cache.clear(namespace="cupy") == 1 and cache.usage() == (0, 0)
 
 
-def test_clearing_a_namespace_of_a_read_only_store_raises_and_keeps_it(cache, env,
-                                                                        program_cache_class):
-    program_cache_class.ProgramCache(cache)[b"a"] = b"cubin"
+def test_clearing_a_namespace_of_a_read_only_store_raises_and_keeps_it(cache, env, cuda_core):
+    cuda_core.ProgramCache(cache)[b"a"] = b"cubin"
     env.setenv("CUBBY_READ_ONLY", "1")
     with cubby.Cache(cache.dir) as reader:
-        programs = program_cache_class.ProgramCache(reader)
+        programs = cuda_core.ProgramCache(reader)
         with pytest.raises(cubby.Error, match="read-only"):
             programs.clear()
         assert len(programs) == 1 and programs[b"a"] == b"cubin"

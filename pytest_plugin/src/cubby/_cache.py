@@ -351,19 +351,17 @@ class Cache:
         size estimate instead (its persisted counters: no walk, see cubby_store_estimate); with
         ``namespace`` ("programs" or a blob namespace such as "cupy"), those of that namespace
         on disk, every entry read and decoded to know its namespace (cubby_namespace_usage)."""
+        if namespace is None:
+            function = self._lib.cubby_store_estimate if estimate else self._lib.cubby_store_usage
+            args: tuple = ()
+        elif estimate:
+            raise ValueError("usage(estimate=True) has no per-namespace figure; "
+                             "pass estimate or namespace, not both")
+        else:
+            function, args = self._lib.cubby_namespace_usage, (_c_string(namespace, "namespace"),)
         entries, size = ctypes.c_uint64(), ctypes.c_uint64()
-        if namespace is not None:
-            if estimate:
-                raise ValueError("usage(estimate=True) has no per-namespace figure; "
-                                 "pass estimate or namespace, not both")
-            ns = _c_string(namespace, "namespace")
-            with self._call() as handle:
-                _check(self._lib.cubby_namespace_usage(handle, ns, ctypes.byref(entries),
-                                                       ctypes.byref(size)))
-            return entries.value, size.value
-        function = self._lib.cubby_store_estimate if estimate else self._lib.cubby_store_usage
         with self._call() as handle:
-            _check(function(handle, ctypes.byref(entries), ctypes.byref(size)))
+            _check(function(handle, *args, ctypes.byref(entries), ctypes.byref(size)))
         return entries.value, size.value
 
     def clear(self, namespace: Optional[str] = None) -> int:

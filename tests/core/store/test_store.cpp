@@ -24,6 +24,14 @@ Key put_blob(Store& store, std::string_view ns, std::string_view name, std::size
   return key;
 }
 
+// Stores a file that is no entry (it decodes to nothing, so it belongs to no namespace).
+Key put_garbage(Store& store) {
+  Key key;
+  key.bytes.fill(0x42);
+  EXPECT_TRUE(store.put(key, "not an entry").ok());
+  return key;
+}
+
 TEST(Store, UsageMeasuresTheEntryFilesAndEstimateReadsThePersistedCounters) {
   TempDir dir("store");
   Store store(dir.path());
@@ -46,9 +54,7 @@ TEST(Store, ClearNamespaceRemovesOnlyThatNamespaceAndKeepsWhatDoesNotDecode) {
   Store store(dir.path());
   put_blob(store, "cupy", "a");
   const Key other = put_blob(store, "other", "b");
-  Key garbage;
-  garbage.bytes.fill(0x42);
-  ASSERT_TRUE(store.put(garbage, "not an entry").ok());
+  const Key garbage = put_garbage(store);
   const auto cleared = store.clear_namespace("cupy");
   ASSERT_TRUE(cleared.ok()) << cleared.error().message;
   EXPECT_EQ(cleared->removed, 1u);
@@ -68,9 +74,7 @@ TEST(Store, NamespaceUsageCountsTheEntriesAndBytesOfThatNamespaceOnly) {
   const Key a = put_blob(store, "cupy", "a", 100);
   const Key b = put_blob(store, "cupy", "b", 300);
   put_blob(store, "other", "c");
-  Key garbage;
-  garbage.bytes.fill(0x42);
-  ASSERT_TRUE(store.put(garbage, "not an entry").ok());
+  put_garbage(store);
   const auto usage = store.namespace_usage("cupy");
   ASSERT_TRUE(usage.ok()) << usage.error().message;
   EXPECT_EQ(usage->entries, 2u);
