@@ -74,19 +74,29 @@ def test_a_removed_blob_is_gone_from_the_handle_and_the_store_and_the_others_sta
         cache.blob_remove("bad namespace", "a")
 
 
-def test_cuda_cores_program_cache_deletes_its_entries(cache, monkeypatch):
-    """cubby.cuda_core.ProgramCache on a stand-in for cuda.core.utils.ProgramCacheResource (the
-    real one is tested on the GPU machine): del removes, a missing key is a KeyError."""
+@pytest.fixture
+def cuda_core(monkeypatch):
+    """cubby.cuda_core over a stand-in for cuda.core.utils (the real one is tested on the GPU
+    machine): its ProgramCacheResource has the abstract methods of cuda.core 1.2's, so a
+    ProgramCache that lacks one cannot be made."""
+    import abc
     import sys
     import types
 
+    abstract = {name: abc.abstractmethod(lambda self, *args: None)
+                for name in ("__getitem__", "__setitem__", "__delitem__", "__len__", "clear")}
     utils = types.ModuleType("cuda.core.utils")
-    utils.ProgramCacheResource = type("ProgramCacheResource", (), {})
+    utils.ProgramCacheResource = abc.ABCMeta("ProgramCacheResource", (abc.ABC,), abstract)
     for name, module in (("cuda", types.ModuleType("cuda")),
                          ("cuda.core", types.ModuleType("cuda.core")), ("cuda.core.utils", utils)):
         monkeypatch.setitem(sys.modules, name, module)
     from cubby import cuda_core
 
+    return cuda_core
+
+
+def test_cuda_cores_program_cache_deletes_its_entries(cache, cuda_core):
+    """del removes, a missing key is a KeyError."""
     programs = cuda_core.ProgramCache(cache)
     programs[b"key"] = b"cubin bytes"
     assert programs[b"key"] == b"cubin bytes"
@@ -95,8 +105,53 @@ def test_cuda_cores_program_cache_deletes_its_entries(cache, monkeypatch):
         programs[b"key"]
     with pytest.raises(KeyError):
         del programs[b"key"]
-    with pytest.raises(NotImplementedError, match="namespace"):
-        len(programs)
+
+
+def test_cuda_cores_program_cache_counts_and_clears_its_namespace_only(cache, cuda_core):
+    """len counts the cuda-core blobs on disk; clear removes them, from this handle's memory too,
+    and leaves other namespaces."""
+    programs = cuda_core.ProgramCache(cache)
+    assert len(programs) == 0
+    programs[b"a"] = b"cubin a"
+    programs["b"] = b"cubin b"
+    programs[b"a"] = b"cubin a again"  # the same entry
+    cache.blob_put("cupy", "a", b"cupy's")
+    assert len(programs) == 2
+    assert cache.usage(namespace="cuda-core")[0] == 2 and cache.usage()[0] == 3
+    assert programs[b"a"] == b"cubin a again"  # now in the handle's memory tier
+    programs.clear()
+    assert len(programs) == 0
+    with pytest.raises(KeyError):
+        programs[b"a"]
+    with pytest.raises(KeyError):
+        programs["b"]
+    assert cache.blob_get("cupy", "a") == b"cupy's"
+    with cubby.Cache(cache.dir) as other:
+        assert len(cuda_core.ProgramCache(other)) == 0
+        assert other.blob_get("cupy", "a") == b"cupy's"
+    programs.clear()  # nothing left: no error
+    assert cache.clear(namespace="cupy") == 1 and cache.usage() == (0, 0)
+
+
+def test_clearing_a_namespace_of_a_read_only_store_raises_and_keeps_it(cache, env, cuda_core):
+    cuda_core.ProgramCache(cache)[b"a"] = b"cubin"
+    env.setenv("CUBBY_READ_ONLY", "1")
+    with cubby.Cache(cache.dir) as reader:
+        programs = cuda_core.ProgramCache(reader)
+        with pytest.raises(cubby.Error, match="read-only"):
+            programs.clear()
+        assert len(programs) == 1 and programs[b"a"] == b"cubin"
+
+
+def test_namespace_arguments_are_checked(cache):
+    with pytest.raises(cubby.Error, match="namespace"):
+        cache.usage(namespace="bad namespace")
+    with pytest.raises(cubby.Error, match="namespace"):
+        cache.clear(namespace="bad/namespace")
+    with pytest.raises(ValueError, match="not both"):
+        cache.usage(estimate=True, namespace="cupy")
+    with pytest.raises(TypeError, match="namespace must be a str"):
+        cache.clear(namespace=b"cupy")
 
 
 def test_arguments_are_checked(cache):

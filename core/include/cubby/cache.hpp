@@ -100,6 +100,15 @@ class CUBBY_API Cache {
   // keep what they loaded. Throws cubby::Error: invalid_argument (a bad name, a read-only
   // store), io (the entry cannot be removed).
   bool remove_blob(std::string_view ns, std::string_view name);
+  // Removes every entry of namespace `ns` (entry_namespace, format/blob.hpp: "programs" for
+  // compiled programs, else a blob namespace such as "cuda-core"): from the store's disk
+  // (Store::clear_namespace: a scan that reads and decodes every entry; ones that do not decode
+  // are kept), then from this Cache's memory tier, so that this Cache serves none of them
+  // afterwards unless they are stored again. The remote tier is not touched (it cannot be
+  // listed): a later miss may read a removed entry back from it. Other processes' memory tiers
+  // keep what they loaded. The count removed from disk (0 for a disabled Cache, which touches no
+  // disk). Throws cubby::Error: invalid_argument (a bad namespace, a read-only store), io.
+  std::uint64_t remove_namespace(std::string_view ns);
   // Gives back the claim on blob `name` of `ns` without storing it (it could not be produced).
   // No effect without a claim.
   void release_blob_claim(std::string_view ns, std::string_view name);

@@ -173,9 +173,30 @@ CUBBY_API int cubby_blob_release(cubby_cache* cache, const char* ns, const char*
 /* cubby_blob_remove: removes the blob from the handle's memory, the store and the remote tier
  * (when one is configured; a failure there is ignored); *removed (NULL: not set) is 1 when the
  * store held it, else 0. A read-only store: CUBBY_ERROR_INVALID_ARGUMENT. Other processes' memory
- * tiers keep what they loaded. Counting or clearing a namespace has no call: blob keys are
- * hashes of (namespace, name), so that would mean decoding every entry of the store. */
+ * tiers keep what they loaded. */
 CUBBY_API int cubby_blob_remove(cubby_cache* cache, const char* ns, const char* name, int* removed);
+
+/* Namespaces: the blobs of one namespace (`ns` as for blobs), or "programs" (the compiled
+ * programs), as `cubby ls` shows them and `cubby clear --namespace` removes them. Both calls scan
+ * the store: every entry file is read and decoded (blob keys are hashes of (namespace, name), so
+ * the namespace is known only from the entry itself), a cost that grows with the whole store,
+ * not with the namespace; entries that do not decode belong to no namespace (`cubby verify`).
+ *
+ * cubby_namespace_usage: the entries of `ns` on the local disk store and their bytes (*entries
+ * and *bytes may be NULL; both 0 on failure). Neither the handle's memory tier nor the remote tier
+ * is counted; with CUBBY_DISABLE, 0 and 0 (the handle stores and serves nothing).
+ * cubby_namespace_clear: removes the entries of `ns` from the local disk store (and from the
+ * store's size estimate), then from this handle's memory tier, so that the handle serves none of
+ * them afterwards unless they are stored again; *removed (may be NULL) receives the count removed
+ * from disk. The remote tier is not touched (it cannot be listed): with CUBBY_REMOTE a later get
+ * may read a cleared entry back from it. Other processes' memory tiers keep what they loaded.
+ * With CUBBY_DISABLE nothing is removed (0).
+ * Errors: CUBBY_ERROR_INVALID_ARGUMENT for a NULL or bad `ns` or handle, and from
+ * cubby_namespace_clear for a read-only store; CUBBY_ERROR_IO when the store cannot be listed or
+ * an entry cannot be removed (entries removed before the failure stay removed). */
+CUBBY_API int cubby_namespace_usage(cubby_cache* cache, const char* ns, uint64_t* entries,
+                                    uint64_t* bytes);
+CUBBY_API int cubby_namespace_clear(cubby_cache* cache, const char* ns, uint64_t* removed);
 
 /* Prefetch (cubby/prefetch.hpp): starts `cubby warm --prefetch` for suite `suite` (non-empty) on
  * the store `dir` (NULL: CUBBY_DIR / XDG default), other settings from CUBBY_* variables, so the

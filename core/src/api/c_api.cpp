@@ -32,6 +32,7 @@
 #include "cubby/prefetch.hpp"
 #include "cubby/stats_summary.hpp"
 #include "cubby/version.hpp"
+#include "format/blob.hpp"
 #include "stats/stats_report.hpp"
 #include "store/store.hpp"
 
@@ -564,6 +565,31 @@ int cubby_blob_remove(cubby_cache* cache, const char* ns, const char* name, int*
     }
     const bool gone = call.cache().remove_blob(ns, name);
     if (removed != nullptr) *removed = gone ? 1 : 0;
+    return CUBBY_OK;
+  });
+}
+
+int cubby_namespace_usage(cubby_cache* cache, const char* ns, uint64_t* entries, uint64_t* bytes) {
+  if (entries != nullptr) *entries = 0;
+  if (bytes != nullptr) *bytes = 0;
+  return with_cache(cache, "cubby_namespace_usage", [&](const Call& call) -> int {
+    if (ns == nullptr) return invalid("cubby_namespace_usage: ns is NULL; pass a namespace");
+    cubby::check_namespace(ns).value_or_throw();
+    if (call.cache().config().disabled) return CUBBY_OK;
+    const cubby::StoreUsage usage =
+        cubby::Store(call.cache().config().dir).namespace_usage(ns).value_or_throw();
+    if (entries != nullptr) *entries = usage.entries;
+    if (bytes != nullptr) *bytes = usage.bytes;
+    return CUBBY_OK;
+  });
+}
+
+int cubby_namespace_clear(cubby_cache* cache, const char* ns, uint64_t* removed) {
+  if (removed != nullptr) *removed = 0;
+  return with_cache(cache, "cubby_namespace_clear", [&](const Call& call) -> int {
+    if (ns == nullptr) return invalid("cubby_namespace_clear: ns is NULL; pass a namespace");
+    const uint64_t count = call.cache().remove_namespace(ns);
+    if (removed != nullptr) *removed = count;
     return CUBBY_OK;
   });
 }

@@ -27,6 +27,7 @@
 #include "storage/local/pch_policy.hpp"
 #include "storage/local/verify.hpp"
 #include "storage/remote/remote.hpp"
+#include "store/store.hpp"
 #include "store/suite_recorder.hpp"
 #include "util/io.hpp"
 
@@ -379,6 +380,18 @@ bool Cache::remove_blob(std::string_view ns, std::string_view name) {
   if (config_.disabled) return false;
   const bool removed = local_->remove(key).value_or_throw();
   if (remote_) (void)remote_->remove(key);
+  return removed;
+}
+
+std::uint64_t Cache::remove_namespace(std::string_view ns) {
+  check_namespace(ns).value_or_throw();
+  std::uint64_t removed = 0;
+  if (!config_.disabled) {
+    local_->check_removable().value_or_throw();
+    removed = Store(config_.dir).clear_namespace(ns).value_or_throw().removed;
+  }
+  // After the disk: an entry read back from disk meanwhile is dropped too.
+  memory_->remove_if([&](const Entry& entry) { return entry_namespace(entry) == ns; });
   return removed;
 }
 

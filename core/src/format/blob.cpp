@@ -67,13 +67,18 @@ std::string entry_namespace(const Entry& entry) {
 
 std::string blob_name(const Entry& entry) { return blob_option(entry, "name="); }
 
-Result<void> check_blob_name(std::string_view ns, std::string_view name) {
+Result<void> check_namespace(std::string_view ns) {
   if (ns.empty() || ns.size() > 255 ||
       ns.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
           std::string_view::npos) {
     return fail(Errc::invalid_argument, "blob namespace '", std::string(ns),
                 "' is not valid; use 1 to 255 characters of letters, digits, '.', '_' or '-'");
   }
+  return {};
+}
+
+Result<void> check_blob_name(std::string_view ns, std::string_view name) {
+  if (auto valid = check_namespace(ns); !valid) return valid;
   if (name.empty()) {
     return fail(Errc::invalid_argument,
                 "blob name is empty; pass the name the payload is stored under");

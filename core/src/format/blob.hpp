@@ -32,7 +32,9 @@ std::string entry_namespace(const Entry& entry);
 // A blob's name (its "name=" option), empty for a program.
 std::string blob_name(const Entry& entry);
 
-// invalid_argument unless `ns` is 1..255 characters of [A-Za-z0-9._-] and `name` is non-empty.
+// invalid_argument unless `ns` is 1..255 characters of [A-Za-z0-9._-] (kProgramsNamespace is one).
+Result<void> check_namespace(std::string_view ns);
+// check_namespace(ns), and invalid_argument unless `name` is non-empty.
 Result<void> check_blob_name(std::string_view ns, std::string_view name);
 
 }  // namespace cubby

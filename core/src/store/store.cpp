@@ -75,31 +75,56 @@ bool Store::compile_in_progress(const Key& key) const {
 
 Result<std::uint64_t> Store::clear() { return clear_store(disk_); }
 
-Result<ClearedNamespace> Store::clear_namespace(std::string_view ns) {
+Result<std::uint64_t> Store::visit_decoded(
+    const std::function<Result<void>(const DiskEntryInfo&, const Entry&)>& visit) const {
   auto listed = entries();
   if (!listed) return listed.error();
-  ClearedNamespace cleared;
+  std::uint64_t unreadable = 0;
   for (const auto& info : *listed) {
     auto bytes = disk_.peek(info.key);
     if (!bytes || !bytes->has_value()) {
-      cleared.unreadable += bytes ? 0 : 1;
+      unreadable += bytes ? 0 : 1;  // one that vanished meanwhile is not counted
       continue;
     }
     auto entry = decode_entry(**bytes, info.key);
     if (!entry) {
-      ++cleared.unreadable;
+      ++unreadable;
       continue;
     }
-    cleared.namespaces.insert(entry_namespace(*entry));
-    if (entry_namespace(*entry) != ns) continue;
+    if (auto done = visit(info, *entry); !done) return done.error();
+  }
+  return unreadable;
+}
+
+Result<StoreUsage> Store::namespace_usage(std::string_view ns) const {
+  StoreUsage usage;
+  auto visited = visit_decoded([&](const DiskEntryInfo& info, const Entry& entry) -> Result<void> {
+    if (entry_namespace(entry) == ns) {
+      ++usage.entries;
+      usage.bytes += info.bytes;
+    }
+    return {};
+  });
+  if (!visited) return visited.error();
+  return usage;
+}
+
+Result<ClearedNamespace> Store::clear_namespace(std::string_view ns) {
+  ClearedNamespace cleared;
+  auto visited = visit_decoded([&](const DiskEntryInfo& info, const Entry& entry) -> Result<void> {
+    cleared.namespaces.insert(entry_namespace(entry));
+    if (entry_namespace(entry) != ns) return {};
     if (auto gone = disk_.remove(info.key); !gone) return gone.error();
     ++cleared.removed;
     cleared.bytes += info.bytes;
-  }
+    return {};
+  });
   if (cleared.removed > 0) {  // the size estimate follows what left (gc makes it exact)
     (void)StoreStats(root()).add({{"store_bytes", -static_cast<std::int64_t>(cleared.bytes)},
                                   {"store_entries", -static_cast<std::int64_t>(cleared.removed)}});
   }
+  if (!visited) return visited.error();
+  cleared.unreadable = *visited;
   return cleared;
 }
 

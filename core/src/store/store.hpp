@@ -86,6 +86,10 @@ class Store {
   // Removes every entry and sets the size estimate to an empty store (clear_store, gc.hpp); the
   // count removed. Errc::io.
   Result<std::uint64_t> clear();
+  // The entries of namespace `ns` (entry_namespace, format/blob.hpp) and their bytes: every entry
+  // file read and decoded (a scan of the whole store, as clear_namespace's); entries that do not
+  // decode are not counted. Errc::io when the store cannot be listed.
+  Result<StoreUsage> namespace_usage(std::string_view ns) const;
   // Removes the entries of namespace `ns` (entry_namespace, format/blob.hpp) and takes them out
   // of the size estimate; entries that do not decode are kept and counted. Errc::io when the
   // store cannot be listed or an entry cannot be removed.
@@ -112,6 +116,12 @@ class Store {
   std::optional<std::int64_t> zeroed_ms() const;
 
  private:
+  // Calls `visit` with every entry file that reads and decodes (sorted by key), stopping at its
+  // first failure; the count of those that do not (their namespace is unknown). Errc::io when
+  // the store cannot be listed.
+  Result<std::uint64_t> visit_decoded(
+      const std::function<Result<void>(const DiskEntryInfo&, const Entry&)>& visit) const;
+
   DiskTier disk_;
 };
 

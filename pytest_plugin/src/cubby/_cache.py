@@ -346,20 +346,35 @@ class Cache:
             raise Error(_text(self._lib.cubby_last_error()))
         return json.loads(text)
 
-    def usage(self, estimate: bool = False) -> Tuple[int, int]:
+    def usage(self, estimate: bool = False, namespace: Optional[str] = None) -> Tuple[int, int]:
         """(entries, bytes) in the store, counted by walking it; with ``estimate``, the store's
-        size estimate instead (its persisted counters: no walk, see cubby_store_estimate)."""
+        size estimate instead (its persisted counters: no walk, see cubby_store_estimate); with
+        ``namespace`` ("programs" or a blob namespace such as "cupy"), those of that namespace
+        on disk, every entry read and decoded to know its namespace (cubby_namespace_usage)."""
+        if namespace is None:
+            function = self._lib.cubby_store_estimate if estimate else self._lib.cubby_store_usage
+            args: tuple = ()
+        elif estimate:
+            raise ValueError("usage(estimate=True) has no per-namespace figure; "
+                             "pass estimate or namespace, not both")
+        else:
+            function, args = self._lib.cubby_namespace_usage, (_c_string(namespace, "namespace"),)
         entries, size = ctypes.c_uint64(), ctypes.c_uint64()
-        function = self._lib.cubby_store_estimate if estimate else self._lib.cubby_store_usage
         with self._call() as handle:
-            _check(function(handle, ctypes.byref(entries), ctypes.byref(size)))
+            _check(function(handle, *args, ctypes.byref(entries), ctypes.byref(size)))
         return entries.value, size.value
 
-    def clear(self) -> int:
-        """Removes every entry of the store; returns how many."""
-        removed = ctypes.c_uint64()
+    def clear(self, namespace: Optional[str] = None) -> int:
+        """Removes every entry of the store, or with ``namespace`` those of that namespace (from
+        the store and this handle's memory, not the remote tier; every entry read and decoded:
+        cubby_namespace_clear); returns how many left the store. Raises Error for a bad
+        namespace and, with ``namespace``, for a read-only store."""
+        ns, removed = _optional_c_string(namespace, "namespace"), ctypes.c_uint64()
         with self._call() as handle:
-            _check(self._lib.cubby_clear(handle, ctypes.byref(removed)))
+            if ns is None:
+                _check(self._lib.cubby_clear(handle, ctypes.byref(removed)))
+            else:
+                _check(self._lib.cubby_namespace_clear(handle, ns, ctypes.byref(removed)))
         return removed.value
 
     def __repr__(self) -> str:

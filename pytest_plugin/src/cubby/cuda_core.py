@@ -15,7 +15,8 @@ NVRTC gave when it compiled (``symbol_mapping``), so ``get_kernel(name_expressio
 
 ``ProgramCache`` is a ``cuda.core.utils.ProgramCacheResource`` for keys cuda.core derives itself
 (``Program.compile(..., cache=ProgramCache())``): bytes stored byte for byte as cubby blobs of the
-``cuda-core`` namespace (bounded, checked and shared with the rest of the store). Such keys are
+``cuda-core`` namespace (bounded, checked and shared with the rest of the store); ``len`` and
+``clear`` count and remove that namespace's entries (a scan of the store). Such keys are
 cuda.core's: they cover what ``make_program_cache_key`` hashes, not headers; prefer ``compile``.
 
 cuda.core (>= 1.2 for ``ProgramCacheResource``) is imported when these are used, not before.
@@ -96,10 +97,11 @@ def _program_cache_class():
     class ProgramCache(ProgramCacheResource):
         """cuda.core's ProgramCacheResource over cubby's store (blobs of ``NAMESPACE``).
 
-        ``del cache[key]`` removes an entry (KeyError when there is none). Counting and clearing
-        the namespace are not offered (``__len__`` and ``clear`` raise NotImplementedError): blob
-        keys are hashes of (namespace, name), so either would decode every entry of the store;
-        entries otherwise leave by the store's size bound or ``cubby clear``."""
+        ``del cache[key]`` removes an entry (KeyError when there is none). ``len(cache)`` counts
+        the namespace's entries in the local store and ``clear()`` removes them (and drops them
+        from the handle's memory); neither touches the remote tier. Both read and decode every
+        entry of the store (blob keys are hashes of (namespace, name)): a cost that grows with
+        the whole store."""
 
         def __init__(self, cache: Optional[Cache] = None) -> None:
             self._cache = cache or default_cache()
@@ -118,12 +120,14 @@ def _program_cache_class():
                 raise KeyError(key)
 
         def __len__(self) -> int:
-            raise NotImplementedError("cubby cannot count one namespace's blobs without decoding "
-                                      "every entry; `cubby stats` counts the store's entries")
+            """The entries of ``NAMESPACE`` in the local store (cubby_namespace_usage)."""
+            return self._cache.usage(namespace=NAMESPACE)[0]
 
         def clear(self) -> None:
-            raise NotImplementedError("cubby cannot clear one namespace's blobs without decoding "
-                                      "every entry; `cubby clear` empties the store")
+            """Removes the entries of ``NAMESPACE`` from the local store and the handle's memory
+            (cubby_namespace_clear); the remote tier keeps its copies. Raises cubby.Error for a
+            read-only store."""
+            self._cache.clear(namespace=NAMESPACE)
 
     return ProgramCache
 

@@ -1,5 +1,5 @@
-// Tests of the C API's blob and store functions (cubby_blob_*, cubby_store_*, cubby_clear,
-// cubby_explain_json) and of the blob helpers they use (core/src/blob.cpp).
+// Tests of the C API's blob and store functions (cubby_blob_*, cubby_namespace_*, cubby_store_*,
+// cubby_clear, cubby_explain_json) and of the blob helpers they use (core/src/blob.cpp).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -247,6 +247,101 @@ TEST_F(CApiBlobTest, RemoveFromAReadOnlyStoreIsAnErrorThatSaysSo) {
   ASSERT_EQ(cubby_blob_get(cache_, "cuda-core", "a", &result), CUBBY_OK);
   EXPECT_NE(result, nullptr);
   cubby_result_free(result);
+}
+
+TEST_F(CApiBlobTest, NamespaceUsageCountsOnlyThatNamespacesEntries) {
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "a", "1234", 4, 0), CUBBY_OK);
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "b", "5678", 4, 0), CUBBY_OK);
+  ASSERT_EQ(cubby_blob_put(cache_, "cupy", "a", "9999", 4, 0), CUBBY_OK);
+  uint64_t entries = 99;
+  uint64_t bytes = 99;
+  ASSERT_EQ(cubby_namespace_usage(cache_, "cuda-core", &entries, &bytes), CUBBY_OK)
+      << cubby_last_error();
+  EXPECT_EQ(entries, 2u);
+  uint64_t all_entries = 0;
+  uint64_t all_bytes = 0;
+  ASSERT_EQ(cubby_store_usage(cache_, &all_entries, &all_bytes), CUBBY_OK);
+  EXPECT_EQ(all_entries, 3u);
+  EXPECT_GT(bytes, 8u);
+  EXPECT_LT(bytes, all_bytes);
+  ASSERT_EQ(cubby_namespace_usage(cache_, "cupy", &entries, nullptr), CUBBY_OK);
+  EXPECT_EQ(entries, 1u);
+  ASSERT_EQ(cubby_namespace_usage(cache_, "programs", &entries, &bytes), CUBBY_OK);
+  EXPECT_EQ(entries, 0u);
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(cubby_namespace_usage(cache_, "bad ns", &entries, &bytes),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("namespace"), std::string::npos);
+  EXPECT_EQ(cubby_namespace_usage(cache_, nullptr, &entries, &bytes), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(cubby_namespace_usage(nullptr, "cupy", &entries, &bytes), CUBBY_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiBlobTest, NamespaceClearRemovesOnlyThatNamespaceAlsoFromTheHandlesMemory) {
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "a", "1234", 4, 0), CUBBY_OK);
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "b", "5678", 4, 0), CUBBY_OK);
+  ASSERT_EQ(cubby_blob_put(cache_, "cupy", "a", "9999", 4, 0), CUBBY_OK);
+  cubby_result* result = nullptr;
+  ASSERT_EQ(cubby_blob_get(cache_, "cuda-core", "a", &result), CUBBY_OK);
+  ASSERT_NE(result, nullptr);
+  EXPECT_STREQ(cubby_result_tier(result), "memory");  // the handle's memory tier holds it
+  cubby_result_free(result);
+
+  uint64_t removed = 99;
+  ASSERT_EQ(cubby_namespace_clear(cache_, "cuda-core", &removed), CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(removed, 2u);
+  for (const char* name : {"a", "b"}) {
+    result = reinterpret_cast<cubby_result*>(&result);  // must be overwritten
+    ASSERT_EQ(cubby_blob_get(cache_, "cuda-core", name, &result), CUBBY_OK);
+    EXPECT_EQ(result, nullptr) << name << " was served after its namespace was cleared";
+  }
+  ASSERT_EQ(cubby_blob_get(cache_, "cupy", "a", &result), CUBBY_OK);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(payload_of(result), "9999");
+  cubby_result_free(result);
+  uint64_t entries = 99;
+  ASSERT_EQ(cubby_namespace_usage(cache_, "cuda-core", &entries, nullptr), CUBBY_OK);
+  EXPECT_EQ(entries, 0u);
+  ASSERT_EQ(cubby_store_usage(cache_, &entries, nullptr), CUBBY_OK);
+  EXPECT_EQ(entries, 1u);
+  ASSERT_EQ(cubby_store_estimate(cache_, &entries, nullptr), CUBBY_OK);
+  EXPECT_EQ(entries, 1u);  // the size estimate follows
+
+  ASSERT_EQ(cubby_namespace_clear(cache_, "cuda-core", nullptr), CUBBY_OK);  // nothing left
+  EXPECT_EQ(cubby_namespace_clear(cache_, "bad/ns", &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(removed, 0u);
+  EXPECT_EQ(cubby_namespace_clear(cache_, nullptr, &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(cubby_namespace_clear(nullptr, "cupy", &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiBlobTest, NamespaceClearOfAReadOnlyStoreIsAnErrorThatSaysSoAndRemovesNothing) {
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "a", "1234", 4, 0), CUBBY_OK);
+  const ScopedEnv read_only{"CUBBY_READ_ONLY", "1"};
+  cubby_cache* reader = reopen();
+  ASSERT_NE(reader, nullptr);
+  uint64_t removed = 99;
+  EXPECT_EQ(cubby_namespace_clear(reader, "cuda-core", &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("read-only"), std::string::npos)
+      << cubby_last_error();
+  EXPECT_EQ(removed, 0u);
+  uint64_t entries = 0;
+  ASSERT_EQ(cubby_namespace_usage(reader, "cuda-core", &entries, nullptr), CUBBY_OK);
+  EXPECT_EQ(entries, 1u);  // counting reads only
+  cubby_close(reader);
+}
+
+TEST_F(CApiBlobTest, ADisabledHandleNeitherCountsNorClearsANamespace) {
+  ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "a", "1234", 4, 0), CUBBY_OK);
+  const ScopedEnv disabled("CUBBY_DISABLE", "1");
+  cubby_cache* off = reopen();
+  uint64_t entries = 99;
+  ASSERT_EQ(cubby_namespace_usage(off, "cuda-core", &entries, nullptr), CUBBY_OK);
+  EXPECT_EQ(entries, 0u);
+  uint64_t removed = 99;
+  ASSERT_EQ(cubby_namespace_clear(off, "cuda-core", &removed), CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(removed, 0u);
+  cubby_close(off);
+  ASSERT_EQ(cubby_namespace_usage(cache_, "cuda-core", &entries, nullptr), CUBBY_OK);
+  EXPECT_EQ(entries, 1u);
 }
 
 TEST_F(CApiBlobTest, StoreDirIsTheFolderOpened) {

@@ -1,5 +1,5 @@
-// The store as a whole (core/src/store/store.cpp): usage and estimate, listing, clear by
-// namespace, removal by age, counters, whether a key is stored or being compiled.
+// The store as a whole (core/src/store/store.cpp): usage and estimate, listing, usage and clear
+// by namespace, removal by age, counters, whether a key is stored or being compiled.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -21,6 +21,14 @@ Key put_blob(Store& store, std::string_view ns, std::string_view name, std::size
   const Key key = blob_key(ns, name);
   EXPECT_TRUE(
       store.put(key, encode_entry(key, blob_entry(ns, name, std::string(size, 'b'), 0))).ok());
+  return key;
+}
+
+// Stores a file that is no entry (it decodes to nothing, so it belongs to no namespace).
+Key put_garbage(Store& store) {
+  Key key;
+  key.bytes.fill(0x42);
+  EXPECT_TRUE(store.put(key, "not an entry").ok());
   return key;
 }
 
@@ -46,9 +54,7 @@ TEST(Store, ClearNamespaceRemovesOnlyThatNamespaceAndKeepsWhatDoesNotDecode) {
   Store store(dir.path());
   put_blob(store, "cupy", "a");
   const Key other = put_blob(store, "other", "b");
-  Key garbage;
-  garbage.bytes.fill(0x42);
-  ASSERT_TRUE(store.put(garbage, "not an entry").ok());
+  const Key garbage = put_garbage(store);
   const auto cleared = store.clear_namespace("cupy");
   ASSERT_TRUE(cleared.ok()) << cleared.error().message;
   EXPECT_EQ(cleared->removed, 1u);
@@ -59,6 +65,25 @@ TEST(Store, ClearNamespaceRemovesOnlyThatNamespaceAndKeepsWhatDoesNotDecode) {
   EXPECT_EQ(store.usage()->entries, 2u);
   EXPECT_EQ(store.clear().value(), 2u);
   EXPECT_EQ(store.usage()->entries, 0u);
+}
+
+TEST(Store, NamespaceUsageCountsTheEntriesAndBytesOfThatNamespaceOnly) {
+  TempDir dir("store");
+  Store store(dir.path());
+  EXPECT_EQ(store.namespace_usage("cupy")->entries, 0u);  // a fresh folder: nothing, no failure
+  const Key a = put_blob(store, "cupy", "a", 100);
+  const Key b = put_blob(store, "cupy", "b", 300);
+  put_blob(store, "other", "c");
+  put_garbage(store);
+  const auto usage = store.namespace_usage("cupy");
+  ASSERT_TRUE(usage.ok()) << usage.error().message;
+  EXPECT_EQ(usage->entries, 2u);
+  EXPECT_EQ(usage->bytes, fs::file_size(store.path_of(a)) + fs::file_size(store.path_of(b)));
+  EXPECT_EQ(store.namespace_usage("other")->entries, 1u);
+  EXPECT_EQ(store.namespace_usage(kProgramsNamespace)->entries, 0u);  // garbage is in none
+  EXPECT_EQ(store.namespace_usage("absent")->bytes, 0u);
+  EXPECT_EQ(store.clear_namespace("cupy")->removed, 2u);
+  EXPECT_EQ(store.namespace_usage("cupy")->entries, 0u);
 }
 
 TEST(Store, RemoveOlderThanRemovesOnlyEntriesUnusedSinceTheCutoffAndCountsEvictions) {

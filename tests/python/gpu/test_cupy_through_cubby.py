@@ -194,7 +194,13 @@ def test_cuda_cores_own_compile_cache_stores_in_cubby(tmp_path):
                 resource = cuda_core.ProgramCache(cache)
                 code = Program(source, "c++", options).compile("cubin", cache=resource)
                 code.get_kernel("k")
-                sizes.append(cache.usage()[0])
+                sizes.append([cache.usage()[0], len(resource)])
+        with cubby.Cache() as cache:
+            resource = cuda_core.ProgramCache(cache)
+            resource.clear()
+            sizes.append([cache.usage()[0], len(resource)])
         print(json.dumps({"entries": sizes}))
     ''')
-    assert run_script(script, CUBBY_DIR=str(tmp_path / "store")) == {"entries": [1, 1]}
+    # [store entries, len(ProgramCache)] per round, then after ProgramCache.clear()
+    assert run_script(script, CUBBY_DIR=str(tmp_path / "store")) == {
+        "entries": [[1, 1], [1, 1], [0, 0]]}

@@ -163,11 +163,14 @@ void LocalStore::put_later(const Key& key, std::string bytes) {
   if (!background_.post(write)) write();  // the queue is full: the caller writes it
 }
 
+Result<void> LocalStore::check_removable() const {
+  if (!read_only_) return {};
+  return fail(Errc::invalid_argument, "the store ", disk_.root().string(),
+              " is read-only (CUBBY_READ_ONLY); nothing can be removed from it");
+}
+
 Result<bool> LocalStore::remove(const Key& key) {
-  if (read_only_) {
-    return fail(Errc::invalid_argument, "the store ", disk_.root().string(),
-                " is read-only (CUBBY_READ_ONLY); nothing can be removed from it");
-  }
+  if (auto removable = check_removable(); !removable) return removable.error();
   struct stat st {};
   if (::lstat(disk_.path_of(key).c_str(), &st) != 0) return false;
   if (auto removed = disk_.remove(key); !removed) return std::move(removed).error();

@@ -60,9 +60,12 @@ class LocalStore {
   void drain() { background_.drain(); }
 
   // Removes `key`'s entry (a blob its owner deletes) and takes it out of the size estimate;
-  // whether there was one. Errc::invalid_argument for a read-only store, Errc::io when the file
-  // cannot be removed.
+  // whether there was one. Errc::invalid_argument for a read-only store (check_removable), Errc::io
+  // when the file cannot be removed.
   Result<bool> remove(const Key& key);
+  // Errc::invalid_argument, with a message that says so, when the store is read-only (or the
+  // Cache disabled): nothing may be removed from it.
+  Result<void> check_removable() const;
 
   // Appends the counters' growth since the last flush (and the size-estimate deltas) to the
   // store's journal: with `force`, now; else only when the last flush is over 5 s old (so that

@@ -47,6 +47,19 @@ void MemoryTier::remove(const Key& key) {
   slots_.erase(found);
 }
 
+void MemoryTier::remove_if(const std::function<bool(const Entry&)>& doomed) {
+  const std::lock_guard lock(mutex_);
+  for (auto slot = slots_.begin(); slot != slots_.end();) {
+    if (!doomed(*slot->second.entry)) {
+      ++slot;
+      continue;
+    }
+    bytes_ -= slot->second.entry->payload.size();
+    order_.erase(slot->second.position);
+    slot = slots_.erase(slot);
+  }
+}
+
 void MemoryTier::clear() {
   const std::lock_guard lock(mutex_);
   slots_.clear();

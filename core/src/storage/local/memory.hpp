@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,8 @@ class MemoryTier {
   std::shared_ptr<const Entry> get(const Key& key);
   void put(const Key& key, std::shared_ptr<const Entry> entry);
   void remove(const Key& key);
+  // Removes every entry for which `doomed(entry)` is true (called under the tier's lock).
+  void remove_if(const std::function<bool(const Entry&)>& doomed);
   void clear();
   std::size_t size() const;
 

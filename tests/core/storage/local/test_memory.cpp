@@ -107,6 +107,18 @@ TEST(MemoryTier, RemoveAndClear) {
   EXPECT_EQ(tier.size(), 10u) << "clear must release the byte count too";
 }
 
+TEST(MemoryTier, RemoveIfRemovesTheChosenEntriesAndReleasesTheirBytes) {
+  MemoryTier tier(10, 1000);
+  for (int i = 0; i < 6; ++i) tier.put(make_key(i), make_entry(150, i % 2 == 0 ? 'e' : 'o'));
+  tier.remove_if([](const Entry& entry) { return entry.payload[0] == 'e'; });
+  EXPECT_EQ(tier.size(), 3u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(tier.get(make_key(i)) == nullptr, i % 2 == 0) << i;
+  // 450 bytes remain: three more 150-byte entries fit (900 <= 1000) and evict nothing.
+  for (int i = 10; i < 13; ++i) tier.put(make_key(i), make_entry(150));
+  EXPECT_EQ(tier.size(), 6u) << "remove_if must release the byte count too";
+  EXPECT_NE(tier.get(make_key(1)), nullptr);
+}
+
 TEST(MemoryTier, EntriesOutliveEviction) {
   MemoryTier tier(1, 1000);
   const auto held = tier.get(make_key(1));
