@@ -2,6 +2,7 @@
 // now misses, in worker processes (warm_pool.hpp), first-needed first, with progress and a
 // summary. `--prefetch` is the form the harness and the pytest plugin start beside a test run.
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -213,6 +214,9 @@ void print_summary(const Plan& plan, unsigned jobs, double elapsed_ms) {
   if (!plan.stopped.empty()) std::cout << "stopped   " << plan.stopped << '\n';
 }
 
+// The nice value of a prefetch: the lowest priority.
+constexpr int kPrefetchNice = 19;
+
 int run_warm(const Common& common, const WarmArgs& args_in) {
   WarmArgs args = args_in;
   const Config config = load_config(common);
@@ -220,6 +224,11 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   if (args.prefetch) {
     args.quiet = true;
     if (args.parent != 0 && !die_with_parent(args.parent, SIGTERM)) return kExitOk;
+    // Beside a test run the prefetch (and its workers, who inherit it) gets the CPU only when the
+    // run leaves it: on a warm store its key check must not slow the run's start-up (measured on
+    // the H200 with a CuPy suite: 3.66 s with it at the run's priority, 3.24 s without it), and
+    // after a header edit the run mostly waits for the kernels the workers compile.
+    ::setpriority(PRIO_PROCESS, 0, kPrefetchNice);
   }
   // Prefetch is best effort (cubby_add_gtest's fixture, the harness): nothing to do is no failure.
   if (args.prefetch && (config.read_only || config.disabled)) return kExitOk;

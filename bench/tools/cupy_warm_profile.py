@@ -10,10 +10,11 @@ fresh pytest processes, every run under bench/tools/cupy_timer_plugin.py:
 
 and finally one run of `own` and `cubby` under cProfile (the top functions by cumulative and own
 time). Writes one JSON object (--out): per run the process wall time, the session's phase marks
-and the per-module call totals; per configuration the medians.
+and the per-module call totals; per configuration the medians; `own_over`: CuPy's own median
+process time over each configuration's (>= 1: as fast as CuPy's own cache or faster).
 
   cupy_warm_profile.py --suite tests/python/gpu/test_cupy_mdspan.py --work DIR --out FILE
-                       [--rounds 5] [--no-profile]
+                       [--rounds 5] [--configs own,cubby,...] [--no-profile]
 """
 from __future__ import annotations
 
@@ -97,6 +98,8 @@ def main() -> int:
     parser.add_argument("--work", required=True, type=Path)
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--configs", default=",".join(CONFIGS),
+                        help="the configurations to alternate (default: all four)")
     parser.add_argument("--no-profile", action="store_true")
     args = parser.parse_args()
     work = args.work
@@ -107,7 +110,10 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         result["fill"] = [pytest_run(args, work, "own"), pytest_run(args, work, "cubby-nopf")]
         (work / "filled").touch()
-    names = list(CONFIGS)
+    names = [name for name in args.configs.split(",") if name]
+    unknown = sorted(set(names) - set(CONFIGS))
+    if unknown:
+        parser.error(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
     for round_ in range(args.rounds):
         order = names[round_ % len(names):] + names[:round_ % len(names)]
         for config in order:
@@ -122,8 +128,12 @@ def main() -> int:
             result["profiles"][config] = {"cumulative": top(profile, "cumulative"),
                                           "tottime": top(profile, "tottime")}
     result["medians"] = medians(result["runs"])
+    own = result["medians"].get("own", {}).get("seconds")
+    if own:  # the warm row's ratio: CuPy's own / each configuration (>= 1: cubby as fast or faster)
+        result["own_over"] = {config: round(own / row["seconds"], 3)
+                              for config, row in result["medians"].items() if config != "own"}
     args.out.write_text(json.dumps(result, indent=1))
-    print(json.dumps(result["medians"], indent=1))
+    print(json.dumps({k: result.get(k) for k in ("medians", "own_over")}, indent=1))
     return 0
 
 

@@ -43,6 +43,15 @@ def test_compile_then_hit(cache, tmp_path):
     assert cache.usage(estimate=True) == (0, 0)
 
 
+def test_recent_stats_reads_again_only_after_a_call_of_the_handle(cache):
+    first = cache.recent_stats()
+    assert cache.recent_stats() is first  # no call since: the same figures, no call into libcubby
+    cache.compile(KERNEL, NAMES, ["-std=c++17"], "sm_90")
+    after = cache.recent_stats()
+    assert after is not first and after["compiles"] == first["compiles"] + 1
+    assert after == cache.stats()
+
+
 def test_a_compile_error_carries_nvrtcs_log(cache):
     with pytest.raises(cubby.CompileError) as caught:
         cache.compile("__global__ void broken(float* d) { d[0] = undeclared_symbol; }",

@@ -20,7 +20,8 @@ class CUBBY_API Prefetch {
   // the store and no remote that may hold them, or the `cubby` tool cannot be found (locate_cli).
   // note() then says why, when it is worth saying (empty for a suite never recorded). The
   // prefetch ends with this process (even on kill -9: it gets SIGTERM, its workers SIGKILL),
-  // with the thread that started it, and with stop(). A running one is stopped first.
+  // with the thread that started it, and with stop(). A running one is stopped first. It and its
+  // workers run at nice 19 (the lowest priority): the run it serves keeps the CPU it needs.
   void start(const Config& config);
   ~Prefetch();  // stop()
   Prefetch(const Prefetch&) = delete;

@@ -5,8 +5,8 @@
 //
 // Contract. A memoized scan is returned only while nothing it depends on can have changed:
 // - every folder it asked about is watched (entries created, deleted or renamed; the folder
-//   itself moved, deleted or its permissions changed); a folder that did not exist is covered
-//   by a watch on its nearest existing ancestor folder;
+//   itself moved or deleted); a folder that did not exist is covered by a watch on its nearest
+//   existing ancestor folder;
 // - every header file it found is watched (written, truncated, closed after writing, attributes,
 //   deleted, moved), by the path it was found at, so a write through any hard link or symlink
 //   counts;
@@ -24,8 +24,10 @@
 // trusted or had: a folder on a file system whose changes from other machines the kernel does
 // not see (only local ones are trusted: ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, F2FS, ZFS,
 // SquashFS, ramfs), inotify unavailable or out of instances or watches, or CUBBY_SCAN_WATCH=0.
-// Known limit, as for any notification-based tool: a header changed through a shared writable
-// mmap is not reported by the kernel; the file's mtime catches it in the next process.
+// Known limits: a header changed through a shared writable mmap is not reported by the kernel
+// (as for any notification-based tool), and a folder's own permissions changed (chmod) are not
+// watched (a folder's attribute events would make each watch cost a walk of its entries); the
+// next process sees both.
 // The toolkit part of a scan is memoized per process anyway (toolkit_headers.hpp).
 // Thread-safe.
 #pragma once

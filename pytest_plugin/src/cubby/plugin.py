@@ -200,14 +200,15 @@ class CubbyPlugin:
             if self.require_warm is not None:
                 self.require_warm.saw_stats_line(line)
 
-    def local_totals(self) -> Dict[str, float]:
-        """This process's counters: its open handles, the closed ones and its children."""
+    def local_totals(self, exact: bool = True) -> Dict[str, float]:
+        """This process's counters: its open handles, the closed ones and its children (not
+        `exact`: a handle not called since it was last read counts as then, Cache.recent_stats)."""
         self.read_stats_file()
         total: Dict[str, float] = dict(self.stats_file.totals) if self.stats_file else {}
         pids = set(self.stats_file.pids) if self.stats_file else set()
         for cache in _cache.live_caches():
             try:
-                add_counters(total, cache.stats())
+                add_counters(total, cache.stats() if exact else cache.recent_stats())
             except Error:
                 continue
         total["processes"] = len(pids - {os.getpid()}) + 1
@@ -219,13 +220,13 @@ class CubbyPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
         self.start_cupy_if_imported()
-        self.test_start = self.local_totals() if self.active else {}
+        self.test_start = self.local_totals(exact=False) if self.active else {}
 
     def record_properties(self, item) -> None:
         """The test's cubby activity as record_property pairs (so --junitxml carries them, as
         the GoogleTest harness's RecordProperty does): cubby_hits and cubby_<counter> for every
         counter that moved; nothing for a test that did not use cubby."""
-        now = self.local_totals()
+        now = self.local_totals(exact=False)
         now.pop("processes", None)
         moved = {name: value - self.test_start.get(name, 0) for name, value in now.items()}
         moved = {name: value for name, value in sorted(moved.items()) if value}

@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "cubby/cache.hpp"
@@ -183,6 +186,43 @@ TEST(Prefetch, DiesWithTheProcessThatStartedItEvenOnKill9) {
   for (pid_t worker : workers) {
     EXPECT_TRUE(wait_until([&] { return gone(worker); }, 20s)) << "worker " << worker;
   }
+}
+
+// The nice value of a process (field 19 of /proc/<pid>/stat), or -100 when it cannot be read.
+int nice_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return -100;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int n = 3; n <= 19 && fields >> field; ++n) {
+    if (n == 19) return std::stoi(field);
+  }
+  return -100;
+}
+
+// A prefetch beside a warm run must not take the run's CPU: it and its workers run at nice 19.
+TEST(Prefetch, ItAndItsWorkersRunAtTheLowestPriority) {
+  TempDir dir("prefetch-nice");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const ScopedEnv hang("CUBBY_TEST_WORKER_FAULT", "hang:p0.cu");  // a worker that stays
+  const Config config = recorded_store(dir.path(), 2);
+  const int own = nice_of(::getpid());
+  Prefetch prefetch;
+  prefetch.start(config);
+  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+  const auto coordinator = static_cast<pid_t>(prefetch.pid());
+  std::set<pid_t> workers;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        workers = children_of(coordinator);
+        return !workers.empty();
+      },
+      60s));
+  EXPECT_EQ(nice_of(coordinator), 19);
+  for (pid_t worker : workers) EXPECT_EQ(nice_of(worker), 19) << "worker " << worker;
+  EXPECT_EQ(nice_of(::getpid()), own) << "the run keeps its own priority";
 }
 
 TEST(LocateCli, CubbyCliWinsAndMustBeAnExecutable) {
