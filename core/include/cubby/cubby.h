@@ -97,6 +97,26 @@ CUBBY_API const char* cubby_result_log(const cubby_result* result);
 CUBBY_API double cubby_result_compile_ms(const cubby_result* result);
 CUBBY_API double cubby_result_elapsed_ms(const cubby_result* result);
 
+/* Every field above but the names, in one call (for bindings, where each call costs: a warm hit
+ * from Python is a few microseconds). Set `size` to sizeof(cubby_result_fields) first: the fields
+ * of this version that fit in `size` bytes are written (a caller built against a later version
+ * gets the fields this library has; the rest keep their values), and `size` then says how many
+ * bytes were. Pointers live as long as the result. A NULL result or fields writes nothing. */
+typedef struct cubby_result_fields {
+  size_t size;
+  const char* key;
+  int hit;
+  const char* tier;
+  const char* payload_kind;
+  const void* payload;
+  size_t payload_size;
+  size_t name_count;
+  const char* log;
+  double compile_ms;
+  double elapsed_ms;
+} cubby_result_fields;
+CUBBY_API void cubby_result_get_fields(const cubby_result* result, cubby_result_fields* fields);
+
 /* This handle's statistics as a JSON object (keys as in `cubby stats --json`'s "process" part).
  * The string lives until this thread's next call of cubby_stats_json (other threads have their
  * own), whatever happens to the handle. */

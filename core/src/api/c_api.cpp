@@ -7,6 +7,7 @@
 // it runs; cubby_close removes the cache from the registry (later calls fail with
 // CUBBY_ERROR_INVALID_ARGUMENT: "closed"), waits until its calls in flight have ended, then
 // destroys it. So a close racing with calls on other threads is never a use-after-free.
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -435,6 +436,23 @@ double cubby_result_compile_ms(const cubby_result* result) {
 
 double cubby_result_elapsed_ms(const cubby_result* result) {
   return result == nullptr ? 0.0 : result->result.elapsed_ms;
+}
+
+void cubby_result_get_fields(const cubby_result* result, cubby_result_fields* fields) {
+  if (result == nullptr || fields == nullptr) return;
+  cubby_result_fields all{};
+  all.key = cubby_result_key(result);
+  all.hit = cubby_result_hit(result);
+  all.tier = cubby_result_tier(result);
+  all.payload_kind = cubby_result_payload_kind(result);
+  all.payload = cubby_result_payload(result, &all.payload_size);
+  all.name_count = cubby_result_name_count(result);
+  all.log = cubby_result_log(result);
+  all.compile_ms = cubby_result_compile_ms(result);
+  all.elapsed_ms = cubby_result_elapsed_ms(result);
+  const std::size_t size = std::min(fields->size, sizeof all);
+  all.size = size;
+  std::memcpy(static_cast<void*>(fields), &all, size);
 }
 
 const char* cubby_stats_json(cubby_cache* cache) {

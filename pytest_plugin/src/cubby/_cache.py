@@ -7,9 +7,8 @@ import json
 import os
 import threading
 import weakref
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _library
 from ._errors import CompileError, Error
@@ -89,11 +88,17 @@ def _no_nul(value: bytes, what: str) -> bytes:
     return value
 
 
-def _c_string(value: str, what: str) -> bytes:
-    """``value`` as UTF-8 for a C string argument: TypeError unless a str, ValueError on a NUL."""
+def _c_string(value: str, what: str, index: Optional[int] = None) -> bytes:
+    """``value`` as UTF-8 for a C string argument: TypeError unless a str, ValueError on a NUL;
+    ``index``: its place in the sequence ``what`` (said in the error only: no string is built for
+    a good value)."""
     if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
-    return _no_nul(value.encode(), what)
+        label = what if index is None else f"{what}[{index}]"
+        raise TypeError(f"{label} must be a str, not {type(value).__name__}")
+    encoded = value.encode()
+    if b"\0" in encoded:
+        _no_nul(encoded, what if index is None else f"{what}[{index}]")
+    return encoded
 
 
 def _optional_c_string(value: Optional[str], what: str) -> Optional[bytes]:
@@ -111,7 +116,7 @@ def _strings(values: Iterable[str], what: str):
     except TypeError:
         raise TypeError(f"{what} must be a sequence of strings, not {type(values).__name__}"
                         ) from None
-    encoded = [_c_string(item, f"{what}[{index}]") for index, item in enumerate(items)]
+    encoded = [_c_string(item, what, index) for index, item in enumerate(items)]
     array = (ctypes.c_char_p * max(len(items), 1))(*encoded)
     return items, array, len(items)
 
@@ -123,6 +128,43 @@ def _check(status: int) -> None:
         if status == CUBBY_ERROR_COMPILE_FAILED:
             raise CompileError(message, _text(lib.cubby_last_compile_log()), status)
         raise Error(message, status)
+
+
+class _ResultFields(ctypes.Structure):
+    """cubby_result_fields (cubby.h): a result's fields in one call."""
+
+    _fields_ = [("size", ctypes.c_size_t), ("key", ctypes.c_char_p), ("hit", ctypes.c_int),
+                ("tier", ctypes.c_char_p), ("payload_kind", ctypes.c_char_p),
+                ("payload", ctypes.c_void_p), ("payload_size", ctypes.c_size_t),
+                ("name_count", ctypes.c_size_t), ("log", ctypes.c_char_p),
+                ("compile_ms", ctypes.c_double), ("elapsed_ms", ctypes.c_double)]
+
+
+class _Call:
+    """Cache._call's context: counts the call in flight (a class, not a generator: a warm hit is
+    a few microseconds and a generator-based context costs one of them)."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self, cache: "Cache") -> None:
+        self._cache = cache
+
+    def __enter__(self) -> int:
+        cache = self._cache
+        with cache._state:
+            handle = cache._handle
+            if handle is None:
+                raise Error("this cubby.Cache is closed; open a new one")
+            cache._calls += 1
+            cache.uses += 1
+        return handle
+
+    def __exit__(self, *_exc) -> None:
+        cache = self._cache
+        with cache._state:
+            cache._calls -= 1
+            if cache._calls == 0:
+                cache._state.notify_all()
 
 
 class Cache:
@@ -172,22 +214,10 @@ class Cache:
         except Exception:  # interpreter shutdown: nothing useful to do
             pass
 
-    @contextmanager
-    def _call(self) -> Iterator[int]:
-        """The open handle, for one call into libcubby; close() waits until the call has ended."""
-        with self._state:
-            handle = self._handle
-            if handle is None:
-                raise Error("this cubby.Cache is closed; open a new one")
-            self._calls += 1
-            self.uses += 1
-        try:
-            yield handle
-        finally:
-            with self._state:
-                self._calls -= 1
-                if self._calls == 0:
-                    self._state.notify_all()
+    def _call(self) -> "_Call":
+        """The open handle, for one call into libcubby (``with self._call() as handle``);
+        close() waits until the call has ended."""
+        return _Call(self)
 
     # -- compiling --------------------------------------------------------------------------
     def _request_args(self, source, name_expressions, options, arch, program_name):
@@ -261,23 +291,24 @@ class Cache:
     def _result(self, handle: Optional[int]) -> CompileResult:
         lib = self._lib
         try:
-            size = ctypes.c_size_t()
-            pointer = lib.cubby_result_payload(handle, ctypes.byref(size))
-            payload = ctypes.string_at(pointer, size.value) if size.value else b""
+            fields = _ResultFields(size=ctypes.sizeof(_ResultFields))
+            lib.cubby_result_get_fields(handle, ctypes.byref(fields))
+            payload = (ctypes.string_at(fields.payload, fields.payload_size)
+                       if fields.payload_size else b"")
             names = {}
-            for index in range(lib.cubby_result_name_count(handle)):
+            for index in range(fields.name_count):
                 names[_text(lib.cubby_result_name_expression(handle, index))] = _text(
                     lib.cubby_result_lowered_name(handle, index))
             return CompileResult(
-                key=_text(lib.cubby_result_key(handle)),
-                hit=bool(lib.cubby_result_hit(handle)),
-                tier=_text(lib.cubby_result_tier(handle)),
+                key=_text(fields.key),
+                hit=bool(fields.hit),
+                tier=_text(fields.tier),
                 lowered_names=names,
                 cubin=payload,
-                payload_kind=_text(lib.cubby_result_payload_kind(handle)),
-                log=_text(lib.cubby_result_log(handle)),
-                compile_ms=lib.cubby_result_compile_ms(handle),
-                elapsed_ms=lib.cubby_result_elapsed_ms(handle),
+                payload_kind=_text(fields.payload_kind),
+                log=_text(fields.log),
+                compile_ms=fields.compile_ms,
+                elapsed_ms=fields.elapsed_ms,
             )
         finally:
             lib.cubby_result_free(handle)

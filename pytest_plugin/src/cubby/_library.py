@@ -55,6 +55,7 @@ _SIGNATURES = {
     "cubby_result_log": (c_char_p, [c_void_p]),
     "cubby_result_compile_ms": (c_double, [c_void_p]),
     "cubby_result_elapsed_ms": (c_double, [c_void_p]),
+    "cubby_result_get_fields": (None, [c_void_p, c_void_p]),
     "cubby_stats_json": (c_char_p, [c_void_p]),
     "cubby_stats_summary": (c_char_p, [c_char_p]),
     "cubby_store_dir": (c_char_p, [c_void_p]),

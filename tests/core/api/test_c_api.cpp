@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -107,6 +108,40 @@ TEST_F(CApiTest, NamesComeBackInRequestOrder) {
   }
   cubby_result_free(first);
   cubby_result_free(second);
+}
+
+// cubby_result_get_fields gives what the single accessors give; a caller's smaller struct (an
+// older binding) gets only the fields that fit.
+TEST_F(CApiTest, ResultFieldsAreTheAccessorsInOneCall) {
+  cubby_result* result = nullptr;
+  ASSERT_EQ(compile(cache_, &result), CUBBY_OK) << cubby_last_error();
+  cubby_result_fields fields{};
+  fields.size = sizeof fields;
+  cubby_result_get_fields(result, &fields);
+  EXPECT_EQ(fields.size, sizeof fields);
+  EXPECT_STREQ(fields.key, cubby_result_key(result));
+  EXPECT_EQ(fields.hit, cubby_result_hit(result));
+  EXPECT_STREQ(fields.tier, cubby_result_tier(result));
+  EXPECT_STREQ(fields.payload_kind, cubby_result_payload_kind(result));
+  size_t size = 0;
+  EXPECT_EQ(fields.payload, cubby_result_payload(result, &size));
+  EXPECT_EQ(fields.payload_size, size);
+  EXPECT_GT(size, 0u);
+  EXPECT_EQ(fields.name_count, cubby_result_name_count(result));
+  EXPECT_STREQ(fields.log, cubby_result_log(result));
+  EXPECT_EQ(fields.compile_ms, cubby_result_compile_ms(result));
+  EXPECT_EQ(fields.elapsed_ms, cubby_result_elapsed_ms(result));
+
+  cubby_result_fields older{};
+  older.size = offsetof(cubby_result_fields, hit);  // size and key only
+  older.tier = "untouched";
+  cubby_result_get_fields(result, &older);
+  EXPECT_EQ(older.size, offsetof(cubby_result_fields, hit));
+  EXPECT_STREQ(older.key, cubby_result_key(result));
+  EXPECT_STREQ(older.tier, "untouched");
+  cubby_result_get_fields(nullptr, &older);  // nothing written, no crash
+  cubby_result_get_fields(result, nullptr);
+  cubby_result_free(result);
 }
 
 TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
