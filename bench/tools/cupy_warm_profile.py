@@ -14,7 +14,7 @@ and the per-module call totals; per configuration the medians; `own_over`: CuPy'
 process time over each configuration's (>= 1: as fast as CuPy's own cache or faster).
 
   cupy_warm_profile.py --suite tests/python/gpu/test_cupy_mdspan.py --work DIR --out FILE
-                       [--rounds 5] [--configs own,cubby,...] [--no-profile]
+                       [--rounds 5] [--configs own,cubby,...] [--xdist N] [--no-profile]
 """
 from __future__ import annotations
 
@@ -49,8 +49,9 @@ def pytest_run(args, work: Path, config: str, profile: Path | None = None) -> di
     plugin = (["-p", "no:cubby"] if own
               else ["-p", "cubby.plugin", f"--cubby-dir={work / 'store'}", *CONFIGS[config]])
     runner = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
+    xdist = ["-n", str(args.xdist)] if args.xdist else []
     command = [*runner, "-m", "pytest", args.suite, "-q", "-p", "no:cacheprovider",
-               "-p", "no:random_order", "-p", "cupy_timer_plugin", *plugin]
+               "-p", "no:random_order", "-p", "cupy_timer_plugin", *plugin, *xdist]
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -100,6 +101,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--configs", default=",".join(CONFIGS),
                         help="the configurations to alternate (default: all four)")
+    parser.add_argument("--xdist", type=int, default=0,
+                        help="run every session under pytest-xdist with N workers (the timer then "
+                        "sees the controller only: process times are what counts)")
     parser.add_argument("--no-profile", action="store_true")
     args = parser.parse_args()
     work = args.work
