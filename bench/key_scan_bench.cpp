@@ -11,18 +11,25 @@
 //   BM_KeyScan/cupy25/fresh_no_record  a new process without the record: the 25 keys read, lex and
 //                                      hash every header once (the per-process memo kept, then)
 //   BM_KeyScan/cupy25/fresh_record     a new process with the store's record: headers are stat'ed
-//   BM_KeyScan/cupy25/warm             the same process again (the per-process memo)
+//   BM_KeyScan/cupy25/warm             the same process again (the per-process memo of files)
+//   BM_KeyScan/cupy25/fresh_watch      a new process with the record and the memo of whole scans
+//                                      (scan_watch.hpp): the 25 programs include the same
+//                                      headers, so one scan serves them all
+// The first three rows run with CUBBY_SCAN_WATCH=0 (the scan's own cost); before fresh_watch the
+// workload's files are made older than the "too new" window (2 s), as installed headers are.
 // A "new process" is forget_header_scans(): every per-process memo of the scan is dropped; the
 // store's files (toolkit names, the record) stay. Counter headers_read: files read a round.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -44,6 +51,7 @@ std::string module_source() {
 
 struct Workload {
   fs::path root;
+  std::chrono::steady_clock::time_point written;
   std::vector<cubby::CompileRequest> requests;
   std::string error;
 };
@@ -111,17 +119,27 @@ Workload make_workload() {
 }
 
 Workload& workload() {
-  static Workload w = make_workload();
+  static Workload w = [] {
+    Workload made = make_workload();
+    made.written = std::chrono::steady_clock::now();
+    return made;
+  }();
   return w;
 }
 
-enum class Mode { fresh_no_record, fresh_record, warm };
+enum class Mode { fresh_no_record, fresh_record, warm, fresh_watch };
 
 void BM_KeyScan(benchmark::State& state, Mode mode) {
   Workload& w = workload();
   if (!w.error.empty()) {
     state.SkipWithError(w.error.c_str());
     return;
+  }
+  if (mode == Mode::fresh_watch) {
+    ::unsetenv("CUBBY_SCAN_WATCH");
+    std::this_thread::sleep_until(w.written + std::chrono::milliseconds(2100));
+  } else {
+    ::setenv("CUBBY_SCAN_WATCH", "0", 1);
   }
   static int round = 0;
   cubby::Config config;
@@ -150,6 +168,7 @@ void BM_KeyScan(benchmark::State& state, Mode mode) {
       rounds == 0 ? 0.0 : static_cast<double>(read) / static_cast<double>(rounds);
   cubby::set_toolkit_names_folder({});
   cubby::forget_header_scans();
+  ::unsetenv("CUBBY_SCAN_WATCH");
 }
 
 }  // namespace
@@ -157,7 +176,8 @@ void BM_KeyScan(benchmark::State& state, Mode mode) {
 int main(int argc, char** argv) {
   for (const auto& [name, mode] :
        {std::pair{"fresh_no_record", Mode::fresh_no_record},
-        std::pair{"fresh_record", Mode::fresh_record}, std::pair{"warm", Mode::warm}}) {
+        std::pair{"fresh_record", Mode::fresh_record}, std::pair{"warm", Mode::warm},
+        std::pair{"fresh_watch", Mode::fresh_watch}}) {
     benchmark::RegisterBenchmark((std::string("BM_KeyScan/cupy25/") + name).c_str(), BM_KeyScan,
                                  mode)
         ->Unit(benchmark::kMillisecond)

@@ -5,7 +5,11 @@ toolkit's include folder) through the C API (`cubby.Cache(dir).key`), as a warm 
 before it loads its kernels. The libraries alternate every round, each with its own store (warmed
 by one untimed process first: toolkit names and, where the library keeps one, the scan record).
 
-  key_processes.py --lib NAME=PATH [--lib NAME=PATH ...] [--rounds 15] [--work DIR] [--out FILE]
+  key_processes.py --lib NAME=PATH [--lib NAME=PATH ...] [--env NAME:VAR=VALUE ...] [--rounds 15]
+                   [--work DIR] [--out FILE]
+
+--env sets a variable for the processes of library NAME only (e.g. two names for one library,
+one with CUBBY_SCAN_WATCH=0).
 
 Prints and writes (--out) a JSON object: per library the median, min and max over the rounds of
 the 25 keys' wall time and CPU time inside the process (time.perf_counter / time.process_time
@@ -70,9 +74,9 @@ def programs() -> list:
     return out
 
 
-def run_child(lib: str, spec: dict) -> dict:
+def run_child(lib: str, spec: dict, extra: dict) -> dict:
     env = dict(os.environ, CUBBY_LIBRARY=lib,
-               PYTHONPATH=str(ROOT / "pytest_plugin" / "src"))
+               PYTHONPATH=str(ROOT / "pytest_plugin" / "src"), **extra)
     env.pop("CUBBY_DIR", None)
     import time
     start = time.perf_counter()
@@ -86,21 +90,31 @@ def run_child(lib: str, spec: dict) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lib", action="append", required=True, help="NAME=PATH of libcubby.so")
+    parser.add_argument("--env", action="append", default=[],
+                        help="NAME:VAR=VALUE, a variable for library NAME's processes")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--work")
     parser.add_argument("--out")
     args = parser.parse_args()
     libs = dict(item.split("=", 1) for item in args.lib)
+    extra = {name: {} for name in libs}
+    for item in args.env:
+        name, _, assignment = item.partition(":")
+        variable, _, value = assignment.partition("=")
+        if name not in libs or not variable:
+            parser.error(f"--env {item!r}: expected NAME:VAR=VALUE with NAME one of --lib's")
+        extra[name][variable] = value
     work = Path(args.work or tempfile.mkdtemp(prefix="cubby-key-processes-"))
     work.mkdir(parents=True, exist_ok=True)
     options = layout(work)
     base = {"options": options, "programs": programs()}
     runs = {name: [] for name in libs}
     for name, lib in libs.items():
-        run_child(lib, dict(base, store=str(work / f"store-{name}")))  # warms the store
+        run_child(lib, dict(base, store=str(work / f"store-{name}")), extra[name])  # warms
     for _ in range(args.rounds):
         for name, lib in libs.items():
-            runs[name].append(run_child(lib, dict(base, store=str(work / f"store-{name}"))))
+            runs[name].append(run_child(lib, dict(base, store=str(work / f"store-{name}")),
+                                        extra[name]))
     summary = {"command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
                "rounds": args.rounds, "keys_per_process": MODULES, "libraries": {}}
     for name, results in runs.items():
@@ -109,7 +123,7 @@ def main() -> None:
             values = [r[field] for r in results]
             row[field] = {"median": round(statistics.median(values), 4),
                           "min": round(min(values), 4), "max": round(max(values), 4)}
-        summary["libraries"][name] = {"path": libs[name], **row}
+        summary["libraries"][name] = {"path": libs[name], "env": extra[name], **row}
     text = json.dumps(summary, indent=2)
     print(text)
     if args.out:
