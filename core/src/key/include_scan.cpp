@@ -740,13 +740,6 @@ class Scanner {
   std::set<std::string, std::less<>> test_macros_;  // resolve_test_macro_calls's last set
 };
 
-}  // namespace
-
-// Candidate folders, for quoted and angled includes alike: the including file's folder, then
-// the program's folder, then the include paths in order (a superset of NVRTC's search, which
-// uses the program's folder for the source's quoted includes only). Every existing regular file
-// among them is recorded and scanned, so a header that would shadow another (or be shadowed)
-// changes the result. Pre-included files are looked up in the working folder first.
 // What a scan reads besides files and the source's macro calls (ScanWatch::find checks those),
 // hashed: what the source lists (its include directives and include-test macros: programs that
 // differ elsewhere share a scan), the search and (where a folder is relative or files are
@@ -780,6 +773,13 @@ std::string scan_memo_key(const IncludeList& list, const IncludeSearch& search) 
   return std::string(reinterpret_cast<const char*>(digest.data()), digest.size());
 }
 
+}  // namespace
+
+// Candidate folders, for quoted and angled includes alike: the including file's folder, then
+// the program's folder, then the include paths in order (a superset of NVRTC's search, which
+// uses the program's folder for the source's quoted includes only). Every existing regular file
+// among them is recorded and scanned, so a header that would shadow another (or be shadowed)
+// changes the result. Pre-included files are looked up in the working folder first.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   const IncludeList list = list_includes(source);
   const std::string memo_key = scan_memo_key(list, search);
