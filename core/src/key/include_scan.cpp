@@ -759,6 +759,7 @@ std::string scan_memo_key(const IncludeList& list, const IncludeSearch& search) 
   for (const auto& file : search.pre_includes) add('R', file);
   for (const auto* names : {&list.names, &list.unresolvable, &list.test_macros, &list.forwards}) {
     text += '\1';
+    text += std::to_string(names->size());  // each list's length: no name can end one early
     for (const std::string& name : *names) {
       text += '\0';
       text += name;
