@@ -150,6 +150,9 @@ def test_clearing_a_namespace_of_a_read_only_store_raises_and_keeps_it(cache, en
         with pytest.raises(cubby.Error, match="read-only"):
             programs.clear()
         assert len(programs) == 1 and programs[b"a"] == b"cubin"
+        with pytest.raises(cubby.Error, match="read-only"):  # the whole store's clear too
+            reader.clear()
+        assert reader.usage()[0] == 1
 
 
 def test_namespace_arguments_are_checked(cache):

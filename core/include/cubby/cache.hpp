@@ -109,6 +109,12 @@ class CUBBY_API Cache {
   // keep what they loaded. The count removed from disk (0 for a disabled Cache, which touches no
   // disk). Throws cubby::Error: invalid_argument (a bad namespace, a read-only store), io.
   std::uint64_t remove_namespace(std::string_view ns);
+  // Removes every entry of the store (Store::clear), then empties this Cache's memory tier, so
+  // that this Cache serves none of them afterwards unless they are stored again (the remote tier
+  // and other processes' memory tiers as for remove_namespace). Also on a disabled Cache's store,
+  // as `cubby clear`. The count removed. Throws cubby::Error: invalid_argument for a read-only
+  // store (nothing removed), io.
+  std::uint64_t clear_store();
   // Gives back the claim on blob `name` of `ns` without storing it (it could not be produced).
   // No effect without a claim.
   void release_blob_claim(std::string_view ns, std::string_view name);

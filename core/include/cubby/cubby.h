@@ -142,7 +142,9 @@ CUBBY_API int cubby_store_usage(cubby_cache* cache, uint64_t* entries, uint64_t*
  * does. 0 and 0 before anything was stored. */
 CUBBY_API int cubby_store_estimate(cubby_cache* cache, uint64_t* entries, uint64_t* bytes);
 
-/* Removes every entry of the store; *removed (may be NULL) receives the count. */
+/* Removes every entry of the store, then empties this handle's memory tier (so the handle serves
+ * none of them afterwards); *removed (may be NULL) receives the count. A read-only store is
+ * CUBBY_ERROR_INVALID_ARGUMENT, with nothing removed. */
 CUBBY_API int cubby_clear(cubby_cache* cache, uint64_t* removed);
 
 /* Every field the key of a request hashes, as a JSON array of {"label", "summary", "hash"}

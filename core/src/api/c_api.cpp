@@ -494,7 +494,7 @@ int cubby_store_estimate(cubby_cache* cache, uint64_t* entries, uint64_t* bytes)
 int cubby_clear(cubby_cache* cache, uint64_t* removed) {
   if (removed != nullptr) *removed = 0;
   return with_cache(cache, "cubby_clear", [&](const Call& call) -> int {
-    const uint64_t count = cubby::Store(call.cache().config().dir).clear().value_or_throw();
+    const uint64_t count = call.cache().clear_store();
     if (removed != nullptr) *removed = count;
     return CUBBY_OK;
   });

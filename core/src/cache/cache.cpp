@@ -395,6 +395,13 @@ std::uint64_t Cache::remove_namespace(std::string_view ns) {
   return removed;
 }
 
+std::uint64_t Cache::clear_store() {
+  if (config_.read_only) local_->check_removable().value_or_throw();
+  const std::uint64_t removed = Store(config_.dir).clear().value_or_throw();
+  memory_->remove_if([](const Entry&) { return true; });  // after the disk, as remove_namespace
+  return removed;
+}
+
 void Cache::release_blob_claim(std::string_view ns, std::string_view name) {
   check_blob_name(ns, name).value_or_throw();
   claims_->release(blob_key(ns, name));

@@ -410,10 +410,10 @@ class Cache:
         return entries.value, size.value
 
     def clear(self, namespace: Optional[str] = None) -> int:
-        """Removes every entry of the store, or with ``namespace`` those of that namespace (from
-        the store and this handle's memory, not the remote tier; every entry read and decoded:
-        cubby_namespace_clear); returns how many left the store. Raises Error for a bad
-        namespace and, with ``namespace``, for a read-only store."""
+        """Removes every entry of the store, or with ``namespace`` those of that namespace (every
+        entry read and decoded: cubby_namespace_clear), from the store and this handle's memory,
+        not the remote tier; returns how many left the store. Raises Error for a bad namespace
+        or a read-only store."""
         ns, removed = _optional_c_string(namespace, "namespace"), ctypes.c_uint64()
         with self._call() as handle:
             if ns is None:

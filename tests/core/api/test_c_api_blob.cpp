@@ -202,6 +202,38 @@ TEST_F(CApiBlobTest, StoreUsageCountsEntriesAndClearRemovesThem) {
   EXPECT_EQ(cubby_clear(nullptr, &removed), CUBBY_ERROR_INVALID_ARGUMENT);
 }
 
+// A clear empties the handle's memory tier too (it served cleared entries before), and a
+// read-only store refuses it (it cleared the disk before).
+TEST_F(CApiBlobTest, ClearTakesEntriesOutOfTheHandlesMemoryAndAReadOnlyStoreRefusesIt) {
+  ASSERT_EQ(cubby_blob_put(cache_, "cupy", "a", "1234", 4, 0), CUBBY_OK);
+  {
+    const ScopedEnv read_only{"CUBBY_READ_ONLY", "1"};
+    cubby_cache* reader = reopen();
+    ASSERT_NE(reader, nullptr);
+    uint64_t removed = 99;
+    EXPECT_EQ(cubby_clear(reader, &removed), CUBBY_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(cubby_last_error()).find("read-only"), std::string::npos)
+        << cubby_last_error();
+    EXPECT_EQ(removed, 0u);
+    cubby_close(reader);
+  }
+  uint64_t entries = 0;
+  ASSERT_EQ(cubby_store_usage(cache_, &entries, nullptr), CUBBY_OK);
+  EXPECT_EQ(entries, 1u) << "the read-only clear removed entries";
+  cubby_result* result = nullptr;
+  ASSERT_EQ(cubby_blob_get(cache_, "cupy", "a", &result), CUBBY_OK);
+  ASSERT_NE(result, nullptr);
+  EXPECT_STREQ(cubby_result_tier(result), "memory");
+  cubby_result_free(result);
+  uint64_t removed = 0;
+  ASSERT_EQ(cubby_clear(cache_, &removed), CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(removed, 1u);
+  result = nullptr;
+  ASSERT_EQ(cubby_blob_get(cache_, "cupy", "a", &result), CUBBY_OK);
+  EXPECT_EQ(result, nullptr) << "the handle served an entry it had cleared";
+  cubby_result_free(result);
+}
+
 TEST_F(CApiBlobTest, RemoveTakesTheBlobOutOfMemoryAndTheStoreAndLeavesTheOthers) {
   ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "a", "1234", 4, 0), CUBBY_OK);
   ASSERT_EQ(cubby_blob_put(cache_, "cuda-core", "b", "5678", 4, 0), CUBBY_OK);
