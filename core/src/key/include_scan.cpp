@@ -30,12 +30,6 @@
 namespace cubby {
 namespace {
 
-bool same_file_state(const struct stat& a, const struct stat& b) {
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
-         FileScan::mtime_of(a) == FileScan::mtime_of(b) &&
-         FileScan::ctime_of(a) == FileScan::ctime_of(b);
-}
-
 // The per-process memo. `files`: canonical path -> last scan of that file. `candidates`: a path as
 // tried (folder + include) -> the canonical path it resolved to and that file's scan, so a warm
 // lookup costs one stat. Both are valid while `FileScan::matches` the stat of the path tried; the
@@ -131,7 +125,7 @@ std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& st
   scan->test_macros = std::move(list.test_macros);
   scan->forwards = std::move(list.forwards);
   scan->calls = std::move(list.calls);
-  stable = after_ok && same_file_state(before, after) &&
+  stable = after_ok && FileScan::same_state(before, after) &&
            used == static_cast<std::uint64_t>(before.st_size);
   return scan;
 }
@@ -185,17 +179,6 @@ bool resolve_file(const std::string& candidate, const struct stat& st, Resolved&
     m.candidates[candidate] = out;
   }
   return true;
-}
-
-std::string parent_of(std::string_view path) {
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) {
-    return ".";
-  }
-  if (slash == 0) {
-    return "/";
-  }
-  return std::string(path.substr(0, slash));
 }
 
 // Absolute form of a search folder: relative folders are taken from the working folder, as NVRTC
@@ -371,7 +354,7 @@ std::shared_ptr<const NameSet> listing_of(const std::string& dir, const struct s
   {
     const std::lock_guard lock(mutex);
     if (auto found = known.find(dir);
-        found != known.end() && same_file_state(found->second.st, st)) {
+        found != known.end() && FileScan::same_state(found->second.st, st)) {
       return found->second.names;
     }
   }
@@ -384,9 +367,8 @@ std::shared_ptr<const NameSet> listing_of(const std::string& dir, const struct s
   if (ec) return nullptr;
   struct stat after {};
   std::shared_ptr<const NameSet> result = std::move(names);
-  if (::stat(dir.c_str(), &after) != 0 || !same_file_state(st, after)) return nullptr;
-  if (std::max(FileScan::mtime_of(st), FileScan::ctime_of(st)) <
-      listed_ns - ScanRecord::kTooNewNs) {
+  if (::stat(dir.c_str(), &after) != 0 || !FileScan::same_state(st, after)) return nullptr;
+  if (FileScan::changed_before(st, listed_ns - ScanRecord::kTooNewNs)) {
     const std::lock_guard lock(mutex);
     known[dir] = Listing{st, result};
   }
@@ -858,6 +840,17 @@ void forget_header_scans() {
   auto& listings = memo_table<Listing>();
   const std::lock_guard lock(listings.mutex);
   listings.known.clear();
+}
+
+std::string parent_of(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) {
+    return ".";
+  }
+  if (slash == 0) {
+    return "/";
+  }
+  return std::string(path.substr(0, slash));
 }
 
 std::uint64_t header_files_read() { return memo().files_read.load(std::memory_order_relaxed); }

@@ -68,6 +68,10 @@ void set_toolkit_names_folder(const std::filesystem::path& folder,
 // benchmarks.
 void forget_header_scans();
 
+// The folder part of `path` as the scan names folders: "/" for an entry of the root, "." for a
+// name without a slash; text only (no file system access, no normalization).
+std::string parent_of(std::string_view path);
+
 // How many header files this process has read (and lexed and hashed) for scans: a diagnostic for
 // tests and benchmarks.
 std::uint64_t header_files_read();

@@ -49,6 +49,15 @@ struct FileScan {
            size == static_cast<std::uint64_t>(st.st_size) && mtime_ns == mtime_of(st) &&
            ctime_ns == ctime_of(st);
   }
+  // Whether two stats show one file in one state: device, inode, size, mtime and ctime.
+  static bool same_state(const struct stat& a, const struct stat& b) {
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+           mtime_of(a) == mtime_of(b) && ctime_of(a) == ctime_of(b);
+  }
+  // Whether `st`'s mtime and ctime are both before `limit_ns` (the "too new" rule's test).
+  static bool changed_before(const struct stat& st, std::int64_t limit_ns) {
+    return mtime_of(st) < limit_ns && ctime_of(st) < limit_ns;
+  }
   static std::int64_t mtime_of(const struct stat& st) {
     return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   }

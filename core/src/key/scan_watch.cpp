@@ -30,26 +30,10 @@ constexpr std::uint32_t kFileMask =
 // More memoized scans than this (distinct programs in one process): all are forgotten.
 constexpr std::size_t kMaxScans = 4096;
 
-std::string parent_folder(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string::npos || slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-bool same_state(const struct stat& a, const struct stat& b) {
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
-         FileScan::mtime_of(a) == FileScan::mtime_of(b) &&
-         FileScan::ctime_of(a) == FileScan::ctime_of(b);
-}
-
 // CUBBY_SCAN_WATCH=0 (read at each memoized scan, so a test or a user can turn it off at run time).
 bool turned_off() {
   const char* setting = std::getenv("CUBBY_SCAN_WATCH");
   return setting != nullptr && std::string_view(setting) == "0";
-}
-
-bool older_than(const struct stat& st, std::int64_t limit_ns) {
-  return FileScan::mtime_of(st) < limit_ns && FileScan::ctime_of(st) < limit_ns;
 }
 
 }  // namespace
@@ -164,10 +148,11 @@ struct ScanWatch::State {
   }
 
   // Watches `folder` (every entry) and each folder above it up to "/" (the entry on the way).
+  // The scan's folders are absolute; a relative one stops at ".".
   bool watch_folder_and_above(const std::string& folder) {
     if (!watch_folder(folder, "")) return false;
-    for (std::string below = folder; below != "/";) {
-      const std::string above = parent_folder(below);
+    for (std::string below = folder; below != "/" && below != ".";) {
+      const std::string above = parent_of(below);
       if (!watch_folder(above, below.substr(below.rfind('/') + 1))) return false;
       below = above;
     }
@@ -184,7 +169,6 @@ struct ScanWatch::State {
       }
       return false;
     }
-    if (watches.count(wd) != 0) return true;  // the same inode as a folder watch: cannot be
     file_watches.insert(path);
     return true;
   }
@@ -237,8 +221,9 @@ void ScanWatch::remember(const std::string& memo_key, const HeaderScan& scan,
   for (const Folder& folder : looked.folders) {
     std::string watched = folder.path;
     struct stat st {};
-    while (watched != "/" && !(::stat(watched.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
-      watched = parent_folder(watched);
+    while (watched != "/" && watched != "." &&
+           !(::stat(watched.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+      watched = parent_of(watched);
     }
     if (!s.watch_folder_and_above(watched)) return;
   }
@@ -249,11 +234,13 @@ void ScanWatch::remember(const std::string& memo_key, const HeaderScan& scan,
     struct stat st {};
     const bool is_dir = ::stat(folder.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
     if (is_dir != folder.is_dir) return;
-    if (is_dir && (!same_state(st, folder.st) || !older_than(st, limit))) return;
+    if (is_dir && (!FileScan::same_state(st, folder.st) || !FileScan::changed_before(st, limit)))
+      return;
   }
   for (const File& file : looked.files) {
     struct stat st {};
-    if (::stat(file.path.c_str(), &st) != 0 || !same_state(st, file.st) || !older_than(st, limit)) {
+    if (::stat(file.path.c_str(), &st) != 0 || !FileScan::same_state(st, file.st) ||
+        !FileScan::changed_before(st, limit)) {
       return;
     }
   }

@@ -38,6 +38,16 @@ nlohmann::json stats_of(cubby_cache* cache) {
   return nlohmann::json::parse(json == nullptr ? "{}" : json);
 }
 
+// A clear of a read-only store (`clear(removed)` calls one): refused, saying why, nothing counted.
+template <class Clear>
+void expect_refused_as_read_only(Clear clear) {
+  uint64_t removed = 99;
+  EXPECT_EQ(clear(&removed), CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cubby_last_error()).find("read-only"), std::string::npos)
+      << cubby_last_error();
+  EXPECT_EQ(removed, 0u);
+}
+
 class CApiBlobTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -210,11 +220,7 @@ TEST_F(CApiBlobTest, ClearTakesEntriesOutOfTheHandlesMemoryAndAReadOnlyStoreRefu
     const ScopedEnv read_only{"CUBBY_READ_ONLY", "1"};
     cubby_cache* reader = reopen();
     ASSERT_NE(reader, nullptr);
-    uint64_t removed = 99;
-    EXPECT_EQ(cubby_clear(reader, &removed), CUBBY_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(cubby_last_error()).find("read-only"), std::string::npos)
-        << cubby_last_error();
-    EXPECT_EQ(removed, 0u);
+    expect_refused_as_read_only([&](uint64_t* removed) { return cubby_clear(reader, removed); });
     cubby_close(reader);
   }
   uint64_t entries = 0;
@@ -350,11 +356,8 @@ TEST_F(CApiBlobTest, NamespaceClearOfAReadOnlyStoreIsAnErrorThatSaysSoAndRemoves
   const ScopedEnv read_only{"CUBBY_READ_ONLY", "1"};
   cubby_cache* reader = reopen();
   ASSERT_NE(reader, nullptr);
-  uint64_t removed = 99;
-  EXPECT_EQ(cubby_namespace_clear(reader, "cuda-core", &removed), CUBBY_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(cubby_last_error()).find("read-only"), std::string::npos)
-      << cubby_last_error();
-  EXPECT_EQ(removed, 0u);
+  expect_refused_as_read_only(
+      [&](uint64_t* removed) { return cubby_namespace_clear(reader, "cuda-core", removed); });
   uint64_t entries = 0;
   ASSERT_EQ(cubby_namespace_usage(reader, "cuda-core", &entries, nullptr), CUBBY_OK);
   EXPECT_EQ(entries, 1u);  // counting reads only
