@@ -3,19 +3,50 @@ it with ``-p cupy_timer_plugin``): the session's phases (start-up up to the firs
 collection, the test loop, the end), CuPy's module compile-with-cache calls (the whole per-module
 path: cache lookup, compile or cubby, module load) and, when the cubby plugin serves CuPy, each
 ``cubby.Cache.compile`` call, preceded by an untimed-for-the-run ``Cache.key`` of the same request
-(so the key derivation's share of a hit shows). Writes a JSON object to $CUPY_TIMER_OUT at the end.
-With CUPY_TIMER_KEYS=0 no extra key call is made (the plain run's timings)."""
+(so the key derivation's share of a hit shows). Writes a JSON object to $CUPY_TIMER_OUT at the end;
+under pytest-xdist each worker writes its own to $CUPY_TIMER_OUT.<worker id> (the same fields, plus
+the worker's process start), and the controller adds when each worker went down and the CPU time
+of its children. Every mark is also kept as seconds since the epoch (``marks_epoch``), so the
+controller's and the workers' phases line up. With CUPY_TIMER_KEYS=0 no extra key call is made
+(the plain run's timings); with CUPY_TIMER_PROFILE=DIR every process runs under cProfile from its
+configure to its unconfigure and writes DIR/<worker id or "main">.prof."""
 
 from __future__ import annotations
 
+import cProfile
 import functools
 import json
 import os
+import resource
 import time
 
+import pytest
+
 _START = time.perf_counter()
+_EPOCH = time.time()  # the epoch time of _START
 _marks = {}
 _calls = {"module": [], "cubby_compile": [], "cubby_key": []}
+_tests = {"setup": 0.0, "call": 0.0, "teardown": 0.0}
+_nodes_down = {}
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_profile = None
+
+
+def _process_start_epoch() -> float:
+    """When this process started (seconds since the epoch, to 10 ms): its start in clock ticks
+    after boot (/proc/self/stat) against the uptime (/proc/uptime); 0 where unreadable."""
+    try:
+        with open("/proc/self/stat") as stream:
+            ticks = int(stream.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as stream:
+            uptime = float(stream.read().split()[0])
+        return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _mark(name: str) -> None:
+    _marks[name] = time.perf_counter() - _START
 
 
 def _timed(bucket, function):
@@ -60,31 +91,58 @@ def _wrap_cupy() -> None:
 
 
 def pytest_configure(config):
-    _marks["configure"] = time.perf_counter() - _START
+    global _profile
+    _mark("configure")
+    if os.environ.get("CUPY_TIMER_PROFILE"):
+        _profile = cProfile.Profile()
+        _profile.enable()
     _wrap_cubby()
     _wrap_cupy()
 
 
 def pytest_collection_finish(session):
-    _marks["collected"] = time.perf_counter() - _START
+    _mark("collected")
 
 
 def pytest_runtestloop(session):
-    _marks["loop_start"] = time.perf_counter() - _START
+    _mark("loop_start")
+
+
+def pytest_runtest_logreport(report):
+    _tests[report.when] = _tests.get(report.when, 0.0) + report.duration
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):  # the xdist controller: a worker finished
+    gateway = getattr(node, "gateway", None)
+    _nodes_down[getattr(gateway, "id", None) or str(node)] = round(time.time(), 6)
 
 
 def pytest_sessionfinish(session):
-    _marks["loop_end"] = time.perf_counter() - _START
+    _mark("loop_end")
 
 
 def pytest_unconfigure(config):
-    _marks["unconfigure"] = time.perf_counter() - _START
+    _mark("unconfigure")
+    if _profile is not None:
+        _profile.disable()
+        _profile.dump_stats(os.path.join(os.environ["CUPY_TIMER_PROFILE"],
+                                         f"{_WORKER or 'main'}.prof"))
     out = os.environ.get("CUPY_TIMER_OUT")
     if not out:
         return
     summary = {name: {"count": len(values), "total_s": round(sum(values), 6),
                       "max_s": round(max(values), 6) if values else 0.0}
                for name, values in _calls.items()}
-    with open(out, "w") as stream:
-        json.dump({"marks_s": {k: round(v, 6) for k, v in _marks.items()}, "calls": summary},
-                  stream)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    record = {"marks_s": {k: round(v, 6) for k, v in _marks.items()},
+              "marks_epoch": {k: round(_EPOCH + v, 6) for k, v in _marks.items()},
+              "process_start_epoch": round(_process_start_epoch(), 3),
+              "cpu_s": round(time.process_time(), 4),
+              "children_cpu_s": round(children.ru_utime + children.ru_stime, 4),
+              "tests_s": {k: round(v, 4) for k, v in _tests.items()},
+              "calls": summary}
+    if _nodes_down:
+        record["nodes_down_epoch"] = _nodes_down
+    with open(out + (f".{_WORKER}" if _WORKER else ""), "w") as stream:
+        json.dump(record, stream)
