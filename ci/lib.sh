@@ -159,13 +159,15 @@ stop_by_pid_file() {
 stop_redis() { stop_by_pid_file "$1/redis.pid" TERM; }
 
 # start_nginx DIR: starts nginx (CUBBY_TEST_NGINX, else nginx on PATH or in /usr/sbin) as a WebDAV
-# cache server on 127.0.0.1, daemonized, with its config, pid file, logs and served folder
-# (DIR/www) in DIR (an existing folder): HTTP on one free port, HTTPS on another with a CA and a
+# cache server on 127.0.0.1, daemonized, with its config, pid file, logs, temporary folders and
+# served folder (DIR/www) in DIR (an existing folder; nothing of nginx's compiled-in paths under
+# /etc/nginx or /var is used), loading the dav ext module from CUBBY_TEST_NGINX_MODULES (default
+# /usr/lib/nginx/modules) when it is there: HTTP on one free port, HTTPS on another with a CA and a
 # server certificate made with openssl (DIR/ca.pem). Sets nginx_url (http://127.0.0.1:PORT),
 # nginx_https_url and nginx_ca once both answer; returns 1, with the reason in nginx_why, when it
 # does not start. stop_nginx DIR ends it. (The C++ tests start their own: tests/support/nginx_server.hpp.)
 start_nginx() {
-  local dir="$1" exe="${CUBBY_TEST_NGINX:-}" port tls_port attempt ext="" key
+  local dir="$1" exe="${CUBBY_TEST_NGINX:-}" port tls_port attempt ext="" key modules
   nginx_url="" nginx_https_url="" nginx_ca="" nginx_why=""
   [ -n "$exe" ] || exe="$(PATH="$PATH:/usr/sbin" command -v nginx)" \
     || { nginx_why="no nginx (install nginx libnginx-mod-http-dav-ext, or set CUBBY_TEST_NGINX)"; return 1; }
@@ -177,8 +179,8 @@ start_nginx() {
       && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
            -out server.pem -days 7 -extfile san.cnf ) >"$dir/openssl.log" 2>&1 \
     || { nginx_why="openssl could not make the certificates ($(tail -n 1 "$dir/openssl.log"))"; return 1; }
-  [ -f /usr/lib/nginx/modules/ngx_http_dav_ext_module.so ] \
-    && ext="load_module /usr/lib/nginx/modules/ngx_http_dav_ext_module.so;"
+  modules="${CUBBY_TEST_NGINX_MODULES:-/usr/lib/nginx/modules}"
+  [ -f "$modules/ngx_http_dav_ext_module.so" ] && ext="load_module $modules/ngx_http_dav_ext_module.so;"
   mkdir -p "$dir/www"
   for ((attempt = 0; attempt < 8; attempt++)); do
     port=$((20000 + RANDOM % 40000)) tls_port=$((20000 + RANDOM % 40000))
