@@ -354,6 +354,39 @@ TEST_F(ScanHeaders, IncludePathsThatAreLinksFilesOrNewFoldersResolveAsTheirFiles
             second.end());
 }
 
+// A found header's path is its canonical one (realpath's) however it was reached: through a linked
+// folder, as a link to a file elsewhere (whose own includes are then searched beside the real
+// file too), through "..", or under an include path that is itself a link. The scan takes a
+// folder's canonical path once and adds the name when the name is no link.
+TEST_F(ScanHeaders, FoundHeadersHaveTheirCanonicalPathThroughLinkedFoldersLinkedFilesAndDotDot) {
+  const fs::path real = dir_.path() / "real";
+  write_text(real / "r.h", "#pragma once\n#include \"near.h\"\n");
+  write_text(real / "solo.h", "#pragma once\n#include \"beside_real.h\"\n");
+  write_text(real / "near.h", "#pragma once\n");
+  write_text(real / "beside_real.h", "#pragma once\n");
+  write_text(inc() / "up.h", "#pragma once\n");
+  fs::create_directories(inc() / "sub");
+  fs::create_directory_symlink(real, inc() / "lf");
+  fs::create_symlink(real / "solo.h", inc() / "fl.h");
+  const fs::path linked_inc = dir_.path() / "linked_inc";
+  fs::create_directory_symlink(inc(), linked_inc);
+  const std::string source =
+      "#include <lf/r.h>\n#include <fl.h>\n#include <sub/../up.h>\n#include <cycle_a.cuh>\n";
+  const std::vector<HeaderDigest> found = scan_headers(source, src(), {linked_inc});
+  std::vector<std::string> paths;
+  for (const HeaderDigest& h : found) {
+    if (!h.resolved) continue;
+    EXPECT_EQ(h.path, fs::canonical(h.path).string()) << h.include;
+    paths.push_back(h.path);
+  }
+  for (const fs::path& expected :
+       {real / "r.h", real / "near.h", real / "solo.h", real / "beside_real.h", inc() / "up.h",
+        inc() / "cycle_a.cuh", inc() / "cycle_b.cuh"}) {
+    EXPECT_NE(std::find(paths.begin(), paths.end(), fs::canonical(expected).string()), paths.end())
+        << expected;
+  }
+}
+
 TEST_F(ScanHeaders, EditingAHeaderChangesTheKeyAndUntouchedKeepsIt) {
   const std::vector<HeaderDigest> first = scan();
   const Key key1 = key_of(first);
