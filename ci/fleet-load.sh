@@ -14,7 +14,7 @@
 # OUT_DIR receives fleet_load.json and fleet_load.md. Exits 1 when a backend misses the goal.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$root/ci/lib.sh"  # start_redis_fleet, stop_redis_fleet, start_nginx, stop_nginx
+source "$root/ci/lib.sh"  # start_redis_fleet, stop_redis_fleet, start_nginx, stop_nginx, find_python
 cubby="$(realpath "${1:?usage: ci/fleet-load.sh CUBBY OUT_DIR [N [P]]}")"
 out="${2:?usage: ci/fleet-load.sh CUBBY OUT_DIR [N [P]]}"
 n="${3:-400}" p="${4:-8}"
@@ -49,5 +49,6 @@ args+=(--kill "cluster:kill-named=$servers/kill-named/c1/redis.pid")
 args+=(--ca "rediss=$redis_ca" --ca "https=$nginx_ca")
 for pair in ${FLEET_LOAD_N_FOR:-}; do args+=(--n-for "$pair"); done
 log "fleet load: N=$n P=$p against ${redis_backends//,/ } http https cluster:kill cluster:kill-named"
-/usr/bin/python3 "$root/bench/suite/fleet_load.py" --cubby "$cubby" --out "$out" --n "$n" \
+find_python
+"$python" "$root/bench/suite/fleet_load.py" --cubby "$cubby" --out "$out" --n "$n" \
   --parallel "$p" "${args[@]}"

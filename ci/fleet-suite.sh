@@ -46,8 +46,7 @@ timed() {
   seconds="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-# /usr/bin/python3 (Debian's, as the other CI scripts), else python3 on PATH (a GPU machine's).
-python="$(command -v /usr/bin/python3 || command -v python3)" || die "no python3 (/usr/bin or PATH)"
+find_python
 counter() { "$cubby" stats --json --dir "$1" | "$python" -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
 
 timed "$work/local"
