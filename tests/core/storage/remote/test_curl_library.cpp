@@ -4,8 +4,6 @@
 // /proc/self/maps); an http:// remote with CUBBY_CURL_LIBRARY naming no libcurl is said once, is a
 // miss, and the kernel is compiled.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 
@@ -13,6 +11,7 @@
 #include "cubby/cache.hpp"
 #include "storage/remote/curl_library.hpp"
 #include "test_support.hpp"
+#include "util/spawn.hpp"
 
 namespace cubby {
 namespace {
@@ -83,20 +82,13 @@ TEST(CurlStartup, ChildCompilesWithoutMappingLibcurl) {
 
 TEST(CurlStartup, WithoutARemoteNoLibcurlIsMapped) {
   TempDir store("curl-startup");
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::setenv("CUBBY_TEST_CURL_STORE", store.path().c_str(), 1);
-    ::unsetenv("CUBBY_REMOTE");
-    ::execl("/proc/self/exe", "test_curl_library",
-            "--gtest_filter=CurlStartup.ChildCompilesWithoutMappingLibcurl",
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child mapped libcurl or failed (see its output)";
+  auto child =
+      spawn({"/proc/self/exe",
+             {"test_curl_library", "--gtest_filter=CurlStartup.ChildCompilesWithoutMappingLibcurl"},
+             child_environment({"CUBBY_TEST_CURL_STORE=" + store.path().string()}, {"CUBBY_"}),
+             {}});
+  ASSERT_TRUE(child) << child.error().message;
+  EXPECT_EQ(wait_exit_code(*child), 0) << "the child mapped libcurl or failed (see its output)";
 }
 
 // `cubby compile --json` with an http:// remote and CUBBY_CURL_LIBRARY=`library`.
