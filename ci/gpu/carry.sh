@@ -31,7 +31,8 @@ is_base_library() {
   esac
   return 1
 }
-# Each library libcubby links (libcurl's own dependencies too: the GPU image may lack them).
+# Each library libcubby links or loads (libcurl, dlopened for HTTP(S) remotes, with its own
+# dependencies: the GPU image may lack them).
 for name in libbenchmark.so.1debian libhiredis.so.0.14 libcrypto.so.3 libssl.so.3 liblz4.so.1 libcurl.so.4; do
   if path="$(library_path "$name")" && [ -n "$path" ]; then
     cp -L "$path" "$dir/lib/$name"

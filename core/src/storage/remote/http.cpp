@@ -1,14 +1,14 @@
 #include "storage/remote/http.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <system_error>
 #include <utility>
 
+#include "storage/remote/curl_library.hpp"
 #include "storage/remote/deadline.hpp"
 
 namespace cubby {
@@ -16,18 +16,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// curl_global_init is not thread-safe: once per process, before the first handle.
-bool curl_ready() {
-  static const bool ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-  return ready;
-}
+// The loaded libcurl; requires curl_api() to have succeeded (true wherever a CURL* or CURLU*
+// exists: only the loaded library makes them).
+const CurlApi& loaded_curl() { return curl_api().value(); }
 
 // One part of a parsed URL (nullopt when absent), percent-decoded when `flags` says so.
 std::optional<std::string> url_part(CURLU* url, CURLUPart part, unsigned flags = 0) {
   char* text = nullptr;
-  if (curl_url_get(url, part, &text, flags) != CURLUE_OK || text == nullptr) return std::nullopt;
+  if (loaded_curl().url_get(url, part, &text, flags) != CURLUE_OK || text == nullptr)
+    return std::nullopt;
   std::string value(text);
-  curl_free(text);
+  loaded_curl().free(text);
   return value;
 }
 
@@ -45,7 +44,7 @@ bool success(long status) { return status >= 200 && status < 300; }
 
 long status_of(CURL* handle) {
   long status = 0;
-  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+  loaded_curl().easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
   return status;
 }
 
@@ -92,10 +91,11 @@ Result<HttpUrl> parse_http_url(std::string_view text) {
     return bad("not an http:// or https:// URL");
   }
   if (text.substr(text.find("://") + 3).starts_with('/')) return bad("the URL names no host");
-  if (!curl_ready()) return fail(Errc::io, "libcurl could not be initialised");
-  std::unique_ptr<CURLU, void (*)(CURLU*)> url(curl_url(), curl_url_cleanup);
+  const auto& loaded = curl_api();
+  if (!loaded) return loaded.error();
+  std::unique_ptr<CURLU, void (*)(CURLU*)> url(loaded->url(), loaded->url_cleanup);
   if (!url) return fail(Errc::io, "out of memory parsing an HTTP URL");
-  if (curl_url_set(url.get(), CURLUPART_URL, std::string(text).c_str(), 0) != CURLUE_OK) {
+  if (loaded->url_set(url.get(), CURLUPART_URL, std::string(text).c_str(), 0) != CURLUE_OK) {
     return bad("the URL does not parse");
   }
   const auto host = url_part(url.get(), CURLUPART_HOST);
@@ -106,8 +106,8 @@ Result<HttpUrl> parse_http_url(std::string_view text) {
   HttpUrl parsed;
   parsed.user = url_part(url.get(), CURLUPART_USER, CURLU_URLDECODE).value_or("");
   parsed.password = url_part(url.get(), CURLUPART_PASSWORD, CURLU_URLDECODE).value_or("");
-  curl_url_set(url.get(), CURLUPART_USER, nullptr, 0);
-  curl_url_set(url.get(), CURLUPART_PASSWORD, nullptr, 0);
+  loaded->url_set(url.get(), CURLUPART_USER, nullptr, 0);
+  loaded->url_set(url.get(), CURLUPART_PASSWORD, nullptr, 0);
   auto base = url_part(url.get(), CURLUPART_URL);
   if (!base) return bad("the URL does not parse");
   while (base->ends_with('/')) base->pop_back();
@@ -123,7 +123,7 @@ Result<HttpLayout> parse_http_layout(std::string_view name) {
               "(<prefix>/ac/<64 hex digits>, for bazel-remote)");
 }
 
-void HttpBackend::HandleFree::operator()(void* handle) const { curl_easy_cleanup(handle); }
+void HttpBackend::HandleFree::operator()(void* handle) const { loaded_curl().easy_cleanup(handle); }
 
 HttpBackend::HttpBackend(const HttpOptions& options, std::uint64_t max_value, AtomicStats& counted)
     : url_(options.url),
@@ -195,8 +195,9 @@ Result<HttpBackend::Handle> HttpBackend::pooled_handle(Clock::time_point deadlin
 }
 
 Result<HttpBackend::Handle> HttpBackend::new_handle() const {
-  if (!curl_ready()) return fail(Errc::io, "libcurl could not be initialised");
-  Handle handle(curl_easy_init());
+  const auto& loaded = curl_api();
+  if (!loaded) return fail(Errc::io, location_, ": ", loaded.error().message);
+  Handle handle(loaded->easy_init());
   if (!handle) return fail(Errc::io, "out of memory opening a connection to ", location_);
   return handle;
 }
@@ -219,57 +220,58 @@ Result<HttpBackend::Answer> HttpBackend::request(void* handle, std::string_view 
     counted_.add(Stat::remote_timeouts);
     return fail(Errc::io, location_, ": ", timed_out());
   }
+  const CurlApi& api = loaded_curl();
   CURL* curl = handle;
-  curl_easy_reset(curl);  // options only: the open connection and the DNS cache are kept
+  api.easy_reset(curl);  // options only: the open connection and the DNS cache are kept
   Transfer transfer;
   transfer.handle = curl;
   transfer.limit = limit;
   transfer.upload = body;
   char error[CURL_ERROR_SIZE] = "";
   curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip before a PUT
-  if (!authorization_.empty()) headers = curl_slist_append(headers, authorization_.c_str());
+  headers = api.slist_append(headers, "Expect:");  // no 100-continue round trip before a PUT
+  if (!authorization_.empty()) headers = api.slist_append(headers, authorization_.c_str());
   if (method == "PUT") {
-    headers = curl_slist_append(headers, "Content-Type: application/octet-stream");
+    headers = api.slist_append(headers, "Content-Type: application/octet-stream");
   }
-  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(headers, curl_slist_free_all);
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(left.count()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list.get());
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, "cubby");
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!ca_file_.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file_.c_str());
-  if (!ca_dir_.empty()) curl_easy_setopt(curl, CURLOPT_CAPATH, ca_dir_.c_str());
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(headers, api.slist_free_all);
+  api.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
+  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(left.count()));
+  api.easy_setopt(curl, CURLOPT_HTTPHEADER, header_list.get());
+  api.easy_setopt(curl, CURLOPT_USERAGENT, "cubby");
+  api.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+  api.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!ca_file_.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ca_file_.c_str());
+  if (!ca_dir_.empty()) api.easy_setopt(curl, CURLOPT_CAPATH, ca_dir_.c_str());
   if (!url_.user.empty()) {
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(curl, CURLOPT_USERNAME, url_.user.c_str());
-    curl_easy_setopt(curl, CURLOPT_PASSWORD, url_.password.c_str());
+    api.easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    api.easy_setopt(curl, CURLOPT_USERNAME, url_.user.c_str());
+    api.easy_setopt(curl, CURLOPT_PASSWORD, url_.password.c_str());
   }
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
+  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  api.easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
   if (limit < UINT64_MAX) {  // a declared Content-Length over it fails before the body is read
-    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
+    api.easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
   }
   if (method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    api.easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (method == "PUT") {
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_upload);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &transfer);
-    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    api.easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    api.easy_setopt(curl, CURLOPT_READFUNCTION, on_upload);
+    api.easy_setopt(curl, CURLOPT_READDATA, &transfer);
+    api.easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body.size()));
   } else if (method != "GET") {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
+    api.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
   }
-  const CURLcode code = curl_easy_perform(curl);
+  const CURLcode code = api.easy_perform(curl);
   const long status = status_of(curl);
   // The handle is pooled: it must not point at this call's buffers, headers or transfer.
-  curl_easy_reset(curl);
+  api.easy_reset(curl);
   const std::string doing = std::string(method) + " " + url.substr(url_.base.size());
   if (code == CURLE_FILESIZE_EXCEEDED || (code == CURLE_WRITE_ERROR && transfer.too_big)) {
     counted_.add(Stat::remote_rejected);
@@ -282,7 +284,7 @@ Result<HttpBackend::Answer> HttpBackend::request(void* handle, std::string_view 
   }
   if (code != CURLE_OK) {
     counted_.add(Stat::remote_errors);
-    const std::string what = *error != '\0' ? error : curl_easy_strerror(code);
+    const std::string what = *error != '\0' ? error : api.easy_strerror(code);
     if (tls_failure(code)) {
       return fail(Errc::io, location_, ": TLS failed (", what,
                   "); set CUBBY_REMOTE_CA_FILE to the CA that signed the server's certificate");
@@ -388,6 +390,18 @@ void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
   } catch (const std::system_error&) {  // no thread: the first lookup connects, as without this
     pool_.cancel_ahead();
   }
+}
+
+std::string http_remote_off(std::string_view remote) {
+  bool http = false;
+  for (std::size_t at = 0; at < remote.size() && !http; ++at) {
+    const bool starts = at == 0 || std::isspace(static_cast<unsigned char>(remote[at - 1]));
+    const std::string_view rest = remote.substr(at);
+    http = starts && (rest.starts_with("http://") || rest.starts_with("https://"));
+  }
+  if (!http) return {};
+  const auto& loaded = curl_api();
+  return loaded ? std::string() : loaded.error().message;
 }
 
 std::unique_ptr<RemoteTier> open_http_remote(const HttpOptions& options) {

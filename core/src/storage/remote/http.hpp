@@ -1,6 +1,6 @@
-// HttpBackend: the remote backend over an HTTP(S) cache server (libcurl, synchronous calls with
-// deadlines); only bytes in and out: the envelope, breaker and write-behind queue are the wrappers
-// of remote.hpp.
+// HttpBackend: the remote backend over an HTTP(S) cache server (libcurl, loaded on first use: see
+// curl_library.hpp; synchronous calls with deadlines); only bytes in and out: the envelope, breaker
+// and write-behind queue are the wrappers of remote.hpp.
 //
 // URL: http[s]://[user:password@]host[:port][/prefix]. Values live at <prefix>/<path of the key>:
 //   layout=flat (the default): <prefix>/<32 hex digits of the key>, for any server that stores
@@ -52,7 +52,8 @@ struct HttpUrl {
 };
 
 // Parses `url`; invalid_argument (saying what is wrong, without the credentials) when it is not
-// an http(s) URL with a host, or has a query or a fragment.
+// an http(s) URL with a host, or has a query or a fragment; io (curl_api()'s failure, which says
+// what to install) when libcurl cannot be loaded.
 Result<HttpUrl> parse_http_url(std::string_view url);
 
 enum class HttpLayout { flat, bazel };
@@ -128,6 +129,11 @@ class HttpBackend final : public RemoteBackend {
   std::atomic<bool> warned_full_{false};
   std::atomic<bool> warned_status_{false};
 };
+
+// Why the HTTP(S) layers of `remote` (a CUBBY_REMOTE value) are off in this process: curl_api()'s
+// failure (what to install); empty when `remote` has no http(s):// layer or libcurl loads (it is
+// loaded when `remote` has one). What `cubby stats` shows beside the remote.
+std::string http_remote_off(std::string_view remote);
 
 // A remote tier over HTTP(S) with `options` (what open_remote_tier builds for http(s):// URLs).
 std::unique_ptr<RemoteTier> open_http_remote(const HttpOptions& options);
