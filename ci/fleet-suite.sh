@@ -12,6 +12,8 @@
 # alike); figures: the median wall time of the RUNS runs of each; ratio fleet first / local
 # warm of the same backend's interleaved runs.
 #   ci/fleet-suite.sh TEST_MDSPAN_TRANSFORM CUBBY OUT_DIR [RUNS]     RUNS default 5
+# Every store (local and fleet) lives under a new folder in $TMPDIR (default /tmp): TMPDIR=/dev/shm
+# puts them all on a tmpfs, away from the file system's own costs of creating files.
 # OUT_DIR receives fleet_suite.json and fleet_suite.md. Exits 1 when a check or the goal fails.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,7 +21,7 @@ source "$root/ci/lib.sh"  # start_redis_fleet, stop_redis_fleet, start_nginx, st
 usage="usage: ci/fleet-suite.sh TEST_MDSPAN_TRANSFORM CUBBY OUT_DIR [RUNS]"
 suite="$(realpath "${1:?$usage}")" cubby="$(realpath "${2:?$usage}")" out="${3:?$usage}"
 runs="${4:-5}"
-work="$(mktemp -d /tmp/cubby-fleet-suite.XXXXXX)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/cubby-fleet-suite.XXXXXX")"
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
   stop_redis_fleet "$work/fleet" 2>/dev/null || true
