@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "storage/local/lock.hpp"
-#include "storage/remote/http.hpp"
 #include "storage/remote/remote.hpp"
 #include "util/io.hpp"
 
@@ -185,6 +184,6 @@ std::optional<std::int64_t> Store::zeroed_ms() const {
 
 std::string redacted_remote_url(std::string_view url) { return redact_remote_url(url); }
 
-std::string remote_off_reason(std::string_view url) { return http_remote_off(url); }
+std::string remote_off_reason(std::string_view url) { return remote_unavailable(url); }
 
 }  // namespace cubby

@@ -129,7 +129,7 @@ class Store {
 std::string redacted_remote_url(std::string_view url);
 
 // Why layers of `url` (CUBBY_REMOTE) are off in this process: HTTP(S) ones when libcurl cannot be
-// loaded (what to install); empty when none is (http_remote_off).
+// loaded (what to install); empty when none is (remote_unavailable).
 std::string remote_off_reason(std::string_view url);
 
 }  // namespace cubby

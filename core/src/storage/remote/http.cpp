@@ -1,7 +1,6 @@
 #include "storage/remote/http.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -392,14 +391,7 @@ void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
   }
 }
 
-std::string http_remote_off(std::string_view remote) {
-  bool http = false;
-  for (std::size_t at = 0; at < remote.size() && !http; ++at) {
-    const bool starts = at == 0 || std::isspace(static_cast<unsigned char>(remote[at - 1]));
-    const std::string_view rest = remote.substr(at);
-    http = starts && (rest.starts_with("http://") || rest.starts_with("https://"));
-  }
-  if (!http) return {};
+std::string http_unavailable() {
   const auto& loaded = curl_api();
   return loaded ? std::string() : loaded.error().message;
 }

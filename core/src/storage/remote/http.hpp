@@ -130,10 +130,9 @@ class HttpBackend final : public RemoteBackend {
   std::atomic<bool> warned_status_{false};
 };
 
-// Why the HTTP(S) layers of `remote` (a CUBBY_REMOTE value) are off in this process: curl_api()'s
-// failure (what to install); empty when `remote` has no http(s):// layer or libcurl loads (it is
-// loaded when `remote` has one). What `cubby stats` shows beside the remote.
-std::string http_remote_off(std::string_view remote);
+// Why this process cannot use HTTP(S) remotes: curl_api()'s failure (what to install); "" when
+// libcurl loads (this loads it). The http:// and https:// schemes' RemoteScheme::unavailable.
+std::string http_unavailable();
 
 // A remote tier over HTTP(S) with `options` (what open_remote_tier builds for http(s):// URLs).
 std::unique_ptr<RemoteTier> open_http_remote(const HttpOptions& options);

@@ -84,8 +84,12 @@ std::unique_ptr<RemoteTier> open_http(const Config& config, RemoteOptions option
 
 // One backend per URL scheme: a new backend is a line here (plus its RemoteBackend).
 constexpr RemoteScheme kSchemes[] = {
-    {"redis://", open_redis},      {"rediss://", open_redis}, {"unix://", open_redis},
-    {"redis+unix://", open_redis}, {"http://", open_http},    {"https://", open_http},
+    {"redis://", open_redis},
+    {"rediss://", open_redis},
+    {"unix://", open_redis},
+    {"redis+unix://", open_redis},
+    {"http://", open_http, http_unavailable},
+    {"https://", open_http, http_unavailable},
 };
 
 // One layer of CUBBY_REMOTE: "URL|attribute|name=value".
@@ -227,6 +231,16 @@ std::string redact_remote_url(std::string_view url) {
 }
 
 std::span<const RemoteScheme> remote_schemes() { return kSchemes; }
+
+std::string remote_unavailable(std::string_view url, std::span<const RemoteScheme> schemes) {
+  for (const Layer& layer : layers_of(url)) {
+    for (const RemoteScheme& scheme : schemes) {
+      if (scheme.unavailable == nullptr || !layer.url.starts_with(scheme.prefix)) continue;
+      if (std::string why = scheme.unavailable(); !why.empty()) return why;
+    }
+  }
+  return {};
+}
 
 std::unique_ptr<Remote> open_remote_tier(const Config& config,
                                          std::span<const RemoteScheme> schemes) {
