@@ -130,6 +130,12 @@ std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& st
   return scan;
 }
 
+// realpath(3) of `path`, "" when it fails (a canonical path is never empty).
+std::string real_path(const std::string& path) {
+  char real[PATH_MAX];
+  return ::realpath(path.c_str(), real) != nullptr ? std::string(real) : std::string();
+}
+
 // realpath(candidate), given `folder()`, realpath of its folder ("" when unknown): the folder's
 // canonical path and the file's name, unless the name itself is a symlink (or "." / ".."), which
 // only realpath resolves. One lstat instead of a readlink per path component (CuPy's headers:
@@ -149,10 +155,8 @@ bool canonical_of(const std::string& candidate, const FolderOf& folder_of, std::
       return true;
     }
   }
-  char real[PATH_MAX];
-  if (::realpath(candidate.c_str(), real) == nullptr) return false;
-  out = real;
-  return true;
+  out = real_path(candidate);
+  return !out.empty();
 }
 
 // The canonical path and scan of the regular file at `candidate`, whose stat is `st`; false if
@@ -657,10 +661,7 @@ class Scanner {
   // realpath of the folder `path` (a folder per is_folder), once per scan; "" if it failed.
   const std::string& canonical_folder(const std::string& path) {
     Folder& f = folder(path, false);
-    if (!f.canonical) {
-      char real[PATH_MAX];
-      f.canonical = ::realpath(path.c_str(), real) != nullptr ? std::string(real) : std::string();
-    }
+    if (!f.canonical) f.canonical = real_path(path);
     return *f.canonical;
   }
 
