@@ -30,13 +30,13 @@ CUBBY_PYTHON_APT_PACKAGES=(python3 python3-pytest python3-pytest-xdist python3-p
 log() { printf '\033[1m[cubby ci]\033[0m %s\n' "$*" >&2; }
 die() { printf '[cubby ci] error: %s\n' "$*" >&2; exit 1; }
 
-# Installs the missing packages among "$@" with apt-get (as root, or through sudo).
 # find_python: sets python to /usr/bin/python3 (Debian's, which has the apt packages the tests
 # use), else python3 on PATH (a GPU machine's).
 find_python() {
   python="$(command -v /usr/bin/python3 || command -v python3)" || die "no python3 (/usr/bin or PATH)"
 }
 
+# Installs the missing packages among "$@" with apt-get (as root, or through sudo).
 apt_install() {
   local missing=()
   for pkg in "$@"; do

@@ -141,8 +141,7 @@ def medians(runs: list) -> dict:
                 for phase in with_workers[0][which]:
                     values = [w[which][phase] for w in with_workers if phase in w[which]]
                     row["workers"][which][phase] = round(statistics.median(values), 4)
-            for field in ("cpu_s_sum", "tests_call_s_sum", "tests_setup_s_sum",
-                          "module_total_s_sum", "cubby_compile_total_s_sum"):
+            for field in (f for f in with_workers[0] if f.endswith("_sum")):  # workers_summary's
                 row["workers"][field] = round(statistics.median(w[field] for w in with_workers), 4)
         for call in ("module", "cubby_compile", "cubby_key"):
             values = [r["calls"][call]["total_s"] for r in mine
