@@ -32,11 +32,6 @@ Result<CurlApi> load_curl(const std::string& name) {
   curl.need("curl_easy_strerror", api.easy_strerror);
   curl.need("curl_slist_append", api.slist_append);
   curl.need("curl_slist_free_all", api.slist_free_all);
-  curl.need("curl_url", api.url);
-  curl.need("curl_url_set", api.url_set);
-  curl.need("curl_url_get", api.url_get);
-  curl.need("curl_url_cleanup", api.url_cleanup);
-  curl.need("curl_free", api.free);
   if (const char* missing = curl.missing()) {
     return fail(Errc::io, name, " has no ", missing, ": it is not libcurl 7.85 or newer; ",
                 kInstall);

@@ -30,11 +30,6 @@ struct CurlApi {
   decltype(&::curl_easy_strerror) easy_strerror = nullptr;
   decltype(&::curl_slist_append) slist_append = nullptr;
   decltype(&::curl_slist_free_all) slist_free_all = nullptr;
-  decltype(&::curl_url) url = nullptr;
-  decltype(&::curl_url_set) url_set = nullptr;
-  decltype(&::curl_url_get) url_get = nullptr;
-  decltype(&::curl_url_cleanup) url_cleanup = nullptr;
-  decltype(&::curl_free) free = nullptr;
 };
 
 // libcurl, loaded and initialised (curl_global_init) on the first call, once per process; a

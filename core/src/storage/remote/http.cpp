@@ -1,6 +1,7 @@
 #include "storage/remote/http.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -15,18 +16,28 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The loaded libcurl; requires curl_api() to have succeeded (true wherever a CURL* or CURLU*
-// exists: only the loaded library makes them).
+// The loaded libcurl; requires curl_api() to have succeeded (true wherever a CURL* exists: only
+// the loaded library makes them).
 const CurlApi& loaded_curl() { return curl_api().value(); }
 
-// One part of a parsed URL (nullopt when absent), percent-decoded when `flags` says so.
-std::optional<std::string> url_part(CURLU* url, CURLUPart part, unsigned flags = 0) {
-  char* text = nullptr;
-  if (loaded_curl().url_get(url, part, &text, flags) != CURLUE_OK || text == nullptr)
-    return std::nullopt;
-  std::string value(text);
-  loaded_curl().free(text);
-  return value;
+// `text` with its %XX escapes decoded; nullopt when a '%' is not followed by two hex digits.
+std::optional<std::string> percent_decoded(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    std::uint8_t byte = 0;
+    if (text.size() - i < 3 ||
+        std::from_chars(text.data() + i + 1, text.data() + i + 3, byte, 16).ptr !=
+            text.data() + i + 3) {
+      return std::nullopt;
+    }
+    out += static_cast<char>(byte);
+    i += 2;
+  }
+  return out;
 }
 
 // What one transfer collects: the body of a 2xx answer, up to `limit`.
@@ -86,31 +97,65 @@ Result<HttpUrl> parse_http_url(std::string_view text) {
     return fail(Errc::invalid_argument, why,
                 "; expected http[s]://[user:password@]host[:port][/prefix]");
   };
-  if (!text.starts_with("http://") && !text.starts_with("https://")) {
-    return bad("not an http:// or https:// URL");
-  }
-  if (text.substr(text.find("://") + 3).starts_with('/')) return bad("the URL names no host");
-  const auto& loaded = curl_api();
-  if (!loaded) return loaded.error();
-  std::unique_ptr<CURLU, void (*)(CURLU*)> url(loaded->url(), loaded->url_cleanup);
-  if (!url) return fail(Errc::io, "out of memory parsing an HTTP URL");
-  if (loaded->url_set(url.get(), CURLUPART_URL, std::string(text).c_str(), 0) != CURLUE_OK) {
-    return bad("the URL does not parse");
-  }
-  const auto host = url_part(url.get(), CURLUPART_HOST);
-  if (!host || host->empty()) return bad("the URL names no host");
-  if (url_part(url.get(), CURLUPART_QUERY) || url_part(url.get(), CURLUPART_FRAGMENT)) {
+  const std::string_view scheme = text.starts_with("http://")    ? "http://"
+                                  : text.starts_with("https://") ? "https://"
+                                                                 : "";
+  if (scheme.empty()) return bad("not an http:// or https:// URL");
+  const std::string_view rest = text.substr(scheme.size());
+  if (rest.find_first_of("?#") != std::string_view::npos) {
     return bad("the URL has a query or a fragment");
   }
+  const auto printable = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(), [](char c) {
+      const auto byte = static_cast<unsigned char>(c);
+      return byte > 0x20 && byte < 0x7f && c != '\\' && c != '"' && c != '<' && c != '>';
+    });
+  };
+  if (!printable(rest)) return bad("the URL holds a space, a control character or one of \\\"<>");
+  const std::size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  const std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
   HttpUrl parsed;
-  parsed.user = url_part(url.get(), CURLUPART_USER, CURLU_URLDECODE).value_or("");
-  parsed.password = url_part(url.get(), CURLUPART_PASSWORD, CURLU_URLDECODE).value_or("");
-  loaded->url_set(url.get(), CURLUPART_USER, nullptr, 0);
-  loaded->url_set(url.get(), CURLUPART_PASSWORD, nullptr, 0);
-  auto base = url_part(url.get(), CURLUPART_URL);
-  if (!base) return bad("the URL does not parse");
-  while (base->ends_with('/')) base->pop_back();
-  parsed.base = std::move(*base);
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = authority.substr(0, at);
+    const std::size_t colon = userinfo.find(':');
+    auto user = percent_decoded(userinfo.substr(0, colon));
+    auto password =
+        percent_decoded(colon == std::string_view::npos ? "" : userinfo.substr(colon + 1));
+    if (!user || !password) return bad("the URL's user or password has a bad %-escape");
+    parsed.user = std::move(*user);
+    parsed.password = std::move(*password);
+    authority = authority.substr(at + 1);
+  }
+  // host, [IPv6 address] or name, then :port (digits; empty is the scheme's own).
+  std::size_t host_end = authority.size();
+  if (authority.starts_with('[')) {
+    host_end = authority.find(']');
+    if (host_end == std::string_view::npos) return bad("the URL's IPv6 address lacks its ']'");
+    ++host_end;
+  } else {
+    host_end = std::min(authority.rfind(':'), authority.size());
+  }
+  const std::string_view host = authority.substr(0, host_end);
+  const std::string_view name = host.starts_with('[') ? host.substr(1, host.size() - 2) : host;
+  if (name.empty()) return bad("the URL names no host");
+  if (name.find_first_of("[]@") != std::string_view::npos)
+    return bad("the URL's host does not parse");
+  std::string_view port = authority.substr(host_end);
+  if (!port.empty()) {
+    if (port.front() != ':') return bad("the URL's host is followed by neither ':' nor '/'");
+    port.remove_prefix(1);
+    const bool digits = port.size() <= 5 && std::all_of(port.begin(), port.end(), [](char c) {
+                          return c >= '0' && c <= '9';
+                        });
+    if (!digits || (!port.empty() && std::stoul(std::string(port)) > 65535)) {
+      return bad("the URL's port is not a number up to 65535");
+    }
+  }
+  parsed.base = std::string(scheme).append(host);
+  if (!port.empty()) parsed.base.append(":").append(port);
+  parsed.base.append(path);
+  while (parsed.base.ends_with('/')) parsed.base.pop_back();
   return parsed;
 }
 

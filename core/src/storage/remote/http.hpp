@@ -51,9 +51,10 @@ struct HttpUrl {
   std::string user, password;  // percent-decoded; empty user: none
 };
 
-// Parses `url`; invalid_argument (saying what is wrong, without the credentials) when it is not
-// an http(s) URL with a host, or has a query or a fragment; io (curl_api()'s failure, which says
-// what to install) when libcurl cannot be loaded.
+// Parses `url` without libcurl (which loads on the first call, off the caller's start: a process
+// whose store is warm never loads it); invalid_argument (saying what is wrong, without the
+// credentials) when it is not an http(s) URL with a host, or has a query, a fragment, a space or
+// control character, a bad %-escape or a port that is not a number up to 65535.
 Result<HttpUrl> parse_http_url(std::string_view url);
 
 enum class HttpLayout { flat, bazel };

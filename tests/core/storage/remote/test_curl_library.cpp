@@ -28,8 +28,8 @@ TEST(CurlLibrary, TheSystemLibcurlGivesEveryFunction) {
   EXPECT_NE(api->easy_init, nullptr);
   EXPECT_NE(api->easy_setopt, nullptr);
   EXPECT_NE(api->easy_getinfo, nullptr);
-  EXPECT_NE(api->url_get, nullptr);
-  EXPECT_NE(api->free, nullptr);
+  EXPECT_NE(api->slist_append, nullptr);
+  EXPECT_NE(api->slist_free_all, nullptr);
   CURL* handle = api->easy_init();
   ASSERT_NE(handle, nullptr);
   EXPECT_EQ(api->easy_setopt(handle, CURLOPT_URL, "http://127.0.0.1/"), CURLE_OK);
@@ -87,6 +87,37 @@ TEST(CurlStartup, WithoutARemoteNoLibcurlIsMapped) {
              {"test_curl_library", "--gtest_filter=CurlStartup.ChildCompilesWithoutMappingLibcurl"},
              child_environment({"CUBBY_TEST_CURL_STORE=" + store.path().string()}, {"CUBBY_"}),
              {}});
+  ASSERT_TRUE(child) << child.error().message;
+  EXPECT_EQ(wait_exit_code(*child), 0) << "the child mapped libcurl or failed (see its output)";
+}
+
+TEST(CurlStartup, ChildHitsAWarmStoreWithAnHttpRemoteWithoutMappingLibcurl) {
+  const char* store = std::getenv("CUBBY_TEST_CURL_WARM_STORE");
+  if (store == nullptr) {
+    GTEST_SKIP() << "runs only as the child of AWarmStoreWithAnHttpRemoteMapsNoLibcurl";
+  }
+  Config config;
+  config.dir = store;
+  CompileRequest request;
+  request.source = kKernel;
+  request.program_name = "curl_startup.cu";
+  request.arch = "sm_90";
+  { EXPECT_FALSE(Cache(config).compile(request).hit); }  // the store made warm, no remote
+  config.remote_url = "http://127.0.0.1:9/cubby";        // nothing listens there: never asked
+  Cache cache(config);
+  EXPECT_EQ(cache.compile(request).tier, Source::disk);
+  const std::string maps = testing::read_text("/proc/self/maps");
+  EXPECT_EQ(maps.find("libcurl"), std::string::npos) << "libcurl is mapped:\n" << maps;
+}
+
+TEST(CurlStartup, AWarmStoreWithAnHttpRemoteMapsNoLibcurl) {
+  TempDir store("curl-warm");
+  auto child = spawn(
+      {"/proc/self/exe",
+       {"test_curl_library",
+        "--gtest_filter=CurlStartup.ChildHitsAWarmStoreWithAnHttpRemoteWithoutMappingLibcurl"},
+       child_environment({"CUBBY_TEST_CURL_WARM_STORE=" + store.path().string()}, {"CUBBY_"}),
+       {}});
   ASSERT_TRUE(child) << child.error().message;
   EXPECT_EQ(wait_exit_code(*child), 0) << "the child mapped libcurl or failed (see its output)";
 }

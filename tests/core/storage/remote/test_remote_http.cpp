@@ -64,6 +64,36 @@ TEST(HttpUrl, ParsesAndRefusesWhatIsNotAnHttpUrl) {
   EXPECT_FALSE(parse_http_layout("subdirs"));
 }
 
+TEST(HttpUrl, HostsPortsEscapesAndWhatIsRefusedWithoutLoadingLibcurl) {
+  const auto base = [](const char* text) {
+    auto url = parse_http_url(text);
+    return url ? url->base : "(refused: " + url.error().message + ")";
+  };
+  EXPECT_EQ(base("http://[::1]:8080/cache"), "http://[::1]:8080/cache");
+  EXPECT_EQ(base("http://[fe80::1]/"), "http://[fe80::1]");
+  EXPECT_EQ(base("http://cache.example"), "http://cache.example");
+  // An empty port is the scheme's own; escapes in paths are kept as they are.
+  EXPECT_EQ(base("http://cache.example:/x//"), "http://cache.example/x");
+  EXPECT_EQ(base("https://h:65535/a%20b"), "https://h:65535/a%20b");
+  auto only_user = parse_http_url("http://robot@h/x");
+  ASSERT_TRUE(only_user);
+  EXPECT_EQ(only_user->user, "robot");
+  EXPECT_EQ(only_user->password, "");
+  auto at_in_password = parse_http_url("http://u:p@ss@h/x");  // the last '@' ends the user info
+  ASSERT_TRUE(at_in_password);
+  EXPECT_EQ(at_in_password->password, "p@ss");
+  EXPECT_EQ(at_in_password->base, "http://h/x");
+  for (const char* bad :
+       {"http://h:65536/x", "http://h:8o/x", "http://h:123456/x", "http://[::1/x", "http://[]/x",
+        "http://[::1]8080/x", "http://a]b/x", "http://h/a b", "http://h/a\tb", "http://h/\"x\"",
+        "http://u%zz:p@h/x", "http://u:p%4@h/x", "http://@/x", "http://u:p@/x"}) {
+    auto url = parse_http_url(bad);
+    ASSERT_FALSE(url) << bad;
+    EXPECT_EQ(url.error().code, Errc::invalid_argument) << bad;
+    EXPECT_EQ(url.error().message.find("p%4"), std::string::npos);  // no credentials said
+  }
+}
+
 TEST(HttpUrl, TheBazelLayoutExtendsTheKeyTo64HexDigitsUnderAc) {
   Key key;
   for (std::size_t i = 0; i < key.bytes.size(); ++i) key.bytes[i] = static_cast<std::uint8_t>(i);
