@@ -32,6 +32,7 @@ class LocalStore;
 class MemoryTier;
 class PchPolicy;
 class Remote;
+class ReadAheadRemote;
 class SuiteRecorder;
 
 enum class Source { memory, disk, remote, compiled };
@@ -185,6 +186,7 @@ class CUBBY_API Cache {
   std::unique_ptr<MemoryTier> memory_;
   std::unique_ptr<LocalStore> local_;        // the disk tier, its accounting and remote back-fills
   std::unique_ptr<Remote> remote_;           // null without CUBBY_REMOTE
+  ReadAheadRemote* read_ahead_ = nullptr;    // remote_, when a fresh store reads ahead
   std::unique_ptr<CacheCounters> counters_;  // what the Cache counts (the tiers: see stats())
   std::unique_ptr<KeyClaims> claims_;  // single flight per key: in the process and across them
   std::unique_ptr<DefaultArch> arch_;

@@ -38,6 +38,9 @@ struct CUBBY_API Config {
   std::uint64_t remote_ttl_s = 0;  // CUBBY_REMOTE_TTL ("3600", "30m", "12h", "7d"); 0: no expiry
                                    // (at most kMaxRemoteTtlS)
   bool remote_compress = true;     // CUBBY_REMOTE_COMPRESS=0: send entries uncompressed (LZ4 else)
+  // CUBBY_REMOTE_READ_AHEAD=0: a fresh store does not fetch its suite's entries ahead of its
+  // lookups (storage/remote/read_ahead.hpp)
+  bool remote_read_ahead = true;
   // CUBBY_REMOTE_TOKEN: bearer token for http(s) remotes (a variable only, like the secret)
   std::string remote_token;
   std::filesystem::path remote_token_file;  // CUBBY_REMOTE_TOKEN_FILE: the token's file (line 1)

@@ -70,6 +70,10 @@ enum class Unit : unsigned char { count, bytes, ms };
   X(remote_writes, count, "remote_writes", "remote writes", "entries written to the remote")       \
   X(remote_writes_dropped, count, "remote_writes_dropped", "remote writes lost",                   \
     "remote writes given up (queue full, failed, too large, at exit)")                             \
+  X(remote_read_ahead, count, "remote_read_ahead", "remote read ahead",                            \
+    "entries a fresh runner fetched ahead of its lookups (CUBBY_REMOTE_READ_AHEAD)")               \
+  X(remote_read_ahead_taken, count, "remote_read_ahead_taken", "remote read ahead taken",          \
+    "of those, the ones a lookup took (the rest were fetched for nothing)")                        \
   X(remote_ms, ms, "remote_us", "",                                                                \
     "time spent in remote lookups (per lookup: remote_ms / (hits_remote + remote_misses))")
 

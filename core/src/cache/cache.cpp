@@ -26,9 +26,11 @@
 #include "storage/local/memory.hpp"
 #include "storage/local/pch_policy.hpp"
 #include "storage/local/verify.hpp"
+#include "storage/remote/read_ahead.hpp"
 #include "storage/remote/remote.hpp"
 #include "store/store.hpp"
 #include "store/suite_recorder.hpp"
+#include "store/suites.hpp"
 #include "util/io.hpp"
 
 namespace cubby {
@@ -138,10 +140,21 @@ Cache::Cache(Config config)
   // The toolkit part of the header scan, kept in the store between processes (include_scan.hpp).
   if (!config_.disabled) set_toolkit_names_folder(config_.dir / "tmp");
   // A store folder without entries is a fresh runner: every lookup goes to the remote, so its
-  // connection opens while the caller gets ready (a warm store never connects unless it misses).
+  // connection opens while the caller gets ready (a warm store never connects unless it misses),
+  // and the entries its suite's last run used are fetched ahead of its lookups.
   std::error_code ignored;
   if (remote_ && !std::filesystem::exists(local_->disk().entries_dir(), ignored)) {
     remote_->connect_ahead();
+    if (!config_.suite.empty() && config_.remote_read_ahead) {
+      auto read_ahead = std::make_unique<ReadAheadRemote>(
+          std::move(remote_),
+          [root = config_.dir, suite = config_.suite](Remote& remote) {
+            return read_ahead_plan(root, suite, remote);
+          },
+          std::chrono::milliseconds(config_.remote_timeout_ms));
+      read_ahead_ = read_ahead.get();
+      remote_ = std::move(read_ahead);
+    }
   }
 }
 
@@ -150,6 +163,8 @@ Cache::Cache() : Cache(Config::from_env().value_or_throw()) {}
 Cache::~Cache() { finish(); }
 
 void Cache::finish() {
+  // Before the recorder merges this run's keys into the file the read-ahead's plan merged into.
+  if (read_ahead_ != nullptr) read_ahead_->stop();
   if (recorder_) recorder_->save(remote_.get());
   local_->drain();  // remote backfills land before the counters are persisted
   // Queued remote writes get a bounded chance to finish, so that they are shared and counted.

@@ -126,6 +126,10 @@ Result<void> apply_remote_compress(Config& config, std::string_view value) {
   return apply_bool(config.remote_compress, value);
 }
 
+Result<void> apply_remote_read_ahead(Config& config, std::string_view value) {
+  return apply_bool(config.remote_read_ahead, value);
+}
+
 Result<void> apply_remote_ca_file(Config& config, std::string_view value) {
   config.remote_ca_file = std::string(value);
   return {};
@@ -188,7 +192,7 @@ Result<std::string> read_store_file(const std::filesystem::path& dir) {
 
 }  // namespace
 
-const std::array<StoreSettingInfo, 13> kStoreSettings = {{
+const std::array<StoreSettingInfo, 14> kStoreSettings = {{
     {"max_size", "CUBBY_MAX_SIZE", "5Gi",
      "size bound of the store (least recently used entries are evicted above it): 500M, 1.5G, "
      "5Gi; 0: unlimited; at most 1Ei",
@@ -215,6 +219,10 @@ const std::array<StoreSettingInfo, 13> kStoreSettings = {{
      apply_remote_max_entry},
     {"remote_compress", "CUBBY_REMOTE_COMPRESS", "true", "send remote entries LZ4-compressed",
      apply_remote_compress},
+    {"remote_read_ahead", "CUBBY_REMOTE_READ_AHEAD", "true",
+     "on a fresh store, fetch the suite's entries (the keys its last run used) ahead of its "
+     "lookups",
+     apply_remote_read_ahead},
     {"remote_token_file", "CUBBY_REMOTE_TOKEN_FILE", "",
      "file whose first line is the bearer token of http(s) remotes (CUBBY_REMOTE_TOKEN overrides)",
      apply_remote_token_file},

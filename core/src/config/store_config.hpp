@@ -40,7 +40,7 @@ struct StoreSettingInfo {
 
 // Every setting of cubby.conf, in `cubby config`'s order (one source of truth: parsing, listing,
 // help and the README table follow it).
-extern const std::array<StoreSettingInfo, 13> kStoreSettings;
+extern const std::array<StoreSettingInfo, 14> kStoreSettings;
 
 // The largest entry cubby writes or reads (1 GiB): the disk tier refuses a bigger file at an
 // entry path like a corrupt one, so a read never allocates more than this; it is also the cap of

@@ -1,5 +1,6 @@
 #include "format/recipe.hpp"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -10,6 +11,7 @@ namespace cubby {
 namespace {
 
 constexpr std::string_view kMagic = "CUBBYMAN";
+constexpr std::string_view kKeysMagic = "CUBBYKEY";
 constexpr std::size_t kChecksumBytes = 16;
 
 void put_str(std::string& out, std::string_view text) {
@@ -71,6 +73,49 @@ class Reader {
   std::string_view bytes_;
   std::size_t pos_ = 0;
 };
+
+// `bytes` without its trailing XXH3-128 checksum, when it starts with `magic` and a version this
+// cubby reads (<= `newest`) and the checksum matches; `what` names the format in the message.
+Result<std::string_view> checked_body(std::string_view bytes, std::string_view magic,
+                                      std::uint32_t newest, std::string_view what) {
+  if (bytes.size() < magic.size() + 4 + kChecksumBytes || !bytes.starts_with(magic)) {
+    return fail(Errc::corrupt, "not a cubby ", what, " (bad magic or too short)");
+  }
+  const std::uint32_t version = load_le<std::uint32_t>(bytes, magic.size());
+  if (version > newest) {
+    return fail(Errc::corrupt, "written by a newer cubby (", what, " format ",
+                std::to_string(version), ", this one reads up to ", std::to_string(newest),
+                "); run that cubby's `cubby warm`, or delete the file to record it again");
+  }
+  const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
+  const auto checksum = hash128(body);
+  if (bytes.substr(body.size()) !=
+      std::string_view(reinterpret_cast<const char*>(checksum.data()), checksum.size())) {
+    return fail(Errc::corrupt, what, " checksum mismatch (truncated or damaged)");
+  }
+  return body.substr(magic.size() + 4);
+}
+
+// `recent` followed by the items of `older`, the first item of each recipe (`id_of` gives an
+// item's recipe id), at most kMaxManifestRecipes: how manifests and suite keys merge.
+template <class Item, class IdOf>
+std::vector<Item> first_of_each(const std::vector<Item>& recent, const std::vector<Item>& older,
+                                IdOf id_of) {
+  std::vector<Item> merged;
+  std::set<std::array<std::uint8_t, 16>> seen;
+  for (const auto* list : {&recent, &older}) {
+    for (const Item& item : *list) {
+      if (merged.size() == kMaxManifestRecipes) return merged;
+      if (seen.insert(id_of(item)).second) merged.push_back(item);
+    }
+  }
+  return merged;
+}
+
+void put_checksum(std::string& out) {
+  const auto checksum = hash128(out);
+  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+}
 
 // `text` with the kBaseDirMarker that starts at `at` replaced by `base_dir` (as it is without a
 // base folder or a marker there).
@@ -167,29 +212,14 @@ std::string encode_manifest(const Manifest& manifest) {
   put_str(out, manifest.suite);
   put_le(out, static_cast<std::uint32_t>(manifest.recipes.size()));
   for (const Recipe& recipe : manifest.recipes) put_recipe(out, recipe);
-  const auto checksum = hash128(out);
-  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  put_checksum(out);
   return out;
 }
 
 Result<Manifest> decode_manifest(std::string_view bytes) {
-  if (bytes.size() < kMagic.size() + 4 + kChecksumBytes || !bytes.starts_with(kMagic)) {
-    return fail(Errc::corrupt, "not a cubby manifest (bad magic or too short)");
-  }
-  const std::uint32_t version = load_le<std::uint32_t>(bytes, kMagic.size());
-  if (version > kManifestFormatVersion) {
-    return fail(Errc::corrupt, "written by a newer cubby (manifest format ",
-                std::to_string(version), ", this one reads up to ",
-                std::to_string(kManifestFormatVersion),
-                "); run that cubby's `cubby warm`, or delete the file to record it again");
-  }
-  const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
-  const auto checksum = hash128(body);
-  if (bytes.substr(body.size()) !=
-      std::string_view(reinterpret_cast<const char*>(checksum.data()), checksum.size())) {
-    return fail(Errc::corrupt, "manifest checksum mismatch (truncated or damaged)");
-  }
-  Reader reader(body.substr(kMagic.size() + 4));
+  auto body = checked_body(bytes, kMagic, kManifestFormatVersion, "manifest");
+  if (!body) return body.error();
+  Reader reader(*body);
   Manifest manifest;
   std::uint32_t count = 0;
   if (!reader.str(manifest.suite) || !reader.u32(count) || count > kMaxManifestRecipes) {
@@ -205,20 +235,60 @@ Result<Manifest> decode_manifest(std::string_view bytes) {
 
 std::vector<Recipe> merge_recipes(const std::vector<Recipe>& recent,
                                   const std::vector<Recipe>& older) {
-  std::vector<Recipe> merged;
-  std::set<std::array<std::uint8_t, 16>> seen;
-  for (const auto* list : {&recent, &older}) {
-    for (const Recipe& recipe : *list) {
-      if (merged.size() == kMaxManifestRecipes) return merged;
-      if (seen.insert(recipe_id(recipe)).second) merged.push_back(recipe);
-    }
-  }
-  return merged;
+  return first_of_each(recent, older, [](const Recipe& recipe) { return recipe_id(recipe); });
 }
 
 Key manifest_key(std::string_view suite) {
   std::string fields;
   put_str(fields, "cubby-manifest");
+  put_str(fields, suite);
+  Key key;
+  key.bytes = hash128(fields);
+  return key;
+}
+
+std::string encode_suite_keys(const SuiteKeys& keys) {
+  std::string out(kKeysMagic);
+  put_le(out, kSuiteKeysFormatVersion);
+  put_str(out, keys.suite);
+  put_le(out, static_cast<std::uint32_t>(keys.keys.size()));
+  for (const RecipeKey& pair : keys.keys) {
+    out.append(reinterpret_cast<const char*>(pair.recipe.data()), pair.recipe.size());
+    out.append(reinterpret_cast<const char*>(pair.key.bytes.data()), pair.key.bytes.size());
+  }
+  put_checksum(out);
+  return out;
+}
+
+Result<SuiteKeys> decode_suite_keys(std::string_view bytes) {
+  auto body = checked_body(bytes, kKeysMagic, kSuiteKeysFormatVersion, "suite key list");
+  if (!body) return body.error();
+  Reader reader(*body);
+  SuiteKeys keys;
+  std::uint32_t count = 0;
+  constexpr std::size_t kPairBytes = 32;
+  if (!reader.str(keys.suite) || !reader.u32(count) || count > kMaxManifestRecipes ||
+      reader.left() != count * kPairBytes) {
+    return fail(Errc::corrupt, "suite key list is damaged (header, or a count its bytes lack)");
+  }
+  const std::string_view pairs = body->substr(body->size() - reader.left());
+  keys.keys.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const char* at = pairs.data() + i * kPairBytes;
+    std::copy_n(reinterpret_cast<const std::uint8_t*>(at), 16, keys.keys[i].recipe.begin());
+    std::copy_n(reinterpret_cast<const std::uint8_t*>(at + 16), 16, keys.keys[i].key.bytes.begin());
+  }
+  return keys;
+}
+
+std::vector<RecipeKey> merge_suite_keys(const std::vector<RecipeKey>& recent,
+                                        const std::vector<RecipeKey>& older) {
+  return first_of_each(recent, older, [](const RecipeKey& pair) { return pair.recipe; });
+}
+
+Key suite_keys_key(std::string_view suite) {
+  std::string fields;
+  put_str(fields, "cubby-suite-keys");
   put_str(fields, suite);
   Key key;
   key.bytes = hash128(fields);

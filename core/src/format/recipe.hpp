@@ -85,4 +85,35 @@ std::vector<Recipe> merge_recipes(const std::vector<Recipe>& recent,
 // The remote tier's key of suite `suite`'s manifest (domain-tagged: never a compile or blob key).
 Key manifest_key(std::string_view suite);
 
+// A suite's keys: the key each of its recipes had when a run last asked for it, the most recent
+// first, one per recipe (by recipe_id). The remote holds them for a fresh runner's read-ahead
+// (storage/remote/read_ahead.hpp), which fetches those entries before the run asks for them; a
+// key that is stale (a header edited since) only costs a fetch, never a wrong kernel: an entry
+// is used only under the key the run derives itself.
+//   keys := magic "CUBBYKEY" (8) | u32 version (kSuiteKeysFormatVersion) | str suite
+//           | u32 count | (recipe id (16) | key (16)){count} | checksum (XXH3-128, 16)
+inline constexpr std::uint32_t kSuiteKeysFormatVersion = 1;
+
+struct RecipeKey {
+  std::array<std::uint8_t, 16> recipe{};  // recipe_id
+  Key key;
+
+  friend bool operator==(const RecipeKey&, const RecipeKey&) = default;
+};
+
+struct SuiteKeys {
+  std::string suite;
+  std::vector<RecipeKey> keys;  // the most recent first, no two of one recipe
+};
+
+std::string encode_suite_keys(const SuiteKeys& keys);
+// Errc::corrupt (bad magic, checksum, truncation, a newer version), never a crash.
+Result<SuiteKeys> decode_suite_keys(std::string_view bytes);
+// `recent` followed by the pairs of `older` whose recipe is not in it, one per recipe (the first
+// of each), at most kMaxManifestRecipes.
+std::vector<RecipeKey> merge_suite_keys(const std::vector<RecipeKey>& recent,
+                                        const std::vector<RecipeKey>& older);
+// The remote tier's key of suite `suite`'s keys (domain-tagged like manifest_key).
+Key suite_keys_key(std::string_view suite);
+
 }  // namespace cubby

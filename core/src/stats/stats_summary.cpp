@@ -55,13 +55,17 @@ std::vector<std::string> summary_lines(const Stats& stats) {
                                      {stats.remote_writes_dropped, "writes dropped"}});
     const double per_lookup =
         stats.remote_ms / static_cast<double>(remote_lookups != 0 ? remote_lookups : 1);
-    lines.push_back("remote: " + std::to_string(stats.hits_remote) + "/" +
-                    std::to_string(remote_lookups) + " hits, " + printed("%.2f", per_lookup) +
-                    " ms per lookup, " + std::to_string(stats.remote_writes) + " writes, " +
-                    printed("%.1f", static_cast<double>(stats.remote_bytes_read) / kMiB) +
-                    " MiB in, " +
-                    printed("%.1f", static_cast<double>(stats.remote_bytes_written) / kMiB) +
-                    " MiB out" + (why.empty() ? "" : " (" + why + ")"));
+    lines.push_back(
+        "remote: " + std::to_string(stats.hits_remote) + "/" + std::to_string(remote_lookups) +
+        " hits, " + printed("%.2f", per_lookup) + " ms per lookup, " +
+        std::to_string(stats.remote_writes) + " writes, " +
+        printed("%.1f", static_cast<double>(stats.remote_bytes_read) / kMiB) + " MiB in, " +
+        printed("%.1f", static_cast<double>(stats.remote_bytes_written) / kMiB) + " MiB out" +
+        (stats.remote_read_ahead == 0
+             ? ""
+             : ", " + std::to_string(stats.remote_read_ahead) + " read ahead (" +
+                   std::to_string(stats.remote_read_ahead_taken) + " taken)") +
+        (why.empty() ? "" : " (" + why + ")"));
   }
   return lines;
 }

@@ -11,6 +11,7 @@ void SuiteRecorder::add(const Key& key, const CompileRequest& request, const Key
   std::lock_guard lock(mutex_);
   if (keys_.size() >= kMaxManifestRecipes || !keys_.insert(key).second) return;
   recipes_.push_back(recipe_of(request, inputs, base_dir_));
+  order_.push_back(key);
 }
 
 void SuiteRecorder::save(Remote* remote) {
@@ -29,6 +30,16 @@ void SuiteRecorder::save(Remote* remote) {
   saved_ = recipes_.size();
   // A fresh runner of the fleet learns what to warm from the remote (`cubby warm` fetches it).
   if (*written && remote != nullptr) remote->put_later(manifest_key(suite_), **written);
+  // And which entries to read ahead (storage/remote/read_ahead.hpp). A keys file that cannot be
+  // written is not said: the manifest's write just succeeded, and the keys only save time.
+  std::vector<RecipeKey> keys;
+  keys.reserve(recipes_.size());
+  for (std::size_t i = 0; i < recipes_.size(); ++i)
+    keys.push_back({recipe_id(recipes_[i]), order_[i]});
+  auto keys_written = record_suite_keys(root_, suite_, keys);
+  if (keys_written && *keys_written && remote != nullptr) {
+    remote->put_later(suite_keys_key(suite_), **keys_written);
+  }
 }
 
 }  // namespace cubby

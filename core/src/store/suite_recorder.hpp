@@ -1,7 +1,8 @@
 // The recipes one Cache records for its suite (Config::suite), in the order it was first asked
 // for them, saved into the suite's manifest in the store (storage/local/manifests.hpp) and
 // uploaded to the remote, where a fresh runner's `cubby warm` finds it (store/suites.hpp), when
-// the Cache finishes. Thread-safe; a request already recorded costs one set lookup.
+// the Cache finishes; with them the key of each (the suite's keys, which a fresh runner reads
+// ahead). Thread-safe; a request already recorded costs one set lookup.
 #pragma once
 
 #include <atomic>
@@ -31,10 +32,11 @@ class SuiteRecorder {
   // Records `request` (whose key is `key` and key inputs `inputs`) unless its key already was.
   void add(const Key& key, const CompileRequest& request, const KeyInputs& inputs);
 
-  // Merges what was recorded since the last save into the suite's manifest (record_manifest) and,
-  // when that changed it and `remote` is given, queues the manifest for the remote. A store that
-  // cannot be written is said on stderr (once per recorder): `cubby warm` and prefetch will not
-  // know this run's kernels; the recipes are tried again by the next save.
+  // Merges what was recorded since the last save into the suite's manifest (record_manifest) and
+  // its keys (record_suite_keys) and, when that changed them and `remote` is given, queues what
+  // changed for the remote. A store that cannot be written is said on stderr (once per
+  // recorder): `cubby warm` and prefetch will not know this run's kernels; the recipes are tried
+  // again by the next save.
   void save(Remote* remote);
 
  private:
@@ -44,7 +46,8 @@ class SuiteRecorder {
   std::mutex mutex_;
   std::set<Key> keys_;
   std::vector<Recipe> recipes_;
-  std::size_t saved_ = 0;  // recipes_ up to here are in the manifest
+  std::vector<Key> order_;  // the key of each of recipes_
+  std::size_t saved_ = 0;   // recipes_ up to here are in the manifest
   std::atomic<bool> warned_{false};
 };
 

@@ -34,6 +34,25 @@ Result<std::optional<Manifest>> load_suite(const Config& config, std::string_vie
   return remote_manifest(config, suite);
 }
 
+ReadAheadPlan read_ahead_plan(const std::filesystem::path& root, std::string_view suite,
+                              Remote& remote) {
+  auto lock =
+      FileLock::try_acquire(manifests_dir(root) / (manifest_stem(suite) + ".read-ahead.lock"));
+  if (!lock || !lock->has_value()) return {};
+  auto bytes = remote.get(suite_keys_key(suite));
+  if (!bytes || !bytes->has_value()) return {};
+  auto keys = decode_suite_keys(**bytes);
+  if (!keys || keys->suite != suite) return {};
+  ReadAheadPlan plan;
+  plan.keys.reserve(keys->keys.size());
+  for (const RecipeKey& pair : keys->keys) plan.keys.push_back(pair.key);
+  plan.after = [root, suite = std::string(suite), fleet = std::move(keys->keys),
+                held = std::make_shared<FileLock>(std::move(**lock))] {
+    static_cast<void>(record_suite_keys(root, suite, fleet));  // only saves time: unsaid
+  };
+  return plan;
+}
+
 std::optional<SuiteWarmLock> SuiteWarmLock::try_acquire(const Store& store,
                                                         std::string_view suite) {
   auto lock =

@@ -251,12 +251,13 @@ TEST_F(CApiTest, StatsJsonHasEveryField) {
                             "remote_skipped",    "remote_rejected",
                             "remote_bytes_read", "remote_bytes_written",
                             "remote_writes",     "remote_writes_dropped",
+                            "remote_read_ahead", "remote_read_ahead_taken",
                             "remote_ms",         "headers_changed"}) {
     ASSERT_TRUE(json.contains(field)) << field;
     EXPECT_TRUE(json[field].is_number()) << field;
     EXPECT_EQ(json[field].get<double>(), 0.0) << field;
   }
-  EXPECT_EQ(json.size(), 26u);
+  EXPECT_EQ(json.size(), 28u);
 }
 
 TEST_F(CApiTest, KeyEqualsResultKeyWithoutCompiling) {

@@ -160,6 +160,110 @@ TEST_F(RemoteCacheTest, ASuitesRecipesReachAFreshRunnerThroughTheRemote) {
 // Blobs (CuPy's kernels through the adapter) go to the fleet like compiled entries: written to the
 // remote, read through on a fresh runner and back-filled to its disk; read mode writes nothing; a
 // remote value that is another blob is never served.
+// A fresh runner reads its suite's entries ahead: the keys the first machine's run used reach it
+// through the remote, its lookups take the entries fetched ahead, and a key that went stale (the
+// program changed) costs a fetch, never a wrong kernel.
+TEST_F(RemoteCacheTest, AFreshRunnerReadsItsSuitesEntriesAheadAndAStaleKeyIsOnlyAFetch) {
+  Config a_config = machine("a");
+  a_config.suite = "read-ahead suite " + salt_;
+  CacheResult one, two;
+  {
+    Cache a(a_config);
+    one = a.compile(request(salt_, 1));
+    two = a.compile(request(salt_, 2));
+  }
+  auto listed = command({"GET", RedisBackend::redis_key(suite_keys_key(a_config.suite))});
+  ASSERT_TRUE(listed && listed->value && !listed->value->empty())
+      << "the suite's keys were not uploaded";
+
+  // Until `cache` has read `count` entries ahead (a lookup of a key the read-ahead has not
+  // reached fetches it itself: the counts below would then depend on timing).
+  const auto read_ahead = [](Cache& cache, std::uint64_t count) {
+    for (int i = 0; i < 5000 && cache.stats().remote_read_ahead < count; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return cache.stats().remote_read_ahead == count;
+  };
+  Config b_config = machine("b");
+  b_config.suite = a_config.suite;
+  {
+    Cache b(b_config);
+    ASSERT_TRUE(read_ahead(b, 2));
+    const CacheResult got = b.compile(request(salt_, 2));
+    EXPECT_EQ(got.tier, Source::remote);
+    EXPECT_EQ(got.entry->payload, two.entry->payload);
+    EXPECT_EQ(b.compile(request(salt_, 1)).tier, Source::remote);
+    b.finish();
+    const Stats stats = b.stats();
+    EXPECT_EQ(stats.hits_remote, 2u);
+    EXPECT_EQ(stats.remote_read_ahead, 2u);
+    EXPECT_EQ(stats.remote_read_ahead_taken, 2u);
+    // The manifest only (this store's first record of the suite): the keys were the fleet's.
+    EXPECT_EQ(stats.remote_writes, 1u);
+  }
+  // The fleet's keys are kept in the runner's store, for its own uploads to extend.
+  auto kept = decode_suite_keys(testing::read_text(suite_keys_path(b_config.dir, a_config.suite)));
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(kept->keys.size(), 2u);
+
+  // Program 2 changed: the fleet's key for it is stale. Fetched ahead, never used: compiled.
+  Config c_config = machine("c");
+  c_config.suite = a_config.suite;
+  {
+    Cache c(c_config);
+    ASSERT_TRUE(read_ahead(c, 2));
+    CompileRequest changed = request(salt_, 2);
+    changed.source += "// changed\n";
+    const CacheResult got = c.compile(changed);
+    EXPECT_EQ(got.tier, Source::compiled);
+    EXPECT_NE(got.key, two.key);
+    EXPECT_EQ(c.compile(request(salt_, 1)).tier, Source::remote);
+    c.finish();
+    EXPECT_EQ(c.stats().remote_read_ahead, 2u);
+    EXPECT_EQ(c.stats().remote_read_ahead_taken, 1u);
+  }
+  // Its run uploaded the new key of program 2, first, with program 1's kept.
+  auto updated = command({"GET", RedisBackend::redis_key(suite_keys_key(a_config.suite))});
+  ASSERT_TRUE(updated && updated->value);
+  EXPECT_NE(updated->value, listed->value);
+
+  // Off (CUBBY_REMOTE_READ_AHEAD=0), or a warm store: nothing is read ahead.
+  Config d_config = machine("d");
+  d_config.suite = a_config.suite;
+  d_config.remote_read_ahead = false;
+  {
+    Cache d(d_config);
+    EXPECT_EQ(d.compile(request(salt_, 1)).tier, Source::remote);
+    d.finish();
+    EXPECT_EQ(d.stats().remote_read_ahead, 0u);
+  }
+  {
+    Cache b_warm(b_config);
+    EXPECT_EQ(b_warm.compile(request(salt_, 1)).tier, Source::disk);
+    b_warm.finish();
+    EXPECT_EQ(b_warm.stats().remote_read_ahead, 0u);
+  }
+}
+
+// Processes started together on one fresh store (xdist workers) read ahead once, not each.
+TEST_F(RemoteCacheTest, OneProcessPerFreshStoreAndSuiteReadsAhead) {
+  Config a_config = machine("a");
+  a_config.suite = "read-ahead once " + salt_;
+  {
+    Cache a(a_config);
+    a.compile(request(salt_, 1));
+  }
+  Config b_config = machine("b");
+  b_config.suite = a_config.suite;
+  Cache first(b_config);
+  Cache second(b_config);  // its plan finds the first's claim (or the first finds its)
+  EXPECT_EQ(first.compile(request(salt_, 1)).tier, Source::remote);
+  EXPECT_EQ(second.compile(request(salt_, 1)).tier, Source::remote);
+  first.finish();
+  second.finish();
+  EXPECT_EQ(first.stats().remote_read_ahead + second.stats().remote_read_ahead, 1u);
+}
+
 TEST_F(RemoteCacheTest, BlobsAreSharedThroughTheRemoteLikeCompiledEntries) {
   const std::string name = "kernel-" + salt_;
   const std::string payload = "cubin bytes of " + salt_;

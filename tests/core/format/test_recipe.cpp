@@ -4,6 +4,7 @@
 #include "format/blob.hpp"
 #include "format/recipe.hpp"
 #include "util/bytes.hpp"
+#include "util/hash.hpp"
 
 namespace cubby {
 namespace {
@@ -134,6 +135,71 @@ TEST(Manifest, RemoteKeysAreDistinctPerSuiteAndFromBlobKeys) {
   EXPECT_NE(manifest_key("one"), manifest_key("two"));
   EXPECT_EQ(manifest_key("one"), manifest_key("one"));
   EXPECT_NE(manifest_key("one"), blob_key("cubby-manifest", "one"));
+}
+
+// A recipe-key pair whose recipe id and key bytes are all `recipe` and `key`.
+RecipeKey pair(std::uint8_t recipe, std::uint8_t key) {
+  RecipeKey out;
+  out.recipe.fill(recipe);
+  out.key.bytes.fill(key);
+  return out;
+}
+
+TEST(SuiteKeys, EncodesAndDecodesInOrder) {
+  const SuiteKeys keys{"suite one", {pair(1, 10), pair(2, 20), pair(3, 30)}};
+  auto decoded = decode_suite_keys(encode_suite_keys(keys));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->suite, "suite one");
+  EXPECT_EQ(decoded->keys, keys.keys);
+  auto empty = decode_suite_keys(encode_suite_keys({"s", {}}));
+  ASSERT_TRUE(empty) << empty.error().message;
+  EXPECT_TRUE(empty->keys.empty());
+}
+
+TEST(SuiteKeys, EveryTruncationAndEveryFlippedByteIsCorruptNeverACrash) {
+  const std::string bytes = encode_suite_keys({"suite", {pair(1, 10), pair(2, 20)}});
+  for (std::size_t size = 0; size < bytes.size(); ++size) {
+    auto decoded = decode_suite_keys(bytes.substr(0, size));
+    ASSERT_FALSE(decoded) << "size " << size;
+    EXPECT_EQ(decoded.error().code, Errc::corrupt);
+  }
+  for (std::size_t at = 0; at < bytes.size(); ++at) {
+    std::string damaged = bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
+    EXPECT_FALSE(decode_suite_keys(damaged)) << "byte " << at;
+  }
+  // A manifest is not a key list, nor the other way round.
+  EXPECT_FALSE(decode_suite_keys(encode_manifest(sample_manifest())));
+  EXPECT_FALSE(decode_manifest(bytes));
+}
+
+TEST(SuiteKeys, ANewerFormatOrACountItsBytesLackIsRefused) {
+  std::string newer = encode_suite_keys({"suite", {pair(1, 10)}});
+  store_le(newer.data() + 8, kSuiteKeysFormatVersion + 1);
+  auto refused = decode_suite_keys(newer);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("newer cubby (suite key list format"), std::string::npos)
+      << refused.error().message;
+  // A count of two over one pair's bytes, with a checksum that matches: still refused.
+  std::string body = encode_suite_keys({"suite", {pair(1, 10)}});
+  body.resize(body.size() - 16);
+  store_le(body.data() + 8 + 4 + 4 + 5, std::uint32_t{2});
+  const auto checksum = hash128(body);
+  body.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  EXPECT_FALSE(decode_suite_keys(body));
+}
+
+TEST(SuiteKeys, MergeKeepsTheRecentKeyOfEachRecipeFirstThenOlderRecipesOnce) {
+  // Recipe 2's key changed (a header edit): the recent one wins; recipe 3 kept from before.
+  const auto merged = merge_suite_keys({pair(2, 21), pair(1, 10), pair(2, 22)},
+                                       {pair(1, 10), pair(2, 20), pair(3, 30)});
+  EXPECT_EQ(merged, (std::vector<RecipeKey>{pair(2, 21), pair(1, 10), pair(3, 30)}));
+}
+
+TEST(SuiteKeys, RemoteKeysAreDistinctPerSuiteAndFromManifestKeys) {
+  EXPECT_NE(suite_keys_key("one"), suite_keys_key("two"));
+  EXPECT_EQ(suite_keys_key("one"), suite_keys_key("one"));
+  EXPECT_NE(suite_keys_key("one"), manifest_key("one"));
 }
 
 }  // namespace

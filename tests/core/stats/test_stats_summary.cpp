@@ -61,6 +61,13 @@ TEST(SummaryLines, TheRemoteLineHasCountsOnlyAndItsReasons) {
   writes_only.remote_writes = 5;
   EXPECT_EQ(summary_lines(writes_only).back(),
             "remote: 0/0 hits, 0.00 ms per lookup, 5 writes, 0.0 MiB in, 0.0 MiB out");
+  // A fresh runner's read-ahead: said only when something was fetched ahead.
+  Stats read_ahead = stats;
+  read_ahead.remote_read_ahead = 24;
+  read_ahead.remote_read_ahead_taken = 23;
+  EXPECT_EQ(summary_lines(read_ahead)[1],
+            "remote: 2/4 hits, 0.40 ms per lookup, 1 writes, 1.5 MiB in, 0.0 MiB out, 24 read "
+            "ahead (23 taken) (timeouts 1, writes dropped 4)");
 }
 
 TEST(StatsFromJson, ReadsEveryCounterOfTheTableAndIgnoresTheRest) {

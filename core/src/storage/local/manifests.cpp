@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "storage/local/lock.hpp"
 #include "util/bytes.hpp"
@@ -12,6 +13,9 @@ namespace cubby {
 namespace {
 
 constexpr std::string_view kSuffix = ".manifest";
+constexpr std::string_view kKeysSuffix = ".keys";
+// The largest keys file read (kMaxManifestRecipes pairs of 32 bytes, and the header).
+constexpr std::uint64_t kMaxKeysBytes = 4ull << 20;
 // How long a writer waits for another process merging the same suite's manifest.
 constexpr std::chrono::milliseconds kMergeLockWait = std::chrono::seconds(30);
 // The largest manifest read (a suite of very large sources).
@@ -34,6 +38,12 @@ Result<std::optional<Manifest>> decode_file(const std::filesystem::path& path) {
                 " is not usable: ", manifest.error().message);
   }
   return std::optional<Manifest>(std::move(manifest).value());
+}
+
+// The lock under which processes of `suite` merge its files.
+Result<std::optional<FileLock>> merge_lock(const std::filesystem::path& root,
+                                           std::string_view suite) {
+  return FileLock::acquire(manifests_dir(root) / (manifest_stem(suite) + ".lock"), kMergeLockWait);
 }
 
 }  // namespace
@@ -72,8 +82,7 @@ Result<std::optional<std::string>> record_manifest(const std::filesystem::path& 
                                                    std::string_view suite,
                                                    const std::vector<Recipe>& recent) {
   const std::filesystem::path path = manifest_path(root, suite);
-  auto lock =
-      FileLock::acquire(manifests_dir(root) / (manifest_stem(suite) + ".lock"), kMergeLockWait);
+  auto lock = merge_lock(root, suite);
   if (!lock) return lock.error();  // a wait that expired merges unlocked: the rename is atomic
   std::vector<Recipe> older;
   if (auto existing = load_manifest(root, suite); existing && *existing) {
@@ -82,6 +91,37 @@ Result<std::optional<std::string>> record_manifest(const std::filesystem::path& 
   Manifest merged{std::string(suite), merge_recipes(recent, older)};
   if (merged.recipes == older) return std::optional<std::string>();
   std::string bytes = encode_manifest(merged);
+  if (auto written = io::write_file_atomic(path, bytes); !written) return written.error();
+  return std::optional<std::string>(std::move(bytes));
+}
+
+std::filesystem::path suite_keys_path(const std::filesystem::path& root, std::string_view suite) {
+  return manifests_dir(root) / (manifest_stem(suite) + std::string(kKeysSuffix));
+}
+
+Result<std::optional<std::string>> record_suite_keys(const std::filesystem::path& root,
+                                                     std::string_view suite,
+                                                     const std::vector<RecipeKey>& recent) {
+  const std::filesystem::path path = suite_keys_path(root, suite);
+  auto lock = merge_lock(root, suite);
+  if (!lock) return lock.error();  // as record_manifest
+  std::vector<RecipeKey> older;
+  if (auto bytes = io::read_file(path, kMaxKeysBytes)) {
+    if (auto existing = decode_suite_keys(*bytes); existing && existing->suite == suite) {
+      older = std::move(existing->keys);
+    }
+  }
+  // Unchanged unless a recipe is new or has a new key: another order alone (another process of
+  // the suite, a filtered run) rewrites nothing and uploads nothing.
+  std::map<std::array<std::uint8_t, 16>, Key> key_of;
+  for (const RecipeKey& pair : older) key_of.emplace(pair.recipe, pair.key);
+  const bool known = std::all_of(recent.begin(), recent.end(), [&](const RecipeKey& pair) {
+    const auto found = key_of.find(pair.recipe);
+    return found != key_of.end() && found->second == pair.key;
+  });
+  if (known) return std::optional<std::string>();
+  SuiteKeys merged{std::string(suite), merge_suite_keys(recent, older)};
+  std::string bytes = encode_suite_keys(merged);
   if (auto written = io::write_file_atomic(path, bytes); !written) return written.error();
   return std::optional<std::string>(std::move(bytes));
 }

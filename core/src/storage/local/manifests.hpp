@@ -1,7 +1,8 @@
 // The suite manifests of a store (format/recipe.hpp): <root>/manifests/<file name>.manifest, one
-// per suite, replaced atomically (readers take no lock); writers merge under
-// <root>/manifests/<file name>.lock so that two processes of one suite finishing together lose
-// neither's recipes.
+// per suite, and beside it <file name>.keys, the suite's keys (SuiteKeys: the key each recipe last
+// had, what a fresh runner's read-ahead fetches), each replaced atomically (readers take no lock);
+// writers merge under <root>/manifests/<file name>.lock so that two processes of one suite
+// finishing together lose neither's recipes or keys.
 #pragma once
 
 #include <filesystem>
@@ -34,6 +35,16 @@ Result<std::optional<Manifest>> load_manifest(const std::filesystem::path& root,
 Result<std::optional<std::string>> record_manifest(const std::filesystem::path& root,
                                                    std::string_view suite,
                                                    const std::vector<Recipe>& recent);
+
+// `suite`'s keys file in the store at `root`.
+std::filesystem::path suite_keys_path(const std::filesystem::path& root, std::string_view suite);
+// Merges `recent` into `suite`'s keys (merge_suite_keys; a missing, damaged, newer or another
+// suite's file counts as none and is replaced) and writes them when `recent` holds a recipe the
+// file lacks or a new key of one (not for another order alone). Returns the bytes written, or
+// nullopt when nothing was. Errc::io when the store cannot be written.
+Result<std::optional<std::string>> record_suite_keys(const std::filesystem::path& root,
+                                                     std::string_view suite,
+                                                     const std::vector<RecipeKey>& recent);
 
 // Writes `manifest` as its suite's manifest, replacing any (import, remote fetch). Errc::io.
 Result<void> save_manifest(const std::filesystem::path& root, const Manifest& manifest);

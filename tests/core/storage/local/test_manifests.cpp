@@ -89,5 +89,45 @@ TEST(Manifests, AStoreThatCannotBeWrittenIsAnErrorNotACrash) {
   EXPECT_EQ(written.error().code, Errc::io);
 }
 
+RecipeKey pair(std::uint8_t recipe, std::uint8_t key) {
+  RecipeKey out;
+  out.recipe.fill(recipe);
+  out.key.bytes.fill(key);
+  return out;
+}
+
+TEST(SuiteKeysFile, RecordWritesMergesAndSkipsUnchangedKeys) {
+  TempDir store("manifests");
+  auto first = record_suite_keys(store.path(), "s", {pair(1, 10), pair(2, 20)});
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_TRUE(first->has_value());
+  auto decoded = decode_suite_keys(**first);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->keys, (std::vector<RecipeKey>{pair(1, 10), pair(2, 20)}));
+  EXPECT_EQ(testing::read_text(suite_keys_path(store.path(), "s")), **first);
+  auto same = record_suite_keys(store.path(), "s", {pair(2, 20)});
+  ASSERT_TRUE(same);
+  EXPECT_FALSE(same->has_value());  // nothing new for either recipe: not written again
+  // A header edit changed recipe 2's key: written, the new key first, recipe 1 kept.
+  auto edited = record_suite_keys(store.path(), "s", {pair(2, 21)});
+  ASSERT_TRUE(edited && edited->has_value());
+  EXPECT_EQ(decode_suite_keys(**edited)->keys, (std::vector<RecipeKey>{pair(2, 21), pair(1, 10)}));
+}
+
+TEST(SuiteKeysFile, ADamagedOrAnotherSuitesFileIsReplaced) {
+  TempDir store("manifests");
+  testing::write_text(suite_keys_path(store.path(), "s"), "CUBBYKEY garbage");
+  auto replaced = record_suite_keys(store.path(), "s", {pair(1, 10)});
+  ASSERT_TRUE(replaced && replaced->has_value());
+  EXPECT_EQ(decode_suite_keys(**replaced)->keys, (std::vector<RecipeKey>{pair(1, 10)}));
+  testing::write_text(suite_keys_path(store.path(), "s"),
+                      encode_suite_keys({"other", {pair(2, 20)}}));
+  auto mine = record_suite_keys(store.path(), "s", {pair(1, 10)});
+  ASSERT_TRUE(mine && mine->has_value());
+  EXPECT_EQ(decode_suite_keys(**mine)->suite, "s");
+  EXPECT_EQ(decode_suite_keys(**mine)->keys, (std::vector<RecipeKey>{pair(1, 10)}));
+  EXPECT_NE(suite_keys_path(store.path(), "s"), manifest_path(store.path(), "s"));
+}
+
 }  // namespace
 }  // namespace cubby
