@@ -28,17 +28,21 @@ void SuiteRecorder::save(Remote* remote) {
     return;
   }
   saved_ = recipes_.size();
-  // A fresh runner of the fleet learns what to warm from the remote (`cubby warm` fetches it).
-  if (*written && remote != nullptr) remote->put_later(manifest_key(suite_), **written);
-  // And which entries to read ahead (storage/remote/read_ahead.hpp). A keys file that cannot be
-  // written is not said: the manifest's write just succeeded, and the keys only save time.
+  // The keys a fresh runner reads ahead (storage/remote/read_ahead.hpp). A keys file that cannot
+  // be written is not said: the manifest's write just succeeded, and the keys only save time.
   std::vector<RecipeKey> keys;
   keys.reserve(recipes_.size());
-  for (std::size_t i = 0; i < recipes_.size(); ++i)
+  for (std::size_t i = 0; i < recipes_.size(); ++i) {
     keys.push_back({recipe_id(recipes_[i]), order_[i]});
+  }
   auto keys_written = record_suite_keys(root_, suite_, keys);
-  if (keys_written && *keys_written && remote != nullptr) {
-    remote->put_later(suite_keys_key(suite_), **keys_written);
+  if (remote == nullptr) return;
+  if (keys_written && *keys_written) remote->put_later(suite_keys_key(suite_), **keys_written);
+  // A fresh runner of the fleet learns what to warm from the remote (`cubby warm` fetches it).
+  // Not sent again when the keys say the fleet already knows every recipe of this run: another
+  // order alone, or a fresh runner whose recipes all came with the fleet's keys.
+  if (*written && (!keys_written || *keys_written)) {
+    remote->put_later(manifest_key(suite_), **written);
   }
 }
 
