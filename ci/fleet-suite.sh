@@ -7,7 +7,9 @@
 # costs it ~10 ms here). Per backend (redis, rediss, unix, cluster, http, https): a first
 # machine runs the suite on an empty store with CUBBY_REMOTE set (it compiles, or finds, and
 # publishes every program), then RUNS fleet first runs, each on a brand-new empty store with
-# CUBBY_PREFETCH=0 (as ci/suite-timing.sh), checked to be remote hits for every program.
+# CUBBY_PREFETCH=0 (as ci/suite-timing.sh), checked to be remote hits for every program; the
+# entries its read-ahead fetched before the lookups took them (CUBBY_REMOTE_READ_AHEAD, on by
+# default) are counted too.
 # Each fleet first run is interleaved with a local warm run (the machine's load hits both
 # alike); figures: the median wall time of the RUNS runs of each; ratio fleet first / local
 # warm of the same backend's interleaved runs.
@@ -68,7 +70,7 @@ for pair in "${pairs[@]}"; do
   settings=(CUBBY_REMOTE="$url" ${ca:+CUBBY_REMOTE_CA_FILE="$ca"})
   timed "$work/first-machine-$name" "${settings[@]}"
   first_machine="$seconds"
-  times=() problems="" local_times=()
+  times=() problems="" local_times=() taken=()
   for ((i = 0; i < runs; i++)); do
     timed "$work/local" CUBBY_PREFETCH=0
     local_times+=("$seconds")
@@ -76,6 +78,7 @@ for pair in "${pairs[@]}"; do
     times+=("$seconds")
     hits="$(counter "$work/fresh-$name-$i" hits_remote)"
     [ "$hits" = "$programs" ] || problems="run $i: $hits remote hits of $programs programs"
+    taken+=("$(counter "$work/fresh-$name-$i" remote_read_ahead_taken)")
     rm -rf "$work/fresh-$name-$i"
   done
   fleet="$(median "${times[@]}")" local_warm="$(median "${local_times[@]}")"
@@ -83,10 +86,12 @@ for pair in "${pairs[@]}"; do
   goal="$(awk -v r="$ratio" 'BEGIN { print (r <= 1.5 ? "met" : "not met") }')"
   [ -z "$problems" ] && [ "$goal" = met ] || status=1
   log "$name: fleet first run $fleet s = ${ratio}x warm ($goal) ${problems}"
-  rows+="| $name | $first_machine | $local_warm | $fleet | ${ratio}x | $goal${problems:+: $problems} |"$'\n'
+  read_ahead="$(median "${taken[@]}")"
+  rows+="| $name | $first_machine | $local_warm | $fleet | ${ratio}x | $read_ahead | $goal${problems:+: $problems} |"$'\n'
   json+="${json:+,}{\"backend\": \"$name\", \"first_machine_s\": $first_machine, \"fleet_first_s\": $fleet,"
   json+=" \"local_warm_s\": $local_warm, \"local_warm_runs_s\": [$(IFS=,; echo "${local_times[*]}")],"
   json+=" \"fleet_first_runs_s\": [$(IFS=,; echo "${times[*]}")], \"ratio\": $ratio,"
+  json+=" \"read_ahead_taken\": [$(IFS=,; echo "${taken[*]}")],"
   json+=" \"status\": \"$goal\", \"problems\": \"$problems\"}"
 done
 
@@ -94,8 +99,8 @@ done
   printf 'Local: cold %s s, warm %s s (median of %s), %s programs (test_mdspan_transform).\n' \
     "$cold" "$warm" "$runs" "$programs"
   printf 'Per backend: medians of %s local warm runs interleaved with %s fleet first runs.\n\n' "$runs" "$runs"
-  printf '| backend | first machine s | local warm s | fleet first run s | / local warm | goal <= 1.5x |\n'
-  printf '|---|---|---|---|---|---|\n%s' "$rows"
+  printf '| backend | first machine s | local warm s | fleet first run s | / local warm | read ahead (median) | goal <= 1.5x |\n'
+  printf '|---|---|---|---|---|---|---|\n%s' "$rows"
 } | tee "$out/fleet_suite.md"
 printf '{"command": "ci/fleet-suite.sh %s", "cold_s": %s, "warm_s": %s, "warm_runs_s": [%s], "programs": %s, "backends": [%s]}\n' \
   "$*" "$cold" "$warm" "$(IFS=,; echo "${warm_times[*]}")" "$programs" "$json" >"$out/fleet_suite.json"

@@ -145,7 +145,7 @@ Cache::Cache(Config config)
   std::error_code ignored;
   if (remote_ && !std::filesystem::exists(local_->disk().entries_dir(), ignored)) {
     remote_->connect_ahead();
-    if (!config_.suite.empty() && config_.remote_read_ahead) {
+    if (!config_.suite.empty() && config_.remote_read_ahead && !config_.read_only) {
       auto read_ahead = std::make_unique<ReadAheadRemote>(
           std::move(remote_),
           [root = config_.dir, suite = config_.suite](Remote& remote) {

@@ -244,6 +244,17 @@ TEST_F(RemoteCacheTest, AFreshRunnerReadsItsSuitesEntriesAheadAndAStaleKeyIsOnly
     b_warm.finish();
     EXPECT_EQ(b_warm.stats().remote_read_ahead, 0u);
   }
+  // A read-only store is never written, not even the read-ahead's lock: none.
+  Config e_config = machine("e");
+  e_config.suite = a_config.suite;
+  e_config.read_only = true;
+  {
+    Cache e(e_config);
+    EXPECT_EQ(e.compile(request(salt_, 1)).tier, Source::remote);
+    e.finish();
+    EXPECT_EQ(e.stats().remote_read_ahead, 0u);
+  }
+  EXPECT_FALSE(std::filesystem::exists(e_config.dir / "manifests"));
 }
 
 // Processes started together on one fresh store (xdist workers) read ahead once, not each.

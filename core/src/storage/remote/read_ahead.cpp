@@ -1,5 +1,6 @@
 #include "storage/remote/read_ahead.hpp"
 
+#include <exception>
 #include <system_error>
 #include <utility>
 
@@ -38,6 +39,20 @@ void ReadAheadRemote::stop() {
 }
 
 void ReadAheadRemote::run(const std::function<ReadAheadPlan(Remote&)>& plan) {
+  try {
+    read(plan);
+  } catch (const std::exception&) {  // out of memory: the lookups go to the remote themselves
+    {
+      std::lock_guard lock(mutex_);
+      planned_ = true;
+      slots_.clear();
+      held_ = 0;
+    }
+    changed_.notify_all();
+  }
+}
+
+void ReadAheadRemote::read(const std::function<ReadAheadPlan(Remote&)>& plan) {
   ReadAheadPlan planned = plan(*inner_);
   std::vector<Key> order;
   {

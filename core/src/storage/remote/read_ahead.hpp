@@ -79,7 +79,9 @@ class ReadAheadRemote final : public Remote {
     Result<std::optional<std::string>> value = std::optional<std::string>();
   };
 
+  // The thread: read(), and on an exception (out of memory) no read-ahead at all.
   void run(const std::function<ReadAheadPlan(Remote&)>& plan);
+  void read(const std::function<ReadAheadPlan(Remote&)>& plan);
 
   std::unique_ptr<Remote> inner_;
   std::chrono::milliseconds timeout_;
