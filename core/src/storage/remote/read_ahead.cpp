@@ -11,9 +11,12 @@ ReadAheadRemote::ReadAheadRemote(std::unique_ptr<Remote> inner,
                                  std::chrono::milliseconds timeout, std::uint64_t max_bytes)
     : inner_(std::move(inner)), timeout_(timeout), max_bytes_(max_bytes) {
   try {
-    thread_ = std::thread([this, plan = std::move(plan)] { run(plan); });
+    threads_.emplace_back([this, plan = std::move(plan)] { run(&plan); });
+    for (std::size_t i = 1; i < kFetchers; ++i) threads_.emplace_back([this] { run(nullptr); });
   } catch (const std::system_error&) {
-    planned_ = true;  // no thread, no plan: every lookup goes to the remote
+    if (threads_.empty()) {
+      planned_ = true;  // no thread, no plan: every lookup goes to the remote
+    }
   }
 }
 
@@ -25,7 +28,9 @@ void ReadAheadRemote::stop() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
   std::function<void()> after;
   {
     std::lock_guard lock(mutex_);
@@ -38,13 +43,24 @@ void ReadAheadRemote::stop() {
   if (after) after();
 }
 
-void ReadAheadRemote::run(const std::function<ReadAheadPlan(Remote&)>& plan) {
+void ReadAheadRemote::run(const std::function<ReadAheadPlan(Remote&)>* plan) {
   try {
-    read(plan);
+    if (plan != nullptr) {
+      ReadAheadPlan planned = (*plan)(*inner_);
+      std::lock_guard lock(mutex_);
+      for (const Key& key : planned.keys) {
+        if (slots_.try_emplace(key).second) order_.push_back(key);
+      }
+      after_ = std::move(planned.after);
+      planned_ = true;
+    }
+    changed_.notify_all();
+    fetch();
   } catch (const std::exception&) {  // out of memory: the lookups go to the remote themselves
     {
       std::lock_guard lock(mutex_);
       planned_ = true;
+      ended_ = true;
       slots_.clear();
       held_ = 0;
     }
@@ -52,41 +68,28 @@ void ReadAheadRemote::run(const std::function<ReadAheadPlan(Remote&)>& plan) {
   }
 }
 
-void ReadAheadRemote::read(const std::function<ReadAheadPlan(Remote&)>& plan) {
-  ReadAheadPlan planned = plan(*inner_);
-  std::vector<Key> order;
-  {
-    std::lock_guard lock(mutex_);
-    for (const Key& key : planned.keys) {
-      if (slots_.try_emplace(key).second) order.push_back(key);
-    }
-    after_ = std::move(planned.after);
-    planned_ = true;
-  }
-  changed_.notify_all();
-  for (const Key& key : order) {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_ || held_ > max_bytes_) break;
-      const auto slot = slots_.find(key);
-      if (slot == slots_.end()) continue;  // a lookup took it off the list to fetch it itself
-      slot->second.state = State::fetching;
-    }
+void ReadAheadRemote::fetch() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return planned_ || stopping_; });
+  while (!stopping_ && !ended_ && held_ <= max_bytes_) {
+    // The next key of the plan that no lookup took off the list.
+    while (next_ < order_.size() && !slots_.contains(order_[next_])) ++next_;
+    if (next_ == order_.size()) break;
+    const Key key = order_[next_++];
+    slots_[key].state = State::fetching;
+    lock.unlock();
     auto value = inner_->get(key);
-    const bool failed = !value;
-    {
-      std::lock_guard lock(mutex_);
-      const auto slot = slots_.find(key);
-      if (slot != slots_.end()) {  // else the lookup that waited for it gave up
-        if (value && *value) {
-          held_ += (*value)->size();
-          counted_.add(Stat::remote_read_ahead);
-        }
-        slot->second = {State::ready, std::move(value)};
+    lock.lock();
+    if (!value) ended_ = true;  // the remote failed: the breaker skips it from now on anyway
+    const auto slot = slots_.find(key);
+    if (slot != slots_.end()) {  // else the lookup that waited for it gave up
+      if (value && *value) {
+        held_ += (*value)->size();
+        counted_.add(Stat::remote_read_ahead);
       }
+      slot->second = {State::ready, std::move(value)};
     }
     changed_.notify_all();
-    if (failed) break;
   }
 }
 

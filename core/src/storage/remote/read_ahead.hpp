@@ -1,10 +1,10 @@
 // ReadAheadRemote: a fresh runner's remote that reads ahead. A fresh runner's lookups all go to
 // the remote, one round trip each, one after the other. Wrapped around the orchestrator's remote,
-// this one fetches, on a thread of its own, the entries a plan names (the suite's keys: what the
-// fleet's last run of the suite asked for, format/recipe.hpp), in that order, while the run
-// derives its keys; a lookup then takes its value from here instead of waiting for the network.
-// The orchestrator wraps its remote in one for a store folder without entries when the suite is
-// known (Config::suite) and CUBBY_REMOTE_READ_AHEAD is not 0.
+// this one fetches, on threads of its own (two fetches in flight), the entries a plan names (the
+// suite's keys: what the fleet's last run of the suite asked for, format/recipe.hpp), in that
+// order, while the run derives its keys; a lookup then takes its value from here instead of waiting
+// for the network. The orchestrator wraps its remote in one for a store folder without entries when
+// the suite is known (Config::suite) and CUBBY_REMOTE_READ_AHEAD is not 0.
 //
 // A lookup (get) of a key the plan named takes the value fetched for it, or waits for it while it
 // is being fetched (within the remote's timeout, then it asks the remote itself); a key the
@@ -79,9 +79,14 @@ class ReadAheadRemote final : public Remote {
     Result<std::optional<std::string>> value = std::optional<std::string>();
   };
 
-  // The thread: read(), and on an exception (out of memory) no read-ahead at all.
-  void run(const std::function<ReadAheadPlan(Remote&)>& plan);
-  void read(const std::function<ReadAheadPlan(Remote&)>& plan);
+  // A fetching thread; the first one (given the plan) makes the plan first. On an exception
+  // (out of memory) reading ahead ends and the lookups go to the remote.
+  void run(const std::function<ReadAheadPlan(Remote&)>* plan);
+  // Fetches the plan's next keys until the end, a failure, the byte bound or stop().
+  void fetch();
+
+  // Fetches in flight at a time: one's round trip overlaps another's transfer and decoding.
+  static constexpr std::size_t kFetchers = 2;
 
   std::unique_ptr<Remote> inner_;
   std::chrono::milliseconds timeout_;
@@ -92,10 +97,13 @@ class ReadAheadRemote final : public Remote {
   std::condition_variable changed_;
   bool planned_ = false;         // the plan is known (or there is none)
   bool stopping_ = false;        // stop() was called
+  bool ended_ = false;           // a fetch failed: no more
+  std::vector<Key> order_;       // the plan's keys, in order, without repeats
+  std::size_t next_ = 0;         // order_'s first key not yet fetched nor passed over
   std::map<Key, Slot> slots_;    // the plan's keys not yet taken
   std::uint64_t held_ = 0;       // bytes of ready values
   std::function<void()> after_;  // the plan's, run by stop()
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace cubby
