@@ -112,6 +112,17 @@ std::vector<Item> first_of_each(const std::vector<Item>& recent, const std::vect
   return merged;
 }
 
+// The remote key of a suite's value of kind `tag`: the hash of both, length-prefixed (a domain
+// no compile or blob key shares).
+Key suite_value_key(std::string_view tag, std::string_view suite) {
+  std::string fields;
+  put_str(fields, tag);
+  put_str(fields, suite);
+  Key key;
+  key.bytes = hash128(fields);
+  return key;
+}
+
 void put_checksum(std::string& out) {
   const auto checksum = hash128(out);
   out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
@@ -238,14 +249,7 @@ std::vector<Recipe> merge_recipes(const std::vector<Recipe>& recent,
   return first_of_each(recent, older, [](const Recipe& recipe) { return recipe_id(recipe); });
 }
 
-Key manifest_key(std::string_view suite) {
-  std::string fields;
-  put_str(fields, "cubby-manifest");
-  put_str(fields, suite);
-  Key key;
-  key.bytes = hash128(fields);
-  return key;
-}
+Key manifest_key(std::string_view suite) { return suite_value_key("cubby-manifest", suite); }
 
 std::string encode_suite_keys(const SuiteKeys& keys) {
   std::string out(kKeysMagic);
@@ -286,13 +290,6 @@ std::vector<RecipeKey> merge_suite_keys(const std::vector<RecipeKey>& recent,
   return first_of_each(recent, older, [](const RecipeKey& pair) { return pair.recipe; });
 }
 
-Key suite_keys_key(std::string_view suite) {
-  std::string fields;
-  put_str(fields, "cubby-suite-keys");
-  put_str(fields, suite);
-  Key key;
-  key.bytes = hash128(fields);
-  return key;
-}
+Key suite_keys_key(std::string_view suite) { return suite_value_key("cubby-suite-keys", suite); }
 
 }  // namespace cubby
