@@ -123,6 +123,22 @@ Key suite_value_key(std::string_view tag, std::string_view suite) {
   return key;
 }
 
+// What opens a manifest and a suite key list: magic, version, suite, item count.
+std::string header(std::string_view magic, std::uint32_t version, std::string_view suite,
+                   std::size_t count) {
+  std::string out(magic);
+  put_le(out, version);
+  put_str(out, suite);
+  put_le(out, static_cast<std::uint32_t>(count));
+  return out;
+}
+
+// The suite and item count after checked_body's magic and version; false when damaged or over
+// kMaxManifestRecipes.
+bool read_header(Reader& reader, std::string& suite, std::uint32_t& count) {
+  return reader.str(suite) && reader.u32(count) && count <= kMaxManifestRecipes;
+}
+
 void put_checksum(std::string& out) {
   const auto checksum = hash128(out);
   out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
@@ -218,10 +234,7 @@ Result<Recipe> decode_recipe(std::string_view bytes) {
 }
 
 std::string encode_manifest(const Manifest& manifest) {
-  std::string out(kMagic);
-  put_le(out, kManifestFormatVersion);
-  put_str(out, manifest.suite);
-  put_le(out, static_cast<std::uint32_t>(manifest.recipes.size()));
+  std::string out = header(kMagic, kManifestFormatVersion, manifest.suite, manifest.recipes.size());
   for (const Recipe& recipe : manifest.recipes) put_recipe(out, recipe);
   put_checksum(out);
   return out;
@@ -233,7 +246,7 @@ Result<Manifest> decode_manifest(std::string_view bytes) {
   Reader reader(*body);
   Manifest manifest;
   std::uint32_t count = 0;
-  if (!reader.str(manifest.suite) || !reader.u32(count) || count > kMaxManifestRecipes) {
+  if (!read_header(reader, manifest.suite, count)) {
     return fail(Errc::corrupt, "manifest header is damaged");
   }
   manifest.recipes.resize(count);
@@ -252,10 +265,7 @@ std::vector<Recipe> merge_recipes(const std::vector<Recipe>& recent,
 Key manifest_key(std::string_view suite) { return suite_value_key("cubby-manifest", suite); }
 
 std::string encode_suite_keys(const SuiteKeys& keys) {
-  std::string out(kKeysMagic);
-  put_le(out, kSuiteKeysFormatVersion);
-  put_str(out, keys.suite);
-  put_le(out, static_cast<std::uint32_t>(keys.keys.size()));
+  std::string out = header(kKeysMagic, kSuiteKeysFormatVersion, keys.suite, keys.keys.size());
   for (const RecipeKey& pair : keys.keys) {
     out.append(reinterpret_cast<const char*>(pair.recipe.data()), pair.recipe.size());
     out.append(reinterpret_cast<const char*>(pair.key.bytes.data()), pair.key.bytes.size());
@@ -271,8 +281,7 @@ Result<SuiteKeys> decode_suite_keys(std::string_view bytes) {
   SuiteKeys keys;
   std::uint32_t count = 0;
   constexpr std::size_t kPairBytes = 32;
-  if (!reader.str(keys.suite) || !reader.u32(count) || count > kMaxManifestRecipes ||
-      reader.left() != count * kPairBytes) {
+  if (!read_header(reader, keys.suite, count) || reader.left() != count * kPairBytes) {
     return fail(Errc::corrupt, "suite key list is damaged (header, or a count its bytes lack)");
   }
   const std::string_view pairs = body->substr(body->size() - reader.left());
