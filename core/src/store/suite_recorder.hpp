@@ -35,9 +35,9 @@ class SuiteRecorder {
   // Merges what was recorded since the last save into the suite's manifest (record_manifest) and
   // its keys (record_suite_keys) and, when `remote` is given, queues the keys for it when they
   // changed (a new recipe or key), and the manifest when it changed too, unless the keys show
-  // the fleet already has every recipe of this run (their file did not change). A store that cannot be written is said on stderr (once per
-  // recorder): `cubby warm` and prefetch will not know this run's kernels; the recipes are tried
-  // again by the next save.
+  // the fleet already has every recipe of this run (their file did not change). A store that cannot
+  // be written is said on stderr (once per recorder): `cubby warm` and prefetch will not know this
+  // run's kernels; the recipes are tried again by the next save.
   void save(Remote* remote);
 
  private:
