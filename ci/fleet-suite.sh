@@ -51,11 +51,17 @@ timed() {
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 find_python
-counter() { "$cubby" stats --json --dir "$1" | "$python" -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+# counters STORE NAME...: the store's counters NAME..., on one line (one `cubby stats` for all).
+counters() {
+  local store="$1"
+  shift
+  "$cubby" stats --json --dir "$store" |
+    "$python" -c "import json,sys; d=json.load(sys.stdin); print(*(d[n] for n in sys.argv[1:]))" "$@"
+}
 
 timed "$work/local"
 cold="$seconds"
-programs="$(counter "$work/local" compiles)"
+programs="$(counters "$work/local" compiles)"
 warm_times=()
 for ((i = 0; i < runs; i++)); do timed "$work/local" CUBBY_PREFETCH=0; warm_times+=("$seconds"); done
 warm="$(median "${warm_times[@]}")"
@@ -76,9 +82,9 @@ for pair in "${pairs[@]}"; do
     local_times+=("$seconds")
     timed "$work/fresh-$name-$i" "${settings[@]}" CUBBY_PREFETCH=0
     times+=("$seconds")
-    hits="$(counter "$work/fresh-$name-$i" hits_remote)"
+    read -r hits run_taken < <(counters "$work/fresh-$name-$i" hits_remote remote_read_ahead_taken)
     [ "$hits" = "$programs" ] || problems="run $i: $hits remote hits of $programs programs"
-    taken+=("$(counter "$work/fresh-$name-$i" remote_read_ahead_taken)")
+    taken+=("$run_taken")
     rm -rf "$work/fresh-$name-$i"
   done
   fleet="$(median "${times[@]}")" local_warm="$(median "${local_times[@]}")"

@@ -36,8 +36,7 @@ Result<std::optional<Manifest>> load_suite(const Config& config, std::string_vie
 
 ReadAheadPlan read_ahead_plan(const std::filesystem::path& root, std::string_view suite,
                               Remote& remote) {
-  auto lock =
-      FileLock::try_acquire(manifests_dir(root) / (manifest_stem(suite) + ".read-ahead.lock"));
+  auto lock = FileLock::try_acquire(suite_file(root, suite, ".read-ahead.lock"));
   if (!lock || !lock->has_value()) return {};
   auto bytes = remote.get(suite_keys_key(suite));
   if (!bytes || !bytes->has_value()) return {};
@@ -55,8 +54,7 @@ ReadAheadPlan read_ahead_plan(const std::filesystem::path& root, std::string_vie
 
 std::optional<SuiteWarmLock> SuiteWarmLock::try_acquire(const Store& store,
                                                         std::string_view suite) {
-  auto lock =
-      FileLock::try_acquire(manifests_dir(store.root()) / (manifest_stem(suite) + ".warm.lock"));
+  auto lock = FileLock::try_acquire(suite_file(store.root(), suite, ".warm.lock"));
   if (!lock || !lock->has_value()) return std::nullopt;
   return SuiteWarmLock(std::make_unique<FileLock>(std::move(**lock)));
 }

@@ -43,7 +43,7 @@ Result<std::optional<Manifest>> decode_file(const std::filesystem::path& path) {
 // The lock under which processes of `suite` merge its files.
 Result<std::optional<FileLock>> merge_lock(const std::filesystem::path& root,
                                            std::string_view suite) {
-  return FileLock::acquire(manifests_dir(root) / (manifest_stem(suite) + ".lock"), kMergeLockWait);
+  return FileLock::acquire(suite_file(root, suite, ".lock"), kMergeLockWait);
 }
 
 }  // namespace
@@ -63,8 +63,13 @@ std::filesystem::path manifests_dir(const std::filesystem::path& root) {
   return root / "manifests";
 }
 
+std::filesystem::path suite_file(const std::filesystem::path& root, std::string_view suite,
+                                 std::string_view suffix) {
+  return manifests_dir(root) / (manifest_stem(suite) + std::string(suffix));
+}
+
 std::filesystem::path manifest_path(const std::filesystem::path& root, std::string_view suite) {
-  return manifests_dir(root) / (manifest_stem(suite) + std::string(kSuffix));
+  return suite_file(root, suite, kSuffix);
 }
 
 Result<std::optional<Manifest>> load_manifest(const std::filesystem::path& root,
@@ -96,7 +101,7 @@ Result<std::optional<std::string>> record_manifest(const std::filesystem::path& 
 }
 
 std::filesystem::path suite_keys_path(const std::filesystem::path& root, std::string_view suite) {
-  return manifests_dir(root) / (manifest_stem(suite) + std::string(kKeysSuffix));
+  return suite_file(root, suite, kKeysSuffix);
 }
 
 Result<std::optional<std::string>> record_suite_keys(const std::filesystem::path& root,

@@ -21,6 +21,10 @@ namespace cubby {
 // most 40) followed by '-' and 16 hex digits of its hash, so two suites never share a file.
 std::string manifest_stem(std::string_view suite);
 std::filesystem::path manifests_dir(const std::filesystem::path& root);
+// <root>/manifests/<stem><suffix>: the file of `suite` that `suffix` names (".manifest", ".keys",
+// ".lock", ".warm.lock", ".read-ahead.lock").
+std::filesystem::path suite_file(const std::filesystem::path& root, std::string_view suite,
+                                 std::string_view suffix);
 std::filesystem::path manifest_path(const std::filesystem::path& root, std::string_view suite);
 
 // `suite`'s manifest in the store at `root`: nullopt when there is none; Errc::corrupt (a damaged
