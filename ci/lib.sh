@@ -10,7 +10,7 @@ CUBBY_APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev nlohmann-json3-dev libcli11-dev
   libhiredis-dev libssl-dev liblz4-dev zlib1g-dev redis-server
-  libcurl4-openssl-dev nginx libnginx-mod-http-dav-ext
+  nginx libnginx-mod-http-dav-ext  # the HTTP(S) remote tests' server (WebDAV PUT)
   redis-tools openssl  # redis-cli --cluster create and the test CA of the Redis TLS and Cluster tests
 )
 

@@ -133,9 +133,6 @@ int run_stats(const Common& common, bool zero) {
                 {"since", since ? json(format_unix_ms(*since)) : json(nullptr)},
                 {"since_ms", since ? json(*since) : json(nullptr)}};
     if (!config.remote_url.empty()) out["remote"] = redacted_remote_url(config.remote_url);
-    if (const std::string off = remote_off_reason(config.remote_url); !off.empty()) {
-      out["remote_off"] = off;
-    }
     // Every counter once: each process counter by its Stats name (times in ms, from the persisted
     // microseconds: compile_ms, compile_ms_saved, remote_ms), then the store's own counters by
     // their names (evictions, and the size estimate store_bytes / store_entries).
@@ -163,9 +160,6 @@ int run_stats(const Common& common, bool zero) {
   rows.emplace_back("hit rate", rate);
   if (!config.remote_url.empty())
     rows.emplace_back("remote", redacted_remote_url(config.remote_url));
-  if (const std::string off = remote_off_reason(config.remote_url); !off.empty()) {
-    rows.emplace_back("remote off", "HTTP(S) layers: " + off);
-  }
   print_rows(rows);
   // The summary every front end prints (cubby/stats_summary.hpp): times, time saved, the remote.
   std::cout << '\n';

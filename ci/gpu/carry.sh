@@ -3,7 +3,7 @@
 # Redis) needs to run a tree built here, into one folder to copy there beside the build folder:
 #   ci/gpu/carry.sh [DIR]        DIR default .carry (ignored by git: list it in .git/info/exclude)
 # DIR/lib: the shared libraries the build links and Debian 12 has but the GPU machine may lack
-#   (Google Benchmark, hiredis, OpenSSL, LZ4, libcurl and its own dependencies): put DIR/lib on
+#   (Google Benchmark, hiredis, OpenSSL, LZ4, and their own dependencies): put DIR/lib on
 #   LD_LIBRARY_PATH there.
 # DIR/redis/redis-server: a redis-server (Debian's binary and its libraries, behind a wrapper that
 #   sets its own library path, so nothing else sees them; it also uses DIR/lib): CUBBY_TEST_REDIS_SERVER=DIR/redis/redis-server
@@ -31,9 +31,8 @@ is_base_library() {
   esac
   return 1
 }
-# Each library libcubby links or loads (libcurl, dlopened for HTTP(S) remotes, with its own
-# dependencies: the GPU image may lack them).
-for name in libbenchmark.so.1debian libhiredis.so.0.14 libcrypto.so.3 libssl.so.3 liblz4.so.1 libcurl.so.4; do
+# Each library the build links, with its own dependencies: the GPU image may lack them.
+for name in libbenchmark.so.1debian libhiredis.so.0.14 libcrypto.so.3 libssl.so.3 liblz4.so.1; do
   if path="$(library_path "$name")" && [ -n "$path" ]; then
     cp -L "$path" "$dir/lib/$name"
     ldd "$path" | awk '/=> \// { print $1, $3 }' | while read -r dep dep_path; do

@@ -1,7 +1,9 @@
 // A fake HTTP server on 127.0.0.1 for the HTTP remote's fault tests: it reads each request (head
 // and Content-Length body) and answers by its method with a scripted Answer — some bytes at once,
 // then (if any) the `drip` bytes one at a time, one every `interval`, cycled for ever. Connections
-// are kept open between requests (keep-alive), so a test can count how many the client opened.
+// are kept open between requests (keep-alive), so a test can count how many the client opened,
+// unless the answer says `close` (then the server closes the connection after it, whatever the
+// answer's headers say).
 // Stopping the server (stop() or the destructor) closes every connection, so a client still
 // waiting for a dripped answer sees the end of the stream.
 #pragma once
@@ -27,8 +29,9 @@ namespace cubby::testing {
 class HttpFake {
  public:
   struct Answer {
-    std::string now;   // sent at once (status line, headers, maybe a body)
-    std::string drip;  // then one byte of it every interval, cycled for ever; empty: none
+    std::string now;     // sent at once (status line, headers, maybe a body)
+    std::string drip;    // then one byte of it every interval, cycled for ever; empty: none
+    bool close = false;  // the connection is closed after `now`
   };
 
   // An answer with `status` and `body` (its Content-Length declared).
@@ -118,6 +121,7 @@ class HttpFake {
       const auto found = answers_.find(method);
       const Answer answer = found == answers_.end() ? HttpFake::answer(405) : found->second;
       send_all(fd, answer.now);
+      if (answer.close) break;
       if (!answer.drip.empty()) {
         for (std::size_t next = 0; !stopping_; next = (next + 1) % answer.drip.size()) {
           std::this_thread::sleep_for(interval_);

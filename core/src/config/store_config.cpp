@@ -236,7 +236,7 @@ const std::array<StoreSettingInfo, 14> kStoreSettings = {{
      "private key (PEM) of remote_cert_file; empty: in that file", apply_remote_key_file},
 }};
 
-const std::array<ProcessVariableInfo, 15> kProcessVariables = {{
+const std::array<ProcessVariableInfo, 14> kProcessVariables = {{
     {"CUBBY_DISABLE", "1: always compile; neither read nor write the store"},
     {"CUBBY_ARCH",
      "architecture when a request names none (sm_90, sm_90a, compute_90); default: "
@@ -256,7 +256,6 @@ const std::array<ProcessVariableInfo, 15> kProcessVariables = {{
     {"CUBBY_REMOTE_TOKEN",
      "bearer token of http(s) remotes (over remote_token_file); never read from cubby.conf"},
     {"CUBBY_NVRTC_LIBRARY", "the libnvrtc.so file to use"},
-    {"CUBBY_CURL_LIBRARY", "the libcurl.so.4 file http(s) remotes load (default: libcurl.so.4)"},
     {"CUBBY_CLI", "the cubby tool that prefetch starts"},
     {"CUBBY_STATS_FILE", "file to which each process appends its counters as one JSON line"},
     {"CUBBY_REQUIRE_WARM", "1: under the GoogleTest harness, any compile fails the test"},

@@ -57,7 +57,7 @@ struct ProcessVariableInfo {
   std::string_view env;
   std::string_view what;
 };
-extern const std::array<ProcessVariableInfo, 15> kProcessVariables;
+extern const std::array<ProcessVariableInfo, 14> kProcessVariables;
 
 // The setting named `key`, or nullptr.
 const StoreSettingInfo* find_store_setting(std::string_view key);

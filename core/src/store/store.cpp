@@ -184,6 +184,4 @@ std::optional<std::int64_t> Store::zeroed_ms() const {
 
 std::string redacted_remote_url(std::string_view url) { return redact_remote_url(url); }
 
-std::string remote_off_reason(std::string_view url) { return remote_unavailable(url); }
-
 }  // namespace cubby

@@ -128,8 +128,4 @@ class Store {
 // `url` (CUBBY_REMOTE) with its credentials hidden, for display (redact_remote_url).
 std::string redacted_remote_url(std::string_view url);
 
-// Why layers of `url` (CUBBY_REMOTE) are off in this process: HTTP(S) ones when libcurl cannot be
-// loaded (what to install); empty when none is (remote_unavailable).
-std::string remote_off_reason(std::string_view url);
-
 }  // namespace cubby

@@ -1,5 +1,5 @@
 // A shared library loaded at run time with dlopen, for the libraries libcubby uses but does not
-// link (NVRTC, libcurl): a process that never needs one never loads it.
+// link (NVRTC, the CUDA driver): a process that never needs one never loads it.
 #pragma once
 
 #include <dlfcn.h>

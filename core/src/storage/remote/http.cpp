@@ -1,24 +1,21 @@
 #include "storage/remote/http.hpp"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
-#include <cstdlib>
-#include <mutex>
+#include <optional>
 #include <system_error>
 #include <utility>
 
-#include "storage/remote/curl_library.hpp"
 #include "storage/remote/deadline.hpp"
 
 namespace cubby {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The loaded libcurl; requires curl_api() to have succeeded (true wherever a CURL* exists: only
-// the loaded library makes them).
-const CurlApi& loaded_curl() { return curl_api().value(); }
 
 // `text` with its %XX escapes decoded; nullopt when a '%' is not followed by two hex digits.
 std::optional<std::string> percent_decoded(std::string_view text) {
@@ -40,55 +37,237 @@ std::optional<std::string> percent_decoded(std::string_view text) {
   return out;
 }
 
-// What one transfer collects: the body of a 2xx answer, up to `limit`.
-struct Transfer {
-  CURL* handle = nullptr;
-  std::uint64_t limit = 0;
-  bool too_big = false;
-  std::string body;
-  std::string_view upload;
-  std::size_t uploaded = 0;
-};
-
 bool success(long status) { return status >= 200 && status < 300; }
 
-long status_of(CURL* handle) {
-  long status = 0;
-  loaded_curl().easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
-  return status;
+// The longest line of an answer's head, and its most lines: past them the answer is not one a
+// cache server gives.
+constexpr std::size_t kMaxLine = 16 << 10;
+constexpr int kMaxHeaders = 100;
+// The longest body of a non-2xx answer (an error page) read to keep its connection: a longer one
+// is left unread and the connection closed.
+constexpr std::uint64_t kMaxErrorBody = 64 << 10;
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
-// Keeps a 2xx body, up to the limit: past it the transfer is aborted (0: CURLE_WRITE_ERROR).
-// Bodies of other answers (error pages) are read and dropped.
-std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
-  Transfer& transfer = *static_cast<Transfer*>(user);
-  const std::size_t bytes = size * count;
-  if (!success(status_of(transfer.handle))) return bytes;
-  if (transfer.body.size() + bytes > transfer.limit) {
-    transfer.too_big = true;
-    return 0;
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+// Whether the comma-separated header value `list` holds `token` (in any case).
+bool has_token(std::string_view list, std::string_view token) {
+  for (;;) {
+    const std::size_t comma = list.find(',');
+    if (equals_ignoring_case(trimmed(list.substr(0, comma)), token)) return true;
+    if (comma == std::string_view::npos) return false;
+    list.remove_prefix(comma + 1);
   }
-  transfer.body.append(data, bytes);
-  return bytes;
 }
 
-std::size_t on_upload(char* buffer, std::size_t size, std::size_t count, void* user) {
-  Transfer& transfer = *static_cast<Transfer*>(user);
-  const std::size_t bytes = std::min(size * count, transfer.upload.size() - transfer.uploaded);
-  std::copy_n(transfer.upload.data() + transfer.uploaded, bytes, buffer);
-  transfer.uploaded += bytes;
-  return bytes;
+std::string base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(bytes.data()),
+                                      static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(std::max(written, 0)));
+  return out;
 }
 
-bool tls_failure(CURLcode code) {
-  return code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR ||
-         code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CERTPROBLEM;
-}
+// An answer read off one connection by a deadline: its head, then its body (Content-Length,
+// chunked, or up to the end of the stream).
+class AnswerReader {
+ public:
+  enum class Ended {
+    answered,  // status() and body() hold it
+    too_big,   // a 2xx body over the limit: refused, not (all) read
+    stream,    // the connection failed or closed first (received(): whether any byte came)
+    not_http,  // the bytes are not an HTTP/1.x answer: what() says why
+  };
 
-const char* env_or_null(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? value : nullptr;
-}
+  AnswerReader(RedisConnection& connection, Clock::time_point deadline)
+      : connection_(connection), deadline_(deadline) {}
+
+  // Reads the answer to `method` whose 2xx body may be up to `limit` bytes; false when it ended
+  // otherwise than answered.
+  bool read(std::string_view method, std::uint64_t limit) {
+    std::uint64_t length = 0;
+    bool has_length = false, chunked = false, close = false;
+    do {  // 1xx answers (100 Continue) come before the real one: skipped
+      auto status_line = line();
+      if (!status_line) return false;
+      const std::string_view text = *status_line;
+      if (!text.starts_with("HTTP/1.") || text.size() < 12 || text[8] != ' ') {
+        return not_http("it answered \"" + std::string(text.substr(0, 40)) + "\", not HTTP/1.x");
+      }
+      if (text[7] == '0') close = true;  // HTTP/1.0: taken as closing after the answer
+      if (std::from_chars(text.data() + 9, text.data() + 12, status_).ptr != text.data() + 12 ||
+          status_ < 100) {
+        return not_http("its status line has no status code");
+      }
+      has_length = chunked = false;
+      for (int lines = 0;; ++lines) {
+        auto header = line();
+        if (!header) return false;
+        if (header->empty()) break;
+        const std::size_t colon = header->find(':');
+        if (lines == kMaxHeaders || colon == std::string::npos) {
+          return not_http("its head has a line without ':' or over 100 lines");
+        }
+        const std::string_view name = std::string_view(*header).substr(0, colon);
+        const std::string_view value = trimmed(std::string_view(*header).substr(colon + 1));
+        if (equals_ignoring_case(name, "Content-Length")) {
+          std::uint64_t parsed = 0;
+          const char* end = value.data() + value.size();
+          if (value.empty() || std::from_chars(value.data(), end, parsed).ptr != end ||
+              (has_length && length != parsed)) {
+            return not_http("its Content-Length is not one number");
+          }
+          length = parsed;
+          has_length = true;
+        } else if (equals_ignoring_case(name, "Transfer-Encoding")) {
+          chunked = has_token(value, "chunked");
+        } else if (equals_ignoring_case(name, "Connection")) {
+          close = close || has_token(value, "close");
+        }
+      }
+    } while (status_ < 200);
+    const bool kept = success(status_);
+    const std::uint64_t bound = kept ? limit : kMaxErrorBody;
+    std::string* body = kept ? &body_ : nullptr;
+    bool whole = true;  // the body was read to its end
+    if (method == "HEAD" || status_ == 204 || status_ == 304) {
+      // no body
+    } else if (chunked) {
+      whole = chunks(bound, body);
+    } else if (has_length) {
+      whole = length <= bound ? bytes(length, body) : refuse(kept);
+    } else {
+      close = true;  // the body ends with the stream
+      whole = to_the_end(bound, body);
+    }
+    if (!whole) return too_big_ && !kept;  // an error page left unread: the answer stands
+    reusable_ = !close && at_ == buffer_.size();
+    return true;
+  }
+
+  Ended ended() const { return ended_; }
+  long status() const { return status_; }
+  std::string& body() { return body_; }
+  bool received() const { return received_; }
+  const std::string& what() const { return what_; }
+  // Whether the connection can carry another request.
+  bool reusable() const { return reusable_; }
+
+ private:
+  // Receives more bytes into the buffer; false when the stream failed or ended.
+  bool more() {
+    if (at_ == buffer_.size()) {
+      buffer_.clear();
+      at_ = 0;
+    }
+    char chunk[64 << 10];
+    const std::size_t got = connection_.receive(chunk, sizeof chunk, deadline_);
+    if (got == 0) {
+      ended_ = Ended::stream;
+      return false;
+    }
+    received_ = true;
+    buffer_.append(chunk, got);
+    return true;
+  }
+  bool not_http(std::string why) {
+    ended_ = Ended::not_http;
+    what_ = std::move(why);
+    return false;
+  }
+  // A body over its bound, left unread (its connection is not reused): a 2xx one is refused
+  // (when `kept`); an error page's answer stands. False: reading stops.
+  bool refuse(bool kept) {
+    too_big_ = true;
+    if (kept) ended_ = Ended::too_big;
+    return false;
+  }
+  // The next line, without its CRLF; nullopt when the stream ended or the line is too long.
+  std::optional<std::string> line() {
+    std::size_t end = 0;
+    while ((end = buffer_.find("\r\n", at_)) == std::string::npos) {
+      if (buffer_.size() - at_ > kMaxLine) {
+        not_http("a line of its head is over 16 KiB");
+        return std::nullopt;
+      }
+      if (!more()) return std::nullopt;
+    }
+    std::string text = buffer_.substr(at_, end - at_);
+    at_ = end + 2;
+    return text;
+  }
+  // `count` bytes, appended to `out` unless it is null (read and dropped).
+  bool bytes(std::uint64_t count, std::string* out) {
+    while (count > 0) {
+      if (at_ == buffer_.size() && !more()) return false;
+      const std::size_t take = std::min<std::uint64_t>(count, buffer_.size() - at_);
+      if (out != nullptr) out->append(buffer_, at_, take);
+      at_ += take;
+      count -= take;
+    }
+    return true;
+  }
+  // A chunked body of at most `bound` bytes, and its trailer.
+  bool chunks(std::uint64_t bound, std::string* out) {
+    for (std::uint64_t total = 0;;) {
+      auto size_line = line();
+      if (!size_line) return false;
+      std::uint64_t size = 0;
+      const std::string_view text = *size_line;
+      const auto parsed = std::from_chars(text.data(), text.data() + text.size(), size, 16);
+      if (parsed.ec != std::errc() || parsed.ptr == text.data()) {
+        return not_http("a chunk of its body has no size");
+      }
+      if (size == 0) break;
+      if (size > bound - total) return refuse(out != nullptr);
+      total += size;
+      if (!bytes(size, out) || !bytes(2, nullptr)) return false;
+    }
+    for (;;) {  // the trailer, up to its empty line
+      auto trailer = line();
+      if (!trailer) return false;
+      if (trailer->empty()) return true;
+    }
+  }
+  // A body that ends with the stream, of at most `bound` bytes.
+  bool to_the_end(std::uint64_t bound, std::string* out) {
+    for (std::uint64_t total = 0;;) {
+      const std::uint64_t held = buffer_.size() - at_;
+      if (held > bound - total) return refuse(out != nullptr);
+      total += held;
+      if (out != nullptr) out->append(buffer_, at_, held);
+      at_ = buffer_.size();
+      if (!more()) {
+        if (connection_.timed_out()) return false;
+        ended_ = Ended::answered;  // the end of the stream is the end of the body
+        return true;
+      }
+    }
+  }
+
+  RedisConnection& connection_;
+  Clock::time_point deadline_;
+  std::string buffer_;  // received; consumed up to at_
+  std::size_t at_ = 0;
+  bool received_ = false;
+  bool reusable_ = false;
+  bool too_big_ = false;
+  Ended ended_ = Ended::answered;
+  std::string what_;
+  long status_ = 0;
+  std::string body_;
+};
 
 }  // namespace
 
@@ -148,14 +327,19 @@ Result<HttpUrl> parse_http_url(std::string_view text) {
     const bool digits = port.size() <= 5 && std::all_of(port.begin(), port.end(), [](char c) {
                           return c >= '0' && c <= '9';
                         });
-    if (!digits || (!port.empty() && std::stoul(std::string(port)) > 65535)) {
-      return bad("the URL's port is not a number up to 65535");
+    const unsigned long number = digits && !port.empty() ? std::stoul(std::string(port)) : 1;
+    if (!digits || number == 0 || number > 65535) {
+      return bad("the URL's port is not a number from 1 to 65535");
     }
   }
-  parsed.base = std::string(scheme).append(host);
-  if (!port.empty()) parsed.base.append(":").append(port);
-  parsed.base.append(path);
-  while (parsed.base.ends_with('/')) parsed.base.pop_back();
+  parsed.tls = scheme == "https://";
+  parsed.endpoint.host = std::string(name);
+  parsed.endpoint.port = port.empty() ? (parsed.tls ? 443 : 80) : std::stoi(std::string(port));
+  parsed.authority = std::string(host);
+  if (!port.empty()) parsed.authority.append(":").append(port);
+  parsed.prefix = std::string(path);
+  while (parsed.prefix.ends_with('/')) parsed.prefix.pop_back();
+  parsed.base = std::string(scheme).append(parsed.authority).append(parsed.prefix);
   return parsed;
 }
 
@@ -165,31 +349,6 @@ Result<HttpLayout> parse_http_layout(std::string_view name) {
   return fail(Errc::invalid_argument, "layout=", std::string(name),
               " is not a layout; use layout=flat (<prefix>/<key>, the default) or layout=bazel "
               "(<prefix>/ac/<64 hex digits>, for bazel-remote)");
-}
-
-void HttpBackend::HandleFree::operator()(void* handle) const { loaded_curl().easy_cleanup(handle); }
-
-HttpBackend::HttpBackend(const HttpOptions& options, std::uint64_t max_value, AtomicStats& counted)
-    : url_(options.url),
-      location_(options.location),
-      layout_(options.layout),
-      ca_file_(options.ca_file),
-      read_only_(options.read_only),
-      timeout_(options.timeout),
-      max_value_(max_value),
-      counted_(counted) {
-  if (url_.user.empty() && !options.bearer_token.empty()) {
-    authorization_ = "Authorization: Bearer " + options.bearer_token;
-  }
-  // libcurl reads neither variable itself; OpenSSL's own default verify paths do.
-  if (ca_file_.empty()) {
-    if (const char* file = env_or_null("SSL_CERT_FILE")) ca_file_ = file;
-    if (const char* dir = env_or_null("SSL_CERT_DIR")) ca_dir_ = dir;
-  }
-}
-
-HttpBackend::~HttpBackend() {
-  if (connector_.joinable()) connector_.join();
 }
 
 std::string HttpBackend::key_path(const Key& key, HttpLayout layout) {
@@ -207,10 +366,6 @@ std::string HttpBackend::key_path(const Key& key, HttpLayout layout) {
   return hex;
 }
 
-std::string HttpBackend::url_of(const Key& key) const {
-  return url_.base + "/" + key_path(key, layout_);
-}
-
 void HttpBackend::warn_once(std::atomic<bool>& flag, const std::string& message) {
   if (!flag.exchange(true)) std::fprintf(stderr, "cubby: %s\n", message.c_str());
 }
@@ -221,121 +376,118 @@ std::string HttpBackend::timed_out() const {
          "included)";
 }
 
-Result<HttpBackend::Handle> HttpBackend::pooled_handle(Clock::time_point deadline) {
-  std::optional<Handle> idle;
-  switch (pool_.take(deadline, idle)) {
-    case Pool<Handle>::Taken::idle:
-      return std::move(*idle);
-    case Pool<Handle>::Taken::timed_out:
-      counted_.add(Stat::remote_timeouts);
-      return fail(Errc::io, location_, ": ", timed_out());
-    case Pool<Handle>::Taken::ahead_failed:  // skipped, as the breaker it tripped would skip it
-      counted_.add(Stat::remote_skipped);
-      return fail(Errc::io, location_, " failed to connect just now; skipped");
-    case Pool<Handle>::Taken::none:
-      break;
+HttpBackend::HttpBackend(const HttpOptions& options, std::uint64_t max_value, AtomicStats& counted,
+                         std::shared_ptr<const TlsContext> tls)
+    : url_(options.url),
+      location_(options.location),
+      layout_(options.layout),
+      tls_(std::move(tls)),
+      resolver_(options.resolver),
+      read_only_(options.read_only),
+      timeout_(options.timeout),
+      max_value_(max_value),
+      counted_(counted) {
+  if (!url_.user.empty()) {
+    authorization_ = "Authorization: Basic " + base64(url_.user + ":" + url_.password) + "\r\n";
+  } else if (!options.bearer_token.empty()) {
+    authorization_ = "Authorization: Bearer " + options.bearer_token + "\r\n";
   }
-  return new_handle();
 }
 
-Result<HttpBackend::Handle> HttpBackend::new_handle() const {
-  const auto& loaded = curl_api();
-  if (!loaded) return fail(Errc::io, location_, ": ", loaded.error().message);
-  Handle handle(loaded->easy_init());
-  if (!handle) return fail(Errc::io, "out of memory opening a connection to ", location_);
-  return handle;
+HttpBackend::~HttpBackend() {
+  if (connector_.joinable()) connector_.join();
 }
 
-Result<HttpBackend::Answer> HttpBackend::call(std::string_view method, const std::string& url,
+Result<HttpBackend::ConnectionPtr> HttpBackend::connect(Clock::time_point deadline) {
+  if (passed(deadline)) {
+    counted_.add(Stat::remote_timeouts);
+    return fail(Errc::io, location_, ": cannot connect: ", timed_out());
+  }
+  bool timeout = false;
+  auto opened = RedisConnection::open(url_.endpoint, tls_.get(), deadline, resolver_, timeout);
+  if (!opened) {
+    timeout = timeout || passed(deadline);
+    counted_.add(timeout ? Stat::remote_timeouts : Stat::remote_errors);
+    return fail(Errc::io, location_, ": ", timeout ? timed_out() : opened.error().message);
+  }
+  return std::move(opened).value();
+}
+
+std::string HttpBackend::request_bytes(std::string_view method, const std::string& path,
+                                       std::string_view body) const {
+  std::string bytes;
+  bytes.reserve(256 + body.size());
+  bytes.append(method).append(" ").append(url_.prefix).append("/").append(path);
+  bytes.append(" HTTP/1.1\r\nHost: ").append(url_.authority).append("\r\nUser-Agent: cubby\r\n");
+  bytes.append(authorization_);
+  if (method == "PUT") {
+    bytes.append("Content-Type: application/octet-stream\r\nContent-Length: ")
+        .append(std::to_string(body.size()))
+        .append("\r\n");
+  }
+  return bytes.append("\r\n").append(body);
+}
+
+Result<HttpBackend::Answer> HttpBackend::exchange(ConnectionPtr& connection,
+                                                  std::string_view method, const std::string& path,
+                                                  std::string_view body, std::uint64_t limit,
+                                                  Clock::time_point deadline) {
+  const std::string request = request_bytes(method, path, body);
+  const std::string doing = std::string(method) + " " + url_.prefix + "/" + path;
+  for (bool kept = connection != nullptr;; kept = false) {
+    if (!kept) {
+      auto opened = connect(deadline);
+      if (!opened) return std::move(opened).error();
+      connection = std::move(opened).value();
+    }
+    AnswerReader reader(*connection, deadline);
+    const bool sent = connection->send(request, deadline);
+    if (sent && reader.read(method, limit)) {
+      if (!reader.reusable()) connection.reset();
+      return Answer{reader.status(), std::move(reader.body())};
+    }
+    const bool timeout = connection->timed_out() || passed(deadline);
+    const std::string error = connection->error();
+    connection.reset();
+    // A kept connection that the server closed meanwhile (its keep-alive timeout or request
+    // limit): nothing came back; the request again on a new connection.
+    if (kept && !timeout && !reader.received() && reader.ended() != AnswerReader::Ended::not_http) {
+      continue;
+    }
+    if (reader.ended() == AnswerReader::Ended::too_big) {
+      counted_.add(Stat::remote_rejected);
+      return fail(Errc::corrupt, location_, ": the answer to ", doing,
+                  " is over CUBBY_REMOTE_MAX_ENTRY; not read");
+    }
+    if (reader.ended() == AnswerReader::Ended::not_http) {
+      counted_.add(Stat::remote_errors);
+      return fail(Errc::io, location_, ": ", doing, ": ", reader.what(),
+                  " (is it an HTTP server?)");
+    }
+    counted_.add(timeout ? Stat::remote_timeouts : Stat::remote_errors);
+    return fail(Errc::io, location_, ": ", doing, " ", timeout ? timed_out() : "failed: " + error);
+  }
+}
+
+Result<HttpBackend::Answer> HttpBackend::call(std::string_view method, const std::string& path,
                                               std::string_view body, std::uint64_t limit) {
   const Clock::time_point deadline = remote_deadline(timeout_);
-  auto pooled = pooled_handle(deadline);
-  if (!pooled) return std::move(pooled).error();
-  auto answer = request(pooled->get(), method, url, body, limit, deadline);
-  pool_.put(std::move(pooled).value());  // curl closes a connection that cannot be reused
+  std::optional<ConnectionPtr> idle;
+  switch (pool_.take(deadline, idle)) {
+    case Pool<ConnectionPtr>::Taken::timed_out:
+      counted_.add(Stat::remote_timeouts);
+      return fail(Errc::io, location_, ": ", timed_out());
+    case Pool<ConnectionPtr>::Taken::ahead_failed:  // skipped, as the breaker it tripped would
+      counted_.add(Stat::remote_skipped);
+      return fail(Errc::io, location_, " failed to connect just now; skipped");
+    case Pool<ConnectionPtr>::Taken::idle:
+    case Pool<ConnectionPtr>::Taken::none:
+      break;
+  }
+  ConnectionPtr connection = idle ? std::move(*idle) : nullptr;
+  auto answer = exchange(connection, method, path, body, limit, deadline);
+  if (connection) pool_.put(std::move(connection));
   return answer;
-}
-
-Result<HttpBackend::Answer> HttpBackend::request(void* handle, std::string_view method,
-                                                 const std::string& url, std::string_view body,
-                                                 std::uint64_t limit, Clock::time_point deadline) {
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-  if (left.count() <= 0) {
-    counted_.add(Stat::remote_timeouts);
-    return fail(Errc::io, location_, ": ", timed_out());
-  }
-  const CurlApi& api = loaded_curl();
-  CURL* curl = handle;
-  api.easy_reset(curl);  // options only: the open connection and the DNS cache are kept
-  Transfer transfer;
-  transfer.handle = curl;
-  transfer.limit = limit;
-  transfer.upload = body;
-  char error[CURL_ERROR_SIZE] = "";
-  curl_slist* headers = nullptr;
-  headers = api.slist_append(headers, "Expect:");  // no 100-continue round trip before a PUT
-  if (!authorization_.empty()) headers = api.slist_append(headers, authorization_.c_str());
-  if (method == "PUT") {
-    headers = api.slist_append(headers, "Content-Type: application/octet-stream");
-  }
-  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(headers, api.slist_free_all);
-  api.easy_setopt(curl, CURLOPT_URL, url.c_str());
-  api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
-  api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
-  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(left.count()));
-  api.easy_setopt(curl, CURLOPT_HTTPHEADER, header_list.get());
-  api.easy_setopt(curl, CURLOPT_USERAGENT, "cubby");
-  api.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-  api.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!ca_file_.empty()) api.easy_setopt(curl, CURLOPT_CAINFO, ca_file_.c_str());
-  if (!ca_dir_.empty()) api.easy_setopt(curl, CURLOPT_CAPATH, ca_dir_.c_str());
-  if (!url_.user.empty()) {
-    api.easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    api.easy_setopt(curl, CURLOPT_USERNAME, url_.user.c_str());
-    api.easy_setopt(curl, CURLOPT_PASSWORD, url_.password.c_str());
-  }
-  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  api.easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
-  if (limit < UINT64_MAX) {  // a declared Content-Length over it fails before the body is read
-    api.easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit));
-  }
-  if (method == "HEAD") {
-    api.easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else if (method == "PUT") {
-    api.easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-    api.easy_setopt(curl, CURLOPT_READFUNCTION, on_upload);
-    api.easy_setopt(curl, CURLOPT_READDATA, &transfer);
-    api.easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  } else if (method != "GET") {
-    api.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
-  }
-  const CURLcode code = api.easy_perform(curl);
-  const long status = status_of(curl);
-  // The handle is pooled: it must not point at this call's buffers, headers or transfer.
-  api.easy_reset(curl);
-  const std::string doing = std::string(method) + " " + url.substr(url_.base.size());
-  if (code == CURLE_FILESIZE_EXCEEDED || (code == CURLE_WRITE_ERROR && transfer.too_big)) {
-    counted_.add(Stat::remote_rejected);
-    return fail(Errc::corrupt, location_, ": the answer to ", doing,
-                " is over CUBBY_REMOTE_MAX_ENTRY; not read");
-  }
-  if (code == CURLE_OPERATION_TIMEDOUT) {
-    counted_.add(Stat::remote_timeouts);
-    return fail(Errc::io, location_, ": ", doing, " ", timed_out());
-  }
-  if (code != CURLE_OK) {
-    counted_.add(Stat::remote_errors);
-    const std::string what = *error != '\0' ? error : api.easy_strerror(code);
-    if (tls_failure(code)) {
-      return fail(Errc::io, location_, ": TLS failed (", what,
-                  "); set CUBBY_REMOTE_CA_FILE to the CA that signed the server's certificate");
-    }
-    return fail(Errc::io, location_, ": ", doing, " failed: ", what);
-  }
-  return Answer{status, std::move(transfer.body)};
 }
 
 Failure HttpBackend::unexpected(std::string_view method, long status) {
@@ -364,7 +516,7 @@ Failure HttpBackend::unexpected(std::string_view method, long status) {
 }
 
 Result<std::optional<std::string>> HttpBackend::get(const Key& key) {
-  auto answer = call("GET", url_of(key), {}, max_value_);
+  auto answer = call("GET", key_path(key, layout_), {}, max_value_);
   if (!answer) return std::move(answer).error();
   if (answer->status == 404 || answer->status == 410) return std::optional<std::string>();
   if (answer->status != 200) return unexpected("GET", answer->status);
@@ -378,7 +530,7 @@ Result<void> HttpBackend::put(const Key& key, std::string_view bytes) {
                 " is read-only for this process (read-only layer, CUBBY_REMOTE_MODE=read or "
                 "refused writes)");
   }
-  auto answer = call("PUT", url_of(key), bytes, UINT64_MAX);
+  auto answer = call("PUT", key_path(key, layout_), bytes, UINT64_MAX);
   if (!answer) {
     counted_.add(Stat::remote_writes_dropped);
     return std::move(answer).error();
@@ -411,23 +563,20 @@ Result<void> HttpBackend::put(const Key& key, std::string_view bytes) {
 
 Result<void> HttpBackend::remove(const Key& key) {
   if (read_only_) return fail(Errc::invalid_argument, location_, " is read-only");
-  auto answer = call("DELETE", url_of(key), {}, UINT64_MAX);
+  auto answer = call("DELETE", key_path(key, layout_), {}, UINT64_MAX);
   if (!answer) return std::move(answer).error();
   if (success(answer->status) || answer->status == 404) return {};
   return unexpected("DELETE", answer->status);
 }
-
 void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
   if (!pool_.begin_ahead()) return;
   auto run = [this, failed = std::move(failed)] {
-    // Any HTTP answer means connected; the handle is pooled with its open connection.
-    auto handle = new_handle();
-    Result<Answer> answer = handle ? request(handle->get(), "HEAD", url_.base + "/", {}, UINT64_MAX,
-                                             remote_deadline(timeout_))
-                                   : Result<Answer>(handle.error());
+    // Any HTTP answer means connected; the connection is pooled, open.
+    ConnectionPtr connection;
+    auto answer = exchange(connection, "HEAD", "", {}, 0, remote_deadline(timeout_));
     if (!answer) failed(answer.error());
-    pool_.end_ahead(answer && handle ? std::optional<Handle>(std::move(handle).value())
-                                     : std::nullopt);
+    pool_.end_ahead(answer && connection ? std::optional<ConnectionPtr>(std::move(connection))
+                                         : std::nullopt);
   };
   try {
     connector_ = std::thread(std::move(run));
@@ -436,15 +585,20 @@ void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
   }
 }
 
-std::string http_unavailable() {
-  const auto& loaded = curl_api();
-  return loaded ? std::string() : loaded.error().message;
-}
-
 std::unique_ptr<RemoteTier> open_http_remote(const HttpOptions& options) {
+  std::shared_ptr<const TlsContext> tls;
+  if (options.url.tls) {
+    auto created = TlsContext::create(options.tls);
+    if (!created) {
+      std::fprintf(stderr, "cubby: CUBBY_REMOTE (%s) is not usable: %s; running without a remote\n",
+                   options.location.c_str(), created.error().message.c_str());
+      return nullptr;
+    }
+    tls = std::move(created).value();
+  }
   auto counted = std::make_shared<AtomicStats>();
-  auto backend =
-      std::make_unique<HttpBackend>(options, Envelope::max_value(options.max_entry), *counted);
+  auto backend = std::make_unique<HttpBackend>(options, Envelope::max_value(options.max_entry),
+                                               *counted, std::move(tls));
   return std::make_unique<RemoteTier>(std::move(backend), options, std::move(counted));
 }
 

@@ -1,6 +1,6 @@
 // Pool<T>: the idle connections a remote backend keeps for reuse (up to `keep`), and the one its
 // connect_ahead is opening on a thread of its own, which a call made meanwhile waits for rather
-// than opening another. T is movable (a connection, a curl handle). Thread-safe.
+// than opening another. T is movable (a connection). Thread-safe.
 #pragma once
 
 #include <chrono>

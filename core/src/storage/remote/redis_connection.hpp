@@ -1,7 +1,7 @@
-// RedisConnection: one byte stream to a Redis server — TCP (the host name resolved within the
-// call's deadline), a unix socket, either one optionally under TLS (tls_context.hpp) — whose every
-// wait (resolve, connect, TLS handshake, each read and write) ends by a deadline. It moves bytes
-// only; Redis replies are read by redis.cpp.
+// RedisConnection: one byte stream to a server — TCP (the host name resolved within the call's
+// deadline), a unix socket, either one optionally under TLS (tls_context.hpp) — whose every wait
+// (resolve, connect, TLS handshake, each read and write) ends by a deadline. It moves bytes only:
+// Redis replies are read by redis.cpp, HTTP answers by http.cpp (both remotes share this layer).
 //
 // Why not hiredis's own connections: Debian 12's hiredis (0.14) has no TLS, resolves names with a
 // blocking getaddrinfo (a slow resolver held a 500 ms call for 8 s) and cannot bound a TLS

@@ -78,18 +78,14 @@ std::unique_ptr<RemoteTier> open_http(const Config& config, RemoteOptions option
   static_cast<RemoteOptions&>(http) = std::move(options);
   http.url = std::move(url).value();
   http.bearer_token = std::move(token).value();
-  http.ca_file = config.remote_ca_file;
+  http.tls = TlsSettings{config.remote_ca_file, config.remote_cert_file, config.remote_key_file};
   return open_http_remote(http);
 }
 
 // One backend per URL scheme: a new backend is a line here (plus its RemoteBackend).
 constexpr RemoteScheme kSchemes[] = {
-    {"redis://", open_redis},
-    {"rediss://", open_redis},
-    {"unix://", open_redis},
-    {"redis+unix://", open_redis},
-    {"http://", open_http, http_unavailable},
-    {"https://", open_http, http_unavailable},
+    {"redis://", open_redis},      {"rediss://", open_redis}, {"unix://", open_redis},
+    {"redis+unix://", open_redis}, {"http://", open_http},    {"https://", open_http},
 };
 
 // One layer of CUBBY_REMOTE: "URL|attribute|name=value".
@@ -231,16 +227,6 @@ std::string redact_remote_url(std::string_view url) {
 }
 
 std::span<const RemoteScheme> remote_schemes() { return kSchemes; }
-
-std::string remote_unavailable(std::string_view url, std::span<const RemoteScheme> schemes) {
-  for (const Layer& layer : layers_of(url)) {
-    for (const RemoteScheme& scheme : schemes) {
-      if (scheme.unavailable == nullptr || !layer.url.starts_with(scheme.prefix)) continue;
-      if (std::string why = scheme.unavailable(); !why.empty()) return why;
-    }
-  }
-  return {};
-}
 
 std::unique_ptr<Remote> open_remote_tier(const Config& config,
                                          std::span<const RemoteScheme> schemes) {

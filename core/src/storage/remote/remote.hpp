@@ -144,9 +144,6 @@ class RemoteTier final : public Remote {
 struct RemoteScheme {
   std::string_view prefix;  // "redis://"
   std::unique_ptr<RemoteTier> (*open)(const Config& config, RemoteOptions options);
-  // Why this process cannot use the scheme at all ("" when it can; null: it always can), e.g. a
-  // library it loads on first use is missing. What remote_unavailable reports.
-  std::string (*unavailable)() = nullptr;
 };
 
 // The schemes cubby knows (redis://, http://, https://). A new backend is a line in remote.cpp's
@@ -165,14 +162,6 @@ std::unique_ptr<Remote> open_remote_tier(const Config& config,
                                          std::span<const RemoteScheme> schemes);
 inline std::unique_ptr<Remote> open_remote_tier(const Config& config) {
   return open_remote_tier(config, remote_schemes());
-}
-
-// Why layers of `url` (CUBBY_REMOTE, layers as open_remote_tier reads them) are off in this
-// process: the first non-empty RemoteScheme::unavailable of their schemes among `schemes` (what to
-// install); "" when none is.
-std::string remote_unavailable(std::string_view url, std::span<const RemoteScheme> schemes);
-inline std::string remote_unavailable(std::string_view url) {
-  return remote_unavailable(url, remote_schemes());
 }
 
 // For a scheme's `open`: false, with a warning naming the attribute, when `options` holds

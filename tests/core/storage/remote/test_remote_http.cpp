@@ -64,7 +64,7 @@ TEST(HttpUrl, ParsesAndRefusesWhatIsNotAnHttpUrl) {
   EXPECT_FALSE(parse_http_layout("subdirs"));
 }
 
-TEST(HttpUrl, HostsPortsEscapesAndWhatIsRefusedWithoutLoadingLibcurl) {
+TEST(HttpUrl, HostsPortsEscapesAndWhatIsRefused) {
   const auto base = [](const char* text) {
     auto url = parse_http_url(text);
     return url ? url->base : "(refused: " + url.error().message + ")";
@@ -86,12 +86,30 @@ TEST(HttpUrl, HostsPortsEscapesAndWhatIsRefusedWithoutLoadingLibcurl) {
   for (const char* bad :
        {"http://h:65536/x", "http://h:8o/x", "http://h:123456/x", "http://[::1/x", "http://[]/x",
         "http://[::1]8080/x", "http://a]b/x", "http://h/a b", "http://h/a\tb", "http://h/\"x\"",
-        "http://u%zz:p@h/x", "http://u:p%4@h/x", "http://@/x", "http://u:p@/x"}) {
+        "http://u%zz:p@h/x", "http://u:p%4@h/x", "http://@/x", "http://u:p@/x", "http://h:0/x"}) {
     auto url = parse_http_url(bad);
     ASSERT_FALSE(url) << bad;
     EXPECT_EQ(url.error().code, Errc::invalid_argument) << bad;
     EXPECT_EQ(url.error().message.find("p%4"), std::string::npos);  // no credentials said
   }
+}
+
+// What a request is made of: where to connect, the Host header, the path before the key.
+TEST(HttpUrl, TheEndpointHostHeaderAndPrefixOfARequest) {
+  auto v6 = parse_http_url("https://u:p@[::1]:8443/team/main/");
+  ASSERT_TRUE(v6) << v6.error().message;
+  EXPECT_TRUE(v6->tls);
+  EXPECT_EQ(v6->endpoint.host, "::1");
+  EXPECT_EQ(v6->endpoint.port, 8443);
+  EXPECT_EQ(v6->authority, "[::1]:8443");
+  EXPECT_EQ(v6->prefix, "/team/main");
+  auto plain = parse_http_url("http://cache.example");
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->tls);
+  EXPECT_EQ(plain->endpoint.port, 80);
+  EXPECT_EQ(plain->authority, "cache.example");
+  EXPECT_EQ(plain->prefix, "");
+  EXPECT_EQ(parse_http_url("https://cache.example:/x")->endpoint.port, 443);
 }
 
 TEST(HttpUrl, TheBazelLayoutExtendsTheKeyTo64HexDigitsUnderAc) {
@@ -156,7 +174,7 @@ TEST_F(NginxTest, TheBazelLayoutWritesWhereBazelRemoteKeepsItsActionCache) {
 
 TEST_F(NginxTest, HttpsIsVerifiedAgainstTheCaFile) {
   HttpOptions o = options(nginx_->https_url() + "/tls");
-  o.ca_file = nginx_->ca_file().string();
+  o.tls.ca_file = nginx_->ca_file().string();
   auto tier = open_http_remote(o);
   ASSERT_TRUE(tier->put(key_of(4), "over tls"));
   auto found = tier->get(key_of(4));
@@ -166,7 +184,7 @@ TEST_F(NginxTest, HttpsIsVerifiedAgainstTheCaFile) {
 
 TEST_F(NginxTest, AWrongCaIsAMissSaidOnceWithinTheDeadline) {
   HttpOptions o = options(nginx_->https_url() + "/tls");
-  o.ca_file = nginx_->wrong_ca_file().string();
+  o.tls.ca_file = nginx_->wrong_ca_file().string();
   auto tier = open_http_remote(o);
   ::testing::internal::CaptureStderr();
   const auto start = Clock::now();
@@ -390,6 +408,94 @@ TEST(HttpFaults, ConnectionsAreReusedAndOpenedAhead) {
   EXPECT_NE(server->last_head().find("GET /prefix/" + key_of(2).hex() + " HTTP/1.1"),
             std::string::npos)
       << server->last_head();
+}
+
+// Bodies as HTTP/1.1 frames them: chunked (extensions and a trailer), after an interim 100
+// answer, on a connection that carries the next request too.
+TEST(HttpProtocol, AChunkedBodyAfterAnInterimAnswerKeepsItsConnection) {
+  auto server =
+      fake({"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n5;x=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: t\r\n\r\n",
+            ""});
+  auto tier = open_http_remote(options(server->url()));
+  for (std::uint8_t i = 0; i < 2; ++i) {
+    auto found = tier->get(key_of(i));
+    ASSERT_TRUE(found && found->has_value()) << (found ? "miss" : found.error().message);
+    EXPECT_EQ(**found, "hello world");
+  }
+  EXPECT_EQ(server->connections(), 1);
+}
+
+// A body without a length ends with the stream; an HTTP/1.0 answer or `Connection: close` ends
+// its connection: the next request opens another.
+TEST(HttpProtocol, ABodyEndedByTheStreamAndClosingAnswersOpenANewConnectionEach) {
+  for (const std::string& head : {std::string("HTTP/1.1 200 OK\r\n\r\n"),
+                                  std::string("HTTP/1.0 200 OK\r\nContent-Length: 4\r\n\r\n"),
+                                  std::string("HTTP/1.1 200 OK\r\nConnection: keep-alive, "
+                                              "Close\r\nContent-Length: 4\r\n\r\n")}) {
+    SCOPED_TRACE(head);
+    HttpFake server({{"GET", {head + "body", "", true}}}, std::chrono::milliseconds(50));
+    auto tier = open_http_remote(options(server.url()));
+    for (std::uint8_t i = 0; i < 2; ++i) {
+      auto found = tier->get(key_of(i));
+      ASSERT_TRUE(found && found->has_value()) << (found ? "miss" : found.error().message);
+      EXPECT_EQ(**found, "body");
+    }
+    EXPECT_EQ(server.connections(), 2);
+    EXPECT_EQ(tier->counters().remote_errors, 0u);
+  }
+}
+
+// A server that closes a kept connection between requests (its keep-alive timeout or request
+// limit) without saying so: the request goes again, once, on a new connection; nothing fails.
+TEST(HttpProtocol, AKeptConnectionTheServerClosedIsOpenedAgain) {
+  HttpFake server({{"GET", {HttpFake::answer(200, "value").now, "", true}}},
+                  std::chrono::milliseconds(50));
+  auto tier = open_http_remote(options(server.url()));
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    auto found = tier->get(key_of(i));
+    ASSERT_TRUE(found && found->has_value()) << (found ? "miss" : found.error().message);
+  }
+  EXPECT_EQ(server.received("GET"), 3);
+  EXPECT_EQ(server.connections(), 3);
+  EXPECT_EQ(tier->counters().remote_errors, 0u);
+}
+
+// Bytes that are not an HTTP/1.x answer: a failure of the remote (the breaker opens), said once.
+TEST(HttpProtocol, AnAnswerThatIsNotHttpIsAFailureSaidOnce) {
+  for (const std::string& answer :
+       {std::string("SSH-2.0-OpenSSH_9.2\r\n"), std::string("-ERR unknown command\r\n"),
+        std::string("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"),
+        std::string("HTTP/1.1 200 OK\r\nno colon\r\n\r\n"),
+        std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")}) {
+    SCOPED_TRACE(answer);
+    auto server = fake({answer, ""});
+    auto tier = open_http_remote(options(server->url()));
+    ::testing::internal::CaptureStderr();
+    auto failed = tier->get(key_of(1));
+    auto skipped = tier->get(key_of(1));
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().code, Errc::io);
+    EXPECT_NE(failed.error().message.find("HTTP server"), std::string::npos)
+        << failed.error().message;
+    EXPECT_FALSE(skipped);
+    EXPECT_EQ(server->received("GET"), 1);
+    EXPECT_EQ(tier->counters().remote_errors, 1u);
+    EXPECT_EQ(messages(err), 1) << err;
+  }
+}
+
+// An error page (a 404 with a body) is read and dropped: the connection carries the next request.
+TEST(HttpProtocol, AnErrorPagesBodyIsReadAndTheConnectionKept) {
+  auto server = fake(HttpFake::answer(404, "<html>not found</html>"));
+  auto tier = open_http_remote(options(server->url()));
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    auto missing = tier->get(key_of(i));
+    ASSERT_TRUE(missing) << missing.error().message;
+    EXPECT_FALSE(missing->has_value());
+  }
+  EXPECT_EQ(server->connections(), 1);
 }
 
 }  // namespace

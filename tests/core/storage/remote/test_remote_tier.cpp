@@ -114,20 +114,6 @@ TEST(RemoteFactory, TheSchemePicksTheBackendAndTheConfigReachesTheWrappers) {
   EXPECT_EQ(open_remote_tier(config, schemes), nullptr);
 }
 
-// remote_unavailable reads the layers as open_remote_tier does (white space, attributes after '|')
-// and asks each layer's scheme: the first reason of a layer in use, "" when no layer has one.
-TEST(RemoteFactory, WhyALayerIsOffComesFromItsSchemeForTheLayersInUse) {
-  const RemoteScheme schemes[] = {
-      {"fine://", open_fake},
-      {"off://", open_fake, [] { return std::string("off: install liboff"); }},
-      {"well://", open_fake, [] { return std::string(); }}};
-  EXPECT_EQ(remote_unavailable("", schemes), "");
-  EXPECT_EQ(remote_unavailable("fine://a well://b|read-only", schemes), "");
-  EXPECT_EQ(remote_unavailable("fine://a\toff://b|read-only|x=1", schemes), "off: install liboff");
-  EXPECT_EQ(remote_unavailable("fine://off://", schemes), "");  // a layer's scheme, not a substring
-  EXPECT_EQ(remote_unavailable("unknown://a", schemes), "");
-}
-
 TEST(RemoteFactory, RedisAndHttpAreTheSchemesCubbyKnowsAndAnUnknownOneIsAWarning) {
   std::vector<std::string_view> prefixes;
   for (const RemoteScheme& scheme : remote_schemes()) prefixes.push_back(scheme.prefix);
