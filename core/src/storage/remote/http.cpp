@@ -207,12 +207,37 @@ class AnswerReader {
     at_ = end + 2;
     return text;
   }
-  // `count` bytes, appended to `out` unless it is null (read and dropped).
+  // `count` bytes, appended to `out` unless it is null (read and dropped). What the buffer does
+  // not hold yet is received straight into `out` (a value is not copied through the buffer).
   bool bytes(std::uint64_t count, std::string* out) {
+    const std::size_t held = std::min<std::uint64_t>(count, buffer_.size() - at_);
+    if (out != nullptr) out->append(buffer_, at_, held);
+    at_ += held;
+    count -= held;
+    if (out != nullptr && count > 0) {
+      // Grown a MiB at a time as bytes come: a length a server declares but never sends costs
+      // no memory.
+      std::size_t filled = out->size(), end = filled;
+      while (count > 0) {
+        if (filled == end) {
+          end += std::min<std::uint64_t>(count, 1 << 20);
+          out->resize(end);
+        }
+        const std::size_t got = connection_.receive(out->data() + filled, end - filled, deadline_);
+        if (got == 0) {
+          ended_ = Ended::stream;
+          out->resize(filled);
+          return false;
+        }
+        received_ = true;
+        filled += got;
+        count -= got;
+      }
+      return true;
+    }
     while (count > 0) {
-      if (at_ == buffer_.size() && !more()) return false;
+      if (!more()) return false;
       const std::size_t take = std::min<std::uint64_t>(count, buffer_.size() - at_);
-      if (out != nullptr) out->append(buffer_, at_, take);
       at_ += take;
       count -= take;
     }

@@ -41,16 +41,27 @@ std::unique_ptr<RemoteTier> open_redis(const Config& config, RemoteOptions optio
   return open_redis_remote(redis);
 }
 
-// The bearer token: CUBBY_REMOTE_TOKEN, else the first line of CUBBY_REMOTE_TOKEN_FILE.
+// The bearer token: CUBBY_REMOTE_TOKEN, else the first line of CUBBY_REMOTE_TOKEN_FILE; refused
+// when it holds a control character (it is sent in a header line as it is).
 Result<std::string> bearer_token(const Config& config) {
-  if (!config.remote_token.empty() || config.remote_token_file.empty()) return config.remote_token;
-  auto text = io::read_file(config.remote_token_file, 64 << 10);
-  if (!text) {
-    return fail(text.error().code, "CUBBY_REMOTE_TOKEN_FILE: ", text.error().message);
+  std::string token = config.remote_token;
+  if (token.empty() && !config.remote_token_file.empty()) {
+    auto text = io::read_file(config.remote_token_file, 64 << 10);
+    if (!text) {
+      return fail(text.error().code, "CUBBY_REMOTE_TOKEN_FILE: ", text.error().message);
+    }
+    token = std::move(text).value();
+    token.erase(std::min(token.find_first_of("\r\n"), token.size()));
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+      token.pop_back();
+    }
   }
-  std::string token = std::move(text).value();
-  token.erase(std::min(token.find_first_of("\r\n"), token.size()));
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (std::any_of(token.begin(), token.end(),
+                  [](char c) { return std::iscntrl(static_cast<unsigned char>(c)) != 0; })) {
+    return fail(Errc::invalid_argument,
+                "the bearer token (CUBBY_REMOTE_TOKEN or the first line of "
+                "CUBBY_REMOTE_TOKEN_FILE) holds a control character; set it to the token alone");
+  }
   return token;
 }
 

@@ -254,6 +254,13 @@ TEST_F(NginxTest, TheBearerTokenComesFromTheVariableElseTheFirstLineOfTheTokenFi
   EXPECT_EQ(open_remote_tier(config), nullptr);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("CUBBY_REMOTE_TOKEN_FILE"), std::string::npos) << err;
+  // A token is sent in a header line as it is: one with a control character is refused.
+  config.remote_token = "tok\r\nX-Injected: 1";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(open_remote_tier(config), nullptr);
+  const std::string refused = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(refused.find("control character"), std::string::npos) << refused;
+  EXPECT_EQ(refused.find("X-Injected"), std::string::npos) << refused;  // the token is not said
 }
 
 TEST_F(NginxTest, AServerThatRefusesWritesMakesTheProcessOnlyRead) {
