@@ -611,19 +611,11 @@ void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
 }
 
 std::unique_ptr<RemoteTier> open_http_remote(const HttpOptions& options) {
-  std::shared_ptr<const TlsContext> tls;
-  if (options.url.tls) {
-    auto created = TlsContext::create(options.tls);
-    if (!created) {
-      std::fprintf(stderr, "cubby: CUBBY_REMOTE (%s) is not usable: %s; running without a remote\n",
-                   options.location.c_str(), created.error().message.c_str());
-      return nullptr;
-    }
-    tls = std::move(created).value();
-  }
+  auto tls = remote_tls_context(options.url.tls, options.tls, options.location);
+  if (!tls) return nullptr;
   auto counted = std::make_shared<AtomicStats>();
   auto backend = std::make_unique<HttpBackend>(options, Envelope::max_value(options.max_entry),
-                                               *counted, std::move(tls));
+                                               *counted, std::move(*tls));
   return std::make_unique<RemoteTier>(std::move(backend), options, std::move(counted));
 }
 

@@ -579,19 +579,11 @@ Result<void> RedisBackend::remove(const Key& key) {
 }
 
 std::unique_ptr<RemoteTier> open_redis_remote(const RedisOptions& options) {
-  std::shared_ptr<const TlsContext> tls;
-  if (options.url.tls) {
-    auto created = TlsContext::create(options.tls);
-    if (!created) {
-      std::fprintf(stderr, "cubby: CUBBY_REMOTE (%s) is not usable: %s; running without a remote\n",
-                   options.location.c_str(), created.error().message.c_str());
-      return nullptr;
-    }
-    tls = std::move(created).value();
-  }
+  auto tls = remote_tls_context(options.url.tls, options.tls, options.location);
+  if (!tls) return nullptr;
   auto counted = std::make_shared<AtomicStats>();
   auto backend = std::make_unique<RedisBackend>(options, Envelope::max_value(options.max_entry),
-                                                *counted, std::move(tls));
+                                                *counted, std::move(*tls));
   return std::make_unique<RemoteTier>(std::move(backend), options, std::move(counted));
 }
 

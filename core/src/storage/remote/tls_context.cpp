@@ -3,6 +3,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <cstdio>
 #include <utility>
 
 namespace cubby {
@@ -10,6 +11,19 @@ namespace cubby {
 namespace {
 constexpr std::size_t kTlsReadBuffer = 64 * 1024;
 }  // namespace
+
+std::optional<std::shared_ptr<const TlsContext>> remote_tls_context(bool wanted,
+                                                                    const TlsSettings& settings,
+                                                                    const std::string& location) {
+  if (!wanted) return std::shared_ptr<const TlsContext>();
+  auto created = TlsContext::create(settings);
+  if (!created) {
+    std::fprintf(stderr, "cubby: CUBBY_REMOTE (%s) is not usable: %s; running without a remote\n",
+                 location.c_str(), created.error().message.c_str());
+    return std::nullopt;
+  }
+  return std::move(created).value();
+}
 
 std::string tls_error_text(const char* fallback) {
   const unsigned long code = ERR_get_error();

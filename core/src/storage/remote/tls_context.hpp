@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "cubby/error.hpp"
@@ -62,6 +63,13 @@ class TlsContext {
   mutable std::mutex sessions_mutex_;
   mutable std::map<std::string, SSL_SESSION*> sessions_;  // by peer; each holds a reference
 };
+
+// For a remote's open_*_remote: the TLS context of the remote at `location` (a redacted URL, for
+// the message) when its URL asks for TLS (`wanted`), nullptr when it does not; nullopt when
+// `settings` name a file that cannot be used, said on stderr (the process runs without a remote).
+std::optional<std::shared_ptr<const TlsContext>> remote_tls_context(bool wanted,
+                                                                    const TlsSettings& settings,
+                                                                    const std::string& location);
 
 // OpenSSL's last error on this thread as text (and the queue cleared); `fallback` when none.
 std::string tls_error_text(const char* fallback);
