@@ -103,7 +103,11 @@ class AnswerReader {
       if (!status_line) return false;
       const std::string_view text = *status_line;
       if (!text.starts_with("HTTP/1.") || text.size() < 12 || text[8] != ' ') {
-        return not_http("it answered \"" + std::string(text.substr(0, 40)) + "\", not HTTP/1.x");
+        std::string start(text.substr(0, 40));  // the server's bytes, shown printable
+        std::replace_if(
+            start.begin(), start.end(),
+            [](char c) { return std::isprint(static_cast<unsigned char>(c)) == 0; }, '?');
+        return not_http("it answered \"" + start + "\", not HTTP/1.x");
       }
       if (text[7] == '0') close = true;  // HTTP/1.0: taken as closing after the answer
       if (std::from_chars(text.data() + 9, text.data() + 12, status_).ptr != text.data() + 12 ||

@@ -471,7 +471,7 @@ TEST(HttpProtocol, AKeptConnectionTheServerClosedIsOpenedAgain) {
 // Bytes that are not an HTTP/1.x answer: a failure of the remote (the breaker opens), said once.
 TEST(HttpProtocol, AnAnswerThatIsNotHttpIsAFailureSaidOnce) {
   for (const std::string& answer :
-       {std::string("SSH-2.0-OpenSSH_9.2\r\n"), std::string("-ERR unknown command\r\n"),
+       {std::string("SSH-2.0-OpenSSH_9.2\r\n"), std::string("-ERR unknown\x1b[31m command\r\n"),
         std::string("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"),
         std::string("HTTP/1.1 200 OK\r\nno colon\r\n\r\n"),
         std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")}) {
@@ -486,6 +486,7 @@ TEST(HttpProtocol, AnAnswerThatIsNotHttpIsAFailureSaidOnce) {
     EXPECT_EQ(failed.error().code, Errc::io);
     EXPECT_NE(failed.error().message.find("HTTP server"), std::string::npos)
         << failed.error().message;
+    EXPECT_EQ(failed.error().message.find('\x1b'), std::string::npos);  // shown printable
     EXPECT_FALSE(skipped);
     EXPECT_EQ(server->received("GET"), 1);
     EXPECT_EQ(tier->counters().remote_errors, 1u);
