@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "storage/remote/deadline.hpp"
+#include "storage/remote/http_answer.hpp"
 
 namespace cubby {
 namespace {
@@ -37,39 +38,6 @@ std::optional<std::string> percent_decoded(std::string_view text) {
   return out;
 }
 
-bool success(long status) { return status >= 200 && status < 300; }
-
-// The longest line of an answer's head, and its most lines: past them the answer is not one a
-// cache server gives.
-constexpr std::size_t kMaxLine = 16 << 10;
-constexpr int kMaxHeaders = 100;
-// The longest body of a non-2xx answer (an error page) read to keep its connection: a longer one
-// is left unread and the connection closed.
-constexpr std::uint64_t kMaxErrorBody = 64 << 10;
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-// Whether the comma-separated header value `list` holds `token` (in any case).
-bool has_token(std::string_view list, std::string_view token) {
-  for (;;) {
-    const std::size_t comma = list.find(',');
-    if (equals_ignoring_case(trimmed(list.substr(0, comma)), token)) return true;
-    if (comma == std::string_view::npos) return false;
-    list.remove_prefix(comma + 1);
-  }
-}
-
 std::string base64(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
   const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -80,223 +48,6 @@ std::string base64(std::string_view bytes) {
 }
 
 // An answer read off one connection by a deadline: its head, then its body (Content-Length,
-// chunked, or up to the end of the stream).
-class AnswerReader {
- public:
-  enum class Ended {
-    answered,  // status() and body() hold it
-    too_big,   // a 2xx body over the limit: refused, not (all) read
-    stream,    // the connection failed or closed first (received(): whether any byte came)
-    not_http,  // the bytes are not an HTTP/1.x answer: what() says why
-  };
-
-  AnswerReader(RedisConnection& connection, Clock::time_point deadline)
-      : connection_(connection), deadline_(deadline) {}
-
-  // Reads the answer to `method` whose 2xx body may be up to `limit` bytes; false when it ended
-  // otherwise than answered.
-  bool read(std::string_view method, std::uint64_t limit) {
-    std::uint64_t length = 0;
-    bool has_length = false, chunked = false, close = false;
-    do {  // 1xx answers (100 Continue) come before the real one: skipped
-      auto status_line = line();
-      if (!status_line) return false;
-      const std::string_view text = *status_line;
-      if (!text.starts_with("HTTP/1.") || text.size() < 12 || text[8] != ' ') {
-        std::string start(text.substr(0, 40));  // the server's bytes, shown printable
-        std::replace_if(
-            start.begin(), start.end(),
-            [](char c) { return std::isprint(static_cast<unsigned char>(c)) == 0; }, '?');
-        return not_http("it answered \"" + start + "\", not HTTP/1.x");
-      }
-      if (text[7] == '0') close = true;  // HTTP/1.0: taken as closing after the answer
-      if (std::from_chars(text.data() + 9, text.data() + 12, status_).ptr != text.data() + 12 ||
-          status_ < 100) {
-        return not_http("its status line has no status code");
-      }
-      has_length = chunked = false;
-      for (int lines = 0;; ++lines) {
-        auto header = line();
-        if (!header) return false;
-        if (header->empty()) break;
-        const std::size_t colon = header->find(':');
-        if (lines == kMaxHeaders || colon == std::string::npos) {
-          return not_http("its head has a line without ':' or over 100 lines");
-        }
-        const std::string_view name = std::string_view(*header).substr(0, colon);
-        const std::string_view value = trimmed(std::string_view(*header).substr(colon + 1));
-        if (equals_ignoring_case(name, "Content-Length")) {
-          std::uint64_t parsed = 0;
-          const char* end = value.data() + value.size();
-          if (value.empty() || std::from_chars(value.data(), end, parsed).ptr != end ||
-              (has_length && length != parsed)) {
-            return not_http("its Content-Length is not one number");
-          }
-          length = parsed;
-          has_length = true;
-        } else if (equals_ignoring_case(name, "Transfer-Encoding")) {
-          chunked = has_token(value, "chunked");
-        } else if (equals_ignoring_case(name, "Connection")) {
-          close = close || has_token(value, "close");
-        }
-      }
-    } while (status_ < 200);
-    const bool kept = success(status_);
-    const std::uint64_t bound = kept ? limit : kMaxErrorBody;
-    std::string* body = kept ? &body_ : nullptr;
-    bool whole = true;  // the body was read to its end
-    if (method == "HEAD" || status_ == 204 || status_ == 304) {
-      // no body
-    } else if (chunked) {
-      whole = chunks(bound, body);
-    } else if (has_length) {
-      whole = length <= bound ? bytes(length, body) : refuse(kept);
-    } else {
-      close = true;  // the body ends with the stream
-      whole = to_the_end(bound, body);
-    }
-    if (!whole) return too_big_ && !kept;  // an error page left unread: the answer stands
-    reusable_ = !close && at_ == buffer_.size();
-    return true;
-  }
-
-  Ended ended() const { return ended_; }
-  long status() const { return status_; }
-  std::string& body() { return body_; }
-  bool received() const { return received_; }
-  const std::string& what() const { return what_; }
-  // Whether the connection can carry another request.
-  bool reusable() const { return reusable_; }
-
- private:
-  // Receives more bytes into the buffer; false when the stream failed or ended.
-  bool more() {
-    if (at_ == buffer_.size()) {
-      buffer_.clear();
-      at_ = 0;
-    }
-    char chunk[64 << 10];
-    const std::size_t got = connection_.receive(chunk, sizeof chunk, deadline_);
-    if (got == 0) {
-      ended_ = Ended::stream;
-      return false;
-    }
-    received_ = true;
-    buffer_.append(chunk, got);
-    return true;
-  }
-  bool not_http(std::string why) {
-    ended_ = Ended::not_http;
-    what_ = std::move(why);
-    return false;
-  }
-  // A body over its bound, left unread (its connection is not reused): a 2xx one is refused
-  // (when `kept`); an error page's answer stands. False: reading stops.
-  bool refuse(bool kept) {
-    too_big_ = true;
-    if (kept) ended_ = Ended::too_big;
-    return false;
-  }
-  // The next line, without its CRLF; nullopt when the stream ended or the line is too long.
-  std::optional<std::string> line() {
-    std::size_t end = 0;
-    while ((end = buffer_.find("\r\n", at_)) == std::string::npos) {
-      if (buffer_.size() - at_ > kMaxLine) {
-        not_http("a line of its head is over 16 KiB");
-        return std::nullopt;
-      }
-      if (!more()) return std::nullopt;
-    }
-    std::string text = buffer_.substr(at_, end - at_);
-    at_ = end + 2;
-    return text;
-  }
-  // `count` bytes, appended to `out` unless it is null (read and dropped). What the buffer does
-  // not hold yet is received straight into `out` (a value is not copied through the buffer).
-  bool bytes(std::uint64_t count, std::string* out) {
-    const std::size_t held = std::min<std::uint64_t>(count, buffer_.size() - at_);
-    if (out != nullptr) out->append(buffer_, at_, held);
-    at_ += held;
-    count -= held;
-    if (out != nullptr && count > 0) {
-      // Grown a MiB at a time as bytes come: a length a server declares but never sends costs
-      // no memory.
-      std::size_t filled = out->size(), end = filled;
-      while (count > 0) {
-        if (filled == end) {
-          end += std::min<std::uint64_t>(count, 1 << 20);
-          out->resize(end);
-        }
-        const std::size_t got = connection_.receive(out->data() + filled, end - filled, deadline_);
-        if (got == 0) {
-          ended_ = Ended::stream;
-          out->resize(filled);
-          return false;
-        }
-        received_ = true;
-        filled += got;
-        count -= got;
-      }
-      return true;
-    }
-    while (count > 0) {
-      if (!more()) return false;
-      const std::size_t take = std::min<std::uint64_t>(count, buffer_.size() - at_);
-      at_ += take;
-      count -= take;
-    }
-    return true;
-  }
-  // A chunked body of at most `bound` bytes, and its trailer.
-  bool chunks(std::uint64_t bound, std::string* out) {
-    for (std::uint64_t total = 0;;) {
-      auto size_line = line();
-      if (!size_line) return false;
-      std::uint64_t size = 0;
-      const std::string_view text = *size_line;
-      const auto parsed = std::from_chars(text.data(), text.data() + text.size(), size, 16);
-      if (parsed.ec != std::errc() || parsed.ptr == text.data()) {
-        return not_http("a chunk of its body has no size");
-      }
-      if (size == 0) break;
-      if (size > bound - total) return refuse(out != nullptr);
-      total += size;
-      if (!bytes(size, out) || !bytes(2, nullptr)) return false;
-    }
-    for (;;) {  // the trailer, up to its empty line
-      auto trailer = line();
-      if (!trailer) return false;
-      if (trailer->empty()) return true;
-    }
-  }
-  // A body that ends with the stream, of at most `bound` bytes.
-  bool to_the_end(std::uint64_t bound, std::string* out) {
-    for (std::uint64_t total = 0;;) {
-      const std::uint64_t held = buffer_.size() - at_;
-      if (held > bound - total) return refuse(out != nullptr);
-      total += held;
-      if (out != nullptr) out->append(buffer_, at_, held);
-      at_ = buffer_.size();
-      if (!more()) {
-        if (connection_.timed_out()) return false;
-        ended_ = Ended::answered;  // the end of the stream is the end of the body
-        return true;
-      }
-    }
-  }
-
-  RedisConnection& connection_;
-  Clock::time_point deadline_;
-  std::string buffer_;  // received; consumed up to at_
-  std::size_t at_ = 0;
-  bool received_ = false;
-  bool reusable_ = false;
-  bool too_big_ = false;
-  Ended ended_ = Ended::answered;
-  std::string what_;
-  long status_ = 0;
-  std::string body_;
-};
 
 }  // namespace
 
@@ -469,7 +220,7 @@ Result<HttpBackend::Answer> HttpBackend::exchange(ConnectionPtr& connection,
       if (!opened) return std::move(opened).error();
       connection = std::move(opened).value();
     }
-    AnswerReader reader(*connection, deadline);
+    HttpAnswerReader reader(*connection, deadline);
     const bool sent = connection->send(request, deadline);
     if (sent && reader.read(method, limit)) {
       if (!reader.reusable()) connection.reset();
@@ -480,15 +231,16 @@ Result<HttpBackend::Answer> HttpBackend::exchange(ConnectionPtr& connection,
     connection.reset();
     // A kept connection that the server closed meanwhile (its keep-alive timeout or request
     // limit): nothing came back; the request again on a new connection.
-    if (kept && !timeout && !reader.received() && reader.ended() != AnswerReader::Ended::not_http) {
+    if (kept && !timeout && !reader.received() &&
+        reader.ended() != HttpAnswerReader::Ended::not_http) {
       continue;
     }
-    if (reader.ended() == AnswerReader::Ended::too_big) {
+    if (reader.ended() == HttpAnswerReader::Ended::too_big) {
       counted_.add(Stat::remote_rejected);
       return fail(Errc::corrupt, location_, ": the answer to ", doing,
                   " is over CUBBY_REMOTE_MAX_ENTRY; not read");
     }
-    if (reader.ended() == AnswerReader::Ended::not_http) {
+    if (reader.ended() == HttpAnswerReader::Ended::not_http) {
       counted_.add(Stat::remote_errors);
       return fail(Errc::io, location_, ": ", doing, ": ", reader.what(),
                   " (is it an HTTP server?)");
@@ -565,7 +317,7 @@ Result<void> HttpBackend::put(const Key& key, std::string_view bytes) {
     return std::move(answer).error();
   }
   const long status = answer->status;
-  if (success(status)) {
+  if (http_success(status)) {
     counted_.add(Stat::remote_writes);
     counted_.add(Stat::remote_bytes_written, bytes.size());
     return {};
@@ -594,7 +346,7 @@ Result<void> HttpBackend::remove(const Key& key) {
   if (read_only_) return fail(Errc::invalid_argument, location_, " is read-only");
   auto answer = call("DELETE", key_path(key, layout_), {}, UINT64_MAX);
   if (!answer) return std::move(answer).error();
-  if (success(answer->status) || answer->status == 404) return {};
+  if (http_success(answer->status) || answer->status == 404) return {};
   return unexpected("DELETE", answer->status);
 }
 void HttpBackend::connect_ahead(std::function<void(const Failure&)> failed) {
