@@ -3,7 +3,6 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <optional>
@@ -46,8 +45,6 @@ std::string base64(std::string_view bytes) {
   out.resize(static_cast<std::size_t>(std::max(written, 0)));
   return out;
 }
-
-// An answer read off one connection by a deadline: its head, then its body (Content-Length,
 
 }  // namespace
 
