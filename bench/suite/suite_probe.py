@@ -1,0 +1,56 @@
+"""A pytest plugin of bench/suite/cupy_suite.py (loaded with ``-p suite_probe``, bench/suite on
+PYTHONPATH): at the end of a session it writes one JSON object to $CUBBY_SUITE_PROBE:
+
+  tests          outcomes: passed, failed, skipped, errors, xfailed, xpassed (a setup or teardown
+                 failure is an error, as pytest counts it)
+  require_warm   how many tests failed because of --cubby-require-warm (a compile during a test)
+  failed_tests   the first 20 node ids that failed or errored
+  counters       the cubby plugin's counters for the session, every process added up (xdist
+                 workers included): what its terminal section prints; {} without the plugin
+
+Only the controller writes (pytest-xdist sends the workers' reports to it). It reads the cubby
+plugin's session totals (the object pytest registers as "cubby-session"), so it must run before
+that plugin's unconfigure: its own unconfigure is tryfirst."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+_REQUIRE_WARM = "--cubby-require-warm"
+_outcomes = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0, "xfailed": 0, "xpassed": 0}
+_failed: list = []
+_require_warm = 0
+
+
+def pytest_runtest_logreport(report) -> None:
+    global _require_warm
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if xfail:
+            _outcomes["xfailed" if report.skipped else "xpassed"] += 1
+        else:
+            _outcomes[report.outcome] += 1
+    elif report.failed:
+        _outcomes["errors"] += 1
+    elif report.when == "setup" and report.skipped:
+        _outcomes["xfailed" if xfail else "skipped"] += 1
+    if report.failed:
+        if len(_failed) < 20:
+            _failed.append(report.nodeid)
+        if _REQUIRE_WARM in str(report.longrepr):
+            _require_warm += 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config) -> None:
+    out = os.environ.get("CUBBY_SUITE_PROBE")
+    if not out or hasattr(config, "workerinput"):
+        return
+    plugin = config.pluginmanager.get_plugin("cubby-session")
+    counters = dict(getattr(plugin, "totals", None) or {})
+    with open(out, "w") as stream:
+        json.dump({"tests": _outcomes, "require_warm": _require_warm, "failed_tests": _failed,
+                   "counters": counters}, stream)
