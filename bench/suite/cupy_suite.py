@@ -73,6 +73,12 @@ MIN_START_S = 5.0  # no run starts with less time left than this
 FINISHED = (0, 1)  # pytest's exit statuses of a session that ran to its end (1: tests failed)
 
 
+def finished(run: dict) -> bool:
+    """Whether the run's pytest session ran its tests to the end (some may have failed): its exit
+    status says so and the probe wrote its outcomes (a session that could not start writes none)."""
+    return run["exit"] in FINISHED and run.get("tests") is not None
+
+
 def without_store(counters: dict) -> int:
     """Programs a session compiled without the store: every counter named so, plus CuPy's
     programs that went CuPy's own way (cupy_own:<reason>)."""
@@ -160,7 +166,7 @@ class Bench:
               + (f"; compiles {int(counters.get('compiles', 0))}, without the store "
                  f"{record['without_store']}" if store is not None else "") + ")",
               file=sys.stderr, flush=True)
-        if store is not None and run == "warm" and status in FINISHED:
+        if store is not None and run == "warm" and finished(record):
             self.warm_stores.append(store)
         self.write()
         return record
@@ -260,7 +266,7 @@ class Bench:
 
     def median(self, row: str, run: str):
         values = [r["seconds"] for r in self.runs
-                  if r["row"] == row and r["run"] == run and r["exit"] in FINISHED]
+                  if r["row"] == row and r["run"] == run and finished(r)]
         return (round(statistics.median(values), 3), len(values)) if values else (None, 0)
 
     def suites(self) -> dict:
@@ -291,7 +297,7 @@ class Bench:
                 goals[name.replace("-nN", f"-n {self.args.xdist}")] = {
                     "ratio": round(ratio, 2), "own_s": values[0], "cubby_s": values[1],
                     "at_least": least, "status": "pass" if ratio >= least else "fail"}
-        ours = [r for r in self.runs if r["row"].startswith("cupy-cubby") and "counters" in r]
+        ours = [r for r in self.runs if r["row"].startswith("cupy-cubby") and finished(r)]
         if ours:
             without = sum(r["without_store"] for r in ours)
             warm = [r for r in ours if r["run"] == "warm"]
@@ -308,11 +314,11 @@ class Bench:
             failures = []
             for r in warm:
                 own = [o for o in self.runs if o["row"] == r["row"].replace("cubby", "own")
-                       and o["run"] == "warm" and o.get("tests")]
+                       and o["run"] == "warm" and finished(o)]
                 allowed = min((o["tests"]["failed"] + o["tests"]["errors"] for o in own), default=0)
                 tests = r.get("tests") or {}
                 failed = tests.get("failed", 0) + tests.get("errors", 0)
-                if r["exit"] not in FINISHED or r.get("require_warm") or failed > allowed:
+                if not finished(r) or r.get("require_warm") or failed > allowed:
                     failures.append(f"{r['row']}: exit {r['exit']}, {r.get('require_warm')} "
                                     f"require-warm failures, {failed} failed (CuPy's own: "
                                     f"{allowed})")
