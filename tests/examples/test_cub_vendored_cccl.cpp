@@ -111,11 +111,12 @@ struct CcclProgram {
 std::vector<CcclProgram> cccl_programs() {
   const std::string threads = std::to_string(kThreads);
   return {
-      {"block", {"example::block_reduce<float, " + threads + ">",
-                 "example::block_reduce<int, " + threads + ">",
-                 "example::block_reduce<double, " + threads + ">",
-                 "example::block_exclusive_sum<int, " + threads + ">",
-                 "example::block_exclusive_sum<long long, " + threads + ">"}},
+      {"block",
+       {"example::block_reduce<float, " + threads + ">",
+        "example::block_reduce<int, " + threads + ">",
+        "example::block_reduce<double, " + threads + ">",
+        "example::block_exclusive_sum<int, " + threads + ">",
+        "example::block_exclusive_sum<long long, " + threads + ">"}},
       {"warp", {"example::warp_sums<int>", "example::warp_sums<float>"}},
       {"thrust", {"example::sort_rows<int>", "example::sort_rows<double>"}},
   };
@@ -228,7 +229,8 @@ TEST_F(CcclGpu, BlockReduceSumsAndMaximaMatchTheHost) {
 TEST_F(CcclGpu, BlockScanGivesExclusivePrefixSums) {
   const auto module = compile(request_for(program_named("block")));
   std::vector<long long> host(kBlocks * kThreads);
-  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<long long>(i % 13) * 1000000007LL;
+  for (std::size_t i = 0; i < host.size(); ++i)
+    host[i] = static_cast<long long>(i % 13) * 1000000007LL;
   cubby::testing::DeviceArray<long long> in(host);
   cubby::testing::DeviceArray<long long> out(host.size());
   module->launch("example::block_exclusive_sum<long long, " + std::to_string(kThreads) + ">",
@@ -237,7 +239,7 @@ TEST_F(CcclGpu, BlockScanGivesExclusivePrefixSums) {
   for (int b = 0; b < kBlocks; ++b) {
     long long running = 0;
     for (int t = 0; t < kThreads; ++t) {
-      const std::size_t i = std::size_t(b * kThreads + t);
+      const std::size_t i = std::size_t(b) * kThreads + std::size_t(t);
       EXPECT_EQ(result[i], running) << "element " << i;
       running += host[i];
     }
