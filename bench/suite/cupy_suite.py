@@ -123,7 +123,9 @@ class Bench:
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
-            stdout, stderr = process.communicate(timeout=max(self.end - time.monotonic(), 1.0))
+            left = self.end - time.monotonic()
+            stdout, stderr = process.communicate(
+                timeout=None if left == float("inf") else max(left, 1.0))
             status = process.returncode
         except subprocess.TimeoutExpired:  # the deadline: the session and its xdist workers
             os.killpg(process.pid, signal.SIGKILL)
@@ -185,11 +187,16 @@ class Bench:
             ours = [(run, unused, store, ("--cubby-require-warm",) if run == "warm" else ())
                     for run in ("cold", "warm", "edit") if run in runs]
             pairs = [(f"cupy-own{suffix}", own), (f"cupy-cubby{suffix}", ours)]
-            for row, steps in (pairs if round_ % 2 == 0 else pairs[::-1]):
-                for run, cupy_dir, at, more in steps:
-                    if run == "edit":
-                        shutil.rmtree(store / "entries", ignore_errors=True)
-                    self.pytest(row, run, self.args.suite, cupy_dir, at, *extra, *more)
+            # Run kind by run kind (both cold runs first), so a deadline cuts warm runs, not the
+            # second cold one; the rows' order swaps every round.
+            for kind in ("cold", "warm", "edit"):
+                for row, steps in (pairs if round_ % 2 == 0 else pairs[::-1]):
+                    for run, cupy_dir, at, more in steps:
+                        if run != kind:
+                            continue
+                        if run == "edit":
+                            shutil.rmtree(store / "entries", ignore_errors=True)
+                        self.pytest(row, run, self.args.suite, cupy_dir, at, *extra, *more)
             warm = [(f"cupy-own{suffix}", own_dir, None, ()),
                     (f"cupy-cubby{suffix}", unused, store, ("--cubby-require-warm",))]
             if "edit" in runs:  # the store's entries are gone: nothing warm to time

@@ -5,12 +5,13 @@
 # The files come from bench/suite/cupy_tests.sh, run on the build machine (a pip-installed CuPy
 # ships no tests): $CUBBY_CUPY_TESTS, default .carry-cupy in the repository (carry it there); where
 # CuPy's repository is at hand and the folder is missing, it is extracted here.
-# Runs bench/suite/cupy_suite.py on the sets $CUBBY_CUPY_SETS (default core) as one pytest session:
-# --parts $CUBBY_CUPY_PARTS (default xdist,keys,alone: -n $CUBBY_GPU_XDIST (8) first, then the
-# key derivation of test_mdspan.py's programs in a warm process, then alone), each round cold then
-# warm (--cubby-require-warm) both ways, $CUBBY_CUPY_REPEAT rounds (1) with $CUBBY_CUPY_WARM_EXTRA
-# (2) more alternating warm runs each way per round; it stops cleanly $CUBBY_CUPY_SECONDS after it
-# starts (default: CUBBY_GPU_STEP_SECONDS - 15, else 225), keeping what it measured.
+# Runs bench/suite/cupy_suite.py on the sets $CUBBY_CUPY_SETS (default core) as one pytest
+# session: --parts $CUBBY_CUPY_PARTS (default xdist,keys,alone: -n $CUBBY_GPU_XDIST (8) first,
+# then the key derivation of test_mdspan.py's programs in a warm process, then alone); each round
+# runs both cold runs, then both warm ones (cubby's with --cubby-require-warm), then
+# $CUBBY_CUPY_WARM_EXTRA (1) more alternating warm runs each way; $CUBBY_CUPY_REPEAT rounds (1).
+# It stops cleanly $CUBBY_CUPY_SECONDS after it starts (default: CUBBY_GPU_STEP_SECONDS - 15,
+# else 225), keeping what it measured.
 # -> OUT_DIR/cupy_real.json (rows, goals, every run), cupy_real.txt (the verdict table), env.txt.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -40,6 +41,6 @@ work="$(mktemp -d /tmp/cubby-cupy-real.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 "$python" "$root/bench/suite/cupy_suite.py" --out "$out/cupy_real.json" --work "$work" \
   "${suites[@]}" --parts "${CUBBY_CUPY_PARTS:-xdist,keys,alone}" --runs cold,warm \
-  --repeat "${CUBBY_CUPY_REPEAT:-1}" --warm-extra "${CUBBY_CUPY_WARM_EXTRA:-2}" \
+  --repeat "${CUBBY_CUPY_REPEAT:-1}" --warm-extra "${CUBBY_CUPY_WARM_EXTRA:-1}" \
   --xdist "${CUBBY_GPU_XDIST:-8}" --key-file test_mdspan --deadline "$seconds" || status=1
 exit $status
