@@ -3,8 +3,9 @@
 # (CUBBY_SUITE_GTEST_TIMED=1: the GoogleTest suite is timed elsewhere, by ci/suite-timing.sh)
 # which fills SUITE_ARGS with whole_suite.py arguments: `--suite NAME=COMMAND` for each suite
 # found, `--skip NAME=REASON` for each one that cannot run here.
-#   gtest-examples: the example GoogleTest suite (executables under BUILD_DIR/tests/examples),
-#                   or $CUBBY_SUITE_GTEST_CMD.
+#   gtest-examples: the example GoogleTest suite (executables under BUILD_DIR/tests/examples but
+#                   test_cub_vendored_cccl, whose vendored-CCCL programs are a check of the key's
+#                   scan, not part of the timed suite), or $CUBBY_SUITE_GTEST_CMD.
 #   pytest-examples: a pytest suite using the cubby plugin (pytest_plugin/examples,
 #                   pytest_plugin/tests, tests/examples/python), or $CUBBY_SUITE_PYTEST_CMD.
 
@@ -20,7 +21,8 @@ discover_suites() {
     local bins=()
     if [ -d "$build_dir/tests/examples" ]; then
       while IFS= read -r bin; do bins+=("$bin"); done < <(
-        find "$build_dir/tests/examples" -path '*/CMakeFiles' -prune -o -type f -perm -u+x -print | sort)
+        find "$build_dir/tests/examples" -path '*/CMakeFiles' -prune -o -path '*/vendored-cccl' -prune \
+          -o -name test_cub_vendored_cccl -prune -o -type f -perm -u+x -print | sort)
     fi
     if [ ${#bins[@]} -gt 0 ]; then
       local command="set -e;"

@@ -3,7 +3,7 @@
 #   ci/gpu/all.sh OUT_DIR [BUILD_DIR] [STEP...]     (BUILD_DIR default build/gpu; STEPs default all)
 # Steps: ctest recover harness store pytest bench (the default), and cupy-real (CuPy's own test
 # files, ci/gpu/cupy-real.sh; needs .carry-cupy) and cccl (the CCCL-reaching CuPy and C++ cases:
-# tests/python/gpu/test_cupy_cccl.py, ctest -R test_cub_vendored_cccl). Each step is time-bounded
+# tests/python/gpu/test_cupy_cccl.py, ctest -R 'Cccl|test_cub_vendored_cccl'). Each step is time-bounded
 # (CUBBY_GPU_STEP_SECONDS, default 240) and writes to OUT_DIR/<step>/; OUT_DIR/status lists each
 # step's exit status. Carry the build folder (and libbenchmark on LD_LIBRARY_PATH) there first.
 set -uo pipefail
@@ -29,10 +29,13 @@ for step in "${steps[@]}"; do
     bench) timeout "$limit" "$root/ci/gpu/bench.sh" "$out/bench" "$build" >"$out/bench/run.log" 2>&1 ;;
     cupy-real) CUBBY_GPU_STEP_SECONDS="$limit" timeout "$limit" "$root/ci/gpu/cupy-real.sh" "$out/cupy-real" "$build" \
                  >"$out/cupy-real/run.log" 2>&1 ;;
-    cccl) { CUBBY_LIBRARY="$build/core/libcubby.so" PYTHONPATH="$root/pytest_plugin/src" timeout "$limit" \
-              python3 -m pytest "$root/tests/python/gpu/test_cupy_cccl.py" -q -rs -p no:cacheprovider \
-            && CUBBY_DIR="$(mktemp -d)" timeout "$limit" ctest --test-dir "$build" -R test_cub_vendored_cccl \
-              --output-on-failure; } >"$out/cccl/run.log" 2>&1 ;;
+    cccl) { CUBBY_LIBRARY="$build/core/libcubby.so" PYTHONPATH="$root/pytest_plugin/src" \
+              timeout $(( limit * 3 / 5 )) \
+              python3 -m pytest "$root/tests/python/gpu/test_cupy_cccl.py" -q -rs -p no:cacheprovider
+            python_status=$?
+            CUBBY_DIR="$(mktemp -d)" timeout $(( limit - ($(date +%s) - start) )) ctest --test-dir "$build" \
+              -R 'Cccl|test_cub_vendored_cccl' --output-on-failure && [ "$python_status" = 0 ]
+          } >"$out/cccl/run.log" 2>&1 ;;
     *) echo "unknown step $step" >"$out/$step/run.log"; false ;;
   esac
   echo "$step=$? $(( $(date +%s) - start ))s" | tee -a "$out/status"
