@@ -166,6 +166,20 @@ bool is_write_refusal(std::string_view error) {
          error.starts_with("NOAUTH");
 }
 
+// Whether the command `args` may be sent again after a kept connection was found closed with no
+// reply (the server may have applied it before it closed): only commands that, applied twice,
+// leave what applying them once leaves. GET and CLUSTER NODES read. SET writes a value under a
+// content-addressed key (the hash of everything that produced it): every value written under a
+// key is a valid entry for it, so writing one twice is writing it once. DEL of a key leaves it
+// absent however often it is applied. AUTH and SELECT are sent on new connections only (never
+// kept), ASKING is sent again with the command it precedes.
+bool safe_to_send_twice(std::initializer_list<std::string_view> args) {
+  if (args.size() == 0) return false;
+  const std::string_view name = *args.begin();
+  return name == "GET" || name == "SET" || name == "DEL" ||
+         (name == "CLUSTER" && args.size() == 2 && *(args.begin() + 1) == "NODES");
+}
+
 // How many idle connections the pool keeps per server.
 constexpr std::size_t kIdleConnections = 4;
 
@@ -314,7 +328,9 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
 }
 
 Result<RedisBackend::ConnectionPtr> RedisBackend::pooled_connection(const RedisEndpoint& endpoint,
-                                                                    RemoteDeadline deadline) {
+                                                                    RemoteDeadline deadline,
+                                                                    bool& kept) {
+  kept = false;
   {
     // A connection being opened ahead (to a node the URL names) is waited for rather than opened
     // twice (its connect and handshake have a deadline of their own, before this call's); if it
@@ -335,6 +351,7 @@ Result<RedisBackend::ConnectionPtr> RedisBackend::pooled_connection(const RedisE
     if (found != idle_.rend()) {
       ConnectionPtr connection = std::move(*found);
       idle_.erase(std::next(found).base());
+      kept = true;
       return connection;
     }
   }
@@ -353,17 +370,33 @@ Result<RedisBackend::Answer> RedisBackend::call_on(const RedisEndpoint& endpoint
                                                    std::initializer_list<std::string_view> args,
                                                    std::uint64_t limit, bool asking,
                                                    RemoteDeadline deadline) {
-  auto pooled = pooled_connection(endpoint, deadline);
+  bool kept = false;
+  auto pooled = pooled_connection(endpoint, deadline, kept);
   if (!pooled) return std::move(pooled).error();
   ConnectionPtr connection = std::move(pooled).value();
+  Ended ended = Ended::io;
+  Answer reply;
+  for (;;) {
+    RedisConnection& stream = *connection->stream;
+    const std::uint64_t before = stream.received();
+    const bool asked = !asking || command(stream, *connection->reader, {"ASKING"}, deadline,
+                                          kMaxStatusReply, ended);
+    if (asked) reply = command(stream, *connection->reader, args, deadline, limit, ended);
+    // A kept connection that the server closed meanwhile (its `timeout`, a restart): nothing came
+    // back on it; a command safe to send twice is sent again, once, on a new connection.
+    const bool found_closed = !reply && ended == Ended::io && kept && !stream.timed_out() &&
+                              !passed(deadline) && stream.received() == before;
+    if (!found_closed || !safe_to_send_twice(args)) {
+      if (!asked) return connection_failure(stream, deadline, "ASKING: ");
+      break;
+    }
+    kept = false;
+    auto opened = connect(endpoint, deadline);
+    if (!opened) return std::move(opened).error();
+    connection = std::move(opened).value();
+  }
   RedisConnection& stream = *connection->stream;
   redisReader& reader = *connection->reader;
-  Ended ended = Ended::io;
-  if (asking) {
-    const Answer asked = command(stream, reader, {"ASKING"}, deadline, kMaxStatusReply, ended);
-    if (!asked) return connection_failure(stream, deadline, "ASKING: ");
-  }
-  Answer reply = command(stream, reader, args, deadline, limit, ended);
   // Whenever a call ends early, the connection is out of step (its read buffer holds part of a
   // reply): it is closed, never pooled.
   if (!reply && ended == Ended::refused) {
