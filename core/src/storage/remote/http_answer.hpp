@@ -1,11 +1,10 @@
 // HttpAnswerReader: one HTTP/1.1 answer read off a connection (redis_connection.hpp) by a
 // deadline, for the HTTP remote (http.hpp): its status line and head (1xx answers skipped, at most
 // 100 lines of 16 KiB), then its body, framed by Content-Length, chunked encoding or the end of the
-// stream (a clean end only: RedisConnection::closed()), up to a bound: a 2xx body over the caller's
-// limit is refused before it is read (or as soon as it passes it); an error page's body (any other
-// status) is read and dropped up to 64 KiB (past that it is left unread and the connection not
-// reused). Whether the connection can carry another request: HTTP/1.1 without `Connection: close`,
-// the answer read to its end.
+// stream, up to a bound: a 2xx body over the caller's limit is refused before it is read (or as
+// soon as it passes it); an error page's body (any other status) is read and dropped up to 64 KiB
+// (past that it is left unread and the connection not reused). Whether the connection can carry
+// another request: HTTP/1.1 without `Connection: close`, the answer read to its end.
 #pragma once
 
 #include <chrono>
