@@ -198,10 +198,10 @@ class RedisServer {
  private:
   RedisServer() : dir_("redis") {}
 
-  bool launch(const std::string& exe, const std::vector<std::string>& extra, int port) {
+  bool launch(const std::string& exe, const std::vector<std::string>& extra, int on_port) {
     exe_ = exe;
     extra_ = extra;
-    port_ = port;
+    port_ = on_port;
     if (port_ == 0) return false;
     const std::string port = std::to_string(port_);
     const std::string dir = dir_.path().string();
