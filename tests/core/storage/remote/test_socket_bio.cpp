@@ -3,9 +3,15 @@
 // a redis-server restarted, nginx's keep-alive timeout before a PUT of many TLS records, an HTTPS
 // server closing an idle connection without close_notify — never kill a host process that keeps
 // SIGPIPE's default action. Each scenario runs in a forked child (sigpipe_child.hpp), for both
-// protocols, TLS and plain; the next call succeeds (sent again once on a new connection).
+// protocols, TLS and plain; the next call succeeds (sent again once on a new connection). And the
+// BIO on its own: EPIPE instead of the signal, "try again" and the end of the stream.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <openssl/bio.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -16,6 +22,7 @@
 #include "sigpipe_child.hpp"
 #include "storage/remote/http.hpp"
 #include "storage/remote/redis.hpp"
+#include "storage/remote/socket_bio.hpp"
 #include "tls_fake.hpp"
 
 namespace cubby {
@@ -59,6 +66,33 @@ bool idle_clients_closed(const RedisServer& server) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+// The BIO itself: a write to a socket whose peer is gone fails with EPIPE, the process lives;
+// "try again" and the end of the stream are told apart as OpenSSL's socket BIO tells them.
+TEST(SocketBio, AWriteToAClosedPeerFailsWithEpipeAndTheEndOfTheStreamIsFlagged) {
+  EXPECT_TRUE(runs_in_a_child([](const std::function<void()>&) -> std::string {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0)
+      return "no socketpair";
+    BIO* bio = socket_bio(pair[0]);
+    if (bio == nullptr) return "no BIO";
+    char byte = 0;
+    if (BIO_read(bio, &byte, 1) != -1 || BIO_should_retry(bio) == 0 || BIO_eof(bio) != 0)
+      return "an empty socket is not 'try again'";
+    if (BIO_write(bio, "x", 1) != 1 || ::recv(pair[1], &byte, 1, 0) != 1 || byte != 'x')
+      return "a write did not arrive";
+    ::close(pair[1]);
+    if (BIO_read(bio, &byte, 1) != 0 || BIO_should_retry(bio) != 0 || BIO_eof(bio) != 1)
+      return "the end of the stream is not flagged";
+    errno = 0;
+    if (BIO_write(bio, "y", 1) != -1 || errno != EPIPE || BIO_should_retry(bio) != 0)
+      return "a write to the closed peer did not fail with EPIPE";
+    BIO_free(bio);
+    if (::fcntl(pair[0], F_GETFD) == -1) return "the BIO closed the socket it does not own";
+    ::close(pair[0]);
+    return {};
+  }));
 }
 
 // A redis-server with a plain and a TLS port (TlsRedis's certificates), started by the test.
