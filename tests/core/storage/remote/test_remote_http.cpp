@@ -510,7 +510,8 @@ TEST(HttpProtocol, ABodyEndedByTheStreamIsCutShortByAnEndWithoutCloseNotifyOrARe
       EXPECT_EQ(**got, "the first half");
       EXPECT_EQ(tier->counters().remote_errors, 0u);
     } else {
-      ASSERT_FALSE(got) << (got->has_value() ? **got : "a miss");
+      EXPECT_FALSE(got) << (got->has_value() ? **got : "a miss");
+      if (got) continue;
       EXPECT_EQ(got.error().code, Errc::io);
       EXPECT_EQ(tier->counters().remote_errors, 1u);
       EXPECT_EQ(tier->counters().remote_timeouts, 0u);
