@@ -9,6 +9,7 @@
 //   /bearer/...    only with "Authorization: Bearer s3cret-token"
 //   /readonly/...  GET and HEAD only (a PUT is 403)
 //   /redirect/X    302 to /main/X
+//   /short-keepalive/...  closes a kept connection after 100 ms idle (keepalive_timeout 100ms)
 // The nginx executable: CUBBY_TEST_NGINX, else nginx in /usr/sbin or on PATH.
 #pragma once
 
@@ -149,7 +150,9 @@ class NginxServer {
             "return 401; } " +
             dav +
             " }\n    location /readonly/ { limit_except GET HEAD { deny all; } }\n"
-            "    location /redirect/ { rewrite ^/redirect/(.*)$ /main/$1 redirect; }\n  }\n}\n");
+            "    location /redirect/ { rewrite ^/redirect/(.*)$ /main/$1 redirect; }\n"
+            "    location /short-keepalive/ { keepalive_timeout 100ms; " +
+            dav + " }\n  }\n}\n");
   }
 
   bool launch(const std::string& exe) {

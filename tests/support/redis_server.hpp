@@ -133,7 +133,7 @@ class RedisServer {
     }
     for (int attempt = 0; attempt < 5; ++attempt) {
       auto server = std::unique_ptr<RedisServer>(new RedisServer());
-      if (server->launch(exe, extra)) return server;
+      if (server->launch(exe, extra, free_port())) return server;
     }
     *why = "redis-server (" + exe + ") did not start on a free port of 127.0.0.1";
     return nullptr;
@@ -156,6 +156,13 @@ class RedisServer {
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
+  }
+  // Kills the server and starts it again on the same ports with the same arguments (what it held
+  // is gone): clients see their connections closed, then the same address serving again. False
+  // when it does not start.
+  bool restart() {
+    stop();
+    return launch(exe_, extra_, port_);
   }
   // Connections the server has accepted so far (INFO stats: total_connections_received),
   // including the one this question itself opens; 0 when it cannot be asked.
@@ -191,8 +198,10 @@ class RedisServer {
  private:
   RedisServer() : dir_("redis") {}
 
-  bool launch(const std::string& exe, const std::vector<std::string>& extra) {
-    port_ = free_port();
+  bool launch(const std::string& exe, const std::vector<std::string>& extra, int on_port) {
+    exe_ = exe;
+    extra_ = extra;
+    port_ = on_port;
     if (port_ == 0) return false;
     const std::string port = std::to_string(port_);
     const std::string dir = dir_.path().string();
@@ -212,6 +221,8 @@ class RedisServer {
   }
 
   TempDir dir_;
+  std::string exe_;
+  std::vector<std::string> extra_;
   int port_ = 0;
   pid_t pid_ = -1;
 };

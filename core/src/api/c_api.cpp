@@ -222,6 +222,18 @@ int with_cache(cubby_cache* handle, const char* function, Body&& body) noexcept 
   return guarded([&]() -> int { return body(call); });
 }
 
+// guarded() for an entry point that answers text: `body()`'s, or NULL when it throws (the failure
+// recorded as the last error).
+template <class Body>
+const char* text_guarded(Body&& body) noexcept {
+  const char* text = nullptr;
+  const int status = guarded([&]() -> int {
+    text = body();
+    return CUBBY_OK;
+  });
+  return status == CUBBY_OK ? text : nullptr;
+}
+
 // with_cache for an entry point that answers text: `body(call)`'s, or NULL on any failure.
 template <class Body>
 const char* text_with_cache(cubby_cache* handle, const char* function, Body&& body) noexcept {
@@ -666,9 +678,14 @@ thread_local std::string stats_summary;  // storage for cubby_stats_summary's an
 }  // namespace
 
 extern "C" const char* cubby_stats_summary(const char* stats_json) {
-  try {
-    const nlohmann::json document =
-        nlohmann::json::parse(stats_json == nullptr ? "" : stats_json, nullptr, false);
+  if (stats_json == nullptr) {
+    invalid(
+        "cubby_stats_summary: stats_json is NULL; pass a JSON object of counters as "
+        "cubby_stats_json writes it");
+    return nullptr;
+  }
+  return text_guarded([&]() -> const char* {
+    const nlohmann::json document = nlohmann::json::parse(stats_json, nullptr, false);
     if (document.is_discarded()) {
       throw cubby::Error(cubby::Errc::invalid_argument,
                          "cubby_stats_summary: stats_json is not JSON; pass an object of counters "
@@ -680,8 +697,5 @@ extern "C" const char* cubby_stats_summary(const char* stats_json) {
       stats_summary += line;
     }
     return stats_summary.c_str();
-  } catch (...) {
-    record_current_exception();
-    return nullptr;
-  }
+  });
 }

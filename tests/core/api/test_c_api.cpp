@@ -76,6 +76,21 @@ class CApiTest : public ::testing::Test {
   cubby_cache* cache_ = nullptr;
 };
 
+// cubby_stats_summary goes through the C API's error wrapper as every entry point does: a NULL
+// argument is refused naming it, bad JSON is refused saying so; NULL back, the last error set.
+TEST(CApi, StatsSummaryRefusesWhatItCannotReadNamingIt) {
+  EXPECT_EQ(cubby_stats_summary(nullptr), nullptr);
+  EXPECT_NE(std::string(cubby_last_error()).find("cubby_stats_summary: stats_json is NULL"),
+            std::string::npos)
+      << cubby_last_error();
+  EXPECT_EQ(cubby_stats_summary("{"), nullptr);
+  EXPECT_NE(std::string(cubby_last_error()).find("stats_json is not JSON"), std::string::npos)
+      << cubby_last_error();
+  const char* text = cubby_stats_summary(R"({"misses": 3})");
+  ASSERT_NE(text, nullptr) << cubby_last_error();
+  EXPECT_NE(std::string(text).find("misses: 3"), std::string::npos) << text;
+}
+
 TEST(CApi, VersionIsNonEmpty) {
   const char* version = cubby_version();
   ASSERT_NE(version, nullptr);

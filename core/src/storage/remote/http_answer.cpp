@@ -213,8 +213,10 @@ bool HttpAnswerReader::to_the_end(std::uint64_t bound, std::string* out) {
     if (out != nullptr) out->append(buffer_, at_, held);
     at_ = buffer_.size();
     if (!more()) {
-      if (connection_.timed_out()) return false;
-      ended_ = Ended::answered;  // the end of the stream is the end of the body
+      // Only a clean end (TLS's close_notify, a plain stream's end) ends the body: an end without
+      // close_notify, a reset or a timeout may have cut it short, an I/O error.
+      if (!connection_.closed()) return false;
+      ended_ = Ended::answered;
       return true;
     }
   }

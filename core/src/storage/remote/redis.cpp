@@ -3,158 +3,18 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string_view>
 #include <system_error>
 
 #include "storage/remote/deadline.hpp"
+#include "storage/remote/redis_command.hpp"
 
 namespace cubby {
 namespace {
-
-// The longest first line of a reply that is read ("+OK", "-ERR ...", "$<length>"): a server
-// that sends a longer one is not answering as Redis does.
-constexpr std::size_t kMaxReplyLine = 64 << 10;
-
-// The first line of the reply at the start of `reader`'s buffer (without its CRLF), or nullopt
-// while the buffer holds no whole first line.
-std::optional<std::string_view> first_line(const redisReader& reader) {
-  const std::string_view buffered(reader.buf + reader.pos, reader.len - reader.pos);
-  const std::size_t end = buffered.find("\r\n");
-  if (end == std::string_view::npos) return std::nullopt;
-  return buffered.substr(0, end);
-}
-
-// Whether `line` (a reply's first line) opens an array. No command the backend sends (GET, SET,
-// DEL, AUTH, SELECT, ASKING, CLUSTER NODES) answers with one, so an array is refused before any
-// of it is read: its element count and the lengths inside it are never trusted.
-bool is_array(std::string_view line) { return !line.empty() && line.front() == '*'; }
-
-// The length a bulk reply's first line ("$N", N >= 0) declares; nullopt for any other line (a
-// nil "$-1" included).
-std::optional<std::uint64_t> bulk_length(std::string_view line) {
-  if (line.empty() || line.front() != '$') return std::nullopt;
-  std::int64_t length = -1;
-  const auto parsed = std::from_chars(line.data() + 1, line.data() + line.size(), length);
-  if (parsed.ec != std::errc() || parsed.ptr != line.data() + line.size() || length < 0) {
-    return std::nullopt;
-  }
-  return static_cast<std::uint64_t>(length);
-}
-
-// Whether `line` (a reply's first line) declares a bulk value longer than `limit`.
-bool declares_more_than(std::string_view line, std::uint64_t limit) {
-  const auto length = bulk_length(line);
-  return length && *length > limit;
-}
-
-// Reads more of the reply into `reader`, waiting at most until `deadline`.
-bool read_more(RedisConnection& stream, redisReader& reader, RemoteDeadline deadline) {
-  char buffer[16 * 1024];
-  const std::size_t got = stream.receive(buffer, sizeof buffer, deadline);
-  return got > 0 && redisReaderFeed(&reader, buffer, got) == REDIS_OK;
-}
-
-// How a command ended when it gave no reply.
-enum class Ended { io, refused, protocol };
-
-// Reads the bulk string whose first line (`line_size` bytes and its CRLF) starts `reader`'s
-// buffer: its `length` bytes go straight into `out` (what the reader holds already, then the rest
-// from `stream` with no buffer in between: values are hundreds of KB), then its CRLF, all by
-// `deadline`. Reads nothing past the CRLF. False when the stream fails (`io`) or the value does
-// not end with CRLF (`protocol`).
-bool read_bulk(RedisConnection& stream, redisReader& reader, std::size_t line_size,
-               std::uint64_t length, RemoteDeadline deadline, std::string& out, Ended& ended) {
-  reader.pos += line_size + 2;
-  const std::size_t total = static_cast<std::size_t>(length) + 2;  // the value and its CRLF
-  out.resize(total);
-  const std::size_t held = std::min(reader.len - reader.pos, total);
-  std::memcpy(out.data(), reader.buf + reader.pos, held);
-  reader.pos += held;
-  for (std::size_t got = held; got < total;) {
-    const std::size_t n = stream.receive(out.data() + got, total - got, deadline);
-    if (n == 0) {
-      ended = Ended::io;
-      return false;
-    }
-    got += n;
-  }
-  if (std::string_view(out).substr(length) != "\r\n") {
-    ended = Ended::protocol;
-    return false;
-  }
-  out.resize(static_cast<std::size_t>(length));
-  return true;
-}
-
-// Sends one command (binary-safe arguments) on `stream` and reads its reply, all before
-// `deadline`: the answer (a bulk string read by read_bulk, anything else parsed by hiredis's
-// reader), or an empty one and why: the connection failed or the deadline passed
-// (`io`: stream.error(), stream.timed_out()), the reply is refused unread (`refused`): an array
-// (is_array), a bulk value declared longer than `limit`, or a first line longer than
-// kMaxReplyLine; or it is not RESP (`protocol`). The reply's first line is checked whole before
-// hiredis's reader parses any of it (the reader consumes the type byte of a partial reply), so a
-// server that drips the length line cannot slip a value past the limit. After an empty answer the
-// connection is out of step: close it.
-RedisBackend::Answer command(RedisConnection& stream, redisReader& reader,
-                             std::initializer_list<std::string_view> args, RemoteDeadline deadline,
-                             std::uint64_t limit, Ended& ended) {
-  RedisBackend::Answer answer;
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lengths;
-  for (std::string_view arg : args) {
-    argv.push_back(arg.data());
-    lengths.push_back(arg.size());
-  }
-  char* formatted = nullptr;
-  const int size = redisFormatCommandArgv(&formatted, static_cast<int>(argv.size()), argv.data(),
-                                          lengths.data());
-  if (size < 0) {
-    ended = Ended::protocol;
-    return answer;
-  }
-  const bool sent =
-      stream.send(std::string_view(formatted, static_cast<std::size_t>(size)), deadline);
-  redisFreeCommand(formatted);
-  ended = Ended::io;
-  if (!sent) return answer;
-  std::optional<std::string_view> line;
-  while (!(line = first_line(reader))) {
-    if (reader.len - reader.pos > kMaxReplyLine) {
-      ended = Ended::refused;
-      return answer;
-    }
-    if (!read_more(stream, reader, deadline)) return answer;
-  }
-  if (line->size() > kMaxReplyLine || is_array(*line) || declares_more_than(*line, limit)) {
-    ended = Ended::refused;
-    return answer;
-  }
-  if (const auto length = bulk_length(*line)) {
-    std::string bulk;
-    if (read_bulk(stream, reader, line->size(), *length, deadline, bulk, ended)) {
-      answer.bulk = std::move(bulk);
-    }
-    return answer;
-  }
-  for (;;) {
-    void* reply = nullptr;
-    if (redisReaderGetReply(&reader, &reply) != REDIS_OK) {
-      ended = Ended::protocol;
-      return answer;
-    }
-    if (reply != nullptr) {
-      answer.reply.reset(reply);
-      return answer;
-    }
-    if (!read_more(stream, reader, deadline)) return answer;
-  }
-}
 
 // Error replies about the key asked for, not the server: that key fails, the server is fine.
 bool is_per_key_error(std::string_view error) { return error.starts_with("WRONGTYPE"); }
@@ -164,6 +24,20 @@ bool is_per_key_error(std::string_view error) { return error.starts_with("WRONGT
 bool is_write_refusal(std::string_view error) {
   return error.starts_with("NOPERM") || error.starts_with("READONLY") ||
          error.starts_with("NOAUTH");
+}
+
+// Whether the command `args` may be sent again after a kept connection was found closed with no
+// reply (the server may have applied it before it closed): only commands that, applied twice,
+// leave what applying them once leaves. GET and CLUSTER NODES read. SET writes a value under a
+// content-addressed key (the hash of everything that produced it): every value written under a
+// key is a valid entry for it, so writing one twice is writing it once. DEL of a key leaves it
+// absent however often it is applied. AUTH and SELECT are sent on new connections only (never
+// kept), ASKING is sent again with the command it precedes.
+bool safe_to_send_twice(std::initializer_list<std::string_view> args) {
+  if (args.size() == 0) return false;
+  const std::string_view name = *args.begin();
+  return name == "GET" || name == "SET" || name == "DEL" ||
+         (name == "CLUSTER" && args.size() == 2 && *(args.begin() + 1) == "NODES");
 }
 
 // How many idle connections the pool keeps per server.
@@ -254,10 +128,10 @@ Result<RedisBackend::ConnectionPtr> RedisBackend::connect(const RedisEndpoint& e
   connection->reader.reset(redisReaderCreate());
   if (!connection->reader) return fail(Errc::io, "out of memory connecting to ", location_);
   auto handshake = [&](std::initializer_list<std::string_view> args) -> Result<void> {
-    Ended ended = Ended::io;
-    const Answer reply =
-        command(*connection->stream, *connection->reader, args, deadline, kMaxStatusReply, ended);
-    if (!reply && ended != Ended::io) {
+    CommandEnded ended = CommandEnded::io;
+    const Answer reply = redis_command(*connection->stream, *connection->reader, args, deadline,
+                                       kMaxStatusReply, ended);
+    if (!reply && ended != CommandEnded::io) {
       counted_.add(Stat::remote_errors);
       return fail(Errc::io, location_, " answered ", std::string(*args.begin()),
                   " with something that is not a Redis status reply: not a Redis server?");
@@ -314,7 +188,9 @@ void RedisBackend::connect_ahead(std::function<void(const Failure&)> failed) {
 }
 
 Result<RedisBackend::ConnectionPtr> RedisBackend::pooled_connection(const RedisEndpoint& endpoint,
-                                                                    RemoteDeadline deadline) {
+                                                                    RemoteDeadline deadline,
+                                                                    bool& kept) {
+  kept = false;
   {
     // A connection being opened ahead (to a node the URL names) is waited for rather than opened
     // twice (its connect and handshake have a deadline of their own, before this call's); if it
@@ -335,6 +211,7 @@ Result<RedisBackend::ConnectionPtr> RedisBackend::pooled_connection(const RedisE
     if (found != idle_.rend()) {
       ConnectionPtr connection = std::move(*found);
       idle_.erase(std::next(found).base());
+      kept = true;
       return connection;
     }
   }
@@ -353,25 +230,41 @@ Result<RedisBackend::Answer> RedisBackend::call_on(const RedisEndpoint& endpoint
                                                    std::initializer_list<std::string_view> args,
                                                    std::uint64_t limit, bool asking,
                                                    RemoteDeadline deadline) {
-  auto pooled = pooled_connection(endpoint, deadline);
+  bool kept = false;
+  auto pooled = pooled_connection(endpoint, deadline, kept);
   if (!pooled) return std::move(pooled).error();
   ConnectionPtr connection = std::move(pooled).value();
+  CommandEnded ended = CommandEnded::io;
+  Answer reply;
+  for (;;) {
+    RedisConnection& stream = *connection->stream;
+    const std::uint64_t before = stream.received();
+    const bool asked = !asking || redis_command(stream, *connection->reader, {"ASKING"}, deadline,
+                                                kMaxStatusReply, ended);
+    if (asked) reply = redis_command(stream, *connection->reader, args, deadline, limit, ended);
+    // A kept connection that the server closed meanwhile (its `timeout`, a restart): nothing came
+    // back on it; a command safe to send twice is sent again, once, on a new connection.
+    const bool found_closed = !reply && ended == CommandEnded::io && kept && !stream.timed_out() &&
+                              !passed(deadline) && stream.received() == before;
+    if (!found_closed || !safe_to_send_twice(args)) {
+      if (!asked) return connection_failure(stream, deadline, "ASKING: ");
+      break;
+    }
+    kept = false;
+    auto opened = connect(endpoint, deadline);
+    if (!opened) return std::move(opened).error();
+    connection = std::move(opened).value();
+  }
   RedisConnection& stream = *connection->stream;
   redisReader& reader = *connection->reader;
-  Ended ended = Ended::io;
-  if (asking) {
-    const Answer asked = command(stream, reader, {"ASKING"}, deadline, kMaxStatusReply, ended);
-    if (!asked) return connection_failure(stream, deadline, "ASKING: ");
-  }
-  Answer reply = command(stream, reader, args, deadline, limit, ended);
   // Whenever a call ends early, the connection is out of step (its read buffer holds part of a
   // reply): it is closed, never pooled.
-  if (!reply && ended == Ended::refused) {
+  if (!reply && ended == CommandEnded::refused) {
     counted_.add(Stat::remote_rejected);
     return fail(Errc::corrupt, location_, ": the reply to ", std::string(*args.begin()),
                 " is an array or over CUBBY_REMOTE_MAX_ENTRY (or not a Redis reply); not read");
   }
-  if (!reply && ended == Ended::protocol) {
+  if (!reply && ended == CommandEnded::protocol) {
     counted_.add(Stat::remote_errors);
     return fail(Errc::io, location_, " answered ", std::string(*args.begin()),
                 " with something that is not a Redis reply: not a Redis server?");

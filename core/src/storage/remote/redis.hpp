@@ -3,9 +3,13 @@
 //
 // Values live under "cubby:<32 hex digits of the key>". Writes use SET (EX ttl when configured).
 // Connections (redis_connection.hpp: TCP, unix socket, TLS) are pooled per server (one per
-// concurrent caller, up to a few kept idle). A write refused by the server's permissions (NOPERM,
-// READONLY, NOAUTH) makes the backend read-only for the process (warned once): it keeps serving
-// reads.
+// concurrent caller, up to a few kept idle). A command on a kept connection that the server closed
+// meanwhile (its `timeout`, a restart: the connection fails with nothing received, before the
+// deadline) is sent again once on a new connection when it is safe to apply twice (GET, SET of a
+// content-addressed value, DEL, CLUSTER NODES: redis.cpp's safe_to_send_twice), as the HTTP
+// backend does; other failures are not retried. A write refused by the server's permissions
+// (NOPERM, READONLY, NOAUTH) makes the backend read-only for the process (warned once): it keeps
+// serving reads.
 //
 // Deadlines: every call (get, put, remove, connect_ahead) ends by remote_deadline(timeout) of its
 // start (deadline.hpp), all of it included: waiting for a pooled connection, resolving the name,
@@ -129,16 +133,18 @@ class RedisBackend final : public RemoteBackend {
   // per-key one fails the call (see the header comment).
   Result<Answer> call(std::string_view name, std::initializer_list<std::string_view> args,
                       std::uint64_t limit = kMaxStatusReply);
-  // One command on a pooled connection to `endpoint`, after ASKING when `asking`.
+  // One command on a pooled connection to `endpoint`, after ASKING when `asking` (sent again on a
+  // new connection when a kept one was found closed: see the header comment).
   Result<Answer> call_on(const RedisEndpoint& endpoint,
                          std::initializer_list<std::string_view> args, std::uint64_t limit,
                          bool asking, RemoteDeadline deadline);
   // A new connection to `endpoint`, authenticated and on its database, by `deadline`; a failure
   // is counted.
   Result<ConnectionPtr> connect(const RedisEndpoint& endpoint, RemoteDeadline deadline);
-  // An idle pooled connection to `endpoint` (or the one connect_ahead is opening), else a new
-  // one, by `deadline`.
-  Result<ConnectionPtr> pooled_connection(const RedisEndpoint& endpoint, RemoteDeadline deadline);
+  // An idle pooled connection to `endpoint` (or the one connect_ahead is opening): `kept` true;
+  // else a new one, by `deadline`.
+  Result<ConnectionPtr> pooled_connection(const RedisEndpoint& endpoint, RemoteDeadline deadline,
+                                          bool& kept);
   void pool(ConnectionPtr connection);
   // The failure of a call whose connection broke or timed out (counted as a timeout or error).
   Failure connection_failure(const RedisConnection& stream, RemoteDeadline deadline,

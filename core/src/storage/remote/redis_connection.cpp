@@ -21,6 +21,7 @@
 #include <system_error>
 #include <thread>
 
+#include "storage/remote/socket_bio.hpp"
 #include "storage/remote/tls_context.hpp"
 
 namespace cubby {
@@ -133,9 +134,10 @@ RedisConnection::~RedisConnection() {
   ::close(fd_);
 }
 
-bool RedisConnection::failed(std::string what, bool timed_out) {
+bool RedisConnection::failed(std::string what, bool timed_out, bool closed) {
   error_ = std::move(what);
   timed_out_ = timed_out;
+  closed_ = closed;
   return false;
 }
 
@@ -217,9 +219,16 @@ bool RedisConnection::tls_retry(int ret, const char* doing, Clock::time_point de
   const int error = SSL_get_error(ssl_, ret);
   if (error == SSL_ERROR_WANT_READ) return wait(POLLIN, deadline);
   if (error == SSL_ERROR_WANT_WRITE) return wait(POLLOUT, deadline);
-  if (error == SSL_ERROR_ZERO_RETURN) return failed("the server closed the connection");
+  if (error == SSL_ERROR_ZERO_RETURN)
+    return failed("the server closed the connection", false, true);
   if (error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
-    return failed(errno != 0 ? std::strerror(errno) : "the server closed the connection");
+    return failed(errno != 0 ? std::strerror(errno)
+                             : "the server closed the connection without TLS's close_notify");
+  }
+  if (error == SSL_ERROR_SSL &&
+      ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+    ERR_clear_error();
+    return failed("the server closed the connection without TLS's close_notify");
   }
   std::string what = tls_error_text(doing);
   const long verified = SSL_get_verify_result(ssl_);
@@ -236,7 +245,10 @@ bool RedisConnection::handshake(const TlsContext& tls, const RedisEndpoint& endp
   const std::string& host = endpoint.host;
   ERR_clear_error();
   ssl_ = SSL_new(tls.get());
-  if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) return failed(tls_error_text("SSL_new"));
+  if (ssl_ == nullptr) return failed(tls_error_text("SSL_new"));
+  BIO* bio = socket_bio(fd_);  // writes that never raise SIGPIPE
+  if (bio == nullptr) return failed(tls_error_text("cannot make the socket's BIO"));
+  SSL_set_bio(ssl_, bio, bio);  // ssl_ owns it
   peer_ = endpoint.name();
   tls.resume(ssl_, peer_);
   if (!host.empty()) {
@@ -274,7 +286,7 @@ bool RedisConnection::send(std::string_view bytes, Clock::time_point deadline) {
       }
       continue;
     }
-    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);  // EPIPE, no signal
     if (n > 0) {
       bytes.remove_prefix(static_cast<std::size_t>(n));
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
@@ -292,13 +304,19 @@ std::size_t RedisConnection::receive(char* buffer, std::size_t size, Clock::time
     if (ssl_ != nullptr) {
       ERR_clear_error();
       const int n = SSL_read(ssl_, buffer, static_cast<int>(std::min<std::size_t>(size, 1 << 30)));
-      if (n > 0) return static_cast<std::size_t>(n);
+      if (n > 0) {
+        received_ += static_cast<std::uint64_t>(n);
+        return static_cast<std::size_t>(n);
+      }
       if (!tls_retry(n, "read failed", deadline)) return 0;
       continue;
     }
     const ssize_t n = ::recv(fd_, buffer, size, 0);
-    if (n > 0) return static_cast<std::size_t>(n);
-    if (n == 0) return failed("the server closed the connection");
+    if (n > 0) {
+      received_ += static_cast<std::uint64_t>(n);
+      return static_cast<std::size_t>(n);
+    }
+    if (n == 0) return failed("the server closed the connection", false, true);
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
       if (!wait(POLLIN, deadline)) return 0;
     } else {

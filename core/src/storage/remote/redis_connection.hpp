@@ -1,7 +1,9 @@
 // RedisConnection: one byte stream to a server — TCP (the host name resolved within the call's
 // deadline), a unix socket, either one optionally under TLS (tls_context.hpp) — whose every wait
 // (resolve, connect, TLS handshake, each read and write) ends by a deadline. It moves bytes only:
-// Redis replies are read by redis.cpp, HTTP answers by http.cpp (both remotes share this layer).
+// Redis replies are read by redis.cpp, HTTP answers by http_answer.cpp (both remotes share this
+// layer). No write it makes raises SIGPIPE (plain: send with MSG_NOSIGNAL; TLS: socket_bio.hpp),
+// and the host's signal disposition is left as it is.
 //
 // Why not hiredis's own connections: Debian 12's hiredis (0.14) has no TLS, resolves names with a
 // blocking getaddrinfo (a slow resolver held a 500 ms call for 8 s) and cannot bound a TLS
@@ -11,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -75,11 +78,17 @@ class RedisConnection {
   // the deadline passed.
   bool send(std::string_view bytes, Clock::time_point deadline);
   // Reads what has arrived (at least one byte, at most `size`) into `buffer` by `deadline`: the
-  // count, or 0 on failure (the peer closing included): error(), timed_out().
+  // count, or 0 on failure (the peer closing included): error(), timed_out(), closed().
   std::size_t receive(char* buffer, std::size_t size, Clock::time_point deadline);
 
   const std::string& error() const { return error_; }
   bool timed_out() const { return timed_out_; }
+  // Whether the last failure is the peer ending the stream cleanly: the end of a plain stream, or
+  // TLS's close_notify. An end without close_notify (what a truncating attacker or a crashed
+  // server leaves), a reset or any other error is not: what came may be cut short.
+  bool closed() const { return closed_; }
+  // How many bytes receive() has returned so far.
+  std::uint64_t received() const { return received_; }
   // Whether the TLS handshake resumed an earlier session of this context (tls_context.hpp).
   bool resumed() const;
 
@@ -91,13 +100,15 @@ class RedisConnection {
   bool handshake(const TlsContext& tls, const RedisEndpoint& endpoint, Clock::time_point deadline);
   // Handles an OpenSSL call's result `ret`: true to retry after waiting for what it needs.
   bool tls_retry(int ret, const char* doing, Clock::time_point deadline);
-  bool failed(std::string what, bool timed_out = false);
+  bool failed(std::string what, bool timed_out = false, bool closed = false);
 
   int fd_;
   SSL* ssl_ = nullptr;
   std::string peer_;  // "host:port": whose TLS sessions to resume and keep
   std::string error_;
   bool timed_out_ = false;
+  bool closed_ = false;
+  std::uint64_t received_ = 0;
 };
 
 }  // namespace cubby

@@ -7,17 +7,20 @@
 
 #include <chrono>
 #include <future>
+#include <thread>
 
 #include "http_fake.hpp"
 #include "nginx_server.hpp"
 #include "remote_key.hpp"
 #include "storage/remote/http.hpp"
+#include "tls_fake.hpp"
 
 namespace cubby {
 namespace {
 
 using testing::HttpFake;
 using testing::NginxServer;
+using testing::TlsFake;
 using Clock = std::chrono::steady_clock;
 
 Key key_of(std::uint8_t fill) {
@@ -466,6 +469,54 @@ TEST(HttpProtocol, AKeptConnectionTheServerClosedIsOpenedAgain) {
   EXPECT_EQ(server.received("GET"), 3);
   EXPECT_EQ(server.connections(), 3);
   EXPECT_EQ(tier->counters().remote_errors, 0u);
+}
+
+// A body without a length ends with the stream only when the stream ends cleanly (TLS's
+// close_notify, a plain stream's end): an end without close_notify or a reset may have cut it
+// short, an I/O error counted as one, never a shorter value.
+TEST(HttpProtocol, ABodyEndedByTheStreamIsCutShortByAnEndWithoutCloseNotifyOrAReset) {
+  std::string why;
+  NginxServer* nginx = NginxServer::shared(&why);  // for its certificates
+  if (nginx == nullptr) GTEST_SKIP() << why;
+  const std::string certs = nginx->ca_file().parent_path().string();
+  struct Case {
+    bool tls;
+    TlsFake::End end;
+    bool answered;
+  };
+  for (const Case& c :
+       {Case{true, TlsFake::End::close_notify, true},
+        Case{true, TlsFake::End::no_close_notify, false}, Case{true, TlsFake::End::reset, false},
+        Case{false, TlsFake::End::reset, false}}) {
+    SCOPED_TRACE(std::string(c.tls ? "https" : "http") + " end " +
+                 std::to_string(static_cast<int>(c.end)));
+    TlsFake server(c.tls ? certs + "/server.pem" : "", c.tls ? certs + "/server.key" : "",
+                   [&](TlsFake::Peer& peer) {
+                     if (!peer.read_http_request()) return;
+                     peer.send("HTTP/1.1 200 OK\r\n\r\nthe first half");
+                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                     peer.end_with(c.end);
+                   });
+    const std::string url =
+        std::string(c.tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(server.port());
+    HttpOptions o = options(url, std::chrono::milliseconds(2000));
+    o.tls.ca_file = nginx->ca_file().string();
+    auto tier = open_http_remote(o);
+    ::testing::internal::CaptureStderr();
+    auto got = tier->get(key_of(1));
+    ::testing::internal::GetCapturedStderr();
+    if (c.answered) {
+      ASSERT_TRUE(got && got->has_value()) << (got ? "miss" : got.error().message);
+      EXPECT_EQ(**got, "the first half");
+      EXPECT_EQ(tier->counters().remote_errors, 0u);
+    } else {
+      EXPECT_FALSE(got) << (got->has_value() ? **got : "a miss");
+      if (got) continue;
+      EXPECT_EQ(got.error().code, Errc::io);
+      EXPECT_EQ(tier->counters().remote_errors, 1u);
+      EXPECT_EQ(tier->counters().remote_timeouts, 0u);
+    }
+  }
 }
 
 // Bytes that are not an HTTP/1.x answer: a failure of the remote (the breaker opens), said once.

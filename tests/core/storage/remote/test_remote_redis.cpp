@@ -323,6 +323,38 @@ TEST_F(RedisTierTest, BackgroundWritesAreDrained) {
   EXPECT_EQ(tier.counters().remote_writes, 10u);
 }
 
+// A server that closes idle clients (`timeout 1`) closes the pooled connection between writes:
+// the next SET finds it closed and is sent again, once, on a new connection (SET of a
+// content-addressed value is safe to apply twice), and so is a GET. Nothing is lost or counted.
+TEST_F(RedisTierTest, AfterTheServersIdleTimeoutWritesAndReadsAreSentAgainOnANewConnection) {
+  ASSERT_TRUE(server_->command({"CONFIG", "SET", "timeout", "1"}));
+  const auto tier_tier = open_redis_remote(options());
+  RemoteTier& tier = *tier_tier;
+  const auto idle_closed = [&] {  // the server has closed every client but the one asking
+    for (int i = 0; i < 1000; ++i) {
+      const auto info = server_->command({"INFO", "clients"});
+      if (info && info->value && info->value->find("connected_clients:1\r\n") != std::string::npos)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  ASSERT_TRUE(tier.put(key_of(40), "first"));
+  ASSERT_TRUE(idle_closed());
+  tier.put_later(key_of(41), "written behind");
+  tier.drain(std::chrono::seconds(10));
+  EXPECT_EQ(raw_get(key_of(41)), "written behind");
+  ASSERT_TRUE(idle_closed());
+  auto got = tier.get(key_of(40));
+  ASSERT_TRUE(got && got->has_value()) << (got ? "miss" : got.error().message);
+  EXPECT_EQ(**got, "first");
+  const Stats counted = tier.counters();
+  EXPECT_EQ(counted.remote_writes, 2u);
+  EXPECT_EQ(counted.remote_writes_dropped, 0u);
+  EXPECT_EQ(counted.remote_errors, 0u);
+  EXPECT_EQ(counted.remote_skipped, 0u);
+}
+
 TEST_F(RedisTierTest, KilledServerIsAnErrorThenSkipped) {
   const auto tier_tier = open_redis_remote(options());
   RemoteTier& tier = *tier_tier;

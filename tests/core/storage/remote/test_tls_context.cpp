@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "drip_server.hpp"
 #include "redis_fleet.hpp"
 #include "remote_key.hpp"
 #include "storage/remote/redis.hpp"
 #include "storage/remote/tls_context.hpp"
+#include "tls_fake.hpp"
 
 namespace cubby {
 namespace {
@@ -193,6 +195,31 @@ TEST_F(TlsTierTest, AReconnectResumesTheSessionOfItsServer) {
   EXPECT_FALSE(connect_once(**other, endpoint));
   // The same server by another name is another peer: its session is not offered there.
   EXPECT_FALSE(connect_once(**context, RedisEndpoint{"localhost", tls_->tls_port(), ""}));
+}
+
+// A Redis value is framed by its length: a stream that ends inside it, without close_notify or
+// with it, is an I/O error counted as one, never a shorter value.
+TEST_F(TlsTierTest, AValueCutShortByTheEndOfTheStreamIsAnErrorNotAValue) {
+  for (const auto end :
+       {testing::TlsFake::End::no_close_notify, testing::TlsFake::End::close_notify}) {
+    testing::TlsFake server(tls_->cert_dir() + "/server.crt", tls_->cert_dir() + "/server.key",
+                            [&](testing::TlsFake::Peer& peer) {
+                              if (!peer.receive()) return;  // the GET
+                              peer.send("$100\r\nthe first half");
+                              std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                              peer.end_with(end);
+                            });
+    Config c = config(tls_->ca_file());
+    c.remote_url = "rediss://127.0.0.1:" + std::to_string(server.port());
+    auto tier = open_remote_tier(c);
+    ASSERT_NE(tier, nullptr);
+    ::testing::internal::CaptureStderr();
+    auto got = tier->get(key_of(7));
+    ::testing::internal::GetCapturedStderr();
+    ASSERT_FALSE(got) << (got->has_value() ? **got : "a miss");
+    EXPECT_EQ(got.error().code, Errc::io);
+    EXPECT_EQ(tier->counters().remote_errors, 1u);
+  }
 }
 
 TEST(TlsContextSettings, ReadsAheadAndOffersAes128GcmFirst) {
