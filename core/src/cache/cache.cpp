@@ -263,7 +263,12 @@ Cache::Found Cache::claim(const Key& key, const char* what, const Check& check,
 
 std::shared_ptr<const Entry> Cache::from_remote(const Key& key, const Check& check) {
   const auto start = Clock::now();
-  auto bytes = remote_->get(key);
+  // Layers pass over a value that fails the check (layered.hpp); every value is checked here.
+  auto bytes = remote_->get_checked(key, [&](std::string_view value) -> Result<void> {
+    auto entry = checked_entry(value, key, check);
+    if (!entry) return std::move(entry).error();
+    return {};
+  });
   std::shared_ptr<const Entry> found;
   std::uint64_t size = 0;
   bool rejected = false;

@@ -1,12 +1,16 @@
 // The orchestrator with HTTP remotes, end to end with real NVRTC: layers against a real nginx (a
-// pull-request job reads main read-only, back-fills its disk, writes only its overlay) and a
-// remote that fails (nothing lost locally). Each "machine" is a Cache on its own store folder.
+// pull-request job reads main read-only, back-fills its disk, writes only its overlay), layers of
+// fake servers (a bad value in main does not hide the overlay's entry) and a remote that fails
+// (nothing lost locally). Each "machine" is a Cache on its own store folder.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "cubby/cache.hpp"
+#include "cubby/entry.hpp"
+#include "format/blob.hpp"
 #include "http_fake.hpp"
 #include "nginx_server.hpp"
 #include "storage/local/disk.hpp"
@@ -77,6 +81,47 @@ TEST(RemoteCacheHttp, APullRequestJobReadsMainReadOnlyAndWritesOnlyItsOverlay) {
   EXPECT_FALSE(std::filesystem::exists(pr_file(built.key)));  // main's hit: not copied up
   auto backfilled = DiskTier(pr_job.dir).get(built.key);      // but kept on the PR's disk
   ASSERT_TRUE(backfilled && backfilled->has_value());
+}
+
+// A pull-request job whose read-only main holds a bad value for an entry — bytes that are no
+// entry, or another key's entry — and whose overlay holds the good one: the lookup is a remote hit
+// of the overlay's entry and main's value is counted rejected, said once. (A bad value in main
+// used to hide the overlay's: every fresh runner compiled that kernel again.)
+TEST(RemoteCacheHttp, ABadValueInTheReadOnlyMainDoesNotHideTheOverlaysEntry) {
+  const std::string name = "kernel-" + salt();
+  const Key key = blob_key("cupy", name);
+  const std::string good = encode_entry(key, blob_entry("cupy", name, "the overlay's", 5));
+  for (const std::string& bad :
+       {std::string("not an entry"),
+        encode_entry(blob_key("cupy", name + "-other"),
+                     blob_entry("cupy", name + "-other", "another blob", 5))}) {
+    SCOPED_TRACE(bad.substr(0, 12));
+    HttpFake main({{"GET", HttpFake::answer(200, bad)}}, std::chrono::milliseconds(50));
+    HttpFake overlay({{"GET", HttpFake::answer(200, good)}}, std::chrono::milliseconds(50));
+    TempDir dir("http-layers");
+    Config config;
+    config.dir = dir.path();
+    config.remote_url = main.url() + "/main|read-only " + overlay.url() + "/pr";
+    config.remote_timeout_ms = 2000;
+    ::testing::internal::CaptureStderr();
+    std::optional<CacheResult> hit;
+    Stats counted;
+    {
+      Cache cache(config);
+      hit = cache.load_blob("cupy", name);
+      counted = cache.stats();
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(hit.has_value()) << err;
+    EXPECT_EQ(hit->tier, Source::remote);
+    EXPECT_EQ(hit->entry->payload, "the overlay's");
+    EXPECT_EQ(counted.hits_remote, 1u);
+    EXPECT_EQ(counted.remote_rejected, 1u);
+    EXPECT_EQ(main.received("GET"), 1);
+    EXPECT_EQ(overlay.received("GET"), 1);
+    EXPECT_EQ(err.find("cubby: "), err.rfind("cubby: ")) << err;  // one message
+    EXPECT_NE(err.find(main.url()), std::string::npos) << err;
+  }
 }
 
 TEST(RemoteCacheHttp, AFullRemoteLosesNothingLocallyAndIsSaidOnce) {

@@ -8,10 +8,10 @@
 namespace cubby {
 namespace {
 
-// The longest line of an answer's head, and its most lines: past them the answer is not one a
-// cache server gives.
+// The longest line of an answer's head, and the most lines of its head, 1xx answers and trailer
+// together: past them the answer is not one a cache server gives.
 constexpr std::size_t kMaxLine = 16 << 10;
-constexpr int kMaxHeaders = 100;
+constexpr int kMaxHeadLines = 100;
 // The longest body of a non-2xx answer (an error page) read to keep its connection: a longer one
 // is left unread and the connection closed.
 constexpr std::uint64_t kMaxErrorBody = 64 << 10;
@@ -45,7 +45,7 @@ bool HttpAnswerReader::read(std::string_view method, std::uint64_t limit) {
   std::uint64_t length = 0;
   bool has_length = false, chunked = false, close = false;
   do {  // 1xx answers (100 Continue) come before the real one: skipped
-    auto status_line = line();
+    auto status_line = head_line();
     if (!status_line) return false;
     const std::string_view text = *status_line;
     if (!text.starts_with("HTTP/1.") || text.size() < 12 || text[8] != ' ') {
@@ -61,14 +61,12 @@ bool HttpAnswerReader::read(std::string_view method, std::uint64_t limit) {
       return not_http("its status line has no status code");
     }
     has_length = chunked = false;
-    for (int lines = 0;; ++lines) {
-      auto header = line();
+    for (;;) {
+      auto header = head_line();
       if (!header) return false;
       if (header->empty()) break;
       const std::size_t colon = header->find(':');
-      if (lines == kMaxHeaders || colon == std::string::npos) {
-        return not_http("its head has a line without ':' or over 100 lines");
-      }
+      if (colon == std::string::npos) return not_http("its head has a line without ':'");
       const std::string_view name = std::string_view(*header).substr(0, colon);
       const std::string_view value = trimmed(std::string_view(*header).substr(colon + 1));
       if (equals_ignoring_case(name, "Content-Length")) {
@@ -107,10 +105,8 @@ bool HttpAnswerReader::read(std::string_view method, std::uint64_t limit) {
 }
 
 bool HttpAnswerReader::more() {
-  if (at_ == buffer_.size()) {
-    buffer_.clear();
-    at_ = 0;
-  }
+  buffer_.erase(0, at_);  // consumed: what is left is part of a line at most
+  at_ = 0;
   char chunk[64 << 10];
   const std::size_t got = connection_.receive(chunk, sizeof chunk, deadline_);
   if (got == 0) {
@@ -119,6 +115,7 @@ bool HttpAnswerReader::more() {
   }
   received_ = true;
   buffer_.append(chunk, got);
+  buffer_peak_ = std::max(buffer_peak_, buffer_.size());
   return true;
 }
 
@@ -146,6 +143,14 @@ std::optional<std::string> HttpAnswerReader::line() {
   std::string text = buffer_.substr(at_, end - at_);
   at_ = end + 2;
   return text;
+}
+
+std::optional<std::string> HttpAnswerReader::head_line() {
+  if (head_lines_++ == kMaxHeadLines) {
+    not_http("its head, 1xx answers and trailer are over 100 lines");
+    return std::nullopt;
+  }
+  return line();
 }
 
 bool HttpAnswerReader::bytes(std::uint64_t count, std::string* out) {
@@ -199,7 +204,7 @@ bool HttpAnswerReader::chunks(std::uint64_t bound, std::string* out) {
     if (!bytes(size, out) || !bytes(2, nullptr)) return false;
   }
   for (;;) {  // the trailer, up to its empty line
-    auto trailer = line();
+    auto trailer = head_line();
     if (!trailer) return false;
     if (trailer->empty()) return true;
   }

@@ -1,10 +1,15 @@
 // HttpAnswerReader: one HTTP/1.1 answer read off a connection (redis_connection.hpp) by a
-// deadline, for the HTTP remote (http.hpp): its status line and head (1xx answers skipped, at most
-// 100 lines of 16 KiB), then its body, framed by Content-Length, chunked encoding or the end of the
-// stream, up to a bound: a 2xx body over the caller's limit is refused before it is read (or as
-// soon as it passes it); an error page's body (any other status) is read and dropped up to 64 KiB
-// (past that it is left unread and the connection not reused). Whether the connection can carry
-// another request: HTTP/1.1 without `Connection: close`, the answer read to its end.
+// deadline, for the HTTP remote (http.hpp): its status line and head (1xx answers skipped), then
+// its body, framed by Content-Length, chunked encoding or the end of the stream, up to a bound: a
+// 2xx body over the caller's limit is refused before it is read (or as soon as it passes it); an
+// error page's body (any other status) is read and dropped up to 64 KiB (past that it is left
+// unread and the connection not reused). Whether the connection can carry another request:
+// HTTP/1.1 without `Connection: close`, the answer read to its end.
+//
+// Memory is bounded whatever the server sends and however long the deadline: the lines of the
+// head — the status line and headers of every 1xx answer and of the final answer, and a chunked
+// body's trailer — are 100 in all per answer, of at most 16 KiB each (past either bound: not_http);
+// the read buffer keeps only bytes not consumed yet (at most a line and one receive of 64 KiB).
 #pragma once
 
 #include <chrono>
@@ -42,6 +47,8 @@ class HttpAnswerReader {
   const std::string& what() const { return what_; }
   // Whether the connection can carry another request.
   bool reusable() const { return reusable_; }
+  // The most bytes the read buffer held at once (its memory bound, for tests).
+  std::size_t buffer_peak() const { return buffer_peak_; }
 
  private:
   // Receives more bytes into the buffer; false when the stream failed or ended.
@@ -52,6 +59,8 @@ class HttpAnswerReader {
   bool refuse(bool kept);
   // The next line, without its CRLF; nullopt when the stream ended or the line is too long.
   std::optional<std::string> line();
+  // line(), one of the head's (or the trailer's) 100: nullopt past them too.
+  std::optional<std::string> head_line();
   // `count` bytes, appended to `out` unless it is null (read and dropped). What the buffer does
   // not hold yet is received straight into `out` (a value is not copied through the buffer).
   bool bytes(std::uint64_t count, std::string* out);
@@ -64,6 +73,8 @@ class HttpAnswerReader {
   std::chrono::steady_clock::time_point deadline_;
   std::string buffer_;  // received; consumed up to at_
   std::size_t at_ = 0;
+  std::size_t buffer_peak_ = 0;
+  int head_lines_ = 0;  // lines head_line() gave
   bool received_ = false;
   bool reusable_ = false;
   bool too_big_ = false;

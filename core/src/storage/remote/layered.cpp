@@ -1,6 +1,7 @@
 #include "storage/remote/layered.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "storage/remote/deadline.hpp"
@@ -32,6 +33,34 @@ Result<std::optional<std::string>> LayeredRemote::get(const Key& key) {
       answered = true;
     } else {
       failed = std::move(found).error();
+    }
+  }
+  if (answered || !failed) return std::optional<std::string>();
+  return std::move(*failed);
+}
+
+Result<std::optional<std::string>> LayeredRemote::get_checked(const Key& key,
+                                                              const ValueCheck& check) {
+  std::optional<Failure> failed;
+  bool answered = false;
+  for (const auto& layer : layers_) {
+    auto found = layer->get(key);
+    if (!found) {
+      failed = std::move(found).error();
+      continue;
+    }
+    answered = true;
+    if (!found->has_value()) continue;
+    auto valid = check(**found);
+    if (valid) return found;
+    if (valid.error().code == Errc::not_found) continue;  // another format version: a miss
+    counted_.add(Stat::remote_rejected);
+    if (!warned_passed_over_.exchange(true)) {
+      std::fprintf(stderr,
+                   "cubby: remote entry %s from %s (a layer of CUBBY_REMOTE) is not valid (%s); it "
+                   "is not used: a valid entry in a layer after it is, else the kernel is compiled "
+                   "(counted as rejected in `cubby stats`; shown once)\n",
+                   key.hex().c_str(), layer->location().c_str(), valid.error().message.c_str());
     }
   }
   if (answered || !failed) return std::optional<std::string>();
@@ -76,7 +105,7 @@ void LayeredRemote::connect_ahead() {
 }
 
 Stats LayeredRemote::counters() const {
-  Stats sum;
+  Stats sum = counted_.snapshot();
   for (const auto& layer : layers_) sum += layer->counters();
   return sum;
 }

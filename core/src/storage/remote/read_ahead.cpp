@@ -93,33 +93,44 @@ void ReadAheadRemote::fetch() {
   }
 }
 
-Result<std::optional<std::string>> ReadAheadRemote::get(const Key& key) {
-  {
-    std::unique_lock lock(mutex_);
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    if (changed_.wait_until(lock, deadline, [&] { return planned_; })) {
-      auto slot = slots_.find(key);
-      if (slot != slots_.end() && slot->second.state == State::fetching) {
-        changed_.wait_until(lock, deadline, [&] {
-          slot = slots_.find(key);
-          return slot == slots_.end() || slot->second.state != State::fetching;
-        });
-      }
-      if (slot != slots_.end()) {
-        Slot taken = std::move(slot->second);
-        slots_.erase(slot);
-        if (taken.state == State::ready) {
-          if (taken.value && *taken.value) {
-            held_ -= (*taken.value)->size();
-            counted_.add(Stat::remote_read_ahead_taken);
-          }
-          return std::move(taken.value);
+std::optional<Result<std::optional<std::string>>> ReadAheadRemote::take(const Key& key) {
+  std::unique_lock lock(mutex_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  if (changed_.wait_until(lock, deadline, [&] { return planned_; })) {
+    auto slot = slots_.find(key);
+    if (slot != slots_.end() && slot->second.state == State::fetching) {
+      changed_.wait_until(lock, deadline, [&] {
+        slot = slots_.find(key);
+        return slot == slots_.end() || slot->second.state != State::fetching;
+      });
+    }
+    if (slot != slots_.end()) {
+      Slot taken = std::move(slot->second);
+      slots_.erase(slot);
+      if (taken.state == State::ready) {
+        if (taken.value && *taken.value) {
+          held_ -= (*taken.value)->size();
+          counted_.add(Stat::remote_read_ahead_taken);
         }
-        // Not reached yet, or still being fetched at the deadline: this lookup fetches it.
+        return std::move(taken.value);
       }
+      // Not reached yet, or still being fetched at the deadline: this lookup fetches it.
     }
   }
+  return std::nullopt;
+}
+
+Result<std::optional<std::string>> ReadAheadRemote::get(const Key& key) {
+  if (auto taken = take(key)) return std::move(*taken);
   return inner_->get(key);
+}
+
+Result<std::optional<std::string>> ReadAheadRemote::get_checked(const Key& key,
+                                                                const ValueCheck& check) {
+  if (auto taken = take(key)) {
+    if (!*taken || !**taken || check(***taken)) return std::move(*taken);
+  }
+  return inner_->get_checked(key, check);
 }
 
 Stats ReadAheadRemote::counters() const {

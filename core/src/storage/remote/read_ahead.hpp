@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,9 @@ class ReadAheadRemote final : public Remote {
   ReadAheadRemote& operator=(const ReadAheadRemote&) = delete;
 
   Result<std::optional<std::string>> get(const Key& key) override;
+  // get(key), and when the value taken from the read-ahead fails `check`, the remote's
+  // get_checked (its layers may hold a valid one).
+  Result<std::optional<std::string>> get_checked(const Key& key, const ValueCheck& check) override;
   Result<void> put(const Key& key, std::string_view bytes) override {
     return inner_->put(key, bytes);
   }
@@ -79,6 +83,9 @@ class ReadAheadRemote final : public Remote {
     Result<std::optional<std::string>> value = std::optional<std::string>();
   };
 
+  // The value read ahead for `key`, taken off the list (waiting for the plan or the fetch in
+  // flight, within the timeout); nullopt when the lookup is to ask the remote itself.
+  std::optional<Result<std::optional<std::string>>> take(const Key& key);
   // A fetching thread; the first one (given the plan) makes the plan first. On an exception
   // (out of memory) reading ahead ends and the lookups go to the remote.
   void run(const std::function<ReadAheadPlan(Remote&)>* plan);

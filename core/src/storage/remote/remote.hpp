@@ -74,6 +74,18 @@ struct RemoteOptions {
 // layered.hpp), behind one interface. get/put/remove are the Tier's; a failure is a miss.
 class Remote : public Tier {
  public:
+  // Whether `value` is a valid entry for the key it was read under (the orchestrator's entry
+  // check: decode, lowered names, symbols). A failure says why not; Errc::not_found: an entry of
+  // another format version (a miss, not a bad value).
+  using ValueCheck = std::function<Result<void>(std::string_view value)>;
+
+  // get(key) where the remote may hold more than one value for `key`: layers (layered.hpp) pass
+  // over a layer's value that fails `check` and ask the next layer. One remote returns what get
+  // returns, unchecked: the caller checks every value it takes either way.
+  virtual Result<std::optional<std::string>> get_checked(const Key& key,
+                                                         const ValueCheck& /*check*/) {
+    return get(key);
+  }
   // Queues `bytes` to be `put` by a background thread and returns at once. The queue is bounded;
   // a write that does not fit is dropped (counted); where nothing is writable nothing is queued.
   virtual void put_later(const Key& key, std::string bytes) = 0;

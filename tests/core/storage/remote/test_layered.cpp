@@ -1,6 +1,7 @@
 // Layered remotes (core/src/storage/remote/layered.cpp) over in-memory backends, and their
 // spelling in CUBBY_REMOTE (open_remote_tier): reads in order, the first hit wins and is copied
-// nowhere, a failing layer is a miss for that layer only, writes go to the first writable layer.
+// nowhere, a failing layer is a miss for that layer only, a value that fails the entry check is
+// passed over for the next layer's, writes go to the first writable layer.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -122,6 +123,55 @@ TEST(LayeredRemote, AFailingLayerIsAMissForThatLayerAndTheOthersAreStillAsked) {
   EXPECT_EQ(two.layered->counters().remote_skipped, 1u);
   two.overlay.state->failure = Failure{Errc::io, "overlay is down too"};
   EXPECT_FALSE(two.layered->get(fake_key(3)));  // every layer failed: a failure (a miss)
+}
+
+// The orchestrator's entry check as a test spells it: a value is valid when it starts with "good",
+// of another format version when it starts with "v9" (a miss), else bad.
+Result<void> entry_check(std::string_view value) {
+  if (value.starts_with("good")) return {};
+  if (value.starts_with("v9")) return fail(Errc::not_found, "an entry of format version 9");
+  return fail(Errc::corrupt, "corrupt entry: checksum mismatch");
+}
+
+// A bad value in the read-only main must not hide the overlay's good one (a fresh runner would
+// compile that kernel for ever): it is passed over, counted rejected and said once.
+TEST(LayeredRemote, AValueThatFailsTheEntryCheckIsPassedOverForTheNextLayersAndCounted) {
+  TwoLayers two;
+  {
+    std::lock_guard lock(two.main.state->mutex);
+    two.main.state->values[fake_key(1).hex()] = "corrupt";
+    two.main.state->values[fake_key(2).hex()] = "corrupt too";
+    two.main.state->values[fake_key(3).hex()] = "v9 entry";
+    two.main.state->values[fake_key(4).hex()] = "good, main's";
+  }
+  {
+    std::lock_guard lock(two.overlay.state->mutex);
+    two.overlay.state->values[fake_key(1).hex()] = "good, the overlay's";
+    two.overlay.state->values[fake_key(3).hex()] = "good, the overlay's v2";
+    two.overlay.state->values[fake_key(4).hex()] = "good, the overlay's";
+  }
+  ::testing::internal::CaptureStderr();
+  auto found = two.layered->get_checked(fake_key(1), entry_check);
+  auto missing = two.layered->get_checked(fake_key(2), entry_check);  // no valid value anywhere
+  auto newer = two.layered->get_checked(fake_key(3), entry_check);
+  auto first = two.layered->get_checked(fake_key(4), entry_check);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(found && found->has_value()) << (found ? "miss" : found.error().message);
+  EXPECT_EQ(**found, "good, the overlay's");
+  ASSERT_TRUE(missing);
+  EXPECT_FALSE(missing->has_value());
+  ASSERT_TRUE(newer && newer->has_value());
+  EXPECT_EQ(**newer, "good, the overlay's v2");
+  ASSERT_TRUE(first && first->has_value());
+  EXPECT_EQ(**first, "good, main's");  // a valid value in main is the answer, as before
+  EXPECT_EQ(two.layered->counters().remote_rejected, 2u);       // keys 1 and 2; 3 is a miss
+  EXPECT_EQ(err.find("cubby: "), err.rfind("cubby: ")) << err;  // one message
+  EXPECT_NE(err.find("fake://main"), std::string::npos) << err;
+  EXPECT_NE(err.find("checksum mismatch"), std::string::npos) << err;
+  // get without a check is what it was: the first value found.
+  auto unchecked = two.layered->get(fake_key(1));
+  ASSERT_TRUE(unchecked && unchecked->has_value());
+  EXPECT_EQ(**unchecked, "corrupt");
 }
 
 // A fake scheme for open_remote_tier whose backends' states the test can reach by URL.

@@ -33,6 +33,17 @@ class ScriptedRemote final : public Remote {
     if (found == values.end()) return std::optional<std::string>();
     return std::optional<std::string>(found->second);
   }
+  // As layers (layered.hpp) do: when the value get gives fails `check`, the value in
+  // `other_layer`, if any.
+  Result<std::optional<std::string>> get_checked(const Key& key, const ValueCheck& check) override {
+    auto found = get(key);
+    if (!found || !found->has_value() || check(**found)) return found;
+    std::lock_guard lock(mutex_);
+    auto other = other_layer.find(key);
+    if (other == other_layer.end()) return std::optional<std::string>();
+    return std::optional<std::string>(other->second);
+  }
+  std::map<Key, std::string> other_layer;
   Result<void> put(const Key& key, std::string_view bytes) override {
     std::lock_guard lock(mutex_);
     values[key] = std::string(bytes);
@@ -200,6 +211,29 @@ TEST(ReadAhead, StopDropsWhatNoLookupTookAndLookupsGoToTheRemoteAfter) {
   EXPECT_EQ(value_of(f.read_ahead->get(fake_key(1))), "value 1");
   EXPECT_EQ(f.scripted->gets(fake_key(1)), 2);  // the fetched-ahead value was dropped
   f.read_ahead->stop();                         // twice: harmless
+}
+
+// A value fetched ahead that fails the orchestrator's entry check (a bad value in a read-only main
+// layer): the lookup asks the remote, whose next layer holds the valid one.
+TEST(ReadAhead, AValueFetchedAheadThatFailsTheEntryCheckIsAskedOfTheRemoteAgain) {
+  auto owned = std::make_unique<ScriptedRemote>();
+  ScriptedRemote& scripted = *owned;
+  scripted.values[fake_key(1)] = "bad";
+  scripted.other_layer[fake_key(1)] = "good";
+  ReadAheadRemote read_ahead(
+      std::move(owned),
+      [](Remote&) {
+        return ReadAheadPlan{{fake_key(1)}, {}};
+      },
+      2000ms);
+  ASSERT_TRUE(scripted.asked(fake_key(1), 1));
+  const auto check = [](std::string_view value) -> Result<void> {
+    if (value == "good") return {};
+    return fail(Errc::corrupt, "not valid");
+  };
+  EXPECT_EQ(value_of(read_ahead.get_checked(fake_key(1), check)), "good");
+  EXPECT_EQ(scripted.gets(fake_key(1)), 2);  // fetched ahead, then asked again
+  EXPECT_EQ(read_ahead.counters().remote_read_ahead_taken, 1U);
 }
 
 TEST(ReadAhead, AnEmptyPlanReadsNothingAndWritesPassThrough) {

@@ -545,6 +545,39 @@ TEST(HttpProtocol, AnAnswerThatIsNotHttpIsAFailureSaidOnce) {
   }
 }
 
+// A flood of `100 Continue` answers, or a chunked body whose trailer never ends, sent as fast as
+// the connection takes it: the answer is refused at the head's bound of 100 lines, at once (not at
+// the 5 s deadline, having read all of it), as a failure said once.
+TEST(HttpProtocol, AFloodOfInterimAnswersOrAnEndlessTrailerIsAFailureSaidOnceAtOnce) {
+  std::string flood;
+  std::string trailer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n";
+  for (int i = 0; i < 100000; ++i) {
+    flood += "HTTP/1.1 100 Continue\r\n\r\n";
+    trailer += "X-Trailer: t\r\n";
+  }
+  for (const std::string& answer : {flood, trailer}) {
+    SCOPED_TRACE(answer.substr(0, 60));
+    auto server = fake({answer, ""});
+    auto tier = open_http_remote(options(server->url(), std::chrono::milliseconds(5000)));
+    ::testing::internal::CaptureStderr();
+    const auto start = Clock::now();
+    auto failed = tier->get(key_of(1));
+    const auto took = since(start);
+    auto skipped = tier->get(key_of(1));
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().code, Errc::io);
+    EXPECT_NE(failed.error().message.find("over 100 lines"), std::string::npos)
+        << failed.error().message;
+    EXPECT_LT(took, std::chrono::milliseconds(2500));
+    EXPECT_FALSE(skipped);
+    EXPECT_EQ(server->received("GET"), 1);
+    EXPECT_EQ(tier->counters().remote_errors, 1u);
+    EXPECT_EQ(tier->counters().remote_timeouts, 0u);
+    EXPECT_EQ(messages(err), 1) << err;
+  }
+}
+
 // An error page (a 404 with a body) is read and dropped: the connection carries the next request.
 TEST(HttpProtocol, AnErrorPagesBodyIsReadAndTheConnectionKept) {
   auto server = fake(HttpFake::answer(404, "<html>not found</html>"));
