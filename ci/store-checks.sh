@@ -39,17 +39,34 @@ fuzz_runs() {
   CC=clang CXX=clang++ configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCUBBY_FUZZ=ON -DCUBBY_BUILD_TESTS=OFF -DCUBBY_BUILD_BENCH=OFF -DCUBBY_BUILD_CLI=OFF \
     -DCUBBY_BUILD_GTEST=OFF "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags"
-  local target corpus
+  # The targets run side by side, one per core (each alone for its CUBBY_FUZZ_SECONDS: as
+  # much fuzzing per target as one at a time), then their reports are printed in order.
+  local target name corpus jobs failed=() pids=() names=()
+  jobs="$(nproc 2>/dev/null || echo 2)"
+  local logs="$build_dir/fuzz-logs"
+  rm -rf "$logs" && mkdir -p "$logs"
   for target in "$build_dir"/fuzz/fuzz_*; do
     [ -x "$target" ] || continue
-    corpus="$(mktemp -d /tmp/cubby-fuzz-corpus.XXXXXX)"
-    cp "$CUBBY_ROOT"/tests/golden/*.bin "$corpus"/ 2>/dev/null || true
-    # Inputs that once crashed a target stay in its seed corpus (fuzz/regressions/<target>/).
-    cp "$CUBBY_ROOT/fuzz/regressions/$(basename "$target")"/* "$corpus"/ 2>/dev/null || true
-    log "fuzzing $(basename "$target") for ${seconds} s"
-    ASAN_OPTIONS="detect_leaks=0" "$target" -max_total_time="$seconds" -timeout=10 \
-      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/" "$corpus" 2>&1 \
-      | tail -n 12 || { rm -rf "$corpus"; die "$(basename "$target") found a crash (input saved in $build_dir/)"; }
-    rm -rf "$corpus"
+    name="$(basename "$target")"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    log "fuzzing $name for ${seconds} s"
+    (
+      corpus="$(mktemp -d /tmp/cubby-fuzz-corpus.XXXXXX)"
+      trap 'rm -rf "$corpus"' EXIT
+      cp "$CUBBY_ROOT"/tests/golden/*.bin "$corpus"/ 2>/dev/null || true
+      # Inputs that once crashed a target stay in its seed corpus (fuzz/regressions/<target>/).
+      cp "$CUBBY_ROOT/fuzz/regressions/$name"/* "$corpus"/ 2>/dev/null || true
+      ASAN_OPTIONS="detect_leaks=0" "$target" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build_dir/" "$corpus"
+    ) >"$logs/$name.log" 2>&1 &
+    pids+=("$!") names+=("$name")
   done
+  local i
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed+=("${names[$i]}")
+    log "fuzz report of ${names[$i]}:"
+    tail -n 12 "$logs/${names[$i]}.log" >&2
+  done
+  [ ${#failed[@]} -eq 0 ] \
+    || die "${failed[*]} found a crash (output above; inputs saved in $build_dir/, logs in $logs/)"
 }

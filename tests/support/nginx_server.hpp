@@ -44,6 +44,19 @@ class NginxServer {
     return server.get();
   }
 
+  // shared(), its served folder emptied: for the tests of a suite that share this process
+  // (PER_SUITE in tests/CMakeLists.txt), each as if it had the server to itself.
+  static NginxServer* fresh(std::string* why) {
+    NginxServer* server = shared(why);
+    if (server != nullptr) {
+      std::error_code ignored;
+      for (const auto& entry : std::filesystem::directory_iterator(server->root(), ignored)) {
+        std::filesystem::remove_all(entry.path(), ignored);
+      }
+    }
+    return server;
+  }
+
   ~NginxServer() { stop(); }
   NginxServer(const NginxServer&) = delete;
   NginxServer& operator=(const NginxServer&) = delete;

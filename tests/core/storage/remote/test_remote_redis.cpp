@@ -28,9 +28,10 @@ Key key_of(std::uint8_t fill) { return testing::process_key(fill); }
 
 class RedisTierTest : public ::testing::Test {
  protected:
+  // The suite's one server (the binary runs PER_SUITE), handed over empty.
   void SetUp() override {
     std::string why;
-    server_ = RedisServer::start(&why);
+    server_ = testing::shared_redis(&why);
     if (!server_) GTEST_SKIP() << why;
   }
 
@@ -49,7 +50,7 @@ class RedisTierTest : public ::testing::Test {
     return reply ? reply->value : std::nullopt;
   }
 
-  std::unique_ptr<RedisServer> server_;
+  RedisServer* server_ = nullptr;
 };
 
 TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
