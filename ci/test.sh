@@ -6,6 +6,7 @@
 #   CTEST_ARGS="-R Cache" ci/test.sh
 #   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer build / fuzz runs
 #   CUBBY_CI_LINT=0 ci/test.sh  # without clang-tidy / clang-format (ci/lint.sh)
+#   CUBBY_CI_OVERLAP=0 ci/test.sh  # lint and the sanitizer/fuzz builds before the tests, not beside them
 #   CUBBY_CI_WHEEL_ONE_STEP=0 ci/test.sh  # without the one-step `pip install ./pytest_plugin`
 #                               # test (a Release build of libcubby and the tool in build/wheel)
 set -euo pipefail
@@ -15,8 +16,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap stages_report EXIT
 
 stage "packages"
+source "$CUBBY_ROOT/ci/store-checks.sh"  # sanitizer_* and fuzz_* (store reliability)
 apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}"
 [ "${CUBBY_CI_LINT:-1}" = 0 ] || apt_install "${CUBBY_LINT_APT_PACKAGES[@]}"
+[ "${CUBBY_CI_FUZZ:-1}" = 0 ] || apt_install "${CUBBY_FUZZ_APT_PACKAGES[@]}"
 ensure_node || true  # the dashboard tests are skipped, with the reason, without node/npm
 find_cuda
 
@@ -25,20 +28,72 @@ mkdir -p "$(dirname "$build_dir")"
 stage "build"
 configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=ON
 
-# clang-tidy over the build's compile_commands.json and clang-format over the sources.
-if [ "${CUBBY_CI_LINT:-1}" = 1 ]; then
-  stage "lint"
-  log "lint: clang-tidy and clang-format (ci/lint.sh)"
-  "$CUBBY_ROOT/ci/lint.sh" "$build_dir" || die "lint failed (above); CUBBY_CI_LINT=0 skips it"
+# CPU work that needs no test result runs in the background at the lowest priority while the
+# tests run: lint (clang-tidy over the build's compile_commands.json, clang-format over the
+# sources), then the sanitizer and fuzz builds. Most test time is spent waiting (servers,
+# deadlines, child processes), so these fill the idle cores; at nice 19 they take next to no CPU
+# from a test that wants it. CUBBY_CI_OVERLAP=0 runs them in the foreground, one after another.
+background_dir="$(mktemp -d /tmp/cubby-ci-background.XXXXXX)"
+background_steps() {
+  local started
+  if [ "${CUBBY_CI_LINT:-1}" = 1 ]; then
+    started=$SECONDS
+    "$CUBBY_ROOT/ci/lint.sh" "$build_dir" >"$background_dir/lint.log" 2>&1 \
+      || echo "lint failed (ci/lint.sh; CUBBY_CI_LINT=0 skips it)" >>"$background_dir/failed"
+    echo "lint (ci/lint.sh) $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
+      >>"$background_dir/times"
+  fi
+  started=$SECONDS
+  ( sanitizer_build "$build_dir" ) >"$background_dir/sanitizer-build.log" 2>&1 \
+    || echo "the sanitizer build failed" >>"$background_dir/failed"
+  echo "sanitizer build $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
+    >>"$background_dir/times"
+  started=$SECONDS
+  ( fuzz_build "$build_dir" ) >"$background_dir/fuzz-build.log" 2>&1 \
+    || echo "the fuzz build failed" >>"$background_dir/failed"
+  echo "fuzz build $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
+    >>"$background_dir/times"
+}
+# background_wait: waits for background_steps, shows the log of each step that failed (and
+# lint's findings) and stops when one did.
+background_wait() {
+  wait "$background_pid" || true
+  background_pid=""
+  log "background steps, wall minutes each (overlapped with the tests):"
+  sed 's/^/  /' "$background_dir/times" >&2 || true
+  [ ! -s "$background_dir/lint.log" ] || cat "$background_dir/lint.log" >&2
+  if [ -s "$background_dir/failed" ]; then
+    grep -q sanitizer "$background_dir/failed" && tail -n 60 "$background_dir/sanitizer-build.log" >&2
+    grep -q fuzz "$background_dir/failed" && tail -n 60 "$background_dir/fuzz-build.log" >&2
+    die "$(paste -sd ';' "$background_dir/failed") (output above)"
+  fi
+}
+background_pid=""
+# stop_background: ends the background steps (their process group) if they still run.
+stop_background() {
+  [ -n "$background_pid" ] && kill -0 "$background_pid" 2>/dev/null || return 0
+  kill -TERM -- "-$background_pid" 2>/dev/null || true
+}
+trap 'stop_background; stages_report' EXIT
+if [ "${CUBBY_CI_OVERLAP:-1}" = 1 ]; then
+  log "in the background (nice 19): lint, the sanitizer build, the fuzz build (logs: $background_dir)"
+  # Its own process group (set -m), so that a failing test run ends it too (the EXIT trap).
+  set -m
+  ( renice -n 19 -p "$BASHPID" >/dev/null; background_steps ) &
+  background_pid=$!
+  set +m
 else
-  log "skipped: lint (CUBBY_CI_LINT=0)"
+  stage "lint + sanitizer and fuzz builds"
+  background_steps &
+  background_pid=$!
+  background_wait
 fi
 
 stage "C++ tests (ctest)"
 log "running the C++ tests"
 # A private store for the tests: never the user's own.
 export CUBBY_DIR="$(mktemp -d /tmp/cubby-ci-store.XXXXXX)"
-trap 'rm -rf "$CUBBY_DIR" || true; stop_test_redis; stages_report' EXIT
+trap 'rm -rf "$CUBBY_DIR" || true; stop_test_redis; stop_background; stages_report' EXIT
 # The remote tier's tests run against real Redis (see start_test_redis in ci/lib.sh).
 start_test_redis
 # shellcheck disable=SC2086
@@ -68,11 +123,14 @@ if dashboard_build "$CUBBY_ROOT/bench/results/history.jsonl" "$dashboard_out/das
 else
   log "skipped: the dashboard browser test (no node/npm packages; see above)"
 fi
+if [ "${CUBBY_CI_OVERLAP:-1}" = 1 ]; then
+  stage "waiting for lint + builds"
+  background_wait
+fi
 # Store reliability: the C++ suite under ASan + UBSan, and bounded libFuzzer runs.
-source "$CUBBY_ROOT/ci/store-checks.sh"
-stage "sanitizer build + tests"
-sanitizer_tests "$build_dir"
-stage "fuzz build + runs"
-fuzz_runs "$build_dir"
+stage "sanitizer tests"
+sanitizer_run "$build_dir"
+stage "fuzz runs"
+fuzz_run "$build_dir"
 
 log "all tests passed"
