@@ -67,6 +67,27 @@ stages_report() {
     'BEGIN { printf "  %-28s %6.1f min wall %6.1f min CPU\n", "total", w / 60, c / 6000 }' >&2
 }
 
+# ctest_jobs: how many tests ci/test.sh runs at once: CUBBY_CI_TEST_JOBS, else twice the cores.
+# Most tests spend their time waiting (servers, deadlines, child processes, NVRTC in another
+# test's process), so one per core leaves the cores idle most of the time.
+ctest_jobs() {
+  local cores
+  cores="$(nproc 2>/dev/null || echo 2)"
+  echo "${CUBBY_CI_TEST_JOBS:-$((2 * cores))}"
+}
+
+# ctest_slowest BUILD_DIR [N]: the N (default 15) tests of BUILD_DIR's last ctest run that took
+# longest (ctest's Testing/Temporary/CTestCostData.txt), so a CI log says where test time goes.
+ctest_slowest() {
+  local data="$1/Testing/Temporary/CTestCostData.txt"
+  [ -f "$data" ] || return 0
+  log "slowest tests (seconds, last run):"
+  awk '/^---/ { exit } NF == 3 { printf "  %8.2f  %s\n", $3, $1 }' "$data" | sort -rn \
+    | head -n "${2:-15}" >&2
+  awk '/^---/ { exit } NF == 3 { total += $3; n++ }
+    END { printf "  %d tests, %.1f test-minutes in all\n", n, total / 60 }' "$data" >&2
+}
+
 # run_pytest ARG...: python -m pytest ARG... with $python (find_python); exit status 5 (nothing
 # collected or everything deselected: no tests of that kind in this checkout) is said and is 0.
 run_pytest() {

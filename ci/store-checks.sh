@@ -39,8 +39,9 @@ sanitizer_run() {
   log "running the C++ tests under ASan + UBSan"
   # Leak checking is off: libnvrtc (loaded with dlopen) keeps its allocations until exit.
   ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1" \
-    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" -LE install \
-    || die "tests failed under the sanitizers (output above)"
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(ctest_jobs)" -LE install \
+    || { ctest_slowest "$build_dir"; die "tests failed under the sanitizers (output above)"; }
+  ctest_slowest "$build_dir"
 }
 
 # fuzz_runs BUILD_ROOT: fuzz_build BUILD_ROOT, then fuzz_run BUILD_ROOT.

@@ -4,6 +4,7 @@
 #   ci/test.sh                  # everything
 #   CUBBY_BUILD_DIR=build/x ci/test.sh
 #   CTEST_ARGS="-R Cache" ci/test.sh
+#   CUBBY_CI_TEST_JOBS=2 ci/test.sh   # tests run at once (default: twice the cores)
 #   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer build / fuzz runs
 #   CUBBY_CI_LINT=0 ci/test.sh  # without clang-tidy / clang-format (ci/lint.sh)
 #   CUBBY_CI_OVERLAP=0 ci/test.sh  # lint and the sanitizer/fuzz builds before the tests, not beside them
@@ -89,27 +90,44 @@ else
   background_wait
 fi
 
-stage "C++ tests (ctest)"
-log "running the C++ tests"
+stage "C++ tests (ctest) beside the Python tests (pytest)"
 # A private store for the tests: never the user's own.
 export CUBBY_DIR="$(mktemp -d /tmp/cubby-ci-store.XXXXXX)"
 trap 'rm -rf "$CUBBY_DIR" || true; stop_test_redis; stop_background; stages_report' EXIT
 # The remote tier's tests run against real Redis (see start_test_redis in ci/lib.sh).
 start_test_redis
-# shellcheck disable=SC2086
-ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" ${CTEST_ARGS:-}
 
-stage "Python tests (pytest)"
-log "running the Python tests (cubby package and pytest plugin)"
+# The Python tests run beside ctest (both mostly wait), their output in a log shown afterwards.
 # Against the libcubby and CLI just built; the system interpreter has the Debian pytest packages.
 # test_wheel.py installs the wheel into a fresh venv twice: from this build, and in one step as a
 # user does (its own Release build in build/wheel, with ccache when it is on PATH).
 # run_pytest: exit status 5 (nothing collected: no Python tests in this checkout) is not a failure.
 python=/usr/bin/python3
-CUBBY_TEST_WHEEL_ONE_STEP="${CUBBY_CI_WHEEL_ONE_STEP:-1}" \
-CUBBY_LIBRARY="$build_dir/core/libcubby.so" CUBBY_CLI="$build_dir/cli/cubby" \
-  run_pytest "$CUBBY_ROOT/tests/python" -q -rs -p no:cacheprovider --durations=5 \
-  || die "the Python tests failed (output above)"
+pytest_log="$background_dir/pytest.log"
+log "running the Python tests (cubby package and pytest plugin; log: $pytest_log)"
+(
+  started=$SECONDS
+  status=0
+  CUBBY_TEST_WHEEL_ONE_STEP="${CUBBY_CI_WHEEL_ONE_STEP:-1}" \
+  CUBBY_LIBRARY="$build_dir/core/libcubby.so" CUBBY_CLI="$build_dir/cli/cubby" \
+    run_pytest "$CUBBY_ROOT/tests/python" -q -rs -p no:cacheprovider --durations=5 || status=$?
+  echo "pytest took $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min (wall)"
+  exit "$status"
+) >"$pytest_log" 2>&1 &
+pytest_pid=$!
+
+log "running the C++ tests"
+ctest_status=0
+# shellcheck disable=SC2086
+ctest --test-dir "$build_dir" --output-on-failure -j "$(ctest_jobs)" ${CTEST_ARGS:-} || ctest_status=$?
+ctest_slowest "$build_dir"
+log "ctest done; waiting for the Python tests"
+pytest_status=0
+wait "$pytest_pid" || pytest_status=$?
+log "the Python tests (cubby package and pytest plugin):"
+cat "$pytest_log" >&2
+[ "$ctest_status" -eq 0 ] || die "C++ tests failed (output above)"
+[ "$pytest_status" -eq 0 ] || die "the Python tests failed (output above)"
 
 stage "dashboard browser test"
 # The benchmark dashboard in a real browser (headless Chromium): built from the committed history.
