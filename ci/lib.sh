@@ -67,13 +67,11 @@ stages_report() {
     'BEGIN { printf "  %-28s %6.1f min wall %6.1f min CPU\n", "total", w / 60, c / 6000 }' >&2
 }
 
-# ctest_jobs: how many tests ci/test.sh runs at once: CUBBY_CI_TEST_JOBS, else twice the cores.
-# Most tests spend their time waiting (servers, deadlines, child processes, NVRTC in another
-# test's process), so one per core leaves the cores idle most of the time.
+# ctest_jobs: how many tests ci/test.sh runs at once: CUBBY_CI_TEST_JOBS, else one per core.
+# (Most tests wait rather than compute, but some have tight deadlines, such as a 5 MiB Redis
+# round trip in 300 ms: ci/test.sh fills the idle cores with lint and builds at nice 19 instead.)
 ctest_jobs() {
-  local cores
-  cores="$(nproc 2>/dev/null || echo 2)"
-  echo "${CUBBY_CI_TEST_JOBS:-$((2 * cores))}"
+  echo "${CUBBY_CI_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 }
 
 # ctest_slowest BUILD_DIR [N]: the N (default 15) tests of BUILD_DIR's last ctest run that took

@@ -4,7 +4,7 @@
 #   ci/test.sh                  # everything
 #   CUBBY_BUILD_DIR=build/x ci/test.sh
 #   CTEST_ARGS="-R Cache" ci/test.sh
-#   CUBBY_CI_TEST_JOBS=2 ci/test.sh   # tests run at once (default: twice the cores)
+#   CUBBY_CI_TEST_JOBS=4 ci/test.sh   # tests ctest runs at once (default: one per core)
 #   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer build / fuzz runs
 #   CUBBY_CI_LINT=0 ci/test.sh  # without clang-tidy / clang-format (ci/lint.sh)
 #   CUBBY_CI_OVERLAP=0 ci/test.sh  # lint and the sanitizer/fuzz builds before the tests, not beside them
