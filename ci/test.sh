@@ -30,44 +30,53 @@ stage "build"
 configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=ON
 
 # CPU work that needs no test result runs in the background at the lowest priority while the
-# tests run: lint (clang-tidy over the build's compile_commands.json, clang-format over the
-# sources), then the sanitizer and fuzz builds. Most test time is spent waiting (servers,
-# deadlines, child processes), so these fill the idle cores; at nice 19 they take next to no CPU
-# from a test that wants it. CUBBY_CI_OVERLAP=0 runs them in the foreground, one after another.
+# tests run: the sanitizer build (its tests run as soon as it is done), lint (clang-tidy over the
+# build's compile_commands.json, clang-format over the sources), then the fuzz build. Most test
+# time is spent waiting (servers, deadlines, child processes), so these fill the idle cores; at
+# nice 19 they take next to no CPU from a test that wants it. CUBBY_CI_OVERLAP=0 runs them in the
+# foreground, one after another, before the tests.
 background_dir="$(mktemp -d /tmp/cubby-ci-background.XXXXXX)"
-background_steps() {
-  local started
-  if [ "${CUBBY_CI_LINT:-1}" = 1 ]; then
-    started=$SECONDS
-    "$CUBBY_ROOT/ci/lint.sh" "$build_dir" >"$background_dir/lint.log" 2>&1 \
-      || echo "lint failed (ci/lint.sh; CUBBY_CI_LINT=0 skips it)" >>"$background_dir/failed"
-    echo "lint (ci/lint.sh) $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
-      >>"$background_dir/times"
-  fi
-  started=$SECONDS
-  ( sanitizer_build "$build_dir" ) >"$background_dir/sanitizer-build.log" 2>&1 \
-    || echo "the sanitizer build failed" >>"$background_dir/failed"
-  echo "sanitizer build $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
+# background_step NAME COMMAND...: runs COMMAND with its output in $background_dir/NAME.log,
+# notes its wall minutes (NAME in $background_dir/times), a failure in $background_dir/failed,
+# then creates NAME.done.
+background_step() {
+  local name="$1" started=$SECONDS
+  shift
+  ( "$@" ) >"$background_dir/$name.log" 2>&1 || echo "$name" >>"$background_dir/failed"
+  echo "$name $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
     >>"$background_dir/times"
-  started=$SECONDS
-  ( fuzz_build "$build_dir" ) >"$background_dir/fuzz-build.log" 2>&1 \
-    || echo "the fuzz build failed" >>"$background_dir/failed"
-  echo "fuzz build $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
-    >>"$background_dir/times"
+  touch "$background_dir/$name.done"
 }
-# background_wait: waits for background_steps, shows the log of each step that failed (and
-# lint's findings) and stops when one did.
+background_steps() {
+  background_step sanitizer-build sanitizer_build "$build_dir"
+  [ "${CUBBY_CI_LINT:-1}" = 0 ] || background_step lint "$CUBBY_ROOT/ci/lint.sh" "$build_dir"
+  background_step fuzz-build fuzz_build "$build_dir"
+}
+# background_failed NAME: when step NAME failed, shows its log and stops.
+background_failed() {
+  grep -qx "$1" "$background_dir/failed" 2>/dev/null || return 0
+  if [ "$1" = lint ]; then cat "$background_dir/$1.log" >&2; else tail -n 80 "$background_dir/$1.log" >&2; fi
+  case "$1" in
+    lint) die "lint failed (above; ci/lint.sh reruns it, CUBBY_CI_LINT=0 skips it)" ;;
+    *) die "the $1 step failed (output above; whole log: $background_dir/$1.log)" ;;
+  esac
+}
+# background_await NAME: waits until background step NAME is done (or the steps ended).
+background_await() {
+  while [ ! -e "$background_dir/$1.done" ] && kill -0 "$background_pid" 2>/dev/null; do
+    sleep 2
+  done
+  background_failed "$1"
+}
+# background_wait: waits for background_steps, shows lint's findings, the wall minutes of each
+# step, and stops when one failed.
 background_wait() {
   wait "$background_pid" || true
   background_pid=""
-  log "background steps, wall minutes each (overlapped with the tests):"
+  log "background steps, wall minutes each (beside the tests):"
   sed 's/^/  /' "$background_dir/times" >&2 || true
-  [ ! -s "$background_dir/lint.log" ] || cat "$background_dir/lint.log" >&2
-  if [ -s "$background_dir/failed" ]; then
-    grep -q sanitizer "$background_dir/failed" && tail -n 60 "$background_dir/sanitizer-build.log" >&2
-    grep -q fuzz "$background_dir/failed" && tail -n 60 "$background_dir/fuzz-build.log" >&2
-    die "$(paste -sd ';' "$background_dir/failed") (output above)"
-  fi
+  local name
+  for name in sanitizer-build lint fuzz-build; do background_failed "$name"; done
 }
 background_pid=""
 # stop_background: ends the background steps (their process group) if they still run.
@@ -77,14 +86,14 @@ stop_background() {
 }
 trap 'stop_background; stages_report' EXIT
 if [ "${CUBBY_CI_OVERLAP:-1}" = 1 ]; then
-  log "in the background (nice 19): lint, the sanitizer build, the fuzz build (logs: $background_dir)"
+  log "in the background (nice 19): the sanitizer build, lint, the fuzz build (logs: $background_dir)"
   # Its own process group (set -m), so that a failing test run ends it too (the EXIT trap).
   set -m
   ( renice -n 19 -p "$BASHPID" >/dev/null; background_steps ) &
   background_pid=$!
   set +m
 else
-  stage "lint + sanitizer and fuzz builds"
+  stage "sanitizer build + lint + fuzz build"
   background_steps &
   background_pid=$!
   background_wait
@@ -141,13 +150,18 @@ if dashboard_build "$CUBBY_ROOT/bench/results/history.jsonl" "$dashboard_out/das
 else
   log "skipped: the dashboard browser test (no node/npm packages; see above)"
 fi
-if [ "${CUBBY_CI_OVERLAP:-1}" = 1 ]; then
-  stage "waiting for lint + builds"
-  background_wait
+# Store reliability: the C++ suite under ASan + UBSan (while lint and the fuzz build go on in the
+# background), and bounded libFuzzer runs.
+if [ -n "$background_pid" ]; then
+  stage "waiting for the sanitizer build"
+  background_await sanitizer-build
 fi
-# Store reliability: the C++ suite under ASan + UBSan, and bounded libFuzzer runs.
 stage "sanitizer tests"
 sanitizer_run "$build_dir"
+if [ -n "$background_pid" ]; then
+  stage "waiting for lint + fuzz build"
+  background_wait
+fi
 stage "fuzz runs"
 fuzz_run "$build_dir"
 
