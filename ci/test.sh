@@ -89,7 +89,7 @@ if [ "${CUBBY_CI_OVERLAP:-1}" = 1 ]; then
   log "in the background (nice 19): the sanitizer build, lint, the fuzz build (logs: $background_dir)"
   # Its own process group (set -m), so that a failing test run ends it too (the EXIT trap).
   set -m
-  ( renice -n 19 -p "$BASHPID" >/dev/null; background_steps ) &
+  ( renice -n 19 -p "$BASHPID" >/dev/null; background_steps ) </dev/null &
   background_pid=$!
   set +m
 else
