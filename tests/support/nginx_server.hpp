@@ -44,10 +44,15 @@ class NginxServer {
     return server.get();
   }
 
-  // shared(), its served folder emptied: for the tests of a suite that share this process
-  // (PER_SUITE in tests/CMakeLists.txt), each as if it had the server to itself.
+  // shared(), its served folder emptied and started again if a test stopped it: for the tests of
+  // a suite that share this process (PER_SUITE in tests/CMakeLists.txt), each as if it had the
+  // server to itself.
   static NginxServer* fresh(std::string* why) {
     NginxServer* server = shared(why);
+    if (server != nullptr && server->pid_ <= 0 && !server->launch(find_nginx())) {
+      if (why != nullptr) *why = "nginx did not start again after a test stopped it";
+      return nullptr;
+    }
     if (server != nullptr) {
       std::error_code ignored;
       for (const auto& entry : std::filesystem::directory_iterator(server->root(), ignored)) {

@@ -42,13 +42,19 @@ Fixture* started_once(std::string* why) {
 class TlsRedis {
  public:
   static TlsRedis* get(std::string* why) { return started_once<TlsRedis>(why); }
-  // get(), handed over as a fresh server would be: resumed and emptied (FLUSHALL), for the tests
-  // of a suite that share this process (PER_SUITE in tests/CMakeLists.txt).
+  // get(), handed over as a fresh server would be: resumed and emptied (FLUSHALL), started again
+  // (same ports and certificates) when a test stopped it; for the tests of a suite that share
+  // this process (PER_SUITE in tests/CMakeLists.txt). nullptr (and `why`) when it cannot be.
   static TlsRedis* fresh(std::string* why) {
     TlsRedis* tls = get(why);
-    if (tls != nullptr) {
-      tls->server_->resume();
-      tls->server().command({"FLUSHALL"});
+    if (tls == nullptr) return nullptr;
+    tls->server_->resume();
+    auto flushed = tls->server().command({"FLUSHALL"});
+    if (!tls->server_->running() || !flushed || flushed->value != "OK") {
+      // A test stopped it (or left it unusable): the same ports and certificates again.
+      tls->server_.reset();
+      tls->server_ = RedisServer::start(why, tls->arguments_);
+      if (!tls->server_) return nullptr;
     }
     return tls;
   }
@@ -100,12 +106,12 @@ class TlsRedis {
       }
     }
     out->tls_port_ = RedisServer::free_port();
-    out->server_ = RedisServer::start(
-        why, {"--tls-port", std::to_string(out->tls_port_), "--tls-cert-file", d + "/server.crt",
-              "--tls-key-file", d + "/server.key", "--tls-ca-cert-file", d + "/ca.crt",
-              "--tls-auth-clients", "optional",
-              // 127.0.0.2 too: an address the certificate does not name
-              "--bind", "127.0.0.1", "127.0.0.2"});
+    out->arguments_ = {"--tls-port", std::to_string(out->tls_port_), "--tls-cert-file",
+                       d + "/server.crt", "--tls-key-file", d + "/server.key", "--tls-ca-cert-file",
+                       d + "/ca.crt", "--tls-auth-clients", "optional",
+                       // 127.0.0.2 too: an address the certificate does not name
+                       "--bind", "127.0.0.1", "127.0.0.2"};
+    out->server_ = RedisServer::start(why, out->arguments_);
     if (!out->server_) {
       *why += " (with --tls-port: a redis-server built without TLS?)";
       return nullptr;
@@ -115,6 +121,7 @@ class TlsRedis {
 
   TempDir certs_;
   int tls_port_ = 0;
+  std::vector<std::string> arguments_;  // the server's TLS options, for a restart
   std::unique_ptr<RedisServer> server_;
 };
 
