@@ -30,6 +30,75 @@ CUBBY_PYTHON_APT_PACKAGES=(python3 python3-pytest python3-pytest-xdist python3-p
 log() { printf '\033[1m[cubby ci]\033[0m %s\n' "$*" >&2; }
 die() { printf '[cubby ci] error: %s\n' "$*" >&2; exit 1; }
 
+# Stage timing (ci/test.sh): `stage NAME` ends the running stage (if any) and starts NAME;
+# `stages_report` ends the running one and prints every stage's wall and CPU minutes (CPU: user +
+# system of the processes it waited for; a better figure than wall on a shared machine) and the
+# total. Each stage's end is logged as it happens, so a log cut short still says where time went.
+ci_stage_names=() ci_stage_lines=() ci_stage_name="" ci_stage_wall=0 ci_stage_cpu=0
+ci_started_at=$SECONDS
+# ci_cpu_centis: CPU seconds x 100 used so far by this shell's finished children (bash `times`).
+ci_cpu_centis() {
+  local line user sys
+  line="$(times | tail -n 1)"  # children: "XmY.YYYs XmY.YYYs"
+  user="${line%% *}" sys="${line##* }"
+  awk -v u="$user" -v s="$sys" 'function c(t, m) { split(t, m, "m"); sub("s", "", m[2]);
+    return m[1] * 6000 + m[2] * 100 } BEGIN { printf "%d\n", c(u) + c(s) }'
+}
+ci_stage_end() {
+  [ -n "$ci_stage_name" ] || return 0
+  local wall=$((SECONDS - ci_stage_wall)) cpu=$(($(ci_cpu_centis) - ci_stage_cpu)) line
+  line="$(awk -v n="$ci_stage_name" -v w="$wall" -v c="$cpu" \
+    'BEGIN { printf "%-28s %6.1f min wall %6.1f min CPU", n, w / 60, c / 6000 }')"
+  ci_stage_lines+=("$line")
+  log "stage done: $line"
+  ci_stage_name=""
+}
+stage() {
+  ci_stage_end
+  ci_stage_name="$1" ci_stage_wall=$SECONDS ci_stage_cpu="$(ci_cpu_centis)"
+  log "stage: $1"
+}
+stages_report() {
+  ci_stage_end
+  [ ${#ci_stage_lines[@]} -gt 0 ] || return 0
+  log "time per stage:"
+  printf '  %s\n' "${ci_stage_lines[@]}" >&2
+  awk -v w=$((SECONDS - ci_started_at)) -v c="$(ci_cpu_centis)" \
+    'BEGIN { printf "  %-28s %6.1f min wall %6.1f min CPU\n", "total", w / 60, c / 6000 }' >&2
+}
+
+# ctest_jobs: how many tests ci/test.sh runs at once: CUBBY_CI_TEST_JOBS, else one per core.
+# (Most tests wait rather than compute, but some have tight deadlines, such as a 5 MiB Redis
+# round trip in 300 ms: ci/test.sh fills the idle cores with lint and builds at nice 19 instead.)
+ctest_jobs() {
+  echo "${CUBBY_CI_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+}
+
+# ctest_slowest BUILD_DIR [N]: the N (default 15) tests of BUILD_DIR's last ctest run that took
+# longest (ctest's Testing/Temporary/CTestCostData.txt), so a CI log says where test time goes.
+ctest_slowest() {
+  local data="$1/Testing/Temporary/CTestCostData.txt"
+  [ -f "$data" ] || return 0
+  log "slowest tests (seconds, last run):"
+  awk '/^---/ { exit } NF == 3 { printf "  %8.2f  %s\n", $3, $1 }' "$data" | sort -rn \
+    | head -n "${2:-15}" >&2
+  awk '/^---/ { exit } NF == 3 { total += $3; n++ }
+    END { printf "  %d tests, %.1f test-minutes in all\n", n, total / 60 }' "$data" >&2
+}
+
+# run_pytest ARG...: python -m pytest ARG... with $python (find_python); exit status 5 (nothing
+# collected or everything deselected: no tests of that kind in this checkout) is said and is 0.
+run_pytest() {
+  local status=0
+  [ -n "${python:-}" ] || find_python
+  "$python" -m pytest "$@" || status=$?
+  if [ "$status" -eq 5 ]; then
+    log "pytest collected no tests (exit status 5): $*"
+    return 0
+  fi
+  return "$status"
+}
+
 # find_python: sets python to /usr/bin/python3 (Debian's, which has the apt packages the tests
 # use), else python3 on PATH (a GPU machine's).
 find_python() {

@@ -14,6 +14,9 @@
 #   ci/lint.sh --tidy-only [BUILD_DIR]
 #   CUBBY_LINT_JOBS=N             # parallel processes (default: nproc)
 #   CUBBY_LINT_FILES='cli/ tests/cli/'  # only the files under these paths (while iterating)
+#   CUBBY_LINT_CACHE=DIR          # clang-tidy results kept here (default ~/.cache/cubby-lint):
+#                                 # a unit found clean is skipped until it or a header changes;
+#                                 # CUBBY_LINT_CACHE= checks every unit
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -25,13 +28,14 @@ for arg in "$@"; do
     --format-only) mode=format ;;
     --tidy-only) mode=tidy ;;
     --layers-only) mode=layers ;;
-    -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $arg (see ci/lint.sh --help)" ;;
     *) build_dir="$arg" ;;
   esac
 done
 [ ! -d "$build_dir" ] || build_dir="$(cd "$build_dir" && pwd)"
 jobs="${CUBBY_LINT_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+cache="${CUBBY_LINT_CACHE-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/cubby-lint}"
 
 # The layer order: one line per include against it (file:line, the two folders), from the list in
 # ARCHITECTURE.md.
@@ -114,10 +118,27 @@ tidy_check() {
     || die "no $build_dir/compile_commands.json: configure a build first (cmake -S . -B $build_dir; ci/test.sh does) or pass its folder"
   local out
   out="$(mktemp -d /tmp/cubby-lint.XXXXXX)"
+  # Units found clean before, with nothing they read changed since, are not checked again
+  # (ci/lint_cache.py; CUBBY_LINT_CACHE= turns the cache off).
+  (cd "$CUBBY_ROOT" && tidy_units) >"$out/units"
+  if [ -n "$cache" ]; then
+    /usr/bin/python3 "$CUBBY_ROOT/ci/lint_cache.py" split "$build_dir" "$cache" "$CUBBY_ROOT" \
+      <"$out/units" >"$out/plan"
+    awk '$1 == "check" { print $2 }' "$out/plan" >"$out/units"
+    log "clang-tidy: $(wc -l <"$out/units") translation units to check, $(grep -c '^clean' "$out/plan") unchanged since found clean ($cache)"
+  fi
   # One log per unit, and the units clang-tidy failed on (findings are errors) in $out/failed.
-  (cd "$CUBBY_ROOT" && tidy_units) | (cd "$CUBBY_ROOT" && xargs -r -d '\n' -n 1 -P "$jobs" sh -c '
+  (cd "$CUBBY_ROOT" && xargs -r -d '\n' -n 1 -P "$jobs" sh -c '
     clang-tidy -p "$1" --quiet "$3" >"$2/$(printf "%s" "$3" | tr / _).log" 2>&1 || echo "$3" >>"$2/failed"
-  ' sh "$build_dir" "$out")
+  ' sh "$build_dir" "$out" <"$out/units")
+  if [ -n "$cache" ]; then
+    touch "$out/failed"
+    # shellcheck disable=SC2046  # keys are hex digits
+    /usr/bin/python3 "$CUBBY_ROOT/ci/lint_cache.py" store "$cache" \
+      $(awk 'FILENAME == ARGV[1] { failed[$0] = 1; next }
+             $1 == "check" && !($2 in failed) { print $3 }' \
+        "$out/failed" "$out/plan")
+  fi
   local status=0
   if [ -s "$out/failed" ]; then
     # A diagnostic in a header is reported once per unit that includes it: print each once.

@@ -4,50 +4,141 @@
 #   ci/test.sh                  # everything
 #   CUBBY_BUILD_DIR=build/x ci/test.sh
 #   CTEST_ARGS="-R Cache" ci/test.sh
+#   CUBBY_CI_TEST_JOBS=4 ci/test.sh   # tests ctest runs at once (default: one per core)
 #   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer build / fuzz runs
 #   CUBBY_CI_LINT=0 ci/test.sh  # without clang-tidy / clang-format (ci/lint.sh)
+#   CUBBY_CI_OVERLAP=0 ci/test.sh  # lint and the sanitizer/fuzz builds before the tests, not beside them
 #   CUBBY_CI_WHEEL_ONE_STEP=0 ci/test.sh  # without the one-step `pip install ./pytest_plugin`
 #                               # test (a Release build of libcubby and the tool in build/wheel)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Each stage logs its wall and CPU minutes when it ends; the table and the total come at the end,
+# also when a stage fails.
+trap stages_report EXIT
 
+stage "packages"
+source "$CUBBY_ROOT/ci/store-checks.sh"  # sanitizer_* and fuzz_* (store reliability)
 apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}"
 [ "${CUBBY_CI_LINT:-1}" = 0 ] || apt_install "${CUBBY_LINT_APT_PACKAGES[@]}"
+[ "${CUBBY_CI_FUZZ:-1}" = 0 ] || apt_install "${CUBBY_FUZZ_APT_PACKAGES[@]}"
 ensure_node || true  # the dashboard tests are skipped, with the reason, without node/npm
 find_cuda
 
 build_dir="${CUBBY_BUILD_DIR:-$CUBBY_ROOT/build/ci}"
 mkdir -p "$(dirname "$build_dir")"
+stage "build"
 configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=ON
 
-# clang-tidy over the build's compile_commands.json and clang-format over the sources.
-if [ "${CUBBY_CI_LINT:-1}" = 1 ]; then
-  log "lint: clang-tidy and clang-format (ci/lint.sh)"
-  "$CUBBY_ROOT/ci/lint.sh" "$build_dir" || die "lint failed (above); CUBBY_CI_LINT=0 skips it"
+# CPU work that needs no test result runs in the background at the lowest priority while the
+# tests run: the sanitizer build (its tests run as soon as it is done), lint (clang-tidy over the
+# build's compile_commands.json, clang-format over the sources), then the fuzz build. Most test
+# time is spent waiting (servers, deadlines, child processes), so these fill the idle cores; at
+# nice 19 they take next to no CPU from a test that wants it. CUBBY_CI_OVERLAP=0 runs them in the
+# foreground, one after another, before the tests.
+background_dir="$(mktemp -d /tmp/cubby-ci-background.XXXXXX)"
+# background_step NAME COMMAND...: runs COMMAND with its output in $background_dir/NAME.log,
+# notes its wall minutes (NAME in $background_dir/times), a failure in $background_dir/failed,
+# then creates NAME.done.
+background_step() {
+  local name="$1" started=$SECONDS
+  shift
+  ( "$@" ) >"$background_dir/$name.log" 2>&1 || echo "$name" >>"$background_dir/failed"
+  echo "$name $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
+    >>"$background_dir/times"
+  touch "$background_dir/$name.done"
+}
+background_steps() {
+  background_step sanitizer-build sanitizer_build "$build_dir"
+  [ "${CUBBY_CI_LINT:-1}" = 0 ] || background_step lint "$CUBBY_ROOT/ci/lint.sh" "$build_dir"
+  background_step fuzz-build fuzz_build "$build_dir"
+}
+# background_failed NAME: when step NAME failed, shows its log and stops.
+background_failed() {
+  grep -qx "$1" "$background_dir/failed" 2>/dev/null || return 0
+  if [ "$1" = lint ]; then cat "$background_dir/$1.log" >&2; else tail -n 80 "$background_dir/$1.log" >&2; fi
+  case "$1" in
+    lint) die "lint failed (above; ci/lint.sh reruns it, CUBBY_CI_LINT=0 skips it)" ;;
+    *) die "the $1 step failed (output above; whole log: $background_dir/$1.log)" ;;
+  esac
+}
+# background_await NAME: waits until background step NAME is done (or the steps ended).
+background_await() {
+  while [ ! -e "$background_dir/$1.done" ] && kill -0 "$background_pid" 2>/dev/null; do
+    sleep 2
+  done
+  background_failed "$1"
+}
+# background_wait: waits for background_steps, shows lint's findings, the wall minutes of each
+# step, and stops when one failed.
+background_wait() {
+  wait "$background_pid" || true
+  background_pid=""
+  log "background steps, wall minutes each (beside the tests):"
+  sed 's/^/  /' "$background_dir/times" >&2 || true
+  local name
+  for name in sanitizer-build lint fuzz-build; do background_failed "$name"; done
+}
+background_pid=""
+# stop_background: ends the background steps (their process group) if they still run.
+stop_background() {
+  [ -n "$background_pid" ] && kill -0 "$background_pid" 2>/dev/null || return 0
+  kill -TERM -- "-$background_pid" 2>/dev/null || true
+}
+trap 'stop_background; stages_report' EXIT
+if [ "${CUBBY_CI_OVERLAP:-1}" = 1 ]; then
+  log "in the background (nice 19): the sanitizer build, lint, the fuzz build (logs: $background_dir)"
+  # Its own process group (set -m), so that a failing test run ends it too (the EXIT trap).
+  set -m
+  ( renice -n 19 -p "$BASHPID" >/dev/null; background_steps ) </dev/null &
+  background_pid=$!
+  set +m
 else
-  log "skipped: lint (CUBBY_CI_LINT=0)"
+  stage "sanitizer build + lint + fuzz build"
+  background_steps &
+  background_pid=$!
+  background_wait
 fi
 
-log "running the C++ tests"
+stage "C++ tests (ctest) beside the Python tests (pytest)"
 # A private store for the tests: never the user's own.
 export CUBBY_DIR="$(mktemp -d /tmp/cubby-ci-store.XXXXXX)"
-trap 'rm -rf "$CUBBY_DIR" || true; stop_test_redis' EXIT
+trap 'rm -rf "$CUBBY_DIR" || true; stop_test_redis; stop_background; stages_report' EXIT
 # The remote tier's tests run against real Redis (see start_test_redis in ci/lib.sh).
 start_test_redis
-# shellcheck disable=SC2086
-ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" ${CTEST_ARGS:-}
 
-log "running the Python tests (cubby package and pytest plugin)"
+# The Python tests run beside ctest (both mostly wait), their output in a log shown afterwards.
 # Against the libcubby and CLI just built; the system interpreter has the Debian pytest packages.
 # test_wheel.py installs the wheel into a fresh venv twice: from this build, and in one step as a
 # user does (its own Release build in build/wheel, with ccache when it is on PATH).
-py_status=0
-CUBBY_TEST_WHEEL_ONE_STEP="${CUBBY_CI_WHEEL_ONE_STEP:-1}" \
-CUBBY_LIBRARY="$build_dir/core/libcubby.so" CUBBY_CLI="$build_dir/cli/cubby" \
-  /usr/bin/python3 -m pytest "$CUBBY_ROOT/tests/python" -q -rs -p no:cacheprovider || py_status=$?
-# Exit code 5: nothing collected (no Python tests in this checkout) is not a failure.
-[ "$py_status" -eq 0 ] || [ "$py_status" -eq 5 ] || die "the Python tests failed (output above)"
+# run_pytest: exit status 5 (nothing collected: no Python tests in this checkout) is not a failure.
+python=/usr/bin/python3
+pytest_log="$background_dir/pytest.log"
+log "running the Python tests (cubby package and pytest plugin; log: $pytest_log)"
+(
+  started=$SECONDS
+  status=0
+  CUBBY_TEST_WHEEL_ONE_STEP="${CUBBY_CI_WHEEL_ONE_STEP:-1}" \
+  CUBBY_LIBRARY="$build_dir/core/libcubby.so" CUBBY_CLI="$build_dir/cli/cubby" \
+    run_pytest "$CUBBY_ROOT/tests/python" -q -rs -p no:cacheprovider --durations=5 || status=$?
+  echo "pytest took $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min (wall)"
+  exit "$status"
+) >"$pytest_log" 2>&1 &
+pytest_pid=$!
 
+log "running the C++ tests"
+ctest_status=0
+# shellcheck disable=SC2086
+ctest --test-dir "$build_dir" --output-on-failure -j "$(ctest_jobs)" ${CTEST_ARGS:-} || ctest_status=$?
+ctest_slowest "$build_dir"
+log "ctest done; waiting for the Python tests"
+pytest_status=0
+wait "$pytest_pid" || pytest_status=$?
+log "the Python tests (cubby package and pytest plugin):"
+cat "$pytest_log" >&2
+[ "$ctest_status" -eq 0 ] || die "C++ tests failed (output above)"
+[ "$pytest_status" -eq 0 ] || die "the Python tests failed (output above)"
+
+stage "dashboard browser test"
 # The benchmark dashboard in a real browser (headless Chromium): built from the committed history.
 source "$CUBBY_ROOT/bench/dashboard/dashboard.sh"
 dashboard_out="$CUBBY_ROOT/bench/out/ci"
@@ -59,9 +150,19 @@ if dashboard_build "$CUBBY_ROOT/bench/results/history.jsonl" "$dashboard_out/das
 else
   log "skipped: the dashboard browser test (no node/npm packages; see above)"
 fi
-# Store reliability: the C++ suite under ASan + UBSan, and bounded libFuzzer runs.
-source "$CUBBY_ROOT/ci/store-checks.sh"
-sanitizer_tests "$build_dir"
-fuzz_runs "$build_dir"
+# Store reliability: the C++ suite under ASan + UBSan (while lint and the fuzz build go on in the
+# background), and bounded libFuzzer runs.
+if [ -n "$background_pid" ]; then
+  stage "waiting for the sanitizer build"
+  background_await sanitizer-build
+fi
+stage "sanitizer tests"
+sanitizer_run "$build_dir"
+if [ -n "$background_pid" ]; then
+  stage "waiting for lint + fuzz build"
+  background_wait
+fi
+stage "fuzz runs"
+fuzz_run "$build_dir"
 
 log "all tests passed"

@@ -27,14 +27,14 @@ trap 'rm -rf "$work"; stop_test_redis' EXIT
 { nvidia-smi -L; "$python" -c 'import cupy, pytest; print("cupy", cupy.__version__, "pytest", pytest.__version__)'; } >"$out/env.txt" 2>&1
 
 log "tests/python (the plugin's own tests; the mdspan file is timed below, not here)"
-"$python" -m pytest "$root/tests/python" -q -rs -p no:cacheprovider \
+run_pytest "$root/tests/python" -q -rs -p no:cacheprovider \
   --ignore="$root/tests/python/gpu" >"$out/tests.log" 2>&1 || status=1
 tail -n 3 "$out/tests.log" >&2
 
 log "the CuPy adapter against real CuPy: a small smoke run (cold then warm, byte-identical results)"
-"$python" -m pytest "$root/tests/python/gpu/test_cupy_mdspan.py" -q -p no:cacheprovider -p cubby.plugin \
+run_pytest "$root/tests/python/gpu/test_cupy_mdspan.py" -q -p no:cacheprovider -p cubby.plugin \
   --cubby-dir="$work/smoke" -k "m00 or m01" >"$out/runs/smoke-cold.log" 2>&1 || status=1
-"$python" -m pytest "$root/tests/python/gpu/test_cupy_mdspan.py" -q -p no:cacheprovider -p cubby.plugin \
+run_pytest "$root/tests/python/gpu/test_cupy_mdspan.py" -q -p no:cacheprovider -p cubby.plugin \
   --cubby-dir="$work/smoke" --cubby-require-warm -k "m00 or m01" >"$out/runs/smoke-warm.log" 2>&1 || status=1
 grep -E "^cupy:|passed|failed" "$out/runs/smoke-warm.log" >&2
 

@@ -45,6 +45,24 @@ class NginxServer {
     return server.get();
   }
 
+  // shared(), its served folder emptied and started again if a test stopped it: for the tests of
+  // a suite that share this process (PER_SUITE in tests/CMakeLists.txt), each as if it had the
+  // server to itself.
+  static NginxServer* fresh(std::string* why) {
+    NginxServer* server = shared(why);
+    if (server != nullptr && server->pid_ <= 0 && !server->launch(find_nginx())) {
+      if (why != nullptr) *why = "nginx did not start again after a test stopped it";
+      return nullptr;
+    }
+    if (server != nullptr) {
+      std::error_code ignored;
+      for (const auto& entry : std::filesystem::directory_iterator(server->root(), ignored)) {
+        std::filesystem::remove_all(entry.path(), ignored);
+      }
+    }
+    return server;
+  }
+
   ~NginxServer() { stop(); }
   NginxServer(const NginxServer&) = delete;
   NginxServer& operator=(const NginxServer&) = delete;

@@ -1,5 +1,6 @@
 // The Redis servers of the remote tier's TLS and Cluster tests, each started once per test
-// process on first use and killed at its exit (RedisServer underneath):
+// process on first use and killed at its exit (RedisServer underneath); `fresh` hands one over
+// emptied, for the tests of a suite that runs in one process (PER_SUITE in tests/CMakeLists.txt):
 // - TlsRedis: a redis-server with a TLS port whose certificate (for 127.0.0.1 and localhost) is
 //   signed by a CA the fixture makes with the `openssl` command, plus a second, unrelated CA; it
 //   listens on 127.0.0.2 too (an address its certificate does not name);
@@ -41,6 +42,22 @@ Fixture* started_once(std::string* why) {
 class TlsRedis {
  public:
   static TlsRedis* get(std::string* why) { return started_once<TlsRedis>(why); }
+  // get(), handed over as a fresh server would be: resumed and emptied (FLUSHALL), started again
+  // (same ports and certificates) when a test stopped it; for the tests of a suite that share
+  // this process (PER_SUITE in tests/CMakeLists.txt). nullptr (and `why`) when it cannot be.
+  static TlsRedis* fresh(std::string* why) {
+    TlsRedis* tls = get(why);
+    if (tls == nullptr) return nullptr;
+    tls->server_->resume();
+    auto flushed = tls->server().command({"FLUSHALL"});
+    if (!tls->server_->running() || !flushed || flushed->value != "OK") {
+      // A test stopped it (or left it unusable): the same ports and certificates again.
+      tls->server_.reset();
+      tls->server_ = RedisServer::start(why, tls->arguments_);
+      if (!tls->server_) return nullptr;
+    }
+    return tls;
+  }
 
   int tls_port() const { return tls_port_; }
   const RedisServer& server() const { return *server_; }
@@ -89,12 +106,12 @@ class TlsRedis {
       }
     }
     out->tls_port_ = RedisServer::free_port();
-    out->server_ = RedisServer::start(
-        why, {"--tls-port", std::to_string(out->tls_port_), "--tls-cert-file", d + "/server.crt",
-              "--tls-key-file", d + "/server.key", "--tls-ca-cert-file", d + "/ca.crt",
-              "--tls-auth-clients", "optional",
-              // 127.0.0.2 too: an address the certificate does not name
-              "--bind", "127.0.0.1", "127.0.0.2"});
+    out->arguments_ = {"--tls-port", std::to_string(out->tls_port_), "--tls-cert-file",
+                       d + "/server.crt", "--tls-key-file", d + "/server.key", "--tls-ca-cert-file",
+                       d + "/ca.crt", "--tls-auth-clients", "optional",
+                       // 127.0.0.2 too: an address the certificate does not name
+                       "--bind", "127.0.0.1", "127.0.0.2"};
+    out->server_ = RedisServer::start(why, out->arguments_);
     if (!out->server_) {
       *why += " (with --tls-port: a redis-server built without TLS?)";
       return nullptr;
@@ -104,6 +121,7 @@ class TlsRedis {
 
   TempDir certs_;
   int tls_port_ = 0;
+  std::vector<std::string> arguments_;  // the server's TLS options, for a restart
   std::unique_ptr<RedisServer> server_;
 };
 
@@ -111,6 +129,15 @@ class RedisCluster {
  public:
   // The cluster shared by the tests of this process (tests that kill nodes start their own).
   static RedisCluster* get(std::string* why) { return started_once<RedisCluster>(why); }
+  // get(), every master emptied (FLUSHALL), for the tests of a suite that share this process
+  // (PER_SUITE in tests/CMakeLists.txt).
+  static RedisCluster* fresh(std::string* why) {
+    RedisCluster* cluster = get(why);
+    if (cluster != nullptr) {
+      for (const auto& node : cluster->masters_) node->command({"FLUSHALL"});
+    }
+    return cluster;
+  }
   // With `tls`: every node also has a TLS port with `tls`'s certificate, and the cluster bus runs
   // over TLS (tls-cluster yes), so CLUSTER NODES asked over TLS names the TLS ports.
   static std::unique_ptr<RedisCluster> start(std::string* why, const TlsRedis* tls = nullptr) {

@@ -185,8 +185,15 @@ class RedisServer {
     return opened;
   }
   // Freezes / thaws the server: connections are accepted by the kernel, never answered.
-  void pause() { ::kill(pid_, SIGSTOP); }
-  void resume() { ::kill(pid_, SIGCONT); }
+  // (Nothing once stop() ended it.)
+  void pause() {
+    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  }
+  void resume() {
+    if (pid_ > 0) ::kill(pid_, SIGCONT);
+  }
+  // False once stop() ended it.
+  bool running() const { return pid_ > 0; }
 
   std::optional<RespReply> command(const std::vector<std::string>& args) const {
     return resp_command(port_, args);
@@ -226,6 +233,28 @@ class RedisServer {
   int port_ = 0;
   pid_t pid_ = -1;
 };
+
+// The redis-server of this test process, shared by the tests that ask for it: a suite registered
+// PER_SUITE (tests/CMakeLists.txt) runs in one process, so its tests start one server instead of
+// one each. Every call hands it over as a fresh server would be: resumed (a test paused it),
+// emptied (FLUSHALL), its statistics reset (CONFIG RESETSTAT, so connections_received() counts
+// from here); and started again when a test stopped it, left a password on it (requirepass) or
+// added ACL users. Keep using keys unique to the test where a test's keys could outlive it in a
+// process it shares (a background write still landing). nullptr (and `why`) when none starts.
+inline RedisServer* shared_redis(std::string* why) {
+  static std::unique_ptr<RedisServer> server;
+  if (server && !server->running()) server.reset();
+  if (server) {
+    server->resume();
+    const auto users = server->command({"ACL", "USERS"});
+    const bool clean = users && users->type == '*' && users->value == "1" &&
+                       server->command({"FLUSHALL"}) &&
+                       server->command({"CONFIG", "RESETSTAT"}).value_or(RespReply{}).value == "OK";
+    if (!clean) server.reset();  // stopped, password set, users added: a new one
+  }
+  if (!server) server = RedisServer::start(why);
+  return server.get();
+}
 
 // The port of a redis://127.0.0.1:PORT URL (CUBBY_TEST_REDIS_URL), or 0.
 inline int port_of_local_url(const std::string& url) {

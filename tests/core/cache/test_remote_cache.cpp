@@ -46,7 +46,7 @@ class RemoteCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    server_ = RedisServer::start(&why);
+    server_ = testing::shared_redis(&why);  // the suite's one server (the binary runs PER_SUITE)
     if (server_) {
       port_ = server_->port();
     } else if (const char* shared = std::getenv("CUBBY_TEST_REDIS_URL")) {
@@ -89,7 +89,7 @@ class RemoteCacheTest : public ::testing::Test {
   // The test stops, pauses or reconfigures the server: only a private one will do.
   bool private_server() const { return server_ != nullptr; }
 
-  std::unique_ptr<RedisServer> server_;
+  RedisServer* server_ = nullptr;
   int port_ = 0;
   std::string salt_;
   std::vector<std::unique_ptr<TempDir>> dirs_;

@@ -40,7 +40,7 @@ std::string salt() {
 
 TEST(RemoteCacheHttp, APullRequestJobReadsMainReadOnlyAndWritesOnlyItsOverlay) {
   std::string why;
-  NginxServer* nginx = NginxServer::shared(&why);
+  NginxServer* nginx = NginxServer::fresh(&why);
   if (!nginx) GTEST_SKIP() << why;
   const std::string run = salt();
   const std::string main_url = nginx->http_url() + "/main-" + run;

@@ -112,7 +112,7 @@ constexpr int kKeys = 120;
 
 TEST(RedisClusterTier, APlainUrlOfAnyNodeReachesEveryMaster) {
   std::string why;
-  RedisCluster* cluster = RedisCluster::get(&why);
+  RedisCluster* cluster = RedisCluster::fresh(&why);
   if (cluster == nullptr) GTEST_SKIP() << why;
   const auto writer = open_redis_remote(cluster_options(cluster->url(1)));
   for (int i = 0; i < kKeys; ++i) {
@@ -359,7 +359,7 @@ std::size_t owner_of(RedisCluster& cluster, const std::string& name) {
 // once the migration ends the source's -MOVED is followed.
 TEST(RedisClusterTier, ASlotInMigrationIsFollowedThroughAskThenMoved) {
   std::string why;
-  RedisCluster* cluster = RedisCluster::get(&why);
+  RedisCluster* cluster = RedisCluster::fresh(&why);
   if (cluster == nullptr) GTEST_SKIP() << why;
   // Three keys of one slot: `moved` is migrated, `stays` is not (yet), `fresh` is written during
   // the migration.
@@ -457,7 +457,7 @@ TEST(RedisClusterTier, ASlotInMigrationIsFollowedThroughAskThenMoved) {
 // ends: a miss within its deadline, counted once.
 TEST(RedisClusterTier, ARedirectionCircleOfAHalfOpenMigrationIsAMissWithinTheDeadline) {
   std::string why;
-  RedisCluster* cluster = RedisCluster::get(&why);
+  RedisCluster* cluster = RedisCluster::fresh(&why);
   if (cluster == nullptr) GTEST_SKIP() << why;
   Key key = key_of(0);
   key.bytes[2] = 0x5a;  // apart from the other tests' keys; never written

@@ -126,7 +126,7 @@ class NginxTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    nginx_ = NginxServer::shared(&why);
+    nginx_ = NginxServer::fresh(&why);
     if (!nginx_) GTEST_SKIP() << why;
   }
   std::string stored(const std::string& path) const {

@@ -28,9 +28,10 @@ Key key_of(std::uint8_t fill) { return testing::process_key(fill); }
 
 class RedisTierTest : public ::testing::Test {
  protected:
+  // The suite's one server (the binary runs PER_SUITE), handed over empty.
   void SetUp() override {
     std::string why;
-    server_ = RedisServer::start(&why);
+    server_ = testing::shared_redis(&why);
     if (!server_) GTEST_SKIP() << why;
   }
 
@@ -49,7 +50,7 @@ class RedisTierTest : public ::testing::Test {
     return reply ? reply->value : std::nullopt;
   }
 
-  std::unique_ptr<RedisServer> server_;
+  RedisServer* server_ = nullptr;
 };
 
 TEST_F(RedisTierTest, PutGetRemoveRoundTrip) {
@@ -769,6 +770,33 @@ TEST(RedisTierOpen, NoUrlNoTierAndBadUrlIsAWarningNotAnError) {
   ASSERT_NE(tier, nullptr);
   EXPECT_EQ(tier->location().find("hunter2"), std::string::npos);
   EXPECT_EQ(tier->location(), "redis://***@127.0.0.1:6379");
+}
+
+// The suite-shared server (redis_server.hpp) is handed to each test as a fresh one would be.
+TEST(SharedRedis, EachTestGetsItEmptyAndAServerATestSpoiledIsReplaced) {
+  std::string why;
+  RedisServer* first = testing::shared_redis(&why);
+  if (first == nullptr) GTEST_SKIP() << why;
+  const int port = first->port();
+  ASSERT_EQ(first->command({"SET", "left-behind", "v"})->value, "OK");
+  first->pause();  // a test that failed while the server was paused
+  RedisServer* second = testing::shared_redis(&why);
+  ASSERT_NE(second, nullptr) << why;
+  EXPECT_EQ(second->port(), port);  // the same server, not a new one
+  EXPECT_EQ(second->command({"EXISTS", "left-behind"})->value, "0");
+  EXPECT_EQ(second->command({"ACL", "SETUSER", "someone", "on", ">pw", "+@all"})->value, "OK");
+  RedisServer* third = testing::shared_redis(&why);  // users added: a new server
+  ASSERT_NE(third, nullptr) << why;
+  EXPECT_EQ(third->command({"ACL", "USERS"})->value, "1");
+  ASSERT_EQ(third->command({"CONFIG", "SET", "requirepass", "secret"})->value, "OK");
+  RedisServer* fourth = testing::shared_redis(&why);  // a password set: a new server
+  ASSERT_NE(fourth, nullptr) << why;
+  EXPECT_EQ(fourth->command({"PING"})->value, "PONG");
+  fourth->stop();
+  RedisServer* fifth = testing::shared_redis(&why);  // stopped: a new server
+  ASSERT_NE(fifth, nullptr) << why;
+  EXPECT_TRUE(fifth->running());
+  EXPECT_EQ(fifth->command({"PING"})->value, "PONG");
 }
 
 }  // namespace

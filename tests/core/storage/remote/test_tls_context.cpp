@@ -29,7 +29,7 @@ class TlsTierTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    tls_ = TlsRedis::get(&why);
+    tls_ = TlsRedis::fresh(&why);
     if (tls_ == nullptr) GTEST_SKIP() << why;
   }
 
