@@ -22,6 +22,7 @@ namespace {
 // The include options, each with its spellings (NVRTC 13.0, verified by compiling):
 //   include path   -I DIR, -IDIR, -I=DIR, --include-path DIR, --include-path=DIR
 //   pre-include    -include F, -include=F, --pre-include F, --pre-include=F
+//   define         -D X, -DX, -D=X, --define-macro X, --define-macro=X (read, passed verbatim)
 //   flag           -no-source-include, --no-source-include
 // ("-includeF", "-include-path=D", "--include=F" are rejected by NVRTC.)
 struct IncludeOptionForm {
@@ -31,6 +32,7 @@ struct IncludeOptionForm {
 };
 constexpr IncludeOptionForm kIncludePathForm{"-I", "--include-path", true};
 constexpr IncludeOptionForm kPreIncludeForm{"-include", "--pre-include", false};
+constexpr IncludeOptionForm kDefineForm{"-D", "--define-macro", true};
 
 // Front-end options passed with `-Xcudafe X` / `-Xcudafe=X` (NVRTC 13.0, checked by compiling):
 // NVRTC hands the values of every -Xcudafe, in order, to the front end as one argument list, so
@@ -158,6 +160,10 @@ IncludeOptions parse_include_options(const std::vector<std::string>& options) {
     } else if (auto file = option_value(kPreIncludeForm, options, i)) {
       out.nvrtc_options.push_back(std::string(kPreIncludeForm.long_name) + "=" + *file);
       out.pre_includes.push_back(std::move(*file));
+    } else if (const std::size_t at = i; auto value = option_value(kDefineForm, options, i)) {
+      out.nvrtc_options.insert(out.nvrtc_options.end(), options.begin() + static_cast<long>(at),
+                               options.begin() + static_cast<long>(i) + 1);  // verbatim
+      out.defines.push_back(std::move(*value));
     } else if (option == "-no-source-include" || option == "--no-source-include") {
       out.no_source_include = true;
       out.nvrtc_options.push_back(option);
@@ -208,6 +214,8 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
     plan.search.include_paths.emplace_back(std::move(dir));
   }
   plan.search.pre_includes = std::move(parsed.pre_includes);
+  plan.search.defines = std::move(parsed.defines);
+  plan.search.program_name = request.program_name;
   plan.unmodelled = std::move(parsed.unmodelled);
   return plan;
 }
