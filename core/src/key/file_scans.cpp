@@ -100,6 +100,8 @@ std::shared_ptr<const FileScan> read_scan(const std::string& canonical, bool& st
   scan->test_macros = std::move(list.test_macros);
   scan->forwards = std::move(list.forwards);
   scan->calls = std::move(list.calls);
+  scan->defines = std::move(list.defines);
+  scan->computed = std::move(list.computed);
   stable = after_ok && FileScan::same_state(before, after) &&
            used == static_cast<std::uint64_t>(before.st_size);
   return scan;

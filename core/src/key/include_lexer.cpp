@@ -76,6 +76,7 @@ class IncludeLexer {
       } else if (skip_comment()) {
         // a comment is one blank: a directive may follow it on its last line
       } else if (line_start && (c == '#' || (c == '%' && at(i_ + 1) == ':'))) {
+        directive_at_ = i_;
         i_ += c == '#' ? 1 : 2;
         line_start = false;
         directive();
@@ -218,7 +219,7 @@ class IncludeLexer {
     skip_blanks();
     if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
     const std::string operand = capture(i_);
-    add_computed(i_, "#" + std::string(keyword) + " " + operand, operand);
+    add_computed(directive_at_, "#" + std::string(keyword) + " " + operand, operand);
   }
 
   // A computed include or include test (IncludeList::computed) at offset `at`.
@@ -494,6 +495,7 @@ class IncludeLexer {
   std::string_view t_;
   const std::vector<std::size_t>& splices_;  // splice_lines's
   std::size_t i_ = 0;
+  std::size_t directive_at_ = 0;  // where the last directive's '#' is
   bool in_define_ = false;  // the current line is a #define
   IncludeList& out_;
   std::optional<Define> define_;  // the function-like #define being lexed (to define_->end)

@@ -340,7 +340,8 @@ class Expander {
 std::string header_name(const Tokens& tokens) {
   if (tokens.empty()) return {};
   const Token& first = tokens.front();
-  if (first.kind == Kind::literal && first.text.size() > 2 && first.text.front() == '"') {
+  if (first.kind == Kind::literal && first.text.size() > 2 && first.text.front() == '"' &&
+      first.text.back() == '"') {
     return first.text.substr(1, first.text.size() - 2);
   }
   if (!first.is("<")) return {};
