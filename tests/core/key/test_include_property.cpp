@@ -292,6 +292,44 @@ TEST(IncludeStaleness, AChangedToolkitHeaderRecompiles) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// CCCL through a folder that is not the toolkit's (CuPy bundles its own under site-packages):
+// thrust picks its backend headers by computed includes (`#include __THRUST_DEVICE_SYSTEM_TAG_HEADER`
+// over a chain of object-like macros, about 95 of them).
+// ---------------------------------------------------------------------------------------------
+
+TEST(ComputedIncludes, ThrustThroughACopyOfCcclIsStoredServedAndRekeyedByAComputedIncludedHeader) {
+  const auto nvrtc = locate_nvrtc();
+  if (!nvrtc) GTEST_SKIP() << "no libnvrtc: " << nvrtc.error().message;
+  const fs::path toolkit_cccl = nvrtc->include_dir / "cccl";
+  if (!fs::is_directory(toolkit_cccl / "thrust")) GTEST_SKIP() << "no CCCL at " << toolkit_cccl;
+  TempDir dir("cccl-copy");
+  const fs::path cccl = dir / "site-packages" / "cccl";
+  fs::create_directories(cccl.parent_path());
+  fs::copy(toolkit_cccl, cccl, fs::copy_options::recursive);
+  CompileRequest request;
+  request.program_name = (dir / "prog" / "k.cu").string();
+  request.arch = kArch;
+  request.options = {"-I" + cccl.string(), "-std=c++17"};
+  request.source =
+      "#include <thrust/iterator/counting_iterator.h>\n"
+      "extern \"C\" __global__ void k(int* p) {\n"
+      "  thrust::counting_iterator<int> at(p[0]);\n  p[1] = at[3];\n}\n";
+  Cache cache(store_config(dir / "store"));
+  const CacheResult first = cache.compile(request);
+  EXPECT_FALSE(first.hit);
+  EXPECT_TRUE(cache.compile(request).hit) << "compiled without the store";
+  Cache fresh(store_config(dir / "store"));  // a new process: from the disk
+  EXPECT_TRUE(fresh.compile(request).hit);
+  // A header reached only through a computed include, edited: another key.
+  const Key before = cache.key_of(request);
+  const fs::path policy = cccl / "thrust" / "system" / "cuda" / "detail" / "execution_policy.h";
+  ASSERT_TRUE(fs::is_regular_file(policy));
+  write_text(policy, read_text(policy) + "\n// edited\n");
+  EXPECT_NE(cache.key_of(request), before);
+  EXPECT_EQ(cache.compile(request).entry->payload, direct_ptx(request));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Generated trees.
 // ---------------------------------------------------------------------------------------------
 
