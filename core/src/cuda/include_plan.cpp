@@ -157,10 +157,9 @@ bool inside_folder(const std::string& dir, const fs::path& folder) {
   const bool exists = ::stat(dir.c_str(), &st) == 0;
   {
     const std::lock_guard lock(mutex);
-    if (auto found = known->find(memo_key); found != known->end() &&
-                                            found->second.exists == exists &&
-                                            (!exists || (found->second.dev == st.st_dev &&
-                                                         found->second.ino == st.st_ino))) {
+    if (auto found = known->find(memo_key);
+        found != known->end() && found->second.exists == exists &&
+        (!exists || (found->second.dev == st.st_dev && found->second.ino == st.st_ino))) {
       return found->second.inside;
     }
   }

@@ -29,10 +29,10 @@ const OperandNames& ComputedIncludes::expand(const std::string& operand) {
   Known& known = known_[operand];
   if (known.definitions == 0 || known.definitions != table_.size()) {
     known.definitions = table_.size();
-    known.names = expand_header_operand(operand, [this](std::string_view name)
-                                                     -> const std::vector<MacroDefinition>& {
-      return table_.find(name);
-    });
+    known.names = expand_header_operand(
+        operand, [this](std::string_view name) -> const std::vector<MacroDefinition>& {
+          return table_.find(name);
+        });
     consulted_.insert(known.names.consulted.begin(), known.names.consulted.end());
   }
   return known.names;

@@ -41,7 +41,8 @@ bool canonical_of(const std::string& candidate, const FolderOf& folder_of, std::
 }  // namespace
 
 ScanMemo& scan_memo() {
-  static ScanMemo* instance = new ScanMemo();  // never destroyed: usable from threads still running at exit
+  static ScanMemo* instance =
+      new ScanMemo();  // never destroyed: usable from threads still running at exit
   return *instance;
 }
 

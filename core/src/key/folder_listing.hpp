@@ -43,7 +43,6 @@ class NameSet {
   bool ascii_ = true;
 };
 
-
 // The names in folder `dir`, whose stat is `st` (a folder's); null if it cannot be listed whole.
 // Memoized per process while the folder's identity, size, mtime and ctime are unchanged (adding,
 // removing or renaming a name changes its mtime and ctime) and were older than the listing by

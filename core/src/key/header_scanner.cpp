@@ -30,8 +30,7 @@ HeaderScan Scanner::take() && {
   });
   out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
   std::sort(unresolvable_.begin(), unresolvable_.end());
-  unresolvable_.erase(std::unique(unresolvable_.begin(), unresolvable_.end()),
-                      unresolvable_.end());
+  unresolvable_.erase(std::unique(unresolvable_.begin(), unresolvable_.end()), unresolvable_.end());
   HeaderScan result;
   result.headers = std::move(out_);
   result.unresolvable = std::move(unresolvable_);
@@ -129,8 +128,7 @@ bool Scanner::try_candidate(std::string_view include, const std::string& candida
     const std::string dir = parent_of(candidate);
     if (is_folder(dir) && ::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         resolve_file(
-            candidate, st, [&]() -> const std::string& { return canonical_folder(dir); },
-            found)) {
+            candidate, st, [&]() -> const std::string& { return canonical_folder(dir); }, found)) {
       at->second = Tried{std::move(found), static_cast<std::uint64_t>(st.st_dev),
                          static_cast<std::uint64_t>(st.st_ino), st};
     }
@@ -161,8 +159,7 @@ bool Scanner::try_candidate(std::string_view include, const std::string& candida
   if (first_visit) {
     add_unresolvable(file.canonical + ":", file.scan->unresolvable);
     sources_.push_back({file.canonical + ":", &file.scan->test_macros, &file.scan->forwards,
-                        &file.scan->calls, &file.scan->defines, &file.scan->computed,
-                        own_dirs});
+                        &file.scan->calls, &file.scan->defines, &file.scan->computed, own_dirs});
     scans_.push_back(file.scan);  // keeps the lists sources_ points to
   }
   digest.path = std::move(file.canonical);

@@ -119,9 +119,8 @@ class IncludeLexer {
 
   // The original (unspliced) line number of offset `at`: lines ended before it, splices included.
   std::size_t line_at(std::size_t at) const {
-    const std::size_t ends = static_cast<std::size_t>(
-        std::count(t_.begin(), t_.begin() + static_cast<std::ptrdiff_t>(std::min(at, t_.size())),
-                   '\n'));
+    const std::size_t ends = static_cast<std::size_t>(std::count(
+        t_.begin(), t_.begin() + static_cast<std::ptrdiff_t>(std::min(at, t_.size())), '\n'));
     const auto splices = std::upper_bound(splices_.begin(), splices_.end(), at) - splices_.begin();
     return 1 + ends + static_cast<std::size_t>(splices);
   }
@@ -496,7 +495,7 @@ class IncludeLexer {
   const std::vector<std::size_t>& splices_;  // splice_lines's
   std::size_t i_ = 0;
   std::size_t directive_at_ = 0;  // where the last directive's '#' is
-  bool in_define_ = false;  // the current line is a #define
+  bool in_define_ = false;        // the current line is a #define
   IncludeList& out_;
   std::optional<Define> define_;  // the function-like #define being lexed (to define_->end)
 };

@@ -13,10 +13,10 @@
 #include <unordered_set>
 #include <utility>
 
-#include "key/header_scanner.hpp"
 #include "key/file_scans.hpp"
 #include "key/folder_fingerprint.hpp"
 #include "key/folder_listing.hpp"
+#include "key/header_scanner.hpp"
 #include "key/scan_record.hpp"
 #include "key/scan_watch.hpp"
 #include "key/toolkit_names.hpp"
@@ -70,7 +70,6 @@ std::vector<std::string> memo_calls(const IncludeList& list, const IncludeSearch
   for (const std::string& value : search.defines) add(definition_of_define_option(value));
   return calls;
 }
-
 
 // What a scan reads besides files and the source's macro calls (ScanWatch::find checks those),
 // hashed: what the source lists (its include directives and include-test macros: programs that
@@ -157,7 +156,8 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   const bool covered_trees = scanner.covered_trees();
   HeaderScan result = std::move(scanner).take();
   // A tree fallback's files are not watched: such a scan is made again every time.
-  if (!covered_trees) watch.remember(memo_key, result, macros, calls, looked, started_ns, too_new_ns);
+  if (!covered_trees)
+    watch.remember(memo_key, result, macros, calls, looked, started_ns, too_new_ns);
   return named(std::move(result), search.program_name);
 }
 

@@ -1,9 +1,9 @@
-// What reaches past the literal includes of one scan, to a fixpoint; contract in header_scanner.hpp.
-#include "key/header_scanner.hpp"
-
+// What reaches past the literal includes of one scan, to a fixpoint; contract in
+// header_scanner.hpp.
 #include <algorithm>
 
 #include "key/folder_fingerprint.hpp"
+#include "key/header_scanner.hpp"
 #include "key/toolkit_names.hpp"
 #include "util/io.hpp"
 
@@ -27,8 +27,7 @@ void Scanner::scan_toolkit_names() {
       for (const auto& [first, names] : *toolkit_closure(toolkit_dirs_, root)) {
         for (std::size_t d = 0; d < include_dirs_.size(); ++d) {
           if (!may_hold(include_dirs_[d], first)) continue;
-          for (const std::string& name : names)
-            try_candidate(name, include_dirs_[d] + "/" + name);
+          for (const std::string& name : names) try_candidate(name, include_dirs_[d] + "/" + name);
         }
       }
     }
@@ -123,9 +122,9 @@ void Scanner::resolve_test_macro_calls() {
         if (!macros.contains(callee) || macros.contains(macro)) continue;
         if (target.ends_with(" *")) {
           unresolvable_.push_back(
-              located(*source, "define " + std::string(macro)) + "#define " +
-              std::string(macro) + ": passes one of several parameters to the include-test " +
-              "macro " + std::string(callee) + ", which the scan does not follow to its callers");
+              located(*source, "define " + std::string(macro)) + "#define " + std::string(macro) +
+              ": passes one of several parameters to the include-test " + "macro " +
+              std::string(callee) + ", which the scan does not follow to its callers");
         }
         macros.emplace(macro);
         grew = true;
@@ -169,7 +168,8 @@ std::string Scanner::located(const MacroSource& source, std::string_view word) c
   const std::string line =
       at == std::string::npos
           ? std::string("?")
-          : std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+          : std::to_string(1 +
+                           std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
   return source.where + line + ": ";
 }
 

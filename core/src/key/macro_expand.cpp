@@ -20,9 +20,7 @@ struct Token {
   std::shared_ptr<const HideSet> hide;
 
   bool is(std::string_view spelling) const { return kind == Kind::punctuator && text == spelling; }
-  bool hidden() const {
-    return hide && std::binary_search(hide->begin(), hide->end(), text);
-  }
+  bool hidden() const { return hide && std::binary_search(hide->begin(), hide->end(), text); }
 };
 using Tokens = std::vector<Token>;
 
@@ -62,11 +60,10 @@ Tokens tokenize(std::string_view text) {
       }
     } else if (digit(c) || (c == '.' && i + 1 < text.size() && digit(text[i + 1]))) {
       token.kind = Kind::number;
-      while (end < text.size() &&
-             (ident_char(text[end]) || text[end] == '.' ||
-              ((text[end] == '+' || text[end] == '-') &&
-               (text[end - 1] == 'e' || text[end - 1] == 'E' || text[end - 1] == 'p' ||
-                text[end - 1] == 'P')))) {
+      while (end < text.size() && (ident_char(text[end]) || text[end] == '.' ||
+                                   ((text[end] == '+' || text[end] == '-') &&
+                                    (text[end - 1] == 'e' || text[end - 1] == 'E' ||
+                                     text[end - 1] == 'p' || text[end - 1] == 'P')))) {
         ++end;
       }
     } else if (c == '"' || c == '\'') {
@@ -192,7 +189,8 @@ class Expander {
   std::vector<Tokens> replace(const MacroDefinition& definition, const Tokens& rest,
                               std::size_t at) {
     const Token& name = rest[at];
-    if (definition.too_long) return over("a #define body too long to record"), std::vector<Tokens>{};
+    if (definition.too_long)
+      return over("a #define body too long to record"), std::vector<Tokens>{};
     std::size_t after = at + 1;
     std::vector<Tokens> bodies;
     if (!definition.function_like) {
@@ -261,9 +259,9 @@ class Expander {
     for (std::size_t i = 0; i < body.size(); ++i) {
       const int p = parameter(body[i]);
       if (p < 0 || !expanded[static_cast<std::size_t>(p)].empty()) continue;
-      const bool raw = (i > 0 && (body[i - 1].is("##") ||
-                                  (definition.function_like && body[i - 1].is("#")))) ||
-                       (i + 1 < body.size() && body[i + 1].is("##"));
+      const bool raw =
+          (i > 0 && (body[i - 1].is("##") || (definition.function_like && body[i - 1].is("#")))) ||
+          (i + 1 < body.size() && body[i + 1].is("##"));
       if (raw) continue;
       expanded[static_cast<std::size_t>(p)] = expand(arguments[static_cast<std::size_t>(p)]);
       if (!why_.empty()) return {};
@@ -370,8 +368,8 @@ OperandNames expand_header_operand(std::string_view operand, const MacroLookup& 
   for (const Tokens& sequence : sequences) {
     for (const Token& token : sequence) {
       if (token.kind == Kind::identifier && is_variable_predefined_macro(token.text)) {
-        out.unbounded = "it names a header through " + token.text +
-                        ", whose value depends on the compile";
+        out.unbounded =
+            "it names a header through " + token.text + ", whose value depends on the compile";
         return out;
       }
     }

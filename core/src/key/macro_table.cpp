@@ -74,13 +74,22 @@ const std::vector<std::string>& fixed_predefined_macros() {
 }
 
 bool is_variable_predefined_macro(std::string_view name) {
-  static constexpr std::array<std::string_view, 16> kNames = {
-      "__CUDA_ARCH__",         "__CUDA_ARCH_LIST__",    "__CUDACC_VER_MAJOR__",
-      "__CUDACC_VER_MINOR__",  "__CUDACC_VER_BUILD__",  "__CUDACC_RDC__",
-      "__CUDACC_EWP__",        "__CUDACC_DEBUG__",      "__CUDACC_RTC_INT128__",
-      "__CUDACC_RTC_FLOAT128__", "__FILE__",            "__LINE__",
-      "__COUNTER__",           "__DATE__",              "__TIME__",
-      "__cplusplus"};
+  static constexpr std::array<std::string_view, 16> kNames = {"__CUDA_ARCH__",
+                                                              "__CUDA_ARCH_LIST__",
+                                                              "__CUDACC_VER_MAJOR__",
+                                                              "__CUDACC_VER_MINOR__",
+                                                              "__CUDACC_VER_BUILD__",
+                                                              "__CUDACC_RDC__",
+                                                              "__CUDACC_EWP__",
+                                                              "__CUDACC_DEBUG__",
+                                                              "__CUDACC_RTC_INT128__",
+                                                              "__CUDACC_RTC_FLOAT128__",
+                                                              "__FILE__",
+                                                              "__LINE__",
+                                                              "__COUNTER__",
+                                                              "__DATE__",
+                                                              "__TIME__",
+                                                              "__cplusplus"};
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 

@@ -193,9 +193,8 @@ void ScanRecord::save() {
   std::uint64_t bytes_kept = 0;
   const auto fits = [&](const std::string& path, const FileScan& scan) {
     std::uint64_t size = path.size() + 100;
-    for (const auto* list :
-         {&scan.includes, &scan.unresolvable, &scan.test_macros, &scan.forwards, &scan.calls,
-          &scan.defines, &scan.computed}) {
+    for (const auto* list : {&scan.includes, &scan.unresolvable, &scan.test_macros, &scan.forwards,
+                             &scan.calls, &scan.defines, &scan.computed}) {
       for (const std::string& item : *list) size += item.size() + 4;
     }
     bytes_kept += size;

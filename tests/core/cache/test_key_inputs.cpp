@@ -82,7 +82,8 @@ TEST(KeyInputsFor, AMacroIncludeIsKeyedAndWhatStaysUnresolvableNamesTheProgramAn
   request.source = "\n#define HI __has_include\n";
   const KeyInputs alias = inputs_for(request, "sm_80", *nvrtc, {});
   ASSERT_EQ(alias.unresolvable.size(), 1u);
-  EXPECT_TRUE(alias.unresolvable[0].starts_with("k.cu:2: __has_include: ")) << alias.unresolvable[0];
+  EXPECT_TRUE(alias.unresolvable[0].starts_with("k.cu:2: __has_include: "))
+      << alias.unresolvable[0];
 }
 
 // Issue 23: with CUBBY_NVRTC_LIBRARY at a copy of the toolkit whose include/tkhdr.h was edited,

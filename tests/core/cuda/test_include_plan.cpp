@@ -119,8 +119,8 @@ TEST(PlanStillCurrent, OnlyAProgramFolderTakenFromTheWorkingFolderGoesStale) {
 }
 
 TEST(IncludeOptions, DefineOptionsAreReadInEverySpellingAndPassedOnVerbatim) {
-  const std::vector<std::string> options = {"-DA",     "-D", "B=<b.h>", "--define-macro=C",
-                                            "--define-macro", "D(x)=x", "-UA", "-Dnext"};
+  const std::vector<std::string> options = {
+      "-DA", "-D", "B=<b.h>", "--define-macro=C", "--define-macro", "D(x)=x", "-UA", "-Dnext"};
   const IncludeOptions parsed = parse_include_options(options);
   EXPECT_EQ(parsed.defines, (std::vector<std::string>{"A", "B=<b.h>", "C", "D(x)=x", "next"}));
   EXPECT_EQ(parsed.nvrtc_options, options);

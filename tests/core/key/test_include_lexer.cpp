@@ -34,10 +34,9 @@ TEST(ListIncludes, MacroOperandsAreComputedIncludesWithTheirLinesAndDefinitionsA
   EXPECT_TRUE(list.unresolvable.empty());
   EXPECT_EQ(list.computed,
             (std::vector<std::string>{"2\t#include H\tH", "3\t#include MAKE( v )\tMAKE( v )",
-                                      "4\t__has_include(HDR)\tHDR",
-                                      "9\t#include_next H\tH"}));
-  EXPECT_EQ(list.defines, (std::vector<std::string>{"EMPTY", "F() 1", "H \"v.cuh\"",
-                                                    "MAKE(x,...) <x .h>"}));
+                                      "4\t__has_include(HDR)\tHDR", "9\t#include_next H\tH"}));
+  EXPECT_EQ(list.defines,
+            (std::vector<std::string>{"EMPTY", "F() 1", "H \"v.cuh\"", "MAKE(x,...) <x .h>"}));
 }
 
 TEST(ListIncludes, ALongDefinitionIsRecordedAsTooLong) {

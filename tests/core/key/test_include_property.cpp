@@ -293,8 +293,8 @@ TEST(IncludeStaleness, AChangedToolkitHeaderRecompiles) {
 
 // ---------------------------------------------------------------------------------------------
 // CCCL through a folder that is not the toolkit's (CuPy bundles its own under site-packages):
-// thrust picks its backend headers by computed includes (`#include __THRUST_DEVICE_SYSTEM_TAG_HEADER`
-// over a chain of object-like macros, about 95 of them).
+// thrust picks its backend headers by computed includes (`#include
+// __THRUST_DEVICE_SYSTEM_TAG_HEADER` over a chain of object-like macros, about 95 of them).
 // ---------------------------------------------------------------------------------------------
 
 TEST(ComputedIncludes, ThrustThroughACopyOfCcclIsStoredServedAndRekeyedByAComputedIncludedHeader) {
@@ -514,10 +514,10 @@ class Case {
         const bool first = pick(0, 1) == 0;
         const std::string other = "\"zz_" + h.name + "\"";
         return "#if " + std::string(first ? "1" : "0") + "\n#define " + macro + " " +
-               (first ? name : other) + "\n#else\n#define " + macro + " " +
-               (first ? other : name) + "\n#endif\n" +
-               (pick(0, 1) == 0 ? "" : "#undef " + macro + "\n#define " + macro + " " + name +
-                                           "\n") +
+               (first ? name : other) + "\n#else\n#define " + macro + " " + (first ? other : name) +
+               "\n#endif\n" +
+               (pick(0, 1) == 0 ? ""
+                                : "#undef " + macro + "\n#define " + macro + " " + name + "\n") +
                "#include " + macro + "\n";
       }
       case 14:  // a header name defined by a -D option
@@ -534,23 +534,22 @@ class Case {
  public:
   // How often each directive spelling was generated (indexed like the cases of `directive`).
   static constexpr int kSpellings = 16;
-  static constexpr const char* kSpellingNames[kSpellings] = {
-      "comment-prefixed",
-      "spliced keyword",
-      "digraph",
-      "comment inside",
-      "multi-line comment",
-      "macro",
-      "trigraph",
-      "comment spanning lines inside",
-      "spliced name",
-      "plain",
-      "plain",
-      "macro chain",
-      "pasted and stringized",
-      "#if-selected definition",
-      "-D header name",
-      "__has_include(MACRO)"};
+  static constexpr const char* kSpellingNames[kSpellings] = {"comment-prefixed",
+                                                             "spliced keyword",
+                                                             "digraph",
+                                                             "comment inside",
+                                                             "multi-line comment",
+                                                             "macro",
+                                                             "trigraph",
+                                                             "comment spanning lines inside",
+                                                             "spliced name",
+                                                             "plain",
+                                                             "plain",
+                                                             "macro chain",
+                                                             "pasted and stringized",
+                                                             "#if-selected definition",
+                                                             "-D header name",
+                                                             "__has_include(MACRO)"};
   static std::array<int, kSpellings>& used() { return used_; }
   // Pre-included headers, shadowed headers, headers included only inside #if 0.
   static std::array<int, 3>& used_extra() { return used_extra_; }

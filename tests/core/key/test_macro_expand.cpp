@@ -57,9 +57,8 @@ TEST(ExpandHeaderOperand, ThrustsChainOfObjectLikeMacrosGivesEveryBackendsHeader
 }
 
 TEST(ExpandHeaderOperand, QuotedFormsPastingAndStringizingThroughFunctionLikeMacros) {
-  Definitions defs({"CONFIG \"config_a.cuh\"", "STR2(x) #x", "STR(x) STR2(x)",
-                    "CAT(a, b) a ## b", "NAME CAT(back, end)", "HEADER STR(NAME.cuh)",
-                    "backend gpu"});
+  Definitions defs({"CONFIG \"config_a.cuh\"", "STR2(x) #x", "STR(x) STR2(x)", "CAT(a, b) a ## b",
+                    "NAME CAT(back, end)", "HEADER STR(NAME.cuh)", "backend gpu"});
   EXPECT_EQ(defs.expand("CONFIG").names, Names{"config_a.cuh"});
   // The argument is expanded before STR2 stringizes it: NAME -> CAT(back, end) -> backend -> gpu,
   // each macro also left as it is.
