@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
           std::pair{"fresh_watch", Mode::fresh_watch}, std::pair{"warm_watch", Mode::warm_watch}}) {
       benchmark::RegisterBenchmark(
           (std::string("BM_KeyScan/") + programs->name + "/" + name).c_str(),
-          [mode, programs](benchmark::State& state) { BM_KeyScan(state, mode, *programs); })
+          [mode = mode, programs](benchmark::State& state) { BM_KeyScan(state, mode, *programs); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
