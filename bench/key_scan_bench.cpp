@@ -8,6 +8,10 @@
 // `--std=c++17 -ftz=true --device-as-default-execution-space`, and the 25 mdspan programs of
 // tests/python/gpu/test_cupy_mdspan.py's shape (14 name expressions each).
 //
+// Two sets of programs: cupy25 (bench/workloads/cupy_like_mdspan.cu, 25 modules) and complex224
+// (cupy_like_complex_mdspan.cu, 224 modules: test_mdspan.py's count; it reaches Thrust, whose
+// backend headers are computed includes). Counter uncached: programs the scan cannot key.
+//
 //   BM_KeyScan/cupy25/fresh_no_record  a new process without the record: the 25 keys read, lex and
 //                                      hash every header once (the per-process memo kept, then)
 //   BM_KeyScan/cupy25/fresh_record     a new process with the store's record: headers are stat'ed
@@ -15,6 +19,8 @@
 //   BM_KeyScan/cupy25/fresh_watch      a new process with the record and the memo of whole scans
 //                                      (scan_watch.hpp): the 25 programs include the same
 //                                      headers, so one scan serves them all
+//   BM_KeyScan/cupy25/warm_watch       the same process again, as a warm test session keys its
+//                                      programs (the memo of whole scans on)
 // The first three rows run with CUBBY_SCAN_WATCH=0 (the scan's own cost); before fresh_watch the
 // workload's files are made older than the "too new" window (2 s), as installed headers are.
 // A "new process" is forget_header_scans(): every per-process memo of the scan is dropped; the
@@ -28,6 +34,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <string>
 #include <thread>
 #include <utility>
@@ -40,12 +47,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kModules = 25;
 constexpr int kPerModule = 14;
 
+// Which programs: `file` (under bench/workloads) as `modules` modules.
+struct Programs {
+  const char* name;
+  const char* file;
+  int modules;
+};
+constexpr Programs kCupy25{"cupy25", "cupy_like_mdspan.cu", 25};
+constexpr Programs kComplex224{"complex224", "cupy_like_complex_mdspan.cu", 224};
+
 // The program text of every module (@NS@ replaced by the module's namespace).
-std::string module_source() {
-  std::ifstream in(fs::path(CUBBY_BENCH_WORKLOADS) / "cupy_like_mdspan.cu", std::ios::binary);
+std::string module_source(const char* file) {
+  std::ifstream in(fs::path(CUBBY_BENCH_WORKLOADS) / file, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
@@ -62,11 +77,11 @@ fs::path cuda_root() {
 }
 
 // CuPy's layout under `root`, CCCL linked from the toolkit's include/cccl.
-Workload make_workload() {
+Workload make_workload(const Programs& programs) {
   Workload w;
   const char* base = std::getenv("CUBBY_BENCH_DIR");
   w.root = fs::path(base != nullptr && *base != '\0' ? base : fs::temp_directory_path().string()) /
-           ("cubby-key-scan-" + std::to_string(::getpid()));
+           ("cubby-key-scan-" + std::to_string(::getpid()) + "-" + programs.name);
   const fs::path cccl = cuda_root() / "include" / "cccl";
   if (!fs::is_directory(cccl / "cuda")) {
     w.error = "no CCCL at " + cccl.string() + " (set CUDA_PATH)";
@@ -93,12 +108,12 @@ Workload make_workload() {
                                             "--device-as-default-execution-space"};
   const char* const types[] = {"float", "double", "int", "long long"};
   const char* const layouts[] = {"cuda::std::layout_right", "cuda::std::layout_left"};
-  const std::string source = module_source();
+  const std::string source = module_source(programs.file);
   if (source.find("@NS@") == std::string::npos) {
-    w.error = "cannot read " CUBBY_BENCH_WORKLOADS "/cupy_like_mdspan.cu";
+    w.error = std::string("cannot read " CUBBY_BENCH_WORKLOADS "/") + programs.file;
     return w;
   }
-  for (int m = 0; m < kModules; ++m) {
+  for (int m = 0; m < programs.modules; ++m) {
     cubby::CompileRequest request;
     request.source = source;
     for (std::size_t at; (at = request.source.find("@NS@")) != std::string::npos;) {
@@ -118,24 +133,25 @@ Workload make_workload() {
   return w;
 }
 
-Workload& workload() {
-  static Workload w = [] {
-    Workload made = make_workload();
-    made.written = std::chrono::steady_clock::now();
-    return made;
-  }();
-  return w;
+Workload& workload(const Programs& programs) {
+  static std::map<std::string, Workload> made;
+  auto [at, inserted] = made.try_emplace(programs.name);
+  if (inserted) {
+    at->second = make_workload(programs);
+    at->second.written = std::chrono::steady_clock::now();
+  }
+  return at->second;
 }
 
-enum class Mode { fresh_no_record, fresh_record, warm, fresh_watch };
+enum class Mode { fresh_no_record, fresh_record, warm, fresh_watch, warm_watch };
 
-void BM_KeyScan(benchmark::State& state, Mode mode) {
-  Workload& w = workload();
+void BM_KeyScan(benchmark::State& state, Mode mode, const Programs& programs) {
+  Workload& w = workload(programs);
   if (!w.error.empty()) {
     state.SkipWithError(w.error.c_str());
     return;
   }
-  if (mode == Mode::fresh_watch) {
+  if (mode == Mode::fresh_watch || mode == Mode::warm_watch) {
     ::unsetenv("CUBBY_SCAN_WATCH");
     std::this_thread::sleep_until(w.written + std::chrono::milliseconds(2100));
   } else {
@@ -153,8 +169,12 @@ void BM_KeyScan(benchmark::State& state, Mode mode) {
   for (const auto& request : w.requests) benchmark::DoNotOptimize(cache.key_of(request));  // fill
   std::uint64_t read = 0;
   std::int64_t rounds = 0;
+  std::size_t uncached = 0;  // programs whose headers the scan cannot name
+  for (const auto& request : w.requests) {
+    uncached += cache.key_inputs(request).unresolvable.empty() ? 0 : 1;
+  }
   for (auto _ : state) {
-    if (mode != Mode::warm) {
+    if (mode != Mode::warm && mode != Mode::warm_watch) {
       state.PauseTiming();
       cubby::forget_header_scans();
       state.ResumeTiming();
@@ -166,6 +186,8 @@ void BM_KeyScan(benchmark::State& state, Mode mode) {
   }
   state.counters["headers_read"] =
       rounds == 0 ? 0.0 : static_cast<double>(read) / static_cast<double>(rounds);
+  state.counters["programs"] = static_cast<double>(w.requests.size());
+  state.counters["uncached"] = static_cast<double>(uncached);
   cubby::set_toolkit_names_folder({});
   cubby::forget_header_scans();
   ::unsetenv("CUBBY_SCAN_WATCH");
@@ -174,20 +196,25 @@ void BM_KeyScan(benchmark::State& state, Mode mode) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (const auto& [name, mode] :
-       {std::pair{"fresh_no_record", Mode::fresh_no_record},
-        std::pair{"fresh_record", Mode::fresh_record}, std::pair{"warm", Mode::warm},
-        std::pair{"fresh_watch", Mode::fresh_watch}}) {
-    benchmark::RegisterBenchmark((std::string("BM_KeyScan/cupy25/") + name).c_str(), BM_KeyScan,
-                                 mode)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+  for (const Programs* programs : {&kCupy25, &kComplex224}) {
+    for (const auto& [name, mode] :
+         {std::pair{"fresh_no_record", Mode::fresh_no_record},
+          std::pair{"fresh_record", Mode::fresh_record}, std::pair{"warm", Mode::warm},
+          std::pair{"fresh_watch", Mode::fresh_watch}, std::pair{"warm_watch", Mode::warm_watch}}) {
+      benchmark::RegisterBenchmark(
+          (std::string("BM_KeyScan/") + programs->name + "/" + name).c_str(),
+          [mode = mode, programs](benchmark::State& state) { BM_KeyScan(state, mode, *programs); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   std::error_code ignored;
-  fs::remove_all(workload().root, ignored);
+  for (const Programs* programs : {&kCupy25, &kComplex224}) {
+    fs::remove_all(workload(*programs).root, ignored);
+  }
   return 0;
 }

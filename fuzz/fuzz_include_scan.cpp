@@ -1,11 +1,13 @@
 // libFuzzer target: the key's include lexer (`list_includes`, translation phases 1-3 then
 // directives) never crashes, hangs or reads out of bounds, and gives the same answer for
-// rewrites that phases 1-3 make equivalent:
+// rewrites that phases 1-3 make equivalent (line numbers aside):
 //   - a complete line put before the text (a plain include of a probe header, in any of the
 //     spellings NVRTC accepts: comment-prefixed, digraph, comment inside the directive, a
 //     multi-line comment ending on the directive's line) adds exactly the probe header;
 //   - a comment put before the text, or a line splice (backslash-newline) inserted anywhere
 //     a splice cannot join with what is around it, changes nothing.
+// Every computed include's operand is expanded over the text's definitions (macro_expand.hpp):
+// it stays within its bounds.
 // Input: two selector bytes (the probe spelling, the splice position), then the source text.
 #include <algorithm>
 #include <cstddef>
@@ -13,7 +15,9 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "key/computed_includes.hpp"
 #include "key/include_lexer.hpp"
 
 namespace {
@@ -22,8 +26,21 @@ void require(bool condition) {
   if (!condition) std::abort();  // libFuzzer reports the input
 }
 
+// `list` without its leading line numbers ("12: ..." or "12\t..."), which a line put before the
+// text, or a splice, moves.
+std::vector<std::string> without_lines(std::vector<std::string> list) {
+  for (std::string& item : list) {
+    std::size_t digits = 0;
+    while (digits < item.size() && item[digits] >= '0' && item[digits] <= '9') ++digits;
+    item.erase(0, digits);
+  }
+  std::sort(list.begin(), list.end());
+  return list;
+}
+
 bool same(const cubby::IncludeList& a, const cubby::IncludeList& b) {
-  return a.names == b.names && a.unresolvable == b.unresolvable;
+  return a.names == b.names && without_lines(a.unresolvable) == without_lines(b.unresolvable) &&
+         without_lines(a.computed) == without_lines(b.computed) && a.defines == b.defines;
 }
 
 // `list` with `name` added (sorted, de-duplicated like list_includes).
@@ -52,6 +69,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data + 2), size - 2);
   const cubby::IncludeList base = cubby::list_includes(text);
   require(same(cubby::list_includes(text), base));  // deterministic
+
+  // Every computed include of the text expands over the text's own definitions within the
+  // expander's bounds (no crash, no hang), the same way in two tables.
+  cubby::ComputedIncludes once({});
+  cubby::ComputedIncludes twice({});
+  once.add_definitions(base.defines);
+  twice.add_definitions(base.defines);
+  for (const std::string& entry : base.computed) {
+    cubby::ComputedSite site;
+    require(cubby::parse_computed_site(entry, site));
+    const cubby::OperandNames& first = once.expand(site.operand);
+    const cubby::OperandNames& second = twice.expand(site.operand);
+    require(first.names == second.names && first.unbounded == second.unbounded);
+  }
 
   // A probe header included on a line of its own before the text.
   static constexpr const char* kProbes[] = {

@@ -1,6 +1,8 @@
 // The one parser of NVRTC's include options and the include plan of a request.
 #include "cuda/include_plan.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <functional>
 #include <iterator>
@@ -22,6 +24,7 @@ namespace {
 // The include options, each with its spellings (NVRTC 13.0, verified by compiling):
 //   include path   -I DIR, -IDIR, -I=DIR, --include-path DIR, --include-path=DIR
 //   pre-include    -include F, -include=F, --pre-include F, --pre-include=F
+//   define         -D X, -DX, -D=X, --define-macro X, --define-macro=X (read, passed verbatim)
 //   flag           -no-source-include, --no-source-include
 // ("-includeF", "-include-path=D", "--include=F" are rejected by NVRTC.)
 struct IncludeOptionForm {
@@ -31,6 +34,7 @@ struct IncludeOptionForm {
 };
 constexpr IncludeOptionForm kIncludePathForm{"-I", "--include-path", true};
 constexpr IncludeOptionForm kPreIncludeForm{"-include", "--pre-include", false};
+constexpr IncludeOptionForm kDefineForm{"-D", "--define-macro", true};
 
 // Front-end options passed with `-Xcudafe X` / `-Xcudafe=X` (NVRTC 13.0, checked by compiling):
 // NVRTC hands the values of every -Xcudafe, in order, to the front end as one argument list, so
@@ -132,6 +136,43 @@ bool has_cccl_folder(const fs::path& toolkit_include_dir) {
 }
 
 // The folder of the program name, as NVRTC takes it: from the working folder now.
+// Whether the folder `dir` (as given: relative from the working folder) really lies under
+// `folder`: its weakly_canonical path (a readlink per component: about 20 system calls for a
+// site-packages folder). Memoized per process by (working folder, dir, folder) while `dir` is the
+// same folder (device and inode: a folder's real place is its identity) or, missing, still missing.
+bool inside_folder(const std::string& dir, const fs::path& folder) {
+  struct Known {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    bool exists = false;
+    bool inside = false;
+  };
+  static std::mutex mutex;
+  static auto* known = new std::map<std::string, Known, std::less<>>();  // never destroyed
+  std::error_code ec;
+  const std::string memo_key =
+      (dir.empty() || dir.front() != '/' ? fs::current_path(ec).string() : std::string()) + '\0' +
+      dir + '\0' + folder.string();
+  struct stat st {};
+  const bool exists = ::stat(dir.c_str(), &st) == 0;
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = known->find(memo_key);
+        found != known->end() && found->second.exists == exists &&
+        (!exists || (found->second.dev == st.st_dev && found->second.ino == st.st_ino))) {
+      return found->second.inside;
+    }
+  }
+  const fs::path canonical = fs::weakly_canonical(dir, ec);
+  const fs::path relative = canonical.lexically_relative(folder);
+  const bool inside = !ec && !relative.empty() && *relative.begin() != "..";
+  if (!ec) {
+    const std::lock_guard lock(mutex);
+    (*known)[memo_key] = Known{st.st_dev, st.st_ino, exists, inside};
+  }
+  return inside;
+}
+
 fs::path program_folder(const CompileRequest& request) {
   std::error_code ec;
   return (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
@@ -158,6 +199,10 @@ IncludeOptions parse_include_options(const std::vector<std::string>& options) {
     } else if (auto file = option_value(kPreIncludeForm, options, i)) {
       out.nvrtc_options.push_back(std::string(kPreIncludeForm.long_name) + "=" + *file);
       out.pre_includes.push_back(std::move(*file));
+    } else if (const std::size_t at = i; auto value = option_value(kDefineForm, options, i)) {
+      out.nvrtc_options.insert(out.nvrtc_options.end(), options.begin() + static_cast<long>(at),
+                               options.begin() + static_cast<long>(i) + 1);  // verbatim
+      out.defines.push_back(std::move(*value));
     } else if (option == "-no-source-include" || option == "--no-source-include") {
       out.no_source_include = true;
       out.nvrtc_options.push_back(option);
@@ -199,15 +244,12 @@ IncludePlan plan_includes(const CompileRequest& request, const fs::path& toolkit
   if (!parsed.no_source_include) plan.search.program_dir = program_folder(request);
   for (std::string& dir : parsed.include_paths) {
     // Toolkit headers are covered by KeyInputs::toolkit_headers: the key never scans its folder.
-    if (!toolkit_include_dir.empty()) {
-      std::error_code ec;
-      const fs::path canonical = fs::weakly_canonical(dir, ec);
-      const fs::path relative = canonical.lexically_relative(toolkit_include_dir);
-      if (!ec && !relative.empty() && *relative.begin() != "..") continue;
-    }
+    if (!toolkit_include_dir.empty() && inside_folder(dir, toolkit_include_dir)) continue;
     plan.search.include_paths.emplace_back(std::move(dir));
   }
   plan.search.pre_includes = std::move(parsed.pre_includes);
+  plan.search.defines = std::move(parsed.defines);
+  plan.search.program_name = request.program_name;
   plan.unmodelled = std::move(parsed.unmodelled);
   return plan;
 }

@@ -28,6 +28,7 @@ namespace cubby {
 struct IncludeOptions {
   std::vector<std::string> include_paths;  // in order (-Xcudafe folders after NVRTC's own)
   std::vector<std::string> pre_includes;   // in order (-Xcudafe files after NVRTC's own)
+  std::vector<std::string> defines;        // the values of -D X, -DX, -D=X, --define-macro(=)X
   bool no_source_include = false;
   // "-Xcudafe X" for each front-end option whose effect on the headers read is not modelled: a
   // program with any has no trustworthy key (it is compiled without the store, like a macro

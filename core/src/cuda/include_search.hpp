@@ -22,6 +22,11 @@ struct IncludeSearch {
   // holds KeyInputs::toolkit_headers), but the names their headers include are looked up in the
   // user's folders, which NVRTC searches first (a user's inc/version shadows CCCL's <version>).
   std::vector<std::filesystem::path> toolkit_dirs;
+  // The `-D` options' values in order ("X", "X=Y", "F(a)=a"): definitions the scan expands
+  // computed includes with (key/computed_includes.hpp).
+  std::vector<std::string> defines;
+  // The program's name, for messages about its own lines only (not read by the scan).
+  std::string program_name;
 };
 
 }  // namespace cubby

@@ -13,7 +13,8 @@ namespace {
 // Phase 1 (trigraphs, only when `trigraphs`) and phase 2 (line splicing) over `text`. NVRTC 13
 // splices a backslash followed directly by LF or CR LF (not by blanks), and replaces trigraphs
 // in C++03/11/14 modes only; a lone CR is a blank, not a line end.
-std::string splice_lines(std::string_view text, bool trigraphs) {
+// `splices`: the offsets in the result where a line end was removed (for original line numbers).
+std::string splice_lines(std::string_view text, bool trigraphs, std::vector<std::size_t>& splices) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -32,10 +33,12 @@ std::string splice_lines(std::string_view text, bool trigraphs) {
       const std::size_t next = i + width;
       if (next < text.size() && text[next] == '\n') {
         i = next;
+        splices.push_back(out.size());
         continue;
       }
       if (next + 1 < text.size() && text[next] == '\r' && text[next + 1] == '\n') {
         i = next + 1;
+        splices.push_back(out.size());
         continue;
       }
     }
@@ -57,7 +60,8 @@ bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9');
 // Phase 3 and directive recognition over spliced text (see `list_includes`).
 class IncludeLexer {
  public:
-  IncludeLexer(std::string_view text, IncludeList& out) : t_(text), out_(out) {}
+  IncludeLexer(std::string_view text, const std::vector<std::size_t>& splices, IncludeList& out)
+      : t_(text), splices_(splices), out_(out) {}
 
   void run() {
     bool line_start = true;
@@ -72,6 +76,7 @@ class IncludeLexer {
       } else if (skip_comment()) {
         // a comment is one blank: a directive may follow it on its last line
       } else if (line_start && (c == '#' || (c == '%' && at(i_ + 1) == ':'))) {
+        directive_at_ = i_;
         i_ += c == '#' ? 1 : 2;
         line_start = false;
         directive();
@@ -110,6 +115,51 @@ class IncludeLexer {
         return;
       }
     }
+  }
+
+  // The original (unspliced) line number of offset `at`: lines ended before it, splices included.
+  std::size_t line_at(std::size_t at) const {
+    const std::size_t ends = static_cast<std::size_t>(std::count(
+        t_.begin(), t_.begin() + static_cast<std::ptrdiff_t>(std::min(at, t_.size())), '\n'));
+    const auto splices = std::upper_bound(splices_.begin(), splices_.end(), at) - splices_.begin();
+    return 1 + ends + static_cast<std::size_t>(splices);
+  }
+  std::string line_prefix(std::size_t at) const { return std::to_string(line_at(at)) + ": "; }
+
+  // The text from `from` to the end of its logical line, as phase 3 leaves it: comments (which may
+  // span lines) as blanks, every run of blanks as one space, trimmed; literals verbatim.
+  std::string capture(std::size_t from) const {
+    std::string out;
+    bool blank = false;
+    for (std::size_t i = from; i < t_.size() && t_[i] != '\n';) {
+      const char c = t_[i];
+      if (c == '/' && at(i + 1) == '/') break;
+      if (c == '/' && at(i + 1) == '*') {
+        const std::size_t end = t_.find("*/", i + 2);
+        i = end == std::string_view::npos ? t_.size() : end + 2;
+        blank = true;
+        continue;
+      }
+      if (is_blank(c)) {
+        blank = true;
+        ++i;
+        continue;
+      }
+      if (blank && !out.empty()) out += ' ';
+      blank = false;
+      if (c == '"' || c == '\'') {
+        std::size_t end = i + 1;
+        while (end < t_.size() && t_[end] != '\n' && t_[end] != c) end += t_[end] == '\\' ? 2 : 1;
+        end = std::min(end, t_.size());
+        if (end < t_.size() && t_[end] == c) ++end;
+        out.append(t_.substr(i, end - i));
+        i = end;
+        continue;
+      }
+      out += c;
+      ++i;
+    }
+    return out;
   }
 
   // A macro named like a __has_include wrapper: ends in HAS_INCLUDE or has_include, any case.
@@ -167,7 +217,13 @@ class IncludeLexer {
     if (keyword != "include" && keyword != "include_next") return;
     skip_blanks();
     if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
-    out_.unresolvable.push_back("#" + std::string(keyword) + " " + rest_of_line());
+    const std::string operand = capture(i_);
+    add_computed(directive_at_, "#" + std::string(keyword) + " " + operand, operand);
+  }
+
+  // A computed include or include test (IncludeList::computed) at offset `at`.
+  void add_computed(std::size_t at, const std::string& directive, const std::string& operand) {
+    out_.computed.push_back(std::to_string(line_at(at)) + "\t" + directive + "\t" + operand);
   }
 
   // `#define NAME(PARAMS)` at i_ (after the keyword): opens define_ for a function-like macro.
@@ -177,6 +233,7 @@ class IncludeLexer {
     if (name.empty()) return;
     if (at(i_) != '(') {  // object-like: an alias of each name in its text; lexed as usual then
       const std::size_t body = i_;
+      add_definition(std::string(name), i_);
       for (std::size_t end = t_.find('\n', i_); i_ < std::min(end, t_.size());) {
         if (at(i_) == '"' || at(i_) == '\'') {
           skip_quoted(at(i_));
@@ -192,15 +249,19 @@ class IncludeLexer {
     ++i_;
     Define define;
     define.name = std::string(name);
+    std::string head = define.name + "(";  // the recorded definition's "NAME(P1,P2)"
     for (;;) {
       skip_blanks();
       const std::string_view parameter = identifier();
       if (!parameter.empty()) define.parameters.emplace_back(parameter);
+      head += parameter;
       skip_blanks();
       if (at(i_) == ',') {
+        head += ',';
         ++i_;
       } else if (at(i_) == '.' && at(i_ + 1) == '.' && at(i_ + 2) == '.') {
         define.parameters.emplace_back("__VA_ARGS__");
+        head += "...";
         i_ += 3;
       } else {
         break;
@@ -208,9 +269,18 @@ class IncludeLexer {
     }
     if (at(i_) != ')') return;  // not a parameter list NVRTC accepts: lexed as usual
     ++i_;
+    add_definition(head + ")", i_);
     const std::size_t end = t_.find('\n', i_);
     define.end = end == std::string_view::npos ? t_.size() : end;
     define_ = std::move(define);
+  }
+
+  // Records "HEAD BODY" (IncludeList::defines), the body from `body` to the line's end; a body
+  // longer than kMaxDefinitionBody is recorded as kTooLongBody.
+  void add_definition(const std::string& head, std::size_t body) {
+    std::string text = capture(body);
+    if (text.size() > kMaxDefinitionBody) text = std::string(kTooLongBody);
+    out_.defines.push_back(text.empty() ? head : head + " " + text);
   }
 
   bool in_define() const { return define_ && i_ <= define_->end; }
@@ -250,8 +320,10 @@ class IncludeLexer {
       if (define_->parameters.size() == 1 && word != "__VA_ARGS__") {
         out_.test_macros.push_back(define_->name);
       } else {  // its calls have more than one argument: not listed, so not resolvable
-        out_.unresolvable.push_back("#define " + define_->name + ": " + std::string(keyword) + "(" +
-                                    std::string(word) + ")");
+        out_.unresolvable.push_back(line_prefix(start) + "#define " + define_->name + ": " +
+                                    std::string(keyword) + "(" + std::string(word) +
+                                    "): tests one of several parameters, which the scan does "
+                                    "not follow to the macro's callers");
       }
       return;
     }
@@ -261,7 +333,10 @@ class IncludeLexer {
       // `defined(__has_include)` and `#ifdef __has_include` only ask whether it exists.
       if (in_define_ && at(i_) != ')' && keyword.starts_with("__has_include")) {
         const std::string rest = rest_of_line();
-        out_.unresolvable.push_back(std::string(keyword) + (rest.empty() ? "" : " ") + rest);
+        out_.unresolvable.push_back(line_prefix(start) + std::string(keyword) +
+                                    (rest.empty() ? "" : " ") + rest +
+                                    ": __has_include named without a call, so the scan cannot "
+                                    "tell which headers it tests");
       }
       return;
     }
@@ -269,7 +344,37 @@ class IncludeLexer {
     skip_blanks();
     if (header_name()) return;
     if (at(i_) == ')' || at(i_) == '\n' || i_ >= t_.size()) return;
-    out_.unresolvable.push_back(std::string(keyword) + "(" + rest_of_line());
+    const std::string rest = capture(i_);
+    std::size_t close = 0;
+    for (int depth = 0; close < rest.size(); ++close) {
+      if (rest[close] == '(') ++depth;
+      if (rest[close] == ')' && depth-- == 0) break;
+    }
+    const std::string operand = rest.substr(0, close);
+    const std::string directive = std::string(keyword) + "(" + operand + ")";
+    if (in_define() && mentions_parameter(operand)) {
+      out_.unresolvable.push_back(line_prefix(start) + "#define " + define_->name + ": " +
+                                  directive +
+                                  ": the header name is built from the macro's parameters, "
+                                  "which the scan does not follow to its callers");
+      return;
+    }
+    add_computed(start, directive, operand);
+  }
+
+  // Whether `text` holds an identifier that is a parameter of the #define being lexed.
+  bool mentions_parameter(std::string_view text) const {
+    for (std::size_t k = 0; k < text.size();) {
+      if (!is_ident_start(text[k])) {
+        ++k;
+        continue;
+      }
+      std::size_t end = k;
+      while (end < text.size() && is_ident_char(text[end])) ++end;
+      if (is_parameter(text.substr(k, end - k))) return true;
+      k = end;
+    }
+    return false;
   }
 
   // After an identifier `word` that is no keyword of ours: a call is recorded (IncludeList::calls,
@@ -387,15 +492,18 @@ class IncludeLexer {
   };
 
   std::string_view t_;
+  const std::vector<std::size_t>& splices_;  // splice_lines's
   std::size_t i_ = 0;
-  bool in_define_ = false;  // the current line is a #define
+  std::size_t directive_at_ = 0;  // where the last directive's '#' is
+  bool in_define_ = false;        // the current line is a #define
   IncludeList& out_;
   std::optional<Define> define_;  // the function-like #define being lexed (to define_->end)
 };
 
 void lex_includes(std::string_view text, bool trigraphs, IncludeList& out) {
-  const std::string spliced = splice_lines(text, trigraphs);
-  IncludeLexer(spliced, out).run();
+  std::vector<std::size_t> splices;
+  const std::string spliced = splice_lines(text, trigraphs, splices);
+  IncludeLexer(spliced, splices, out).run();
 }
 
 }  // namespace
@@ -414,6 +522,8 @@ IncludeList list_includes(std::string_view text) {
   tidy(out.test_macros);
   tidy(out.forwards);
   tidy(out.calls);
+  tidy(out.defines);
+  tidy(out.computed);
   return out;
 }
 

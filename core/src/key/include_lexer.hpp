@@ -2,6 +2,7 @@
 // preprocessor (the first step of the header scan, include_scan.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,8 +22,21 @@ namespace cubby {
 // (a safe over-approximation).
 struct IncludeList {
   std::vector<std::string> names;  // header names as spelled between the quotes or angles
-  // Directives whose operand is not a literal header name (`#include H`, `#include M(x)`),
-  // spelled as found: no scan can know which file they read without a preprocessor.
+  // Computed includes and include tests: `#include H`, `#include_next M(x)`, `__has_include(H)`,
+  // `_CCCL_HAS_INCLUDE(H)` (an operand that is not a literal header name), each as
+  // "LINE\tDIRECTIVE\tOPERAND": the original line number (splices counted), the directive as
+  // read ("#include H", "__has_include(H)") and its operand (what follows `#include`, what the
+  // parentheses hold), phase 3 applied (comments as blanks, blanks collapsed to one space). The
+  // scan expands the operand over every definition it saw (macro_expand.hpp).
+  std::vector<std::string> computed;
+  // Every `#define` of the text (in every branch: `#if` is not evaluated, `#undef` ignored), as
+  // "NAME BODY" or "NAME(P1,P2) BODY" (`...` spelled as written: "NAME(a,...)"), the body as
+  // `computed`'s operands are; a body longer than kMaxDefinitionBody is kTooLongBody (a computed
+  // include that reaches it is not bounded). Read by parse_macro_definition (macro_table.hpp).
+  std::vector<std::string> defines;
+  // What the scan cannot follow even with the definitions, each "LINE: DIRECTIVE: WHY":
+  // `__has_include` named without a call (`#define HI __has_include`), or tested on one of several
+  // parameters of a #define, or on a name built from a #define's parameters.
   std::vector<std::string> unresolvable;
   // Include-test macros: a function-like macro whose replacement tests its one parameter
   // (`#define HAS(X) __has_include(X)`, CCCL's _CCCL_HAS_INCLUDE) tests what its callers pass, so
@@ -45,6 +59,12 @@ IncludeList list_includes(std::string_view text);
 // The version of what list_includes returns for a given text. The header scan keeps its results
 // between processes (scan_record.hpp), so every change to what list_includes finds in some text
 // must bump this: a record of another version is ignored.
-inline constexpr std::uint32_t kIncludeLexerVersion = 1;
+inline constexpr std::uint32_t kIncludeLexerVersion = 2;
+
+// A #define body longer than this is recorded as kTooLongBody (IncludeList::defines): CCCL's
+// longest bodies are pasting tables nobody builds header names from, and the scan record holds
+// every definition of every header.
+inline constexpr std::size_t kMaxDefinitionBody = 1024;
+inline constexpr std::string_view kTooLongBody = "\x01too long";
 
 }  // namespace cubby

@@ -16,12 +16,18 @@
 
 namespace cubby {
 
-// What a header scan found. `unresolvable` non-empty means the program may read a header the
-// scan cannot name (`#include MACRO`, in the source or any header scanned, "<file>: " before
-// directives of headers): then no key can be trusted. cubby's choice, made once here: such a
+// What a header scan found. `headers`: every header the program can read (HeaderDigest), and
+// for a computed include the scan could not bound, one digest per folder tree it could read from
+// (include kFolderTreeInclude, path the folder, content_hash the tree's fingerprint:
+// folder_fingerprint.hpp). `unresolvable` non-empty means the program may read a header the scan
+// cannot name; each is spelled "<file>:<line>: <directive>: <why>" (the program's own lines under
+// IncludeSearch::program_name, "<program>" when empty): then no key can be trusted, and the
 // program is compiled without the store (a warning says so, once per process), never cached
-// under a partial key. Hashing every file under the search folders was rejected: the program's
-// folder is often the working folder, unbounded in size and unrelated to the program.
+// under a partial key. What remains so: a computed include whose expansion is not bounded and
+// whose folder trees are too large to fingerprint, `__has_include` named without a call, and an
+// include test built from several parameters of a #define.
+inline constexpr std::string_view kFolderTreeInclude = "<folder tree>";
+
 struct HeaderScan {
   std::vector<HeaderDigest> headers;
   std::vector<std::string> unresolvable;
@@ -46,7 +52,19 @@ struct HeaderScan {
 // Never misses a header reachable through a literal header name. The header names passed to
 // include-test macros (IncludeList::test_macros: CCCL's
 // `_CCCL_HAS_INCLUDE(<x>)`), wherever defined among the files scanned, count as a
-// `__has_include` of the file passing them; a macro operand passed to one is unresolvable.
+// `__has_include` of the file passing them.
+// Computed includes (`#include MACRO`, `__has_include(MACRO)`, a test macro passed a macro) are
+// keyed, not given up on: each operand is expanded over the union of every definition in the
+// source, the headers scanned, `search.defines` and NVRTC's fixed predefined macros
+// (macro_expand.hpp: every alternative, a macro also left as it is), and each header name it can
+// expand to is resolved like a literal include of the file holding it; new files bring new
+// definitions and computed includes, up to a fixpoint. An expansion the expander cannot bound
+// (recursion, too many alternatives, a name built from __FILE__ or __CUDA_ARCH__) is covered by the
+// fingerprints of the folder trees it could read from (the including file's folders and the search
+// folders): such a scan is not memoized whole. A name the definitions cannot make is not read by
+// NVRTC either (or NVRTC fails on it). Known limit: the toolkit's own headers are followed by
+// their literal includes only (their computed ones read toolkit headers, which
+// KeyInputs::toolkit_headers covers).
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
 
 // Where scan_includes keeps what it learned between processes (a store's tmp/ folder; empty, the

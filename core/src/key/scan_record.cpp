@@ -101,6 +101,8 @@ std::string encode_scan_record(const ScanEntries& entries) {
     put_list(out, scan->test_macros);
     put_list(out, scan->forwards);
     put_list(out, scan->calls);
+    put_list(out, scan->defines);
+    put_list(out, scan->computed);
   }
   const auto checksum = hash128(out);
   out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
@@ -139,6 +141,8 @@ std::optional<ScanEntries> decode_scan_record(std::string_view bytes) {
     scan->test_macros = in.list();
     scan->forwards = in.list();
     scan->calls = in.list();
+    scan->defines = in.list();
+    scan->computed = in.list();
     entries.emplace_back(std::move(path), std::move(scan));
   }
   if (!in.ok() || !in.at_end()) return std::nullopt;
@@ -189,8 +193,8 @@ void ScanRecord::save() {
   std::uint64_t bytes_kept = 0;
   const auto fits = [&](const std::string& path, const FileScan& scan) {
     std::uint64_t size = path.size() + 100;
-    for (const auto* list :
-         {&scan.includes, &scan.unresolvable, &scan.test_macros, &scan.forwards, &scan.calls}) {
+    for (const auto* list : {&scan.includes, &scan.unresolvable, &scan.test_macros, &scan.forwards,
+                             &scan.calls, &scan.defines, &scan.computed}) {
       for (const std::string& item : *list) size += item.size() + 4;
     }
     bytes_kept += size;

@@ -36,11 +36,13 @@ struct FileScan {
   std::vector<std::string> test_macros;   // list_includes(content).test_macros
   std::vector<std::string> forwards;      // list_includes(content).forwards
   std::vector<std::string> calls;         // list_includes(content).calls
+  std::vector<std::string> defines;       // list_includes(content).defines
+  std::vector<std::string> computed;      // list_includes(content).computed
   std::int64_t read_ns = 0;
 
   bool lists_anything() const {
     return !includes.empty() || !unresolvable.empty() || !test_macros.empty() ||
-           !forwards.empty() || !calls.empty();
+           !forwards.empty() || !calls.empty() || !defines.empty() || !computed.empty();
   }
   // Whether `st` (a stat of the file) shows the state this scan was taken in.
   bool matches(const struct stat& st) const {
@@ -75,11 +77,12 @@ std::int64_t realtime_ns();
 //   magic   := "cubby scan record\n" (18 bytes)
 //   version := u32 (kScanRecordVersion)     lexer := u32 (kIncludeLexerVersion, include_lexer.hpp)
 //   entry   := path:str dev:u64 ino:u64 size:u64 mtime_ns:i64 ctime_ns:i64 hash:16 bytes
-//              list{5}                       (includes, unresolvable, test_macros, forwards, calls)
+//              list{7}                       (includes, unresolvable, test_macros, forwards, calls,
+//                                             defines, computed)
 //   list    := count:u32 str*                str := length:u32 bytes
 //   checksum:= hash128 of everything before it (16 bytes)
 // Integers little-endian. Paths are canonical (realpath) and unique within a record.
-inline constexpr std::uint32_t kScanRecordVersion = 1;
+inline constexpr std::uint32_t kScanRecordVersion = 2;
 // The record's file name in the folder set_toolkit_names_folder chose (include_scan.hpp).
 inline constexpr std::string_view kScanRecordName = "scan-record";
 

@@ -69,13 +69,21 @@ TEST(KeyInputsFor, RequestFieldsNvrtcIdentityAndScannedHeadersRelativizedToTheBa
   EXPECT_EQ(based.program_name, std::string(kBaseDirMarker) + "/k.cu");
 }
 
-TEST(KeyInputsFor, MacroIncludeIsUnresolvable) {
+TEST(KeyInputsFor, AMacroIncludeIsKeyedAndWhatStaysUnresolvableNamesTheProgramAndLine) {
   const auto nvrtc = locate_nvrtc();
   if (!nvrtc) GTEST_SKIP() << "no libnvrtc: " << nvrtc.error().message;
   CompileRequest request;
+  request.program_name = "k.cu";
   request.source = "#define H \"v.cuh\"\n#include H\n";
   const KeyInputs inputs = inputs_for(request, "sm_80", *nvrtc, {});
-  EXPECT_EQ(inputs.unresolvable, std::vector<std::string>{"#include H"});
+  EXPECT_TRUE(inputs.unresolvable.empty()) << inputs.unresolvable.front();
+  EXPECT_TRUE(std::any_of(inputs.headers.begin(), inputs.headers.end(),
+                          [](const HeaderDigest& h) { return h.include == "v.cuh"; }));
+  request.source = "\n#define HI __has_include\n";
+  const KeyInputs alias = inputs_for(request, "sm_80", *nvrtc, {});
+  ASSERT_EQ(alias.unresolvable.size(), 1u);
+  EXPECT_TRUE(alias.unresolvable[0].starts_with("k.cu:2: __has_include: "))
+      << alias.unresolvable[0];
 }
 
 // Issue 23: with CUBBY_NVRTC_LIBRARY at a copy of the toolkit whose include/tkhdr.h was edited,

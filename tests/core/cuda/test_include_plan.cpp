@@ -118,5 +118,19 @@ TEST(PlanStillCurrent, OnlyAProgramFolderTakenFromTheWorkingFolderGoesStale) {
   EXPECT_TRUE(plan_still_current(plan_includes(request, {}), request));
 }
 
+TEST(IncludeOptions, DefineOptionsAreReadInEverySpellingAndPassedOnVerbatim) {
+  const std::vector<std::string> options = {
+      "-DA", "-D", "B=<b.h>", "--define-macro=C", "--define-macro", "D(x)=x", "-UA", "-Dnext"};
+  const IncludeOptions parsed = parse_include_options(options);
+  EXPECT_EQ(parsed.defines, (std::vector<std::string>{"A", "B=<b.h>", "C", "D(x)=x", "next"}));
+  EXPECT_EQ(parsed.nvrtc_options, options);
+  CompileRequest request;
+  request.options = options;
+  request.program_name = "k.cu";
+  const IncludePlan plan = plan_includes(request, {});
+  EXPECT_EQ(plan.search.defines, parsed.defines);
+  EXPECT_EQ(plan.search.program_name, "k.cu");
+}
+
 }  // namespace
 }  // namespace cubby

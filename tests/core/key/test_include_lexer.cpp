@@ -24,20 +24,33 @@ TEST(ListIncludes, LiteralsOpenNoCommentAndNonDirectivesAreNotIncludes) {
   EXPECT_TRUE(list.unresolvable.empty());
 }
 
-TEST(ListIncludes, MacroOperandsAreUnresolvable) {
+TEST(ListIncludes, MacroOperandsAreComputedIncludesWithTheirLinesAndDefinitionsAreRecorded) {
   const IncludeList list = list_includes(
-      "#define H \"v.cuh\"\n#include H\n# include MAKE(v) // why\n"
-      "#if __has_include(HDR)\n#endif\n#include <ok.cuh>\n#include\n");
+      "#define H \"v.cuh\"\n#include H\n# include MAKE( v ) // why\n"
+      "#if __has_include(HDR)\n#endif\n#include <ok.cuh>\n#include\n"
+      "#define MAKE(x, ...) <x/**/.h>  /* c */\n#inc\\\nlude_next /* a */ H\n"
+      "#define EMPTY\n#define F() 1\n");
   EXPECT_EQ(list.names, std::vector<std::string>{"ok.cuh"});
-  EXPECT_EQ(list.unresolvable, (std::vector<std::string>{"#include H", "#include MAKE(v) // why",
-                                                         "__has_include(HDR)"}));
+  EXPECT_TRUE(list.unresolvable.empty());
+  EXPECT_EQ(list.computed,
+            (std::vector<std::string>{"2\t#include H\tH", "3\t#include MAKE( v )\tMAKE( v )",
+                                      "4\t__has_include(HDR)\tHDR", "9\t#include_next H\tH"}));
+  EXPECT_EQ(list.defines,
+            (std::vector<std::string>{"EMPTY", "F() 1", "H \"v.cuh\"", "MAKE(x,...) <x .h>"}));
+}
+
+TEST(ListIncludes, ALongDefinitionIsRecordedAsTooLong) {
+  const IncludeList list =
+      list_includes("#define LONG " + std::string(kMaxDefinitionBody + 1, 'x') + "\n");
+  EXPECT_EQ(list.defines, std::vector<std::string>{"LONG " + std::string(kTooLongBody)});
 }
 
 TEST(ListIncludes, HasIncludeThroughAnAliasIsUnresolvable) {
   const IncludeList list = list_includes(
       "#define HI __has_include\n#if HI(\"opt.h\")\n#endif\n"
       "#if defined(__has_include)\n#endif\n#ifdef __has_include\n#endif\n");
-  EXPECT_EQ(list.unresolvable, std::vector<std::string>{"__has_include"});
+  ASSERT_EQ(list.unresolvable.size(), 1u);
+  EXPECT_TRUE(list.unresolvable[0].starts_with("1: __has_include: ")) << list.unresolvable[0];
 }
 
 TEST(ListIncludes, HasIncludeWrappersProbeTheirLiteralNames) {
@@ -45,7 +58,8 @@ TEST(ListIncludes, HasIncludeWrappersProbeTheirLiteralNames) {
       "#if _CCCL_HAS_INCLUDE(<cccl_opt.h>) || my_has_include(\"mine.h\")\n#endif\n"
       "#if _CCCL_HAS_INCLUDE(HDR)\n#endif\n#ifdef _CCCL_HAS_INCLUDE\n#endif\n");
   EXPECT_EQ(list.names, (std::vector<std::string>{"cccl_opt.h", "mine.h"}));
-  EXPECT_EQ(list.unresolvable, std::vector<std::string>{"_CCCL_HAS_INCLUDE(HDR)"});
+  EXPECT_TRUE(list.unresolvable.empty());
+  EXPECT_EQ(list.computed, std::vector<std::string>{"3\t_CCCL_HAS_INCLUDE(HDR)\tHDR"});
 }
 
 TEST(ListIncludes, AMacroThatTestsItsParameterIsAnIncludeTestMacroAndItsCallsAreListed) {
@@ -62,9 +76,12 @@ TEST(ListIncludes, AMacroThatTestsItsParameterIsAnIncludeTestMacroAndItsCallsAre
   EXPECT_EQ(list.calls,
             (std::vector<std::string>{"HAS \"local.cuh\"", "HAS <cuda_fp16.h>", "HAS <fixed.h>",
                                       "HAS MACRO", "TWO ?", "f \"text\"", "g n", "h ?"}));
-  // A #define's __has_include of something else than its one parameter stays unresolvable.
-  EXPECT_EQ(list.unresolvable,
-            (std::vector<std::string>{"#define PAIR: __has_include(b)", "__has_include(OTHER)"}));
+  // A #define's __has_include of one of several parameters stays unresolvable; of another
+  // name, it is a computed include test.
+  ASSERT_EQ(list.unresolvable.size(), 1u);
+  EXPECT_TRUE(list.unresolvable[0].starts_with("9: #define PAIR: __has_include(b): "))
+      << list.unresolvable[0];
+  EXPECT_EQ(list.computed, std::vector<std::string>{"8\t__has_include(OTHER)\tOTHER"});
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 // form, nesting, guard or dead block it uses, after any edit of any header. A stale header served
 // from memory or disk shows up as a PTX difference.
 //
+// Computed includes are among the generated spellings (macro chains, pasting, #if-selected
+// definitions, -D header names, __has_include(MACRO)); an unchanged program must be served from
+// the store (a program compiled without it fails the test).
+//
 // IncludeProperty.GeneratedTreesAfterRandomEdits runs a fixed number of generated cases (seeded,
 // so every run is the same); CUBBY_INCLUDE_CASES=N runs N cases instead, CUBBY_INCLUDE_SEED=S
 // starts from another seed. It prints the number of cases, edits and compiles it ran.
@@ -288,6 +292,44 @@ TEST(IncludeStaleness, AChangedToolkitHeaderRecompiles) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// CCCL through a folder that is not the toolkit's (CuPy bundles its own under site-packages):
+// thrust picks its backend headers by computed includes (`#include
+// __THRUST_DEVICE_SYSTEM_TAG_HEADER` over a chain of object-like macros, about 95 of them).
+// ---------------------------------------------------------------------------------------------
+
+TEST(ComputedIncludes, ThrustThroughACopyOfCcclIsStoredServedAndRekeyedByAComputedIncludedHeader) {
+  const auto nvrtc = locate_nvrtc();
+  if (!nvrtc) GTEST_SKIP() << "no libnvrtc: " << nvrtc.error().message;
+  const fs::path toolkit_cccl = nvrtc->include_dir / "cccl";
+  if (!fs::is_directory(toolkit_cccl / "thrust")) GTEST_SKIP() << "no CCCL at " << toolkit_cccl;
+  TempDir dir("cccl-copy");
+  const fs::path cccl = dir / "site-packages" / "cccl";
+  fs::create_directories(cccl.parent_path());
+  fs::copy(toolkit_cccl, cccl, fs::copy_options::recursive);
+  CompileRequest request;
+  request.program_name = (dir / "prog" / "k.cu").string();
+  request.arch = kArch;
+  request.options = {"-I" + cccl.string(), "-std=c++17"};
+  request.source =
+      "#include <thrust/iterator/counting_iterator.h>\n"
+      "extern \"C\" __global__ void k(int* p) {\n"
+      "  thrust::counting_iterator<int> at(p[0]);\n  p[1] = at[3];\n}\n";
+  Cache cache(store_config(dir / "store"));
+  const CacheResult first = cache.compile(request);
+  EXPECT_FALSE(first.hit);
+  EXPECT_TRUE(cache.compile(request).hit) << "compiled without the store";
+  Cache fresh(store_config(dir / "store"));  // a new process: from the disk
+  EXPECT_TRUE(fresh.compile(request).hit);
+  // A header reached only through a computed include, edited: another key.
+  const Key before = cache.key_of(request);
+  const fs::path policy = cccl / "thrust" / "system" / "cuda" / "detail" / "execution_policy.h";
+  ASSERT_TRUE(fs::is_regular_file(policy));
+  write_text(policy, read_text(policy) + "\n// edited\n");
+  EXPECT_NE(cache.key_of(request), before);
+  EXPECT_EQ(cache.compile(request).entry->payload, direct_ptx(request));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Generated trees.
 // ---------------------------------------------------------------------------------------------
 
@@ -383,6 +425,7 @@ class Case {
     add_include_path(r.options, folder(1));
     add_include_path(r.options, folder(2));
     if (trigraphs_) r.options.push_back("-std=c++14");
+    r.options.insert(r.options.end(), defines_.begin(), defines_.end());
     source += "extern \"C\" __global__ void k(int* p) {\n";
     int slot = 0;
     for (const Header& h : headers_) {
@@ -437,8 +480,9 @@ class Case {
     const bool angled_ok = h.folder != 0 && !own_folder && pick(0, 2) == 0;
     const std::string name = angled_ok ? "<" + h.name + ">" : "\"" + h.name + "\"";
     const std::string macro = "HDR_" + std::to_string(macros_++);
-    const int kind = pick(0, 10);
+    const int kind = pick(0, kSpellings - 1);
     ++used_[static_cast<std::size_t>(kind)];
+    const std::string stem = h.name.substr(0, h.name.find('.'));
     switch (kind) {
       case 0:
         return "/**/#include " + name + "\n";
@@ -459,6 +503,29 @@ class Case {
         return "# /* spans\n lines */ include " + name + " // trailing\n";
       case 8:
         return "#include \"" + h.name.substr(0, 2) + "\\\n" + h.name.substr(2) + "\"\n";
+      case 11:  // a chain of object-like macros
+        return "#define " + macro + "_A " + macro + "_B\n#define " + macro + "_B " + name +
+               "\n#include " + macro + "_A\n";
+      case 12:  // pasting and stringizing through function-like macros, quoted
+        return "#define " + macro + "_CAT(a, b) a##b\n#define " + macro + "_STR2(x) #x\n" +
+               "#define " + macro + "_STR(x) " + macro + "_STR2(x)\n#include " + macro + "_STR(" +
+               macro + "_CAT(" + stem.substr(0, 1) + ", " + stem.substr(1) + ").cuh)\n";
+      case 13: {  // definitions chosen by #if (the other branch names a header nobody has)
+        const bool first = pick(0, 1) == 0;
+        const std::string other = "\"zz_" + h.name + "\"";
+        return "#if " + std::string(first ? "1" : "0") + "\n#define " + macro + " " +
+               (first ? name : other) + "\n#else\n#define " + macro + " " + (first ? other : name) +
+               "\n#endif\n" +
+               (pick(0, 1) == 0 ? ""
+                                : "#undef " + macro + "\n#define " + macro + " " + name + "\n") +
+               "#include " + macro + "\n";
+      }
+      case 14:  // a header name defined by a -D option
+        defines_.push_back("-D" + macro + "=" + name);
+        return "#include " + macro + "\n";
+      case 15:  // __has_include of a macro
+        return "#define " + macro + " " + name + "\n#if __has_include(" + macro + ")\n#include " +
+               macro + "\n#else\n#error no header\n#endif\n";
       default:
         return "#include " + name + "\n";
     }
@@ -466,11 +533,24 @@ class Case {
 
  public:
   // How often each directive spelling was generated (indexed like the cases of `directive`).
-  static constexpr const char* kSpellingNames[] = {
-      "comment-prefixed",   "spliced keyword", "digraph",  "comment inside",
-      "multi-line comment", "macro",           "trigraph", "comment spanning lines inside",
-      "spliced name",       "plain",           "plain"};
-  static std::array<int, 11>& used() { return used_; }
+  static constexpr int kSpellings = 16;
+  static constexpr const char* kSpellingNames[kSpellings] = {"comment-prefixed",
+                                                             "spliced keyword",
+                                                             "digraph",
+                                                             "comment inside",
+                                                             "multi-line comment",
+                                                             "macro",
+                                                             "trigraph",
+                                                             "comment spanning lines inside",
+                                                             "spliced name",
+                                                             "plain",
+                                                             "plain",
+                                                             "macro chain",
+                                                             "pasted and stringized",
+                                                             "#if-selected definition",
+                                                             "-D header name",
+                                                             "__has_include(MACRO)"};
+  static std::array<int, kSpellings>& used() { return used_; }
   // Pre-included headers, shadowed headers, headers included only inside #if 0.
   static std::array<int, 3>& used_extra() { return used_extra_; }
 
@@ -539,7 +619,8 @@ class Case {
   fs::path root_;
   std::vector<Header> headers_;
   std::vector<Edge> edges_;
-  static inline std::array<int, 11> used_{};
+  static inline std::array<int, kSpellings> used_{};
+  std::vector<std::string> defines_;  // -D options the directives need
   static inline std::array<int, 3> used_extra_{};
   std::string dead_text_;
   int macros_ = 0;
@@ -576,8 +657,15 @@ TEST(IncludeProperty, GeneratedTreesAfterRandomEdits) {
           << expected << "\nsource:\n"
           << request.source;
       const CacheResult memory = cache.compile(request);
+      // Unchanged, the program is served from the store (none is compiled without it: computed
+      // includes are keyed).
+      ASSERT_TRUE(cache.compile(request).hit)
+          << "case " << n << " edit " << e << " compiled without the store?\nsource:\n"
+          << request.source;
       Cache fresh(store_config(dir / "store"));  // a new process: memory empty, disk warm
       const CacheResult disk = fresh.compile(request);
+      ASSERT_TRUE(disk.hit) << "case " << n << " edit " << e << " (disk)\nsource:\n"
+                            << request.source;
       compiles += 1 + (memory.hit ? 0 : 1) + (disk.hit ? 0 : 1);
       hits += (memory.hit ? 1 : 0) + (disk.hit ? 1 : 0);
       ASSERT_EQ(memory.entry->payload, expected)
@@ -592,7 +680,8 @@ TEST(IncludeProperty, GeneratedTreesAfterRandomEdits) {
             << compiles << " NVRTC compiles, " << hits << " cache hits compared (seed " << seed
             << ")\n";
   std::cout << "directive spellings generated:";
-  for (std::size_t k = 0; k + 1 < Case::used().size(); ++k) {
+  for (std::size_t k = 0; k < Case::used().size(); ++k) {
+    if (k == 10) continue;  // "plain" twice
     const int count = Case::used()[k] + (k == 9 ? Case::used()[10] : 0);
     std::cout << (k == 0 ? " " : ", ") << Case::kSpellingNames[k] << " " << count;
   }

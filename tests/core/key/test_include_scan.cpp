@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -148,18 +149,111 @@ TEST_F(ScanHeaders, EverySpellingAfterTranslationPhasesOneToThreeIsFound) {
   }
 }
 
-TEST_F(ScanHeaders, MacroIncludeInAHeaderMakesTheScanIncomplete) {
-  write_text(inc() / "outer.cuh", "#define H \"inner.cuh\"\n#include H\n");
+// Whether `scan` holds a digest of `include` (found or not).
+bool has_header(const HeaderScan& scan, const std::string& include, bool resolved) {
+  return std::any_of(scan.headers.begin(), scan.headers.end(), [&](const HeaderDigest& d) {
+    return d.include == include && d.resolved == resolved;
+  });
+}
+
+TEST_F(ScanHeaders, AComputedIncludeResolvesToEveryHeaderItsDefinitionsCanName) {
+  // thrust's pattern: a chain of object-like macros, the last one chosen by #if.
+  write_text(inc() / "config.cuh",
+             "#if defined(USE_OMP)\n#define NS omp\n#elif 1\n#define NS cuda\n#endif\n"
+             "#define ROOT sys/NS\n");
+  write_text(inc() / "outer.cuh",
+             "#include \"config.cuh\"\n#define TAG_HEADER <ROOT/tag.cuh>\n#include TAG_HEADER\n"
+             "#define H \"inner.cuh\"\n#include H\n");
+  write_text(inc() / "inner.cuh", "#pragma once\n");
+  write_text(inc() / "sys" / "cuda" / "tag.cuh", "#pragma once\n");
   IncludeSearch search;
   search.program_dir = src();
   search.include_paths = include_paths();
-  const HeaderScan plain = scan_includes("#include \"local.cuh\"\n", search);
-  EXPECT_TRUE(plain.unresolvable.empty());
   const HeaderScan scan = scan_includes("#include <outer.cuh>\n", search);
+  EXPECT_TRUE(scan.unresolvable.empty()) << scan.unresolvable.front();
+  EXPECT_TRUE(has_header(scan, "inner.cuh", true));
+  EXPECT_TRUE(has_header(scan, "sys/cuda/tag.cuh", true));
+  EXPECT_TRUE(has_header(scan, "sys/omp/tag.cuh", false));  // every #if branch's definition
+  // The other branch's header appears: the scan (and so the key) changes.
+  write_text(inc() / "sys" / "omp" / "tag.cuh", "#pragma once\n");
+  EXPECT_TRUE(has_header(scan_includes("#include <outer.cuh>\n", search), "sys/omp/tag.cuh", true));
+}
+
+TEST_F(ScanHeaders, DefineOptionsAndTheSourcesOwnDefinitionsNameHeaders) {
+  write_text(inc() / "pick.cuh", "#if __has_include(OPTIONAL)\n#endif\n#include CONFIG\n");
+  for (const char* name : {"a.cuh", "b.cuh", "c.cuh", "opt.cuh"}) write_text(inc() / name, "");
+  IncludeSearch search;
+  search.program_dir = src();
+  search.include_paths = include_paths();
+  const std::string source = "#include <pick.cuh>\n__global__ void k() {}\n";
+  const HeaderScan none = scan_includes(source, search);
+  EXPECT_FALSE(has_header(none, "a.cuh", true));
+  const HeaderScan by_source = scan_includes("#define CONFIG \"a.cuh\"\n" + source, search);
+  EXPECT_TRUE(has_header(by_source, "a.cuh", true));
+  EXPECT_FALSE(has_header(by_source, "b.cuh", true));
+  search.defines = {"CONFIG=<b.cuh>", "OPTIONAL=\"opt.cuh\""};
+  const HeaderScan by_option = scan_includes(source, search);
+  EXPECT_TRUE(has_header(by_option, "b.cuh", true));
+  EXPECT_TRUE(has_header(by_option, "opt.cuh", true));
+  EXPECT_FALSE(has_header(by_option, "a.cuh", true));
+  search.defines = {"CONFIG=<c.cuh>"};
+  EXPECT_TRUE(has_header(scan_includes(source, search), "c.cuh", true));
+}
+
+TEST_F(ScanHeaders, AnUnboundedComputedIncludeIsCoveredByItsFolderTreesFingerprints) {
+  // Each level doubles the expansion and has two definitions: no bound.
+  std::string defines;
+  for (int level = 0; level < 20; ++level) {
+    const std::string next = "M" + std::to_string(level + 1);
+    defines += "#define M" + std::to_string(level) + " " + next + " " + next + "\n";
+    defines += "#define M" + std::to_string(level) + " <" + next + ".cuh>\n";
+  }
+  write_text(inc() / "lib" / "grow.cuh", defines + "#include M0\n");
+  write_text(inc() / "lib" / "deep" / "reached.cuh", "int v = 1;\n");
+  IncludeSearch search;
+  search.include_paths = include_paths();
+  const std::string source = "#include <lib/grow.cuh>\n";
+  const HeaderScan scan = scan_includes(source, search);
+  EXPECT_TRUE(scan.unresolvable.empty()) << scan.unresolvable.front();
+  const auto tree_of = [](const HeaderScan& found, const fs::path& folder) {
+    for (const HeaderDigest& d : found.headers) {
+      if (d.include == kFolderTreeInclude && d.path == folder.string()) return d.content_hash;
+    }
+    ADD_FAILURE() << "no tree digest for " << folder;
+    return std::array<std::uint8_t, 16>{};
+  };
+  const auto before = tree_of(scan, inc());
+  tree_of(scan, inc() / "lib");
+  // Any file of the tree, edited, changes the fingerprint (the scan is not memoized).
+  write_text(inc() / "lib" / "deep" / "reached.cuh", "int v = 2;\n");
+  EXPECT_NE(tree_of(scan_includes(source, search), inc()), before);
+
+  // A tree too large to fingerprint: the include stays unresolvable, said with file and line.
+  for (int i = 0; i < 5'001; ++i) write_text(inc() / "many" / (std::to_string(i) + ".h"), "");
+  const HeaderScan large = scan_includes(source, search);
+  ASSERT_EQ(large.unresolvable.size(), 1u);
+  const std::string expected_start =
+      fs::canonical(inc() / "lib" / "grow.cuh").string() + ":41: #include M0: ";
+  EXPECT_TRUE(large.unresolvable[0].starts_with(expected_start)) << large.unresolvable[0];
+  EXPECT_NE(large.unresolvable[0].find("more than 5000 files"), std::string::npos)
+      << large.unresolvable[0];
+}
+
+TEST_F(ScanHeaders, WhatTheScanStillCannotNameIsSaidWithFileAndLine) {
+  write_text(inc() / "alias.cuh", "#pragma once\n#define HI __has_include\n");
+  IncludeSearch search;
+  search.program_dir = src();
+  search.include_paths = include_paths();
+  search.program_name = "kernels/prog.cu";
+  const HeaderScan scan = scan_includes("#include <alias.cuh>\n", search);
   ASSERT_EQ(scan.unresolvable.size(), 1u);
-  EXPECT_EQ(scan.unresolvable[0], fs::canonical(inc() / "outer.cuh").string() + ": #include H");
-  EXPECT_EQ(scan_includes("#include H\n", search).unresolvable,
-            std::vector<std::string>{"#include H"});
+  EXPECT_TRUE(scan.unresolvable[0].starts_with(fs::canonical(inc() / "alias.cuh").string() +
+                                               ":2: __has_include: "))
+      << scan.unresolvable[0];
+  const HeaderScan own = scan_includes("\n#define HI2 __has_include\n", search);
+  ASSERT_EQ(own.unresolvable.size(), 1u);
+  EXPECT_TRUE(own.unresolvable[0].starts_with("kernels/prog.cu:2: __has_include: "))
+      << own.unresolvable[0];
 }
 
 // CCCL's `#define _CCCL_HAS_INCLUDE(_X) __has_include(_X)`, defined in one header and called in
@@ -186,9 +280,11 @@ TEST_F(ScanHeaders, AnIncludeTestMacroDefinedInOneHeaderCountsTheHeadersItsCalle
   // The header the test looks for appears: the scan (and so the key) changes.
   write_text(inc() / "maybe.cuh", "#pragma once\n");
   EXPECT_TRUE(has(scan_includes("#include <user.cuh>\n", search), "maybe.cuh", true));
-  // A macro operand, or a macro passing one of several parameters on, cannot be resolved.
-  EXPECT_EQ(scan_includes("#include <user.cuh>\n#if HAS(WHICH)\n#endif\n", search).unresolvable,
-            std::vector<std::string>{"HAS(WHICH)"});
+  // A macro operand is expanded; a macro passing one of several parameters on cannot be resolved.
+  EXPECT_TRUE(has(scan_includes("#include <user.cuh>\n#define WHICH <detail/helper.cuh>\n"
+                                "#if HAS(WHICH)\n#endif\n",
+                                search),
+                  "detail/helper.cuh", true));
   write_text(inc() / "two.cuh", "#include \"pre.cuh\"\n#define TWO(a, b) HAS(b)\n");
   EXPECT_EQ(scan_includes("#include <two.cuh>\n", search).unresolvable.size(), 1u);
 }

@@ -63,6 +63,31 @@ class ScanWatchTest : public ::testing::Test {
   fs::path inc_ = dir_.path() / "inc";
 };
 
+// A computed include's scan depends on the definitions of the names its expansion looked at:
+// a source (or a -D option) defining one of them is another scan; defining any other name is not.
+TEST_F(ScanWatchTest, ASourceDefiningANameAComputedIncludeLooksAtGetsItsOwnScan) {
+  write_text(inc_ / "pick.h", "#include CONFIG\n");
+  write_text(inc_ / "a.h", "");
+  write_text(inc_ / "b.h", "");
+  const std::string body = "#include <pick.h>\n__global__ void k() {}\n";
+  const HeaderScan a = scan("#define CONFIG <a.h>\n" + body, {inc_});
+  EXPECT_TRUE(has_path(a, inc_ / "a.h"));
+  const std::uint64_t served = header_scans_memoized();
+  const HeaderScan unrelated = scan("#define CONFIG <a.h>\n#define OTHER 1\n" + body, {inc_});
+  EXPECT_EQ(header_scans_memoized(), served + 1);
+  EXPECT_EQ(unrelated.headers, a.headers);
+  const HeaderScan b = scan("#define CONFIG <b.h>\n" + body, {inc_});
+  EXPECT_EQ(header_scans_memoized(), served + 1);
+  EXPECT_TRUE(has_path(b, inc_ / "b.h"));
+  EXPECT_FALSE(has_path(b, inc_ / "a.h"));
+  IncludeSearch search;
+  search.include_paths = {inc_};
+  search.defines = {"CONFIG=<b.h>"};
+  const HeaderScan by_option = scan_includes(body, search);
+  EXPECT_TRUE(has_path(by_option, inc_ / "b.h"));
+  EXPECT_FALSE(has_path(by_option, inc_ / "a.h"));
+}
+
 TEST_F(ScanWatchTest, ProgramsWithTheSameIncludesShareOneScanUntilAHeaderChanges) {
   write_text(inc_ / "a.h", "#include \"b.h\"\n");
   write_text(inc_ / "b.h", "int b;\n");
