@@ -117,6 +117,7 @@ class CubbyPlugin:
         if self.require_warm is not None:
             _cache._compile_observers.append(self.require_warm.on_compile)
             cupy_adapter._save_observers.append(self.require_warm.on_cupy_save)
+            cupy_adapter._own_observers.append(self.require_warm.on_cupy_own)
         try:
             if self.settings.values["clear"] and not self.worker:
                 with _cache.Cache() as cache:
@@ -181,6 +182,8 @@ class CubbyPlugin:
                 _cache._compile_observers.remove(self.require_warm.on_compile)
             if self.require_warm.on_cupy_save in cupy_adapter._save_observers:
                 cupy_adapter._save_observers.remove(self.require_warm.on_cupy_save)
+            if self.require_warm.on_cupy_own in cupy_adapter._own_observers:
+                cupy_adapter._own_observers.remove(self.require_warm.on_cupy_own)
         if self.cupy is not None:
             self.cupy.uninstall()
             self.cupy = None
