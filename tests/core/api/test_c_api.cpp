@@ -252,12 +252,17 @@ TEST_F(CApiTest, StatsJsonHasEveryField) {
                             "remote_bytes_read", "remote_bytes_written",
                             "remote_writes",     "remote_writes_dropped",
                             "remote_read_ahead", "remote_read_ahead_taken",
-                            "remote_ms",         "headers_changed"}) {
+                            "remote_ms",         "headers_changed",
+                            "programs",          "uncached_unnamed_include",
+                            "uncached_unkeyable_option", "uncached_store_disabled",
+                            "uncached_read_only", "uncached_compiled_elsewhere"}) {
     ASSERT_TRUE(json.contains(field)) << field;
     EXPECT_TRUE(json[field].is_number()) << field;
     EXPECT_EQ(json[field].get<double>(), 0.0) << field;
   }
-  EXPECT_EQ(json.size(), 28u);
+  // The first program of each reason counted (none here).
+  EXPECT_EQ(json.at("uncached_first"), nlohmann::json::object());
+  EXPECT_EQ(json.size(), 35u);
 }
 
 TEST_F(CApiTest, KeyEqualsResultKeyWithoutCompiling) {
