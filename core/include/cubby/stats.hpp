@@ -32,15 +32,15 @@ enum class Unit : unsigned char { count, bytes, ms };
 #define CUBBY_UNCACHED(X, ...)                                                                   \
   X(unnamed_include, "an include the header scan cannot name",                                   \
     "programs with an #include or __has_include the header scan cannot name (through a macro):"  \
-    " no key covers every header they may read" __VA_OPT__(, ) __VA_ARGS__)                       \
+    " no key covers every header they may read" __VA_OPT__(, ) __VA_ARGS__)                      \
   X(unkeyable_option, "an option the key cannot cover",                                          \
     "programs with a front-end option (-Xcudafe) whose effect on the headers read is not "       \
-    "modelled" __VA_OPT__(, ) __VA_ARGS__)                                                        \
+    "modelled" __VA_OPT__(, ) __VA_ARGS__)                                                       \
   X(store_disabled, "the store is disabled (CUBBY_DISABLE)",                                     \
     "programs compiled by a Cache whose store is disabled" __VA_OPT__(, ) __VA_ARGS__)           \
   X(read_only, "a miss in a read-only store (compiled, not stored)",                             \
     "programs compiled after a miss in a read-only store (CUBBY_READ_ONLY): not stored, so "     \
-    "compiled again next time" __VA_OPT__(, ) __VA_ARGS__)                                        \
+    "compiled again next time" __VA_OPT__(, ) __VA_ARGS__)                                       \
   X(compiled_elsewhere, "compiled by the front end itself",                                      \
     "programs a front end compiled without asking the Cache (CuPy's own way: jitify, a payload " \
     "or architecture cubby does not produce, an option cubby rejects)" __VA_OPT__(, ) __VA_ARGS__)

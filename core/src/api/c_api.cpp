@@ -49,10 +49,10 @@ namespace {
 
 thread_local std::string last_error;
 thread_local std::string last_compile_log;
-thread_local std::string stats_json;    // storage for cubby_stats_json's answer
+thread_local std::string stats_json;      // storage for cubby_stats_json's answer
 thread_local std::string uncached_first;  // storage for cubby_uncached_first's answer
-thread_local std::string explain_json;  // storage for cubby_explain_json's answer
-thread_local std::string explain_text;  // storage for cubby_explain_text's answer
+thread_local std::string explain_json;    // storage for cubby_explain_json's answer
+thread_local std::string explain_text;    // storage for cubby_explain_text's answer
 
 // An open cache: what a cubby_cache handle names while it is open.
 struct OpenCache {
@@ -500,7 +500,8 @@ const char* cubby_uncached_first(const char* reason) {
     const cubby::Uncached found = cubby::uncached_by_name(reason == nullptr ? "" : reason);
     if (found == cubby::Uncached::none) {
       throw cubby::Error(cubby::Errc::invalid_argument,
-                         std::string("cubby_uncached_first: '") + (reason == nullptr ? "" : reason) +
+                         std::string("cubby_uncached_first: '") +
+                             (reason == nullptr ? "" : reason) +
                              "' is no reason; pass a name cubby_uncached_name gives");
     }
     uncached_first = cubby::uncached_details()[static_cast<std::size_t>(found)];

@@ -53,6 +53,11 @@ std::vector<std::string> distinct(std::vector<std::string> names) {
   return names;
 }
 
+// The program's name as NVRTC calls it ("default_program" when the request names none).
+std::string program_of(const CompileRequest& request) {
+  return request.program_name.empty() ? "default_program" : request.program_name;
+}
+
 // Why `inputs` (of `request`, under `plan`) must not be looked up or stored, with what the
 // summaries show of it in `detail`; Uncached::none when they may. A program whose scan cannot
 // name an include, or with an option the plan cannot model, has no trustworthy key
@@ -60,9 +65,10 @@ std::vector<std::string> distinct(std::vector<std::string> names) {
 // under a partial key.
 Uncached keyless_reason(const Config& config, const CompileRequest& request,
                         const IncludePlan& plan, const KeyInputs& inputs, std::string& detail) {
-  const std::string program = " (program " + request.program_name + ")";
+  const std::string name = program_of(request);
+  const std::string program = " (program " + name + ")";
   if (config.disabled) {
-    detail = "program " + request.program_name;
+    detail = "program " + name;
     return Uncached::store_disabled;
   }
   // inputs.unresolvable: the scan's strings, then the plan's unmodelled options (key_inputs.hpp).
@@ -527,7 +533,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
   }
   if (use_store && config_.read_only) {  // looked up, but a miss is not stored
     result.uncached = Uncached::read_only;
-    result.uncached_detail = "program " + request.program_name;
+    result.uncached_detail = "program " + program_of(request);
     note_uncached_detail(result.uncached, result.uncached_detail);
     count([](Stats& s) { ++s.uncached_read_only; });
   }

@@ -36,9 +36,9 @@ nlohmann::json uncached_first_to_json(const Stats& stats, const UncachedDetails&
 UncachedDetails uncached_first_from_json(const nlohmann::json& document);
 
 // When CUBBY_STATS_FILE names a file, appends `stats_to_json(stats)` plus "pid" and
-// kUncachedFirstMember (the reasons counted in `stats`, this process's uncached_details()) as one line with a
-// single O_APPEND write (lines of concurrent processes never interleave), creating the file if
-// needed. Does nothing when the variable is unset or empty or when no counter is set. Never
+// kUncachedFirstMember (the reasons counted in `stats`, this process's uncached_details()) as one
+// line with a single O_APPEND write (lines of concurrent processes never interleave), creating the
+// file if needed. Does nothing when the variable is unset or empty or when no counter is set. Never
 // throws; a file that cannot be written is skipped silently (stats are advisory).
 void report_stats_to_file(const Stats& stats) noexcept;
 

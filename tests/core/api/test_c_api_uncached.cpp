@@ -95,8 +95,7 @@ TEST_F(CApiUncached, AResultCompiledWithoutTheStoreSaysWhyAndTheStatsKeepTheFirs
 }
 
 TEST_F(CApiUncached, AFrontEndCountsItsOwnCompilesByReasonName) {
-  EXPECT_EQ(cubby_count_uncached(cache_, "compiled_elsewhere", "CuPy's own way: jitify"),
-            CUBBY_OK)
+  EXPECT_EQ(cubby_count_uncached(cache_, "compiled_elsewhere", "CuPy's own way: jitify"), CUBBY_OK)
       << cubby_last_error();
   EXPECT_EQ(cubby_count_uncached(cache_, "compiled_elsewhere", nullptr), CUBBY_OK);
   EXPECT_EQ(cubby_count_uncached(cache_, "nonsense", "x"), CUBBY_ERROR_INVALID_ARGUMENT);

@@ -87,9 +87,10 @@ TEST(CacheUncached, ProgramsWithoutATrustworthyKeyAreCountedByReasonWithTheFirst
   EXPECT_EQ(details[at(Uncached::unnamed_include)], first.uncached_detail);  // the first, kept
   EXPECT_EQ(details[at(Uncached::unkeyable_option)], option.uncached_detail);
   const std::vector<std::string> lines = summary_lines(stats, details);
-  EXPECT_TRUE(has_line(lines, "3 of 6 programs compiled without the store: an include the header "
-                              "scan cannot name, first " +
-                                  first.uncached_detail))
+  EXPECT_TRUE(has_line(lines,
+                       "3 of 6 programs compiled without the store: an include the header "
+                       "scan cannot name, first " +
+                           first.uncached_detail))
       << ::testing::PrintToString(lines);
   EXPECT_TRUE(has_line(lines,
                        "1 of 6 programs compiled without the store: an option the key cannot "

@@ -197,7 +197,8 @@ TEST(StatsTable, EveryUncachedReasonHasItsCounterLine) {
 }
 
 // The first detail of each reason: the process keeps the first it is told, and the JSON of a
-// process (CUBBY_STATS_FILE, cubby_stats_json) carries those of the reasons counted, back and forth.
+// process (CUBBY_STATS_FILE, cubby_stats_json) carries those of the reasons counted, back and
+// forth.
 TEST(StatsTable, TheFirstDetailOfEachReasonIsKeptAndRoundTripsThroughJson) {
   cubby::note_uncached_detail(cubby::Uncached::compiled_elsewhere, "first");
   cubby::note_uncached_detail(cubby::Uncached::compiled_elsewhere, "second");
@@ -212,8 +213,8 @@ TEST(StatsTable, TheFirstDetailOfEachReasonIsKeptAndRoundTripsThroughJson) {
   EXPECT_EQ(json, nlohmann::json({{"compiled_elsewhere", "first"}}));
   EXPECT_EQ(cubby::uncached_first_to_json(Stats{}, details), nlohmann::json::object());
   const cubby::UncachedDetails back = cubby::uncached_first_from_json(
-      {{cubby::kUncachedFirstMember, {{"compiled_elsewhere", "first"}, {"bogus", "x"},
-                                      {"read_only", 3}}}});
+      {{cubby::kUncachedFirstMember,
+        {{"compiled_elsewhere", "first"}, {"bogus", "x"}, {"read_only", 3}}}});
   EXPECT_EQ(back[at(cubby::Uncached::compiled_elsewhere)], "first");
   EXPECT_EQ(back[at(cubby::Uncached::read_only)], "");
   EXPECT_EQ(cubby::uncached_first_from_json(nlohmann::json::array())[0], "");
