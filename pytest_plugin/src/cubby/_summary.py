@@ -30,9 +30,10 @@ def add_counters(total: Dict[str, Any], part: Dict[str, Any]) -> None:
     ``uncached_first``, the first detail of each reason is kept."""
     for name, value in part.items():
         if name == UNCACHED_FIRST and isinstance(value, dict):
-            first = total.setdefault(UNCACHED_FIRST, {})
+            first = dict(total.get(UNCACHED_FIRST, {}))  # a copy: `total` may share it
             for reason, detail in value.items():
                 first.setdefault(reason, detail)
+            total[UNCACHED_FIRST] = first
             continue
         if name in _NOT_COUNTERS or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue

@@ -34,7 +34,7 @@ from ._errors import Error
 from ._prefetch import Prefetch
 from ._require_warm import RequireWarm
 from ._settings import Settings, add_options, resolve
-from ._summary import Section, StatsFile, add_counters, write_section
+from ._summary import UNCACHED_FIRST, Section, StatsFile, add_counters, write_section
 
 FIXTURE = "cubby_cache"  # the session fixture; a test that uses it activates the plugin
 
@@ -231,6 +231,7 @@ class CubbyPlugin:
         counter that moved; nothing for a test that did not use cubby."""
         now = self.local_totals(exact=False)
         now.pop("processes", None)
+        now.pop(UNCACHED_FIRST, None)  # details, not counters
         moved = {name: value - self.test_start.get(name, 0) for name, value in now.items()}
         moved = {name: value for name, value in sorted(moved.items()) if value}
         if not moved:
