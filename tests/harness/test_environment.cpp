@@ -111,7 +111,7 @@ TEST_F(EnvironmentRuns, TheSummaryNamesProgramsCompiledWithoutTheStoreAndWhy) {
       {{"CUBBY_DIR", store()}});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("; 1 of 2 programs compiled without the store: an option the key "
-                            "cannot cover, first -Xcudafe --no_rtti (program default_program); "),
+                            "cannot cover, first -Xcudafe --no_rtti (program cubby_program.cu); "),
             std::string::npos)
       << run.output;
 }

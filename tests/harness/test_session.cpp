@@ -75,7 +75,7 @@ TEST_F(RequireWarm, AProgramCompiledWithoutTheStoreFailsWithItsReason) {
     EXPECT_EQ(cold.exit_code, 1) << cold.output;
     EXPECT_NE(cold.output.find("without the store although --cubby_require_warm / "
                                "CUBBY_REQUIRE_WARM is set: an option the key cannot cover, "
-                               "-Xcudafe --no_rtti (program default_program)"),
+                               "-Xcudafe --no_rtti (program cubby_program.cu)"),
               std::string::npos)
         << cold.output;
   }
@@ -86,7 +86,7 @@ TEST_F(RequireWarm, AProgramCompiledWithoutTheStoreFailsWithItsReason) {
   EXPECT_EQ(direct.exit_code, 1) << direct.output;
   EXPECT_NE(direct.output.find("bypasses cubby::testing::compile"), std::string::npos);
   EXPECT_NE(direct.output.find("; 1 of 1 programs compiled without the store: an option the key "
-                               "cannot cover, first -Xcudafe --no_rtti (program default_program)"),
+                               "cannot cover, first -Xcudafe --no_rtti (program cubby_program.cu)"),
             std::string::npos)
       << direct.output;
 }

@@ -53,7 +53,7 @@ std::vector<std::string> distinct(std::vector<std::string> names) {
   return names;
 }
 
-// The program's name as NVRTC calls it ("default_program" when the request names none).
+// The program's name as NVRTC calls it ("default_program" when a request clears the default).
 std::string program_of(const CompileRequest& request) {
   return request.program_name.empty() ? "default_program" : request.program_name;
 }
