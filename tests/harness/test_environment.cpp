@@ -107,7 +107,7 @@ TEST_F(EnvironmentRuns, PrintsTheSummaryColdThenWarm) {
 // the first one's detail.
 TEST_F(EnvironmentRuns, TheSummaryNamesProgramsCompiledWithoutTheStoreAndWhy) {
   const ChildRun run = run_child(
-      scratch_.path(), {"--gtest_filter=Child.CompilesWithoutTheStore:Child.CompilesAlpha"},
+      scratch_.path(), {"--gtest_filter=ChildUncached.CompilesWithoutTheStore:Child.CompilesAlpha"},
       {{"CUBBY_DIR", store()}});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("; 1 of 2 programs compiled without the store: an option the key "

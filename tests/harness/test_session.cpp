@@ -69,9 +69,10 @@ TEST_F(RequireWarm, CompilesThatBypassTheHarnessAreCaughtToo) {
 // its detail), on every run, whether the test compiled through the harness or around it.
 TEST_F(RequireWarm, AProgramCompiledWithoutTheStoreFailsWithItsReason) {
   for (int run = 0; run < 2; ++run) {
-    const ChildRun cold = run_child(
-        scratch_.path(), {"--gtest_filter=Child.CompilesWithoutTheStore", "--cubby_require_warm"},
-        {{"CUBBY_DIR", store()}});
+    const ChildRun cold =
+        run_child(scratch_.path(),
+                  {"--gtest_filter=ChildUncached.CompilesWithoutTheStore", "--cubby_require_warm"},
+                  {{"CUBBY_DIR", store()}});
     EXPECT_EQ(cold.exit_code, 1) << cold.output;
     EXPECT_NE(cold.output.find("without the store although --cubby_require_warm / "
                                "CUBBY_REQUIRE_WARM is set: an option the key cannot cover, "
@@ -79,10 +80,10 @@ TEST_F(RequireWarm, AProgramCompiledWithoutTheStoreFailsWithItsReason) {
               std::string::npos)
         << cold.output;
   }
-  const ChildRun direct =
-      run_child(scratch_.path(),
-                {"--gtest_filter=Child.DirectCompileWithoutTheStore", "--cubby_require_warm"},
-                {{"CUBBY_DIR", store()}});
+  const ChildRun direct = run_child(
+      scratch_.path(),
+      {"--gtest_filter=ChildUncached.DirectCompileWithoutTheStore", "--cubby_require_warm"},
+      {{"CUBBY_DIR", store()}});
   EXPECT_EQ(direct.exit_code, 1) << direct.output;
   EXPECT_NE(direct.output.find("bypasses cubby::testing::compile"), std::string::npos);
   EXPECT_NE(direct.output.find("; 1 of 1 programs compiled without the store: an option the key "
