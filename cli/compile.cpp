@@ -107,6 +107,10 @@ void print_result_json(const Cache& cache, const CompileRequest& request, const 
       {"arch", request.arch.empty() ? cache.default_arch() : request.arch},
       {"dir", cache.config().dir.string()},
   };
+  if (result.uncached != Uncached::none) {  // compiled without the store: why
+    out["uncached"] = uncached_name(result.uncached);
+    out["uncached_detail"] = result.uncached_detail;
+  }
   if (!args.cubin_out.empty()) out["cubin_out"] = args.cubin_out;
   if (args.explain) out["explain"] = explain;
   print_json(out);
@@ -119,6 +123,10 @@ void print_result_text(const CacheResult& result, const CompileArgs& args) {
             << (result.hit ? std::string("hit (") + source_name(result.tier) + ")"
                            : std::string("compiled"))
             << '\n';
+  if (result.uncached != Uncached::none) {
+    std::cout << "store    not used: " << uncached_info(result.uncached).label << ", "
+              << result.uncached_detail << '\n';
+  }
   std::cout << "payload  " << payload_kind_name(entry.kind) << ", "
             << format_bytes(entry.payload.size()) << '\n';
   std::cout << "compile  " << format_ms(compile_ms_of(entry)) << " (original compile)\n";

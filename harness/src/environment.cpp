@@ -14,7 +14,7 @@ namespace cubby::testing {
 
 std::string summary_line(const Stats& stats, const LookupTime& time, const std::string& store) {
   std::string line = "[cubby] ";
-  const std::vector<std::string> parts = summary_lines(stats);
+  const std::vector<std::string> parts = summary_lines(stats, uncached_details());
   for (std::size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : "; ") + parts[i];
   if (time.hits != 0) {
     char lookups[48];

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cubby/stats_summary.hpp"
 #include "cubby/testing/environment.hpp"
 #include "cubby/testing/session.hpp"
 
@@ -74,10 +75,14 @@ void Listener::OnTestEnd(const ::testing::TestInfo&) {
   // result printers installed before this listener.
   const std::uint64_t reported = reported_compiles();
   if (current_options().require_warm && delta.compiles > reported) {
+    std::string why;  // the programs among them compiled without the store, by reason
+    for (const std::string& line : uncached_lines(delta, uncached_details())) why += "; " + line;
     ADD_FAILURE() << "cubby: this test compiled " << (delta.compiles - reported)
                   << " program(s) although --cubby_require_warm / CUBBY_REQUIRE_WARM is set, "
                      "through a path that bypasses cubby::testing::compile (e.g. "
-                     "cubby::testing::cache().compile). Compile through KernelTest::compile or "
+                     "cubby::testing::cache().compile)"
+                  << why
+                  << ". Compile through KernelTest::compile or "
                      "cubby::testing::compile to see the key's fields; `cubby ls --dir "
                   << cache().config().dir.string() << "` lists what the store holds.";
   }

@@ -92,7 +92,15 @@ CacheResult compile(const CompileRequest& request) {
     (result.hit ? s.time.hits : s.time.misses) += 1;
     (result.hit ? s.time.hit_ms : s.time.miss_ms) += result.elapsed_ms;
   }
-  if (!result.hit && current_options().require_warm) {
+  if (!result.hit && current_options().require_warm && result.uncached != Uncached::none) {
+    session().reported.fetch_add(1);
+    ADD_FAILURE() << "cubby: compiled " << request.program_name << " (key " << result.key.hex()
+                  << ", " << static_cast<double>(result.entry->compile_us) / 1000.0
+                  << " ms) without the store although --cubby_require_warm / CUBBY_REQUIRE_WARM "
+                  << "is set: " << uncached_info(result.uncached).label << ", "
+                  << result.uncached_detail << " (counted in uncached_"
+                  << uncached_info(result.uncached).name << "; no run can make it warm)";
+  } else if (!result.hit && current_options().require_warm) {
     session().reported.fetch_add(1);
     ADD_FAILURE() << "cubby: compiled " << request.program_name << " (key " << result.key.hex()
                   << ", " << static_cast<double>(result.entry->compile_us) / 1000.0

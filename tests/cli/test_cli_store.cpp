@@ -474,6 +474,27 @@ TEST_F(StoreCliTest, StatsCountAcrossProcessesAndZeroResetsThem) {
   EXPECT_EQ(stats["entries"], 1);
 }
 
+// A program compiled without the store (an option the key cannot cover) is counted by reason in
+// the store's counters: `cubby stats --json` has the reason's counter, its text the summary line.
+TEST_F(StoreCliTest, StatsCountProgramsCompiledWithoutTheStoreByReason) {
+  std::vector<std::string> args = compile_args(1);
+  args.insert(args.end(), {"--option=-Xcudafe", "--option=--no_rtti"});
+  EXPECT_EQ(parse(cubby(args))["tier"], "compiled");
+  const json again = parse(cubby(args));
+  EXPECT_EQ(again["tier"], "compiled");
+  EXPECT_EQ(again["uncached"], "unkeyable_option");
+  EXPECT_EQ(again["uncached_detail"], "-Xcudafe --no_rtti (program cubby_program.cu)");
+  parse(cubby(compile_args(1)));
+  const json stats = parse(cubby({"stats", "--json"}));
+  EXPECT_EQ(stats["uncached_unkeyable_option"], 2) << stats.dump();
+  EXPECT_EQ(stats["programs"], 3) << stats.dump();
+  const Outcome human = cubby({"stats"});
+  EXPECT_NE(human.out.find("2 of 3 programs compiled without the store: an option the key cannot "
+                           "cover\n"),
+            std::string::npos)
+      << human.out;
+}
+
 // Every counter of the tables (cubby/stats.hpp, store_stats.hpp) as `cubby stats` shows it: read
 // from a stats/counters file as earlier versions wrote it ("name value" lines), each counter by
 // its Stats name in --json (times in ms from the persisted microseconds), each label as a row.

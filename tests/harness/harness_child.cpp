@@ -50,6 +50,27 @@ TEST_F(Child, DirectCacheCompile) {
   EXPECT_FALSE(result.lowered_name(expression("gamma")).empty());
 }
 
+// A -Xcudafe option the key cannot cover: compiled without the store on every run (a suite of its
+// own: runs of Child.* stay warm).
+const std::vector<std::string> kUnkeyable = {"-Xcudafe", "--no_rtti"};
+
+class ChildUncached : public cubby::testing::KernelTest {};
+
+TEST_F(ChildUncached, CompilesWithoutTheStore) {
+  const auto module = compile(tiny_source("delta"), {expression("delta")}, kUnkeyable);
+  EXPECT_FALSE(module->lowered_name(expression("delta")).empty());
+}
+
+// The same, bypassing cubby::testing::compile: the listener names the reason.
+TEST_F(ChildUncached, DirectCompileWithoutTheStore) {
+  cubby::CompileRequest request;
+  request.source = tiny_source("epsilon");
+  request.name_expressions = {expression("epsilon")};
+  request.options = kUnkeyable;
+  const cubby::CacheResult result = cubby::testing::cache().compile(request);
+  EXPECT_FALSE(result.lowered_name(expression("epsilon")).empty());
+}
+
 TEST_F(Child, UsesNoKernel) { EXPECT_EQ(1 + 1, 2); }
 
 class ChildGpu : public cubby::testing::GpuKernelTest {};

@@ -103,6 +103,19 @@ TEST_F(EnvironmentRuns, PrintsTheSummaryColdThenWarm) {
   EXPECT_NE(warm.output.find("; store " + store()), std::string::npos);
 }
 
+// The summary names the programs compiled without the store: how many of all, the reason and
+// the first one's detail.
+TEST_F(EnvironmentRuns, TheSummaryNamesProgramsCompiledWithoutTheStoreAndWhy) {
+  const ChildRun run = run_child(
+      scratch_.path(), {"--gtest_filter=ChildUncached.CompilesWithoutTheStore:Child.CompilesAlpha"},
+      {{"CUBBY_DIR", store()}});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("; 1 of 2 programs compiled without the store: an option the key "
+                            "cannot cover, first -Xcudafe --no_rtti (program cubby_program.cu); "),
+            std::string::npos)
+      << run.output;
+}
+
 TEST_F(EnvironmentRuns, CountersReachTheStoreAndTheStatsFileAtTheEndOfTheRun) {
   // The session's Cache is never destroyed; Environment::TearDown finishes it, so even a warm
   // run's hits (which write nothing) reach the store's counters and CUBBY_STATS_FILE.

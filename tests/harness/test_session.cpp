@@ -65,6 +65,33 @@ TEST_F(RequireWarm, CompilesThatBypassTheHarnessAreCaughtToo) {
   EXPECT_NE(cold.output.find("[  FAILED  ] Child.DirectCacheCompile"), std::string::npos);
 }
 
+// A program compiled without the store can never be warm: the failure says why (the reason and
+// its detail), on every run, whether the test compiled through the harness or around it.
+TEST_F(RequireWarm, AProgramCompiledWithoutTheStoreFailsWithItsReason) {
+  for (int run = 0; run < 2; ++run) {
+    const ChildRun cold =
+        run_child(scratch_.path(),
+                  {"--gtest_filter=ChildUncached.CompilesWithoutTheStore", "--cubby_require_warm"},
+                  {{"CUBBY_DIR", store()}});
+    EXPECT_EQ(cold.exit_code, 1) << cold.output;
+    EXPECT_NE(cold.output.find("without the store although --cubby_require_warm / "
+                               "CUBBY_REQUIRE_WARM is set: an option the key cannot cover, "
+                               "-Xcudafe --no_rtti (program cubby_program.cu)"),
+              std::string::npos)
+        << cold.output;
+  }
+  const ChildRun direct = run_child(
+      scratch_.path(),
+      {"--gtest_filter=ChildUncached.DirectCompileWithoutTheStore", "--cubby_require_warm"},
+      {{"CUBBY_DIR", store()}});
+  EXPECT_EQ(direct.exit_code, 1) << direct.output;
+  EXPECT_NE(direct.output.find("bypasses cubby::testing::compile"), std::string::npos);
+  EXPECT_NE(direct.output.find("; 1 of 1 programs compiled without the store: an option the key "
+                               "cannot cover, first -Xcudafe --no_rtti (program cubby_program.cu)"),
+            std::string::npos)
+      << direct.output;
+}
+
 TEST_F(RequireWarm, FlagOverridesTheEnvironment) {
   const ChildRun run =
       run_child(scratch_.path(), {"--gtest_filter=Child.CompilesBeta", "--cubby_require_warm=0"},

@@ -393,7 +393,7 @@ def test_the_payload_and_name_mapping_are_what_nvrtc_gave_and_a_hit_gives_the_sa
     names = ["ns::k<float>", "ns::k<int>"]
     first = through_cubby()
     cubin, mapping = cupy_compiler.compile_with_cache(source, ("-std=c++17",), names)
-    assert first.counters() == {"cupy_via_cubby": 1}
+    assert first.counters() == {"cupy_served": 0, "cupy_compiled": 1, "cupy_uncached": 0}
     assert set(mapping) == set(names)
     assert mapping["ns::k<float>"] == "_ZN2ns1kIfEEvPT_"
     assert mapping["ns::k<int>"] == "_ZN2ns1kIiEEvPT_"
@@ -422,7 +422,12 @@ def test_ptx_programs_go_through_cubby_and_jitify_ones_go_cupys_own_way(
     assert b".entry k" in ptx
     payload, _ = cupy_compiler.compile_with_cache("__global__ void j() {}", jitify=True)
     assert payload == cupy_compiler.payload_for("__global__ void j() {}")
-    assert installed.counters() == {"cupy_via_cubby": 1, "cupy_own:jitify": 1}
+    assert installed.counters() == {"cupy_served": 0, "cupy_compiled": 1, "cupy_uncached": 0,
+                                    "cupy_own:jitify": 1}
+    # CuPy's own compile is a program compiled without the store, counted in the Cache too.
+    stats = installed.router.cache.stats()
+    assert stats["uncached_compiled_elsewhere"] == 1 and stats["programs"] == 2, stats
+    assert stats["uncached_first"]["compiled_elsewhere"].startswith("CuPy's own way: jitify")
 
 
 def test_a_compile_error_raises_cupys_compile_exception_with_nvrtcs_log(
@@ -488,7 +493,8 @@ def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header
         pytester, run, env, store, fake_cupy):
     cold, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
     line = cupy_line(cold)
-    assert "compiles through cubby (CuPy 14.0.0" in line and "3 program(s) through cubby" in line
+    assert "compiles through cubby (CuPy 14.0.0" in line
+    assert "3 program(s): 0 served by the store, 3 compiled into it, 0 compiled without it" in line
     (include / "val.cuh").write_text("#define VALUE 0x05060708\n")
     # The recipes the session recorded recompile the suite against the edited header.
     if CLI:
@@ -559,6 +565,44 @@ def test_require_warm_fails_a_test_where_cupy_compiles_through_cubby(pytester, r
     assert "--cubby-require-warm: 3 compile(s)" in result.stdout.str()
 
 
+# Three CuPy programs: one cubby keys, one with an option the key cannot cover (compiled by cubby
+# without the store), one jitify program (CuPy's own way).
+CUPY_MIXED = '''
+from cupy.cuda import compiler
+
+def test_kernels():
+    compiler.compile_with_cache('extern "C" __global__ void a() {}')
+    compiler.compile_with_cache('extern "C" __global__ void b() {}', ("-Xcudafe", "--no_rtti"))
+    compiler.compile_with_cache('extern "C" __global__ void c() {}', jitify=True)
+'''
+
+
+def test_the_cupy_line_and_the_summary_count_programs_compiled_without_the_store_by_reason(
+        pytester, run, env, store, fake_cupy):
+    fake_cupy(program="_NVRTCProgram")
+    env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
+    pytester.makepyfile(test_mixed=CUPY_MIXED)
+    cold = run(f"--cubby-dir={store}", "--no-cubby-prefetch")
+    cold.assert_outcomes(passed=1)
+    assert ("3 program(s): 0 served by the store, 1 compiled into it, 2 compiled without it "
+            "(CuPy's own way: jitify 1)") in cupy_line(cold)
+    text = cold.stdout.str()
+    assert re.search(r"1 of 3 programs compiled without the store: an option the key cannot "
+                     r"cover, first -Xcudafe --no_rtti \(program /dev/null/cupy/", text), text
+    assert re.search(r"1 of 3 programs compiled without the store: compiled by the front end "
+                     r"itself, first CuPy's own way: jitify \(program /tmp/cupy-deleted-folder/",
+                     text), text
+    warm = run(f"--cubby-dir={store}", "--no-cubby-prefetch", "--cubby-require-warm")
+    warm.assert_outcomes(failed=1)
+    assert ("1 served by the store, 0 compiled into it, 2 compiled without it"
+            in cupy_line(warm))
+    text = warm.stdout.str()
+    assert "--cubby-require-warm: 2 compile(s)" in text, text
+    assert "without the store: an option the key cannot cover, -Xcudafe --no_rtti" in text, text
+    assert ("without the store: compiled by the front end itself (jitify; counted in "
+            "uncached_compiled_elsewhere)") in text, text
+
+
 def test_a_header_deleted_between_runs_is_cupys_compile_error_not_an_old_kernel(
         cupy_compiler, through_cubby, tmp_path):
     folder = tmp_path / "include"
@@ -579,7 +623,8 @@ def test_a_read_only_store_still_compiles_cupys_kernels(cupy_compiler, through_c
     installed = through_cubby()
     payload, _ = cupy_compiler.compile_with_cache('extern "C" __global__ void k() {}')
     assert payload[:4] == b"\x7fELF"
-    assert installed.counters() == {"cupy_via_cubby": 1}
+    # Looked up, compiled, not stored: compiled without the store (a read-only store's miss).
+    assert installed.counters() == {"cupy_served": 0, "cupy_compiled": 0, "cupy_uncached": 1}
     assert installed.router.cache.usage() == (0, 0)
 
 
@@ -595,7 +640,8 @@ def test_xdist_workers_compile_each_cupy_kernel_once(pytester, run, env, store, 
     result.assert_outcomes(passed=4)
     text = result.stdout.str()
     assert re.search(r"compiles: 3 ", text), text
-    assert "12 program(s) through cubby" in text, text
+    assert ("12 program(s): 9 served by the store, 3 compiled into it, 0 compiled without it"
+            in text), text
 
 
 def test_a_cccl_style_include_test_macro_in_cupys_headers_keeps_the_program_cached(

@@ -52,7 +52,8 @@ def test_the_summary_adds_up_every_counter_the_library_reports(tmp_path):
     from cubby import _summary
 
     with cubby.Cache(tmp_path / "store") as handle:
-        names = sorted(handle.stats())
+        names = sorted(name for name, value in handle.stats().items()
+                       if isinstance(value, (int, float)))
     assert {"hits_disk", "failed_writes", "remote_rejected", "remote_writes_dropped",
             "compile_ms"} <= set(names)
     line = {name: index + 1 for index, name in enumerate(names)}
@@ -61,6 +62,48 @@ def test_the_summary_adds_up_every_counter_the_library_reports(tmp_path):
     _summary.add_counters(total, line)
     _summary.add_counters(total, line)
     assert total == {name: 2 * (index + 1) for index, name in enumerate(names)}
+
+
+def test_the_first_program_of_each_reason_seen_is_kept_when_lines_add_up():
+    from cubby import _summary
+
+    total: dict = {}
+    _summary.add_counters(total, {"uncached_unnamed_include": 1,
+                                  "uncached_first": {"unnamed_include": "first"}})
+    _summary.add_counters(total, {"uncached_unnamed_include": 2, "uncached_read_only": 1,
+                                  "uncached_first": {"unnamed_include": "later",
+                                                     "read_only": "program r.cu"}})
+    assert total == {"uncached_unnamed_include": 3, "uncached_read_only": 1,
+                     "uncached_first": {"unnamed_include": "first", "read_only": "program r.cu"}}
+
+
+# Two programs, one with a -Xcudafe option the key cannot cover: compiled without the store on
+# every run.
+UNKEYABLE = """
+KERNEL = {kernel!r}
+def test_unkeyable(cubby_cache):
+    result = cubby_cache.compile(KERNEL, ['ns::scale<float, 1>'], ['-Xcudafe', '--no_rtti'],
+                                 'sm_90', 'unkeyable.cu')
+    assert result.uncached == "unkeyable_option"
+    assert result.uncached_detail == "-Xcudafe --no_rtti (program unkeyable.cu)"
+
+def test_plain(cubby_cache):
+    assert not cubby_cache.compile(KERNEL, ['ns::scale<float, 2>'], [], 'sm_90').uncached
+"""
+
+
+def test_the_summary_names_programs_compiled_without_the_store_and_require_warm_the_reason(
+        pytester, run, store):
+    pytester.makepyfile(test_k=UNKEYABLE.format(kernel=KERNEL))
+    first = run(f"--cubby-dir={store}")
+    first.assert_outcomes(passed=2)
+    assert ("1 of 2 programs compiled without the store: an option the key cannot cover, first "
+            "-Xcudafe --no_rtti (program unkeyable.cu)") in summary(first)
+    warm = run(f"--cubby-dir={store}", "--cubby-require-warm")
+    warm.assert_outcomes(passed=1, failed=1)
+    text = warm.stdout.str()
+    assert re.search(r"compiled [0-9a-f]{32} without the store: an option the key cannot cover, "
+                     r"-Xcudafe --no_rtti \(program unkeyable.cu\)", text), text
 
 
 SHOW_ENV = """

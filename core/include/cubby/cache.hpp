@@ -46,6 +46,11 @@ struct CUBBY_API CacheResult {
   Source tier = Source::compiled;      // where the entry came from
   std::shared_ptr<const Entry> entry;  // never null
   double elapsed_ms = 0;               // this call, key derivation included
+  // Why the program was compiled without the store (never looked up, or not stored: a miss in a
+  // read-only store), Uncached::none when it was not, and what the summaries show of it: the
+  // first directive the scan cannot name, the option the key cannot cover, or the program.
+  Uncached uncached = Uncached::none;
+  std::string uncached_detail;
 
   // The lowered name of a name expression given at compile time; throws name_not_found.
   const std::string& lowered_name(std::string_view name_expression) const;
@@ -130,6 +135,10 @@ class CUBBY_API Cache {
   std::string default_arch() const;
 
   Stats stats() const;
+  // Counts a program a front end compiled without asking compile() (e.g. CuPy's own way:
+  // Uncached::compiled_elsewhere), in `programs` and uncached_<reason>, with `detail` kept as the
+  // process's first of `reason` when it is (note_uncached_detail). No effect for Uncached::none.
+  void count_uncached(Uncached reason, const std::string& detail);
   // Finishes the work in flight: records the requests of Config::suite into its manifest (and
   // queues the manifest for the remote when that changed it), waits for the disk back-fills of
   // remote hits, gives queued

@@ -96,6 +96,13 @@ CUBBY_API const char* cubby_result_lowered_name_of(const cubby_result* result,
 CUBBY_API const char* cubby_result_log(const cubby_result* result);
 CUBBY_API double cubby_result_compile_ms(const cubby_result* result);
 CUBBY_API double cubby_result_elapsed_ms(const cubby_result* result);
+/* Why this program was compiled without the store: "" when it was not (a hit, or a compile that
+ * was stored), else a reason of cubby/stats.hpp's CUBBY_UNCACHED ("unnamed_include",
+ * "unkeyable_option", "store_disabled", "read_only", ...); cubby_result_uncached_detail says
+ * what of this program ("<header>: #include NAME (program k.cu)", the option, or the program;
+ * "" when not uncached). */
+CUBBY_API const char* cubby_result_uncached(const cubby_result* result);
+CUBBY_API const char* cubby_result_uncached_detail(const cubby_result* result);
 
 /* Every field above but the names, in one call (for bindings, where each call costs: a warm hit
  * from Python is a few microseconds). Set `size` to sizeof(cubby_result_fields) first: the fields
@@ -114,13 +121,33 @@ typedef struct cubby_result_fields {
   const char* log;
   double compile_ms;
   double elapsed_ms;
+  const char* uncached;
+  const char* uncached_detail;
 } cubby_result_fields;
 CUBBY_API void cubby_result_get_fields(const cubby_result* result, cubby_result_fields* fields);
 
-/* This handle's statistics as a JSON object (keys as in `cubby stats --json`'s "process" part).
- * The string lives until this thread's next call of cubby_stats_json (other threads have their
- * own), whatever happens to the handle. */
+/* This handle's statistics as a JSON object (keys as in `cubby stats --json`'s "process" part),
+ * plus "uncached_first": for each reason (CUBBY_UNCACHED) this handle counted, the first such
+ * program of this process, as cubby_uncached_first says it. The string lives until this thread's
+ * next call of cubby_stats_json (other threads have their own), whatever happens to the handle. */
 CUBBY_API const char* cubby_stats_json(cubby_cache* cache);
+
+/* Programs compiled without the store, by reason (cubby/stats.hpp's CUBBY_UNCACHED): each
+ * reason's name, label and what it counts for index 0 .. cubby_uncached_count - 1 (NULL past the
+ * end); its counter in cubby_stats_json is "uncached_<name>". cubby_uncached_first: the detail of
+ * this process's first program of the reason named `reason` ("" when none yet; NULL, with
+ * cubby_last_error, for a name that is no reason); it lives until this thread's next call of
+ * cubby_uncached_first. */
+CUBBY_API size_t cubby_uncached_count(void);
+CUBBY_API const char* cubby_uncached_name(size_t index);
+CUBBY_API const char* cubby_uncached_label(size_t index);
+CUBBY_API const char* cubby_uncached_what(size_t index);
+CUBBY_API const char* cubby_uncached_first(const char* reason);
+
+/* Counts a program a front end compiled without asking cubby_compile (e.g. CuPy's own compile):
+ * in "programs" and "uncached_<reason>"; `detail` (may be NULL) is kept as the process's first of
+ * the reason when it is the first. CUBBY_ERROR_INVALID_ARGUMENT for a name that is no reason. */
+CUBBY_API int cubby_count_uncached(cubby_cache* cache, const char* reason, const char* detail);
 
 /* The end-of-run summary of a set of counters, in the one wording of the GoogleTest harness, the
  * pytest plugin and `cubby stats`: lines separated by '\n' (none after the last), the first

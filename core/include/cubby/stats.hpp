@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "cubby/export.h"
@@ -19,6 +20,34 @@ namespace cubby {
 
 // What a counter counts: events, bytes (both std::uint64_t), or milliseconds of time (double).
 enum class Unit : unsigned char { count, bytes, ms };
+
+// Why a program was compiled without the store: never looked up under a key, or compiled and not
+// stored. X(name, label, what, ...), one line per reason:
+//  name   the reason; its counter is the CUBBY_STATS line uncached_<name> (generated from this
+//         line), its name in CacheResult::uncached, cubby_result_fields.uncached and the
+//         "uncached_first" member of a process's JSON
+//  label  how summaries say it: "N of M programs compiled without the store: <label>, first ..."
+//  what   what it counts
+// The arguments after X are passed on after `what` (CUBBY_STATS passes its own X that way).
+#define CUBBY_UNCACHED(X, ...)                                                                   \
+  X(unnamed_include, "an include the header scan cannot name",                                   \
+    "programs with an #include or __has_include the header scan cannot name (through a macro):"  \
+    " no key covers every header they may read" __VA_OPT__(, ) __VA_ARGS__)                      \
+  X(unkeyable_option, "an option the key cannot cover",                                          \
+    "programs with a front-end option (-Xcudafe) whose effect on the headers read is not "       \
+    "modelled" __VA_OPT__(, ) __VA_ARGS__)                                                       \
+  X(store_disabled, "the store is disabled (CUBBY_DISABLE)",                                     \
+    "programs compiled by a Cache whose store is disabled" __VA_OPT__(, ) __VA_ARGS__)           \
+  X(read_only, "a miss in a read-only store (compiled, not stored)",                             \
+    "programs compiled after a miss in a read-only store (CUBBY_READ_ONLY): not stored, so "     \
+    "compiled again next time" __VA_OPT__(, ) __VA_ARGS__)                                       \
+  X(compiled_elsewhere, "compiled by the front end itself",                                      \
+    "programs a front end compiled without asking the Cache (CuPy's own way: jitify, a payload " \
+    "or architecture cubby does not produce, an option cubby rejects)" __VA_OPT__(, ) __VA_ARGS__)
+
+// A CUBBY_STATS line from a CUBBY_UNCACHED line.
+#define CUBBY_UNCACHED_STAT(reason, label, what, X) \
+  X(uncached_##reason, count, "uncached_" #reason, "uncached: " #reason, what)
 
 // X(name, unit, persisted, label, what), one line per counter, in display order:
 //  name       the Stats member; its JSON key; the harness property cubby_<name>
@@ -32,6 +61,8 @@ enum class Unit : unsigned char { count, bytes, ms };
 // The remote tier (CUBBY_REMOTE): a remote lookup is a hit (hits_remote) or a miss
 // (remote_misses); the other remote_* counters say why misses and writes failed.
 #define CUBBY_STATS(X)                                                                             \
+  X(programs, count, "programs", "programs",                                                       \
+    "programs asked for: served by the store, compiled into it, or compiled without it")           \
   X(hits_memory, count, "hits_memory", "hits (memory)", "lookups answered by the memory tier")     \
   X(hits_disk, count, "hits_disk", "hits (disk)", "lookups answered by the store on disk")         \
   X(hits_remote, count, "hits_remote", "hits (remote)", "lookups answered by the remote tier")     \
@@ -43,6 +74,7 @@ enum class Unit : unsigned char { count, bytes, ms };
   X(pch_reused, count, "pch_reused", "PCH reused", "compiles that reused a precompiled header")    \
   X(headers_changed, count, "headers_changed", "edited mid-compile",                               \
     "compiles not stored: a header changed while NVRTC compiled (the result is still returned)")   \
+  CUBBY_UNCACHED(CUBBY_UNCACHED_STAT, X)                                                           \
   X(waited_for_others, count, "waited_for_others", "served after a wait",                          \
     "lookups served by another process's compile they waited for (a compile not done twice)")      \
   X(corrupt, count, "corrupt", "corrupt entries",                                                  \
@@ -129,6 +161,52 @@ inline constexpr auto kStats = std::to_array<StatInfo>({
 });
 
 constexpr const StatInfo& stat_info(Stat stat) { return kStats[static_cast<std::size_t>(stat)]; }
+
+// Each reason a program is compiled without the store (CUBBY_UNCACHED); none: it was not.
+enum class Uncached : unsigned char {
+#define CUBBY_UNCACHED_ENUM(name, label, what) name,
+  CUBBY_UNCACHED(CUBBY_UNCACHED_ENUM)
+#undef CUBBY_UNCACHED_ENUM
+      none
+};
+
+// One CUBBY_UNCACHED line and its counter.
+struct UncachedInfo {
+  std::string_view name;
+  std::string_view label;
+  std::string_view what;
+  std::uint64_t Stats::*count;  // uncached_<name>
+};
+
+// Every reason, in CUBBY_UNCACHED order (kUncached[i] is Uncached(i)).
+inline constexpr auto kUncached = std::to_array<UncachedInfo>({
+#define CUBBY_UNCACHED_INFO(name, label, what) {#name, label, what, &Stats::uncached_##name},
+    CUBBY_UNCACHED(CUBBY_UNCACHED_INFO)
+#undef CUBBY_UNCACHED_INFO
+});
+
+// The reason's line; `reason` is not Uncached::none.
+constexpr const UncachedInfo& uncached_info(Uncached reason) {
+  return kUncached[static_cast<std::size_t>(reason)];
+}
+
+// "" for Uncached::none, else the reason's name.
+constexpr std::string_view uncached_name(Uncached reason) {
+  return reason == Uncached::none ? std::string_view() : uncached_info(reason).name;
+}
+
+// The reason named `name`; Uncached::none when no reason has that name.
+CUBBY_API Uncached uncached_by_name(std::string_view name);
+
+// What the first program of each reason was, per reason (kUncached order; "" where none was).
+using UncachedDetails = std::array<std::string, kUncached.size()>;
+
+// Keeps `detail` (e.g. "<header>: #include NAME (program k.cu)") as this process's first of
+// `reason` unless it has one already. Thread-safe.
+CUBBY_API void note_uncached_detail(Uncached reason, const std::string& detail);
+
+// This process's first detail of each reason (note_uncached_detail). Thread-safe.
+CUBBY_API UncachedDetails uncached_details();
 
 // `after - before`, counter by counter.
 CUBBY_API Stats difference(const Stats& after, const Stats& before);

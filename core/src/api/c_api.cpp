@@ -49,9 +49,10 @@ namespace {
 
 thread_local std::string last_error;
 thread_local std::string last_compile_log;
-thread_local std::string stats_json;    // storage for cubby_stats_json's answer
-thread_local std::string explain_json;  // storage for cubby_explain_json's answer
-thread_local std::string explain_text;  // storage for cubby_explain_text's answer
+thread_local std::string stats_json;      // storage for cubby_stats_json's answer
+thread_local std::string uncached_first;  // storage for cubby_uncached_first's answer
+thread_local std::string explain_json;    // storage for cubby_explain_json's answer
+thread_local std::string explain_text;    // storage for cubby_explain_text's answer
 
 // An open cache: what a cubby_cache handle names while it is open.
 struct OpenCache {
@@ -450,6 +451,17 @@ double cubby_result_elapsed_ms(const cubby_result* result) {
   return result == nullptr ? 0.0 : result->result.elapsed_ms;
 }
 
+const char* cubby_result_uncached(const cubby_result* result) {
+  if (result == nullptr) return nullptr;
+  return result->result.uncached == cubby::Uncached::none
+             ? ""
+             : cubby::uncached_info(result->result.uncached).name.data();
+}
+
+const char* cubby_result_uncached_detail(const cubby_result* result) {
+  return result == nullptr ? nullptr : result->result.uncached_detail.c_str();
+}
+
 void cubby_result_get_fields(const cubby_result* result, cubby_result_fields* fields) {
   if (result == nullptr || fields == nullptr) return;
   cubby_result_fields all{};
@@ -462,6 +474,8 @@ void cubby_result_get_fields(const cubby_result* result, cubby_result_fields* fi
   all.log = cubby_result_log(result);
   all.compile_ms = cubby_result_compile_ms(result);
   all.elapsed_ms = cubby_result_elapsed_ms(result);
+  all.uncached = cubby_result_uncached(result);
+  all.uncached_detail = cubby_result_uncached_detail(result);
   const std::size_t size = std::min(fields->size, sizeof all);
   all.size = size;
   std::memcpy(static_cast<void*>(fields), &all, size);
@@ -469,8 +483,58 @@ void cubby_result_get_fields(const cubby_result* result, cubby_result_fields* fi
 
 const char* cubby_stats_json(cubby_cache* cache) {
   return text_with_cache(cache, "cubby_stats_json", [](const Call& call) {
-    stats_json = cubby::json_text(cubby::stats_to_json(call.cache().stats()));
+    const cubby::Stats stats = call.cache().stats();
+    nlohmann::json document = cubby::stats_to_json(stats);
+    document[cubby::kUncachedFirstMember] =
+        cubby::uncached_first_to_json(stats, cubby::uncached_details());
+    stats_json = cubby::json_text(document);
     return stats_json.c_str();
+  });
+}
+
+size_t cubby_uncached_count(void) { return cubby::kUncached.size(); }
+
+// kUncached's strings are literals: NUL-terminated, living as long as the library.
+const char* cubby_uncached_name(size_t index) {
+  return index < cubby::kUncached.size() ? cubby::kUncached[index].name.data() : nullptr;
+}
+
+const char* cubby_uncached_label(size_t index) {
+  return index < cubby::kUncached.size() ? cubby::kUncached[index].label.data() : nullptr;
+}
+
+const char* cubby_uncached_what(size_t index) {
+  return index < cubby::kUncached.size() ? cubby::kUncached[index].what.data() : nullptr;
+}
+
+const char* cubby_uncached_first(const char* reason) {
+  try {
+    const cubby::Uncached found = cubby::uncached_by_name(reason == nullptr ? "" : reason);
+    if (found == cubby::Uncached::none) {
+      throw cubby::Error(cubby::Errc::invalid_argument,
+                         std::string("cubby_uncached_first: '") +
+                             (reason == nullptr ? "" : reason) +
+                             "' is no reason; pass a name cubby_uncached_name gives");
+    }
+    uncached_first = cubby::uncached_details()[static_cast<std::size_t>(found)];
+    return uncached_first.c_str();
+  } catch (...) {
+    record_current_exception();
+    return nullptr;
+  }
+}
+
+int cubby_count_uncached(cubby_cache* cache, const char* reason, const char* detail) {
+  return with_cache(cache, "cubby_count_uncached", [&](const Call& call) -> int {
+    const cubby::Uncached found = cubby::uncached_by_name(reason == nullptr ? "" : reason);
+    if (found == cubby::Uncached::none) {
+      const std::string message = std::string("cubby_count_uncached: '") +
+                                  (reason == nullptr ? "" : reason) +
+                                  "' is no reason; pass a name cubby_uncached_name gives";
+      return invalid(message.c_str());
+    }
+    call.cache().count_uncached(found, detail == nullptr ? "" : detail);
+    return CUBBY_OK;
   });
 }
 
@@ -692,7 +756,8 @@ extern "C" const char* cubby_stats_summary(const char* stats_json) {
                          "as cubby_stats_json writes it");
     }
     stats_summary.clear();
-    for (const std::string& line : cubby::summary_lines(cubby::stats_from_json(document))) {
+    for (const std::string& line : cubby::summary_lines(
+             cubby::stats_from_json(document), cubby::uncached_first_from_json(document))) {
       if (!stats_summary.empty()) stats_summary += '\n';
       stats_summary += line;
     }

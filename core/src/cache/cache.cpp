@@ -1,6 +1,7 @@
 #include "cubby/cache.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -52,16 +53,51 @@ std::vector<std::string> distinct(std::vector<std::string> names) {
   return names;
 }
 
-// Says once per process that a program is compiled without the store because of `directives`.
-void warn_unresolvable(const std::string& program, const std::vector<std::string>& directives) {
-  static std::atomic<bool> warned{false};
-  if (warned.exchange(true)) return;
+// The program's name as NVRTC calls it ("default_program" when a request clears the default).
+std::string program_of(const CompileRequest& request) {
+  return request.program_name.empty() ? "default_program" : request.program_name;
+}
+
+// Why `inputs` (of `request`, under `plan`) must not be looked up or stored, with what the
+// summaries show of it in `detail`; Uncached::none when they may. A program whose scan cannot
+// name an include, or with an option the plan cannot model, has no trustworthy key
+// (key/include_scan.hpp, HeaderScan): it is compiled without the store, never looked up or stored
+// under a partial key.
+Uncached keyless_reason(const Config& config, const CompileRequest& request,
+                        const IncludePlan& plan, const KeyInputs& inputs, std::string& detail) {
+  const std::string name = program_of(request);
+  const std::string program = " (program " + name + ")";
+  if (config.disabled) {
+    detail = "program " + name;
+    return Uncached::store_disabled;
+  }
+  // inputs.unresolvable: the scan's strings, then the plan's unmodelled options (key_inputs.hpp).
+  if (inputs.unresolvable.size() > plan.unmodelled.size()) {
+    detail = inputs.unresolvable.front() + program;
+    return Uncached::unnamed_include;
+  }
+  if (!plan.unmodelled.empty()) {
+    detail = plan.unmodelled.front() + program;
+    return Uncached::unkeyable_option;
+  }
+  return Uncached::none;
+}
+
+// Says once per process and reason that a program is compiled without the store (the reasons
+// a user did not choose).
+void warn_uncached(Uncached reason, const std::string& detail) {
+  static std::array<std::atomic<bool>, kUncached.size()> warned{};
+  if (reason != Uncached::unnamed_include && reason != Uncached::unkeyable_option) return;
+  if (warned[static_cast<std::size_t>(reason)].exchange(true)) return;
+  const char* fix = reason == Uncached::unnamed_include
+                        ? "Spell includes with literal names (#include \"file.cuh\") to cache it"
+                        : "Pass include folders and files as NVRTC options (-I, -include) "
+                          "instead of -Xcudafe to cache it";
   std::fprintf(stderr,
-               "cubby: %s reads headers the cache cannot name (%s: an include or "
-               "__has_include through a macro, or a -Xcudafe option it cannot model), so this "
-               "program is compiled without the cache. Spell includes with literal names "
-               "(#include \"file.cuh\") to cache it (this warning is shown once)\n",
-               program.c_str(), directives.front().c_str());
+               "cubby: a program is compiled without the store: %s (%s); it is counted in "
+               "uncached_%s. %s (this warning is shown once)\n",
+               std::string(uncached_info(reason).label).c_str(), detail.c_str(),
+               std::string(uncached_info(reason).name).c_str(), fix);
 }
 
 // Says once per process that a compile's result was not stored because a header changed.
@@ -196,6 +232,15 @@ Stats Cache::stats() const {
 void Cache::count(const std::function<void(Stats&)>& update) {
   counters_->update(update);
   local_->flush(false);  // at most every few seconds: no extra syscall on the hit path
+}
+
+void Cache::count_uncached(Uncached reason, const std::string& detail) {
+  if (reason == Uncached::none) return;
+  note_uncached_detail(reason, detail);
+  count([reason](Stats& s) {
+    ++s.programs;
+    ++(s.*uncached_info(reason).count);
+  });
 }
 
 void Cache::count_hit(const Entry& entry, Source tier) {
@@ -458,10 +503,14 @@ CacheResult Cache::compile(const CompileRequest& request) {
   const KeyInputs inputs = key_inputs_for(resolved, plan, resolved.arch, nvrtc, config_.base_dir);
   CacheResult result;
   result.key = derive_key(inputs);
-  // A program with an include the scan cannot name has no trustworthy key
-  // (key/include_scan.hpp, HeaderScan): it is compiled without the store, never looked up or
-  // stored under a partial key.
-  const bool use_store = !config_.disabled && inputs.unresolvable.empty();
+  result.uncached = keyless_reason(config_, request, plan, inputs, result.uncached_detail);
+  const bool use_store = result.uncached == Uncached::none;
+  if (use_store) {
+    counters_->update([](Stats& s) { ++s.programs; });  // count() of the outcome flushes
+  } else {
+    count_uncached(result.uncached, result.uncached_detail);
+    warn_uncached(result.uncached, result.uncached_detail);
+  }
   const auto done = [&](Found found) {
     if (found.tier != Source::compiled) count_hit(*found.entry, found.tier);
     if (recorder_ && use_store) recorder_->add(result.key, request, inputs);
@@ -472,7 +521,6 @@ CacheResult Cache::compile(const CompileRequest& request) {
     return result;
   };
 
-  if (!config_.disabled && !use_store) warn_unresolvable(request.program_name, inputs.unresolvable);
   if (use_store) {
     if (auto entry = memory_->get(result.key)) return done({std::move(entry), Source::memory});
   }
@@ -487,6 +535,12 @@ CacheResult Cache::compile(const CompileRequest& request) {
   if (use_store && !headers_changed) {
     store(result.key, *entry, true);
     memory_->put(result.key, entry);
+  }
+  if (use_store && config_.read_only) {  // looked up, but a miss is not stored
+    result.uncached = Uncached::read_only;
+    result.uncached_detail = "program " + program_of(request);
+    note_uncached_detail(result.uncached, result.uncached_detail);
+    count([](Stats& s) { ++s.uncached_read_only; });
   }
   return done({std::move(entry), Source::compiled});
 }

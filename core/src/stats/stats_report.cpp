@@ -49,6 +49,30 @@ Stats stats_from_json(const nlohmann::json& document) {
   return stats;
 }
 
+nlohmann::json uncached_first_to_json(const Stats& stats, const UncachedDetails& first) {
+  nlohmann::json out = nlohmann::json::object();
+  for (std::size_t i = 0; i < kUncached.size(); ++i) {
+    if (stats.*kUncached[i].count != 0 && !first[i].empty()) {
+      out[std::string(kUncached[i].name)] = first[i];
+    }
+  }
+  return out;
+}
+
+UncachedDetails uncached_first_from_json(const nlohmann::json& document) {
+  UncachedDetails first;
+  if (!document.is_object()) return first;
+  const auto found = document.find(kUncachedFirstMember);
+  if (found == document.end() || !found->is_object()) return first;
+  for (const auto& [name, detail] : found->items()) {
+    const Uncached reason = uncached_by_name(name);
+    if (reason != Uncached::none && detail.is_string()) {
+      first[static_cast<std::size_t>(reason)] = detail.get<std::string>();
+    }
+  }
+  return first;
+}
+
 void report_stats_to_file(const Stats& stats) noexcept {
   const char* path = std::getenv("CUBBY_STATS_FILE");
   if (path == nullptr || *path == '\0') return;
@@ -56,6 +80,7 @@ void report_stats_to_file(const Stats& stats) noexcept {
   try {
     nlohmann::json line = stats_to_json(stats);
     line["pid"] = static_cast<long long>(::getpid());
+    line[kUncachedFirstMember] = uncached_first_to_json(stats, uncached_details());
     const std::string text = json_text(line) + "\n";
     const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0664);
     if (fd < 0) return;

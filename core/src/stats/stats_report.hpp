@@ -24,9 +24,21 @@ nlohmann::json stats_to_json(const Stats& stats);
 // (Errc::invalid_argument) when `document` is not an object.
 Stats stats_from_json(const nlohmann::json& document);
 
-// When CUBBY_STATS_FILE names a file, appends `stats_to_json(stats)` plus "pid" as one line with a
-// single O_APPEND write (lines of concurrent processes never interleave), creating the file if
-// needed. Does nothing when the variable is unset or empty or when no counter is set. Never
+// The member of a process's JSON (cubby_stats_json, CUBBY_STATS_FILE lines) that holds the first
+// program of each reason counted: {"<reason>": "<detail>", ...} (CUBBY_UNCACHED names).
+inline constexpr const char* kUncachedFirstMember = "uncached_first";
+
+// `first` as that member's object: the reasons counted in `stats` with a detail.
+nlohmann::json uncached_first_to_json(const Stats& stats, const UncachedDetails& first);
+
+// The details of `document`'s kUncachedFirstMember (a JSON object as above; anything else, and
+// members that are not reasons or not strings, are ignored).
+UncachedDetails uncached_first_from_json(const nlohmann::json& document);
+
+// When CUBBY_STATS_FILE names a file, appends `stats_to_json(stats)` plus "pid" and
+// kUncachedFirstMember (the reasons counted in `stats`, this process's uncached_details()) as one
+// line with a single O_APPEND write (lines of concurrent processes never interleave), creating the
+// file if needed. Does nothing when the variable is unset or empty or when no counter is set. Never
 // throws; a file that cannot be written is skipped silently (stats are advisory).
 void report_stats_to_file(const Stats& stats) noexcept;
 

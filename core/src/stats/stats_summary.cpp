@@ -1,5 +1,6 @@
 #include "cubby/stats_summary.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -28,7 +29,24 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 }  // namespace
 
-std::vector<std::string> summary_lines(const Stats& stats) {
+std::vector<std::string> uncached_lines(const Stats& stats, const UncachedDetails& first) {
+  std::vector<std::string> lines;
+  std::uint64_t uncached = 0;
+  for (const UncachedInfo& reason : kUncached) uncached += stats.*reason.count;
+  // Counters persisted before `programs` existed may lack it: never "3 of 0".
+  const std::uint64_t programs = std::max(stats.programs, uncached);
+  for (std::size_t i = 0; i < kUncached.size(); ++i) {
+    const std::uint64_t count = stats.*kUncached[i].count;
+    if (count == 0) continue;
+    std::string line = std::to_string(count) + " of " + std::to_string(programs) +
+                       " programs compiled without the store: " + std::string(kUncached[i].label);
+    if (!first[i].empty()) line += ", first " + first[i];
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+std::vector<std::string> summary_lines(const Stats& stats, const UncachedDetails& first) {
   std::vector<std::string> lines;
   const std::uint64_t hits = stats.hits_memory + stats.hits_disk + stats.hits_remote;
   lines.push_back("hits: " + std::to_string(hits) + " (memory " +
@@ -37,6 +55,7 @@ std::vector<std::string> summary_lines(const Stats& stats) {
                   std::to_string(stats.misses) + ", compiles: " + std::to_string(stats.compiles) +
                   " (" + printed("%.2f", stats.compile_ms / 1000.0) + " s), compile time saved: " +
                   printed("%.2f", stats.compile_ms_saved / 1000.0) + " s");
+  for (const std::string& line : uncached_lines(stats, first)) lines.push_back(line);
   if (stats.waited_for_others != 0) {
     lines.push_back("duplicate compiles avoided: " + std::to_string(stats.waited_for_others) +
                     " (lookups that waited for another process compiling the same kernel and got "

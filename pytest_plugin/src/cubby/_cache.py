@@ -57,6 +57,11 @@ class CompileResult:
     log: str = ""  # NVRTC's compile log (warnings)
     compile_ms: float = 0.0  # what the original compile cost
     elapsed_ms: float = 0.0  # this call
+    # Why it was compiled without the store ("" when it was not: a hit, or a compile stored): a
+    # reason of libcubby's table (uncached_reasons()), and what of this program (the directive the
+    # header scan cannot name, the option the key cannot cover, or the program).
+    uncached: str = ""
+    uncached_detail: str = ""
     extra: dict = field(default_factory=dict, compare=False, repr=False)
 
     def lowered_name(self, name_expression: str) -> str:
@@ -137,7 +142,8 @@ class _ResultFields(ctypes.Structure):
                 ("tier", ctypes.c_char_p), ("payload_kind", ctypes.c_char_p),
                 ("payload", ctypes.c_void_p), ("payload_size", ctypes.c_size_t),
                 ("name_count", ctypes.c_size_t), ("log", ctypes.c_char_p),
-                ("compile_ms", ctypes.c_double), ("elapsed_ms", ctypes.c_double)]
+                ("compile_ms", ctypes.c_double), ("elapsed_ms", ctypes.c_double),
+                ("uncached", ctypes.c_char_p), ("uncached_detail", ctypes.c_char_p)]
 
 
 class _Call:
@@ -309,6 +315,8 @@ class Cache:
                 log=_text(fields.log),
                 compile_ms=fields.compile_ms,
                 elapsed_ms=fields.elapsed_ms,
+                uncached=_text(fields.uncached),
+                uncached_detail=_text(fields.uncached_detail),
             )
         finally:
             lib.cubby_result_free(handle)
@@ -380,6 +388,15 @@ class Cache:
             raise Error(_text(self._lib.cubby_last_error()))
         return json.loads(text)
 
+    def count_uncached(self, reason: str, detail: str = "") -> None:
+        """Counts a program compiled without asking compile() (e.g. CuPy's own compile) under
+        ``reason`` (a name of uncached_reasons(), e.g. "compiled_elsewhere"): in the counters
+        "programs" and "uncached_<reason>", with ``detail`` kept as this process's first of the
+        reason when it is. Raises Error for a name that is no reason."""
+        text = _c_string(detail, "detail")
+        with self._call() as handle:
+            _check(self._lib.cubby_count_uncached(handle, _c_string(reason, "reason"), text))
+
     def recent_stats(self) -> Dict[str, float]:
         """stats() as last read, read again only when this handle was called since: for per-test
         figures (a counter moved by libcubby's own threads, such as a back-fill, shows at the next
@@ -436,6 +453,15 @@ def summary_lines(counters: Dict[str, float]) -> List[str]:
     if text is None:
         raise Error(_text(lib.cubby_last_error()))
     return _text(text).split("\n")
+
+
+def uncached_reasons() -> Dict[str, str]:
+    """Why a program is compiled without the store: each reason of libcubby's table
+    (cubby/stats.hpp, CUBBY_UNCACHED) by name, with its label; its counter is "uncached_<name>"
+    and a process's first such program is in the "uncached_first" member of its stats."""
+    lib = _library.lib()
+    return {_text(lib.cubby_uncached_name(i)): _text(lib.cubby_uncached_label(i))
+            for i in range(lib.cubby_uncached_count())}
 
 
 def live_caches() -> List[Cache]:

@@ -6,8 +6,18 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from . import cupy_adapter
+from . import _cache, cupy_adapter
 from ._errors import Error
+
+
+def _summary_reasons(line: dict) -> str:
+    """The "N of M programs compiled without the store: <reason>, first ..." lines of a stats
+    line (libcubby's wording), joined by "; "; "" when it compiled none without the store."""
+    try:
+        lines = _cache.summary_lines(line)
+    except Error:
+        return ""
+    return "; ".join(text for text in lines if "compiled without the store" in text)
 
 
 class RequireWarm:
@@ -21,6 +31,11 @@ class RequireWarm:
     def on_compile(self, cache, result, request) -> None:
         if result.hit:
             return
+        if result.uncached:  # no run can make it warm: the reason, not the key, is the finding
+            label = _cache.uncached_reasons().get(result.uncached, result.uncached)
+            self.cold.append(f"compiled {result.key} without the store: {label}, "
+                             f"{result.uncached_detail} (counted in uncached_{result.uncached})")
+            return
         try:  # the one key-dump layout of `cubby compile --explain` (cubby_explain_text)
             dump = cache.explain_text(request.source, request.name_expressions, request.options,
                                       request.arch, request.program_name)
@@ -29,6 +44,11 @@ class RequireWarm:
         self.cold.append(f"compiled {result.key} (store {cache.dir}); compare with that run's "
                          f"`cubby compile --explain`:\n{dump.rstrip()}")
 
+    def on_cupy_own(self, reason: str, name: str) -> None:
+        label = _cache.uncached_reasons().get("compiled_elsewhere", "compiled_elsewhere")
+        self.cold.append(f"CuPy compiled {name!r} without the store: {label} ({reason}; counted "
+                         "in uncached_compiled_elsewhere)")
+
     def on_cupy_save(self, name: str) -> None:
         self.cold.append(f"CuPy compiled {name!r} (cubby namespace "
                          f"'{cupy_adapter.NAMESPACE}' had no entry for it)")
@@ -36,8 +56,11 @@ class RequireWarm:
     def saw_stats_line(self, line: dict) -> None:
         """A CUBBY_STATS_FILE line: another process (started by the test) that compiled counts."""
         if line.get("compiles", 0) and line.get("pid") != os.getpid():
+            why = _summary_reasons(line)
             self.children.append(f"process {line.get('pid')} (started by this test) compiled "
-                             f"{line['compiles']} kernel(s); run it with `cubby compile --explain` "
+                             f"{line['compiles']} kernel(s)"
+                             + (f" ({why})" if why else "")
+                             + "; run it with `cubby compile --explain` "
                              "or CUBBY_DIR set to see their key fields")
 
     def failure(self, when: str) -> Optional[str]:

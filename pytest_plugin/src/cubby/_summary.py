@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from . import _cache
 from ._errors import Error
@@ -20,11 +20,21 @@ from ._errors import Error
 # Fields of a stats line (a CUBBY_STATS_FILE line, Cache.stats(), the CuPy backend's counters)
 # that are not counters: every other number is summed.
 _NOT_COUNTERS = ("pid",)
+# The member of a stats line that holds, per reason a program was compiled without the store, the
+# first such program of its process ({reason: detail}; cubby_stats_json): the first seen is kept.
+UNCACHED_FIRST = "uncached_first"
 
 
-def add_counters(total: Dict[str, float], part: Dict[str, float]) -> None:
-    """``total += part``, number by number (``pid`` and anything not a number left out)."""
+def add_counters(total: Dict[str, Any], part: Dict[str, Any]) -> None:
+    """``total += part``, number by number (``pid`` and anything not a number left out); of
+    ``uncached_first``, the first detail of each reason is kept."""
     for name, value in part.items():
+        if name == UNCACHED_FIRST and isinstance(value, dict):
+            first = dict(total.get(UNCACHED_FIRST, {}))  # a copy: `total` may share it
+            for reason, detail in value.items():
+                first.setdefault(reason, detail)
+            total[UNCACHED_FIRST] = first
+            continue
         if name in _NOT_COUNTERS or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         total[name] = total.get(name, 0) + value
@@ -105,23 +115,27 @@ def write_section(write: Callable[[str], None], totals: Dict[str, float], sectio
     _write_cupy_line(write, totals, section)
 
 
-def _write_cupy_line(write: Callable[[str], None], t: Dict[str, float], section: Section) -> None:
-    """The section's one CuPy line: how CuPy's compiles went (through cubby, CuPy's own way by
-    reason, or the blob path's loads)."""
+def _write_cupy_line(write: Callable[[str], None], t: Dict[str, Any], section: Section) -> None:
+    """The section's one CuPy line: how CuPy's programs went (served by the store, compiled into
+    it, compiled without it: by cubby without a key, or CuPy's own way by reason), or the blob
+    path's loads."""
     blob = t.get("cupy_hits", 0) or t.get("cupy_misses", 0) or t.get("cupy_saves", 0)
     own = {name[len("cupy_own:"):]: int(value) for name, value in sorted(t.items())
            if name.startswith("cupy_own:") and value}
-    via = int(t.get("cupy_via_cubby", 0))
+    served, compiled = int(t.get("cupy_served", 0)), int(t.get("cupy_compiled", 0))
+    without = int(t.get("cupy_uncached", 0)) + sum(own.values())
+    programs = served + compiled + without
     note = section.cupy_note
-    if not section.cupy_installed and (blob or via or own) and section.workers:
+    if not section.cupy_installed and (blob or programs) and section.workers:
         note = "installed in the xdist workers"  # the workers imported CuPy, not this one
     if not note:
         return
     detail = ""
-    if via or own:
-        detail = f"; {via} program(s) through cubby"
+    if programs:
+        detail = (f"; {programs} program(s): {served} served by the store, {compiled} compiled "
+                  f"into it, {without} compiled without it")
         if own:
-            detail += (f", {sum(own.values())} CuPy's own way ("
+            detail += (" (CuPy's own way: "
                        + ", ".join(f"{reason} {count}" for reason, count in own.items()) + ")")
     elif blob:
         detail = (f"; loads hit {int(t.get('cupy_hits', 0))}, missed "

@@ -22,7 +22,8 @@ CuPy's own kernel cache is switched to a pass-through backend (every ``load`` mi
 stores nothing), so a kernel whose headers changed is never served from it: CuPy's cache names
 hash the source and options but not the headers a source includes.
 
-Compiles that go CuPy's own way, counted by reason and said once in the plugin's summary:
+Compiles that go CuPy's own way, counted by reason in the plugin's summary (and in the Cache as
+programs compiled without the store, reason ``compiled_elsewhere``):
 jitify-mode programs (they carry jitify's preprocessed headers), a payload kind cubby does not
 produce, options without exactly one architecture, a request cubby rejects (an option it cannot
 key), and a CuPy whose NVRTC is not cubby's (NVRTC versions differ: set CUBBY_NVRTC_LIBRARY to
@@ -66,6 +67,8 @@ ABSENT_PROGRAM_DIR = "/dev/null/cupy"
 
 # Called as observer(name) after every save() of the blob path (a compile CuPy did): require-warm.
 _save_observers: List[Callable[[str], None]] = []
+# Called as observer(reason, name) for every compile that goes CuPy's own way: require-warm.
+_own_observers: List[Callable[[str, str], None]] = []
 
 
 class CubbyKernelCacheBackend:
@@ -130,25 +133,45 @@ class PassThroughBackend:
 
 
 class CompileRouter:
-    """What went through cubby and what went CuPy's own way (by reason). Thread-safe."""
+    """How CuPy's programs went: through cubby (served by the store, compiled into it, or compiled
+    by cubby without it: CompileResult.uncached) or CuPy's own way (by reason; also counted in the
+    Cache as compiled_elsewhere, so `cubby stats` and the summary's "compiled without the store"
+    lines include them). Thread-safe."""
 
     def __init__(self, cache: Cache) -> None:
         self.cache = cache
         self._lock = threading.Lock()
-        self.through_cubby = 0
+        self.served = 0  # hits
+        self.compiled = 0  # compiled and stored (or failed to compile)
+        self.uncached = 0  # compiled by cubby without the store
         self.own: Dict[str, int] = {}
 
-    def count_own(self, reason: str) -> None:
+    def count_own(self, reason: str, name: str) -> None:
         with self._lock:
             self.own[reason] = self.own.get(reason, 0) + 1
+        try:
+            self.cache.count_uncached("compiled_elsewhere",
+                                      f"CuPy's own way: {reason} (program {name})")
+        except Error:  # counting must never fail CuPy's compile
+            pass
+        for observer in list(_own_observers):
+            observer(reason, name)
 
-    def count_cubby(self) -> None:
+    def count_cubby(self, result=None) -> None:
+        """A program through cubby: ``result`` its CompileResult (None: NVRTC rejected it)."""
         with self._lock:
-            self.through_cubby += 1
+            if result is not None and result.hit:
+                self.served += 1
+            elif result is not None and result.uncached:
+                self.uncached += 1
+            else:
+                self.compiled += 1
 
     def counters(self) -> Dict[str, float]:
         with self._lock:
-            counters: Dict[str, float] = {"cupy_via_cubby": self.through_cubby}
+            counters: Dict[str, float] = {"cupy_served": self.served,
+                                          "cupy_compiled": self.compiled,
+                                          "cupy_uncached": self.uncached}
             for reason, count in self.own.items():
                 counters[f"cupy_own:{reason}"] = count
             return counters
@@ -221,14 +244,14 @@ def make_program_class(base: type, router: CompileRouter, compiler) -> type:
             self.method = method
 
         def _own(self, reason: str, options, log_stream):
-            router.count_own(reason)
+            router.count_own(reason, getattr(self, "name", ""))
             if self.ptr is None:  # created as cubby's: CuPy's program now
                 super().__init__(self.src, self.name, (), (), self.name_expressions, self.method)
             return super().compile(options, log_stream)
 
         def compile(self, options=(), log_stream=None):
             if self._cubby_own:
-                router.count_own(self._cubby_own)
+                router.count_own(self._cubby_own, getattr(self, "name", ""))
                 return super().compile(options, log_stream)
             kind, prefix = METHODS[self.method]
             rest, arch = split_arch(options)
@@ -246,7 +269,7 @@ def make_program_class(base: type, router: CompileRouter, compiler) -> type:
                 return self._own("rejected by cubby", options, log_stream)
             if result.payload_kind != kind:
                 return self._own(f"payload {result.payload_kind}", options, log_stream)
-            router.count_cubby()
+            router.count_cubby(result)
             if log_stream is not None:
                 log_stream.write(result.log)
             mapping = {name: result.lowered_names[name] for name in names} if names else None

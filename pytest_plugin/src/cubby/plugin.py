@@ -34,7 +34,7 @@ from ._errors import Error
 from ._prefetch import Prefetch
 from ._require_warm import RequireWarm
 from ._settings import Settings, add_options, resolve
-from ._summary import Section, StatsFile, add_counters, write_section
+from ._summary import UNCACHED_FIRST, Section, StatsFile, add_counters, write_section
 
 FIXTURE = "cubby_cache"  # the session fixture; a test that uses it activates the plugin
 
@@ -117,6 +117,7 @@ class CubbyPlugin:
         if self.require_warm is not None:
             _cache._compile_observers.append(self.require_warm.on_compile)
             cupy_adapter._save_observers.append(self.require_warm.on_cupy_save)
+            cupy_adapter._own_observers.append(self.require_warm.on_cupy_own)
         try:
             if self.settings.values["clear"] and not self.worker:
                 with _cache.Cache() as cache:
@@ -181,6 +182,8 @@ class CubbyPlugin:
                 _cache._compile_observers.remove(self.require_warm.on_compile)
             if self.require_warm.on_cupy_save in cupy_adapter._save_observers:
                 cupy_adapter._save_observers.remove(self.require_warm.on_cupy_save)
+            if self.require_warm.on_cupy_own in cupy_adapter._own_observers:
+                cupy_adapter._own_observers.remove(self.require_warm.on_cupy_own)
         if self.cupy is not None:
             self.cupy.uninstall()
             self.cupy = None
@@ -228,6 +231,7 @@ class CubbyPlugin:
         counter that moved; nothing for a test that did not use cubby."""
         now = self.local_totals(exact=False)
         now.pop("processes", None)
+        now.pop(UNCACHED_FIRST, None)  # details, not counters
         moved = {name: value - self.test_start.get(name, 0) for name, value in now.items()}
         moved = {name: value for name, value in sorted(moved.items()) if value}
         if not moved:

@@ -254,25 +254,47 @@ TEST_F(CApiTest, ColdThenWarmThenOtherHandle) {
 TEST_F(CApiTest, StatsJsonHasEveryField) {
   const nlohmann::json json = stats(cache_);
   ASSERT_TRUE(json.is_object());
-  for (const char* field : {"hits_memory",       "hits_disk",
-                            "hits_remote",       "misses",
-                            "compiles",          "compile_failures",
-                            "pch_created",       "pch_reused",
-                            "waited_for_others", "corrupt",
-                            "failed_writes",     "bytes_read",
-                            "bytes_written",     "compile_ms",
-                            "compile_ms_saved",  "remote_misses",
-                            "remote_errors",     "remote_timeouts",
-                            "remote_skipped",    "remote_rejected",
-                            "remote_bytes_read", "remote_bytes_written",
-                            "remote_writes",     "remote_writes_dropped",
-                            "remote_read_ahead", "remote_read_ahead_taken",
-                            "remote_ms",         "headers_changed"}) {
+  for (const char* field : {"hits_memory",
+                            "hits_disk",
+                            "hits_remote",
+                            "misses",
+                            "compiles",
+                            "compile_failures",
+                            "pch_created",
+                            "pch_reused",
+                            "waited_for_others",
+                            "corrupt",
+                            "failed_writes",
+                            "bytes_read",
+                            "bytes_written",
+                            "compile_ms",
+                            "compile_ms_saved",
+                            "remote_misses",
+                            "remote_errors",
+                            "remote_timeouts",
+                            "remote_skipped",
+                            "remote_rejected",
+                            "remote_bytes_read",
+                            "remote_bytes_written",
+                            "remote_writes",
+                            "remote_writes_dropped",
+                            "remote_read_ahead",
+                            "remote_read_ahead_taken",
+                            "remote_ms",
+                            "headers_changed",
+                            "programs",
+                            "uncached_unnamed_include",
+                            "uncached_unkeyable_option",
+                            "uncached_store_disabled",
+                            "uncached_read_only",
+                            "uncached_compiled_elsewhere"}) {
     ASSERT_TRUE(json.contains(field)) << field;
     EXPECT_TRUE(json[field].is_number()) << field;
     EXPECT_EQ(json[field].get<double>(), 0.0) << field;
   }
-  EXPECT_EQ(json.size(), 28u);
+  // The first program of each reason counted (none here).
+  EXPECT_EQ(json.at("uncached_first"), nlohmann::json::object());
+  EXPECT_EQ(json.size(), 35u);
 }
 
 TEST_F(CApiTest, KeyEqualsResultKeyWithoutCompiling) {

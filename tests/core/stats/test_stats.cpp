@@ -156,10 +156,68 @@ TEST(StatsTable, CApiJsonHasEveryCounter) {
   ASSERT_NE(text, nullptr) << cubby_last_error();
   const nlohmann::json json = nlohmann::json::parse(text);
   cubby_close(cache);
-  EXPECT_EQ(json.size(), kStats.size());
+  EXPECT_EQ(json.size(), kStats.size() + 1);  // and the first program of each reason counted
+  EXPECT_EQ(json.at(cubby::kUncachedFirstMember), nlohmann::json::object());
   for (const StatInfo& stat : kStats) {
     EXPECT_EQ(json.value(std::string(stat.name), -1.0), 0.0) << stat.name;
   }
+}
+
+// The reasons a program is compiled without the store (CUBBY_UNCACHED): each has its counter
+// line uncached_<name> (persisted under that name, shown in `cubby stats`), its enum value, its
+// name through uncached_by_name, and the same line in the C API's table.
+TEST(StatsTable, EveryUncachedReasonHasItsCounterLine) {
+  ASSERT_EQ(cubby_uncached_count(), cubby::kUncached.size());
+  for (std::size_t i = 0; i < cubby::kUncached.size(); ++i) {
+    const cubby::UncachedInfo& reason = cubby::kUncached[i];
+    SCOPED_TRACE(std::string(reason.name));
+    EXPECT_TRUE(is_counter_name(reason.name));
+    EXPECT_FALSE(reason.label.empty());
+    EXPECT_FALSE(reason.what.empty());
+    const auto uncached = static_cast<cubby::Uncached>(i);
+    EXPECT_EQ(&cubby::uncached_info(uncached), &reason);
+    EXPECT_EQ(cubby::uncached_by_name(reason.name), uncached);
+    EXPECT_EQ(cubby::uncached_name(uncached), reason.name);
+    const std::string counter = "uncached_" + std::string(reason.name);
+    std::size_t lines = 0;
+    for (const StatInfo& stat : kStats) {
+      if (stat.name != counter) continue;
+      ++lines;
+      EXPECT_EQ(stat.count, reason.count);
+      EXPECT_EQ(stat.persisted, counter);
+      EXPECT_FALSE(stat.label.empty());
+      EXPECT_EQ(stat.what, reason.what);
+    }
+    EXPECT_EQ(lines, 1u);
+    EXPECT_STREQ(cubby_uncached_name(i), std::string(reason.name).c_str());
+    EXPECT_STREQ(cubby_uncached_label(i), std::string(reason.label).c_str());
+  }
+  EXPECT_EQ(cubby::uncached_by_name("no_such_reason"), cubby::Uncached::none);
+  EXPECT_EQ(cubby::uncached_name(cubby::Uncached::none), "");
+}
+
+// The first detail of each reason: the process keeps the first it is told, and the JSON of a
+// process (CUBBY_STATS_FILE, cubby_stats_json) carries those of the reasons counted, back and
+// forth.
+TEST(StatsTable, TheFirstDetailOfEachReasonIsKeptAndRoundTripsThroughJson) {
+  cubby::note_uncached_detail(cubby::Uncached::compiled_elsewhere, "first");
+  cubby::note_uncached_detail(cubby::Uncached::compiled_elsewhere, "second");
+  cubby::note_uncached_detail(cubby::Uncached::none, "nothing");
+  const cubby::UncachedDetails details = cubby::uncached_details();
+  const auto at = [](cubby::Uncached reason) { return static_cast<std::size_t>(reason); };
+  EXPECT_EQ(details[at(cubby::Uncached::compiled_elsewhere)], "first");
+
+  Stats counted;
+  counted.uncached_compiled_elsewhere = 1;
+  const nlohmann::json json = cubby::uncached_first_to_json(counted, details);
+  EXPECT_EQ(json, nlohmann::json({{"compiled_elsewhere", "first"}}));
+  EXPECT_EQ(cubby::uncached_first_to_json(Stats{}, details), nlohmann::json::object());
+  const cubby::UncachedDetails back = cubby::uncached_first_from_json(
+      {{cubby::kUncachedFirstMember,
+        {{"compiled_elsewhere", "first"}, {"bogus", "x"}, {"read_only", 3}}}});
+  EXPECT_EQ(back[at(cubby::Uncached::compiled_elsewhere)], "first");
+  EXPECT_EQ(back[at(cubby::Uncached::read_only)], "");
+  EXPECT_EQ(cubby::uncached_first_from_json(nlohmann::json::array())[0], "");
 }
 
 // What a process persists: every counter with a persisted name, under it (times in integer

@@ -55,6 +55,26 @@ TEST(StatsReport, AppendsOneLinePerReportWithThePid) {
   EXPECT_EQ(lines[1]["pid"], static_cast<long long>(::getpid()));
 }
 
+// A line carries the process's first detail of each reason it counts, so that the pytest summary
+// can name the first program compiled without the store by any process of the session.
+TEST(StatsReport, ALineCarriesTheFirstDetailOfTheReasonsItCounts) {
+  TempDir dir("stats-report");
+  const auto file = dir / "stats.jsonl";
+  ScopedEnv env("CUBBY_STATS_FILE", file.string());
+  cubby::note_uncached_detail(cubby::Uncached::read_only, "program r.cu");
+  cubby::Stats stats;
+  stats.uncached_read_only = 1;
+  cubby::report_stats_to_file(stats);
+  stats = cubby::Stats{};
+  stats.compiles = 1;
+  cubby::report_stats_to_file(stats);
+  const auto lines = lines_of(file);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["uncached_read_only"], 1);
+  EXPECT_EQ(lines[0]["uncached_first"], nlohmann::json({{"read_only", "program r.cu"}}));
+  EXPECT_EQ(lines[1]["uncached_first"], nlohmann::json::object());  // not counted in this line
+}
+
 TEST(StatsReport, WritesNothingWhenUnsetOrWhenNothingWasCounted) {
   TempDir dir("stats-report");
   const auto file = dir / "stats.jsonl";

@@ -42,6 +42,29 @@ TEST(SummaryLines, CountsHitsByTierCompilesTimesDuplicatesAndProblems) {
                    "problems: failed writes 2, compile failures 1"}));
 }
 
+// One line per reason a program was compiled without the store, after the first line, in table
+// order, each "N of M programs ...: <label>[, first <detail>]".
+TEST(SummaryLines, ProgramsCompiledWithoutTheStoreAreOneLinePerReasonWithTheFirstDetail) {
+  Stats stats;
+  stats.programs = 9;
+  stats.compiles = 4;
+  stats.uncached_unnamed_include = 3;
+  stats.uncached_read_only = 1;
+  UncachedDetails first;
+  first[static_cast<std::size_t>(Uncached::unnamed_include)] = "/h/a.h: #include H (program k.cu)";
+  const Lines lines = summary_lines(stats, first);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1],
+            "3 of 9 programs compiled without the store: an include the header scan cannot name, "
+            "first /h/a.h: #include H (program k.cu)");
+  EXPECT_EQ(lines[2],
+            "1 of 9 programs compiled without the store: a miss in a read-only store (compiled, "
+            "not stored)");
+  // Counters persisted before `programs` was counted: never "3 of 0".
+  stats.programs = 0;
+  EXPECT_EQ(uncached_lines(stats).front().substr(0, 7), "3 of 4 ");
+}
+
 TEST(SummaryLines, TheRemoteLineHasCountsOnlyAndItsReasons) {
   Stats stats;
   stats.hits_remote = 2;

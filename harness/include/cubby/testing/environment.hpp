@@ -35,9 +35,11 @@ class Environment : public ::testing::Environment {
 
 // The one-line summary of `stats` and `time` (what Environment prints): the lines of
 // cubby::summary_lines (cubby/stats_summary.hpp: the wording the pytest plugin and `cubby stats`
-// share) joined by "; ", then the time the hits' lookups took (time.hit_ms, when time.hits is not
-// 0) and the store, e.g. "[cubby] hits: 24 (memory 0, disk 24, remote 0), misses: 0, compiles: 0
-// (0.00 s), compile time saved: 31.20 s; hit lookups: 3.2 ms; store /tmp/s".
+// share; with this process's first program of each reason one was compiled without the store:
+// "2 of 9 programs compiled without the store: <reason>, first <detail>") joined by "; ", then the
+// time the hits' lookups took (time.hit_ms, when time.hits is not 0) and the store, e.g. "[cubby]
+// hits: 24 (memory 0, disk 24, remote 0), misses: 0, compiles: 0 (0.00 s), compile time
+// saved: 31.20 s; hit lookups: 3.2 ms; store /tmp/s".
 std::string summary_line(const Stats& stats, const LookupTime& time, const std::string& store);
 
 // `after - before`, field by field (cubby/cache.hpp).

@@ -8,7 +8,8 @@
 //   calls that compiled)
 // and the same per test suite (compiles in SetUpTestSuite included) on the <testsuite> element.
 // With require_warm, a test during which the cache compiled fails (if `compile()` has not
-// already failed it with the key's fields).
+// already failed it with the key's fields, or with the reason it compiled without the store);
+// the failure names the reasons of the programs it compiled without the store.
 #pragma once
 
 #include <gtest/gtest.h>

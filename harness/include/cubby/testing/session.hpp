@@ -24,7 +24,8 @@ Cache& cache();
 
 // cache().compile(request); on a compile (a miss) with require_warm set, adds a non-fatal failure
 // to the running test (or test suite) naming the program and listing every key field, so that an
-// unstable key (a timestamp in the source, an unordered option list) shows up in CI.
+// unstable key (a timestamp in the source, an unordered option list) shows up in CI; a program
+// compiled without the store fails with its reason and detail instead (CacheResult::uncached).
 // Throws cubby::Error as Cache::compile does.
 CacheResult compile(const CompileRequest& request);
 
