@@ -16,10 +16,12 @@ namespace {
 std::uint64_t parse_age(const std::string& text) {
   constexpr const char* kForms = "give a number and its unit: 7d (days), 12h, 30m or 90s";
   auto age = parse_duration_s(text);
-  if (!age) fail_with(kExitUsage, "the age \"" + text + "\" is not valid: " + age.error().message + "; " + kForms);
+  if (!age)
+    fail_with(kExitUsage,
+              "the age \"" + text + "\" is not valid: " + age.error().message + "; " + kForms);
   if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.back())) != 0) {
-    fail_with(kExitUsage, "the age \"" + text + "\" has no unit (ccache refuses it too); " +
-                              kForms);
+    fail_with(kExitUsage,
+              "the age \"" + text + "\" has no unit (ccache refuses it too); " + kForms);
   }
   return *age;
 }
@@ -55,26 +57,24 @@ int run_gc(const Common& common, const GcArgs& args) {
   auto report = store.collect_garbage(options);
   if (!report) fail_with(kExitFailed, report.error().message);
   if (common.json) {
-    print_json(
-        {{"dir", config.dir.string()},
-         {"max_size", json_max_size(options.max_size)},
-         {"configured_max_size", json_max_size(config.max_size)},
-         {"older_than_s",
-          age ? json(*age) : json(nullptr)},
-         {"aged_out", aged.entries},
-         {"aged_out_bytes", aged.bytes},
-         {"entries_before", report->entries_before},
-         {"bytes_before", report->bytes_before},
-         {"evicted", report->evicted},
-         {"evicted_bytes", report->evicted_bytes},
-         {"entries", report->entries},
-         {"bytes", report->bytes},
-         {"temp_removed", report->temp_removed},
-         {"locks_removed", report->locks_removed},
-         {"non_regular_removed", report->non_regular_removed},
-         {"pch_dirs_removed", report->pch_dirs_removed},
-         {"pch_bytes_removed", report->pch_bytes_removed},
-         {"elapsed_ms", rounded_ms(report->elapsed_ms)}});
+    print_json({{"dir", config.dir.string()},
+                {"max_size", json_max_size(options.max_size)},
+                {"configured_max_size", json_max_size(config.max_size)},
+                {"older_than_s", age ? json(*age) : json(nullptr)},
+                {"aged_out", aged.entries},
+                {"aged_out_bytes", aged.bytes},
+                {"entries_before", report->entries_before},
+                {"bytes_before", report->bytes_before},
+                {"evicted", report->evicted},
+                {"evicted_bytes", report->evicted_bytes},
+                {"entries", report->entries},
+                {"bytes", report->bytes},
+                {"temp_removed", report->temp_removed},
+                {"locks_removed", report->locks_removed},
+                {"non_regular_removed", report->non_regular_removed},
+                {"pch_dirs_removed", report->pch_dirs_removed},
+                {"pch_bytes_removed", report->pch_bytes_removed},
+                {"elapsed_ms", rounded_ms(report->elapsed_ms)}});
     return kExitOk;
   }
   // Sizes in the units of the bound that applies (--max-size's, else the store's max_size's).
@@ -84,8 +84,8 @@ int run_gc(const Common& common, const GcArgs& args) {
   std::cout << "bound     " << format_bytes(options.max_size, units);
   if (options.max_size != config.max_size) {
     std::cout << " (this run only; the store's max_size stays "
-              << format_bytes(config.max_size, units)
-              << ": `cubby config max_size " << args.max_size << "` keeps it)";
+              << format_bytes(config.max_size, units) << ": `cubby config max_size "
+              << args.max_size << "` keeps it)";
   }
   std::cout << '\n';
   if (!args.older_than.empty()) {

@@ -84,6 +84,10 @@ std::string ccache_options_text() {
     text += "\n  " + names + "= " + command;
   }
   text += "\n  -V, --version               = cubby --version";
+  text +=
+      "\nAs in ccache: short ones bundle and run in order (-sz: show, then zero); a SIZE without"
+      "\na unit is GiB (-M 5: 5 GiB; k, M, G, T: powers of 1000; Ki, Mi, Gi, Ti: of 1024), and"
+      "\nsizes are shown in the units max_size is written in; an AGE needs a unit (7d, 12h, 90s).";
   return text;
 }
 
@@ -173,7 +177,8 @@ std::vector<std::vector<std::string>> expand_ccache_options(int argc, char** arg
 std::string ccache_short_options_hint() {
   std::string shorts;
   for (const CcacheOption& option : ccache_options()) {
-    if (!option.short_name.empty()) shorts += (shorts.empty() ? "" : ", ") + std::string(option.short_name);
+    if (!option.short_name.empty())
+      shorts += (shorts.empty() ? "" : ", ") + std::string(option.short_name);
   }
   return "ccache's short options cubby knows are " + shorts +
          " and -V (`cubby --help` lists them with the commands they stand for)";
@@ -201,8 +206,8 @@ void check_command_word(const CLI::App& app, int argc, char** argv) {
       const CLI::Option* option = app.get_option_no_throw(std::string(name));
       if (option == nullptr) {
         fail_with(kExitUsage, "unknown option '" + std::string(arg) + "'; " +
-                                  ccache_short_options_hint() + "; the commands are: " +
-                                  command_list(app));
+                                  ccache_short_options_hint() +
+                                  "; the commands are: " + command_list(app));
       }
       if (option->get_items_expected_max() > 0 && name.size() == arg.size()) ++i;  // its value
       continue;

@@ -29,7 +29,8 @@ bool is_remote_counter(const StatInfo& stat) {
 bool shows_remote(const Config& config, const Counters& counters) {
   if (!config.remote_url.empty()) return true;
   return std::any_of(kStats.begin(), kStats.end(), [&](const StatInfo& stat) {
-    return is_remote_counter(stat) && !stat.persisted.empty() && counter(counters, stat.persisted) != 0;
+    return is_remote_counter(stat) && !stat.persisted.empty() &&
+           counter(counters, stat.persisted) != 0;
   });
 }
 

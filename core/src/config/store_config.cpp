@@ -60,7 +60,8 @@ Result<void> apply_bool(bool& field, std::string_view value) {
 // As in ccache (max_size, -M), a number without a unit is GiB: "5" is 5Gi, "0.5" 512Mi.
 Result<void> apply_max_size(Config& config, std::string_view value) {
   const std::string_view number = trim(value);
-  const bool bare = !number.empty() && number.find_first_not_of("0123456789.") == std::string_view::npos;
+  const bool bare =
+      !number.empty() && number.find_first_not_of("0123456789.") == std::string_view::npos;
   return apply_size(config.max_size, bare ? std::string(number) + "Gi" : value, kMaxStoreSize,
                     kUnlimitedMaxSize);
 }
