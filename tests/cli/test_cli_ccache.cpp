@@ -170,9 +170,9 @@ TEST_F(CcacheCliTest, StatsShowsTheRemoteRowsOnlyWithARemote) {
 
 TEST_F(CcacheCliTest, ARejectedNvrtcOptionNamesTheUsersFile) {
   const Outcome run =
-      cubby({"compile", kernel_.string(), "--arch", "sm_90", "--option", "--no-such-nvrtc-option"});
-  EXPECT_NE(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find(kernel_.string()), std::string::npos) << run.err;
+      cubby({"compile", kernel_.string(), "--arch", "sm_90", "--option=--no-such-nvrtc-option"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("option of " + kernel_.string()), std::string::npos) << run.err;
   EXPECT_EQ(run.err.find("cubby_program.cu"), std::string::npos) << run.err;
 }
 
