@@ -625,7 +625,9 @@ TEST_F(CApiTest, AStorePathUnderARegularFileOpensAndNamesTheFile) {
   const std::string said = ::testing::internal::GetCapturedStderr();
   ASSERT_EQ(opened, CUBBY_OK) << cubby_last_error();
   EXPECT_EQ(compiled, CUBBY_OK) << cubby_last_error();
-  if (result != nullptr) EXPECT_STREQ(cubby_result_tier(result), "compiled");
+  if (result != nullptr) {
+    EXPECT_STREQ(cubby_result_tier(result), "compiled");
+  }
   cubby_result_free(result);
   cubby_close(cache);
   EXPECT_NE(said.find("cannot be made: " + file.string() + " is a file, not a folder"),
