@@ -16,6 +16,7 @@
 #include <iterator>
 #include <utility>
 
+#include "config/store_config.hpp"
 #include "util/io.hpp"
 
 namespace cubby::cli {
@@ -74,19 +75,46 @@ std::string count_of(std::uint64_t count, std::string_view noun) {
   return text;
 }
 
-std::string format_bytes(std::uint64_t bytes) {
+SizeUnits size_units_of(std::string_view size_text) {
+  std::string unit;
+  for (const char c : size_text) {
+    if (std::isalpha(static_cast<unsigned char>(c)) != 0) {
+      unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (unit.ends_with("b")) unit.pop_back();
+  return unit.size() == 1 ? SizeUnits::decimal : SizeUnits::binary;
+}
+
+SizeUnits store_size_units(const Config& config) {
+  auto settings = effective_settings(config.dir);
+  if (!settings) return SizeUnits::binary;
+  for (const EffectiveSetting& setting : *settings) {
+    if (setting.info->key == "max_size") return size_units_of(setting.value);
+  }
+  return SizeUnits::binary;
+}
+
+std::string units_text(SizeUnits units) {
+  return units == SizeUnits::decimal ? "powers of 1000 (kB, MB, GB)"
+                                     : "powers of 1024 (KiB, MiB, GiB)";
+}
+
+std::string format_bytes(std::uint64_t bytes, SizeUnits units) {
   if (bytes >= kUnlimitedMaxSize) return "unlimited";
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
+  const double step = units == SizeUnits::decimal ? 1000.0 : 1024.0;
+  if (static_cast<double>(bytes) < step) return std::to_string(bytes) + " B";
+  static constexpr const char* kBinary[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  static constexpr const char* kDecimal[] = {"kB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes) / step;
   std::size_t unit = 0;
-  value /= 1024.0;
-  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    value /= 1024.0;
+  while (value >= step && unit + 1 < std::size(kBinary)) {
+    value /= step;
     ++unit;
   }
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
+  std::snprintf(text, sizeof text, "%.1f %s", value,
+                (units == SizeUnits::decimal ? kDecimal : kBinary)[unit]);
   return text;
 }
 

@@ -68,8 +68,20 @@ void print_json(const json& document);
 // "2024-05-01T12:34:56Z" for Unix milliseconds.
 std::string format_unix_ms(std::int64_t unix_ms);
 std::int64_t unix_ms_of(fs::file_time_type time);
-// "1.5 MiB", "312 B"; "unlimited" for kUnlimitedMaxSize (a store bound of 0) or more.
-std::string format_bytes(std::uint64_t bytes);
+// How sizes are shown: powers of 1024 (KiB, MiB, GiB, TiB) or of 1000 (kB, MB, GB, TB).
+enum class SizeUnits : std::uint8_t { binary, decimal };
+// The units of a size as written (max_size, -M): decimal for k, M, G, T, P, E (as ccache reads
+// them); binary for Ki ... Ei, bytes, and a number without a unit (GiB, as in ccache). ccache
+// shows sizes in the units its max_size is written in, and so does the tool.
+SizeUnits size_units_of(std::string_view size_text);
+// The units of the store's max_size as it takes effect (variable, cubby.conf, default), the ones
+// `cubby stats` and `cubby gc` show sizes in.
+SizeUnits store_size_units(const Config& config);
+// "powers of 1024 (KiB, MiB, GiB)", "powers of 1000 (kB, MB, GB)": the units said once.
+std::string units_text(SizeUnits units);
+// "1.5 MiB" (binary) or "1.6 MB" (decimal), "312 B"; "unlimited" for kUnlimitedMaxSize (a store
+// bound of 0) or more.
+std::string format_bytes(std::uint64_t bytes, SizeUnits units = SizeUnits::binary);
 // A store bound as --json prints it: 0 for unlimited (as the setting spells it), else bytes.
 inline std::uint64_t json_max_size(std::uint64_t bytes) {
   return bytes >= kUnlimitedMaxSize ? 0 : bytes;
@@ -121,17 +133,24 @@ struct Command {
 // The registry (cli/registry.cpp): adds --version, the global --dir/--json and every command to
 // `app`, in `cubby --help`'s order; returns the commands.
 std::vector<Command> register_commands(CLI::App& app, Common& common);
-// argv with a leading ccache-style option (before any command word; --dir and --json may come
-// first) replaced by the command it stands for: -s/--show-stats, -z/--zero-stats, -C/--clear,
-// -p/--show-config, -M/--max-size SIZE (persisted: `config max_size SIZE`), --evict-older-than AGE
-// (`gc --older-than AGE`). Anything else is returned as it is.
-std::vector<std::string> expand_ccache_options(int argc, char** argv);
+// The command lines argv stands for. ccache's options (before any command word; --dir and --json
+// may come first, and are given to each command) become the commands they stand for, in order:
+// -s/--show-stats (stats), -z/--zero-stats (stats --zero), -C/--clear (clear), -p/--show-config
+// (config), -M/--max-size SIZE (persisted: `config max_size SIZE`), --evict-older-than AGE
+// (`gc --older-than AGE`). Short ones may be bundled as with getopt (-sz: show, then zero; a value
+// option ends a bundle: -sM5G); other arguments after one go to its command (-s --json). Usage
+// failure for an unknown letter in a bundle or a missing value. Without a ccache option: argv.
+std::vector<std::vector<std::string>> expand_ccache_options(int argc, char** argv);
+// "ccache's short options cubby knows are -s, -z, ... (`cubby --help` lists them ...)": the hint
+// of an unknown option's message.
+std::string ccache_short_options_hint();
 // The "For ccache users" table of `cubby --help` and the man page.
 std::string ccache_options_text();
 // The commands `cubby --help` lists (the registry's, less hidden ones), in its order.
 std::vector<const CLI::App*> visible_commands(const CLI::App& app);
-// Usage failure (exit 2) naming an unknown command word, with the list of commands (and the
-// closest one), or saying that none was given; returns when the word is a command or when
+// Usage failure (exit 2) naming an unknown option before the command word (the tool's own are
+// --dir and --json), or an unknown command word, with the list of commands (and the closest
+// one), or saying that none was given; returns when the word is a command or when
 // --help, --version or --generate make a command unnecessary.
 void check_command_word(const CLI::App& app, int argc, char** argv);
 

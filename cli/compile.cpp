@@ -58,19 +58,23 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 }
 
 // Compiles through the cache; a compile error is an operation failure that prints NVRTC's log
-// (with --json also an object {error, message, log, file, program_name} on stdout). NVRTC names
-// the program in its log; the default program name (kept so that the key is the library's for
-// the same source) is shown as the user's file name instead.
+// (with --json also an object {error, message, log, file, program_name} on stdout), a refused
+// request (an option NVRTC rejects, a bad architecture) a usage failure. NVRTC and the library
+// name the program in what they say; the default program name (kept so that the key is the
+// library's for the same source) is shown as the user's file name instead.
 CacheResult compile_or_fail(Cache& cache, const CompileRequest& request, const CompileArgs& args,
                             bool as_json) {
   try {
     return cache.compile(request);
   } catch (const Error& error) {
-    if (error.code() != Errc::compile_failed) throw;
     const bool default_name = args.program_name.empty();
     const auto shown = [&](const std::string& text) {
       return default_name ? replace_all(text, request.program_name, args.file) : text;
     };
+    if (error.code() != Errc::compile_failed) {  // a refused option, architecture, ...: usage
+      fail_with(error.code() == Errc::invalid_argument ? kExitUsage : kExitFailed,
+                shown(error.what()));
+    }
     std::string message = shown(error.what());
     if (!message.empty() && message.back() != '\n') message += '\n';
     if (as_json) {

@@ -24,6 +24,19 @@ json setting_json(const EffectiveSetting& setting, const fs::path& dir) {
           {"default", setting.info->default_value}};
 }
 
+// What a max_size just set means: "1.5 GB, in powers of 1000 (kB, MB, GB), the units `cubby
+// stats` shows", "5.0 GiB: a number alone is GiB, as in ccache", "unlimited".
+std::string max_size_meaning(const std::string& value) {
+  auto bytes = parse_max_size(value);
+  if (!bytes) return bytes.error().message;
+  if (*bytes >= kUnlimitedMaxSize) return "unlimited";
+  const SizeUnits units = size_units_of(value);
+  const bool bare = value.find_first_not_of("0123456789. ") == std::string::npos;
+  return format_bytes(*bytes, units) +
+         (bare ? std::string(": a number alone is GiB, as in ccache") : std::string()) +
+         "; `cubby stats` shows sizes in " + units_text(units);
+}
+
 // The store's settings; usage failure (with the file's problem) when they cannot be read.
 std::vector<EffectiveSetting> settings_of(const fs::path& dir) {
   auto settings = effective_settings(dir);
@@ -72,6 +85,8 @@ int run_config(const Common& common, const ConfigArgs& args) {
   });
   if (common.json) {
     print_json(setting_json(*found, dir));
+  } else if (args.value && found->info->key == "max_size") {
+    std::cout << found->value << " (" << max_size_meaning(found->value) << ")\n";
   } else {
     std::cout << found->value << '\n';
   }

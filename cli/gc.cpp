@@ -1,13 +1,30 @@
 // `cubby gc [--max-size S] [--older-than D]`: removal of entries unused for longer than D, then
 // least-recently-used eviction to the bound, leftover cleanup.
+#include <cctype>
 #include <chrono>
 #include <iostream>
+#include <optional>
 
 #include "cli.hpp"
 #include "config/store_config.hpp"
 
 namespace cubby::cli {
 namespace {
+
+// The seconds of an age (--older-than, --evict-older-than): a number and its unit, s, m, h or d.
+// As in ccache, a number without a unit is refused (was "7" seven seconds or seven days?).
+std::uint64_t parse_age(const std::string& text) {
+  constexpr const char* kForms = "give a number and its unit: 7d (days), 12h, 30m or 90s";
+  auto age = parse_duration_s(text);
+  if (!age)
+    fail_with(kExitUsage,
+              "the age \"" + text + "\" is not valid: " + age.error().message + "; " + kForms);
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.back())) != 0) {
+    fail_with(kExitUsage,
+              "the age \"" + text + "\" has no unit (ccache refuses it too); " + kForms);
+  }
+  return *age;
+}
 
 struct GcArgs {
   std::string max_size;
@@ -29,12 +46,9 @@ int run_gc(const Common& common, const GcArgs& args) {
   options.target_ratio = args.target;
   Store store(config.dir);
   StoreUsage aged;
+  std::optional<std::uint64_t> age;
   if (!args.older_than.empty()) {
-    auto age = parse_duration_s(args.older_than);
-    if (!age) {
-      fail_with(kExitUsage, "--older-than \"" + args.older_than + "\": " + age.error().message +
-                                " (e.g. 7d, 12h, 30m)");
-    }
+    age = parse_age(args.older_than);
     auto removed =
         store.remove_older_than(fs::file_time_type::clock::now() - std::chrono::seconds(*age));
     if (!removed) fail_with(kExitFailed, removed.error().message);
@@ -43,48 +57,50 @@ int run_gc(const Common& common, const GcArgs& args) {
   auto report = store.collect_garbage(options);
   if (!report) fail_with(kExitFailed, report.error().message);
   if (common.json) {
-    print_json(
-        {{"dir", config.dir.string()},
-         {"max_size", json_max_size(options.max_size)},
-         {"configured_max_size", json_max_size(config.max_size)},
-         {"older_than_s",
-          args.older_than.empty() ? json(nullptr) : json(*parse_duration_s(args.older_than))},
-         {"aged_out", aged.entries},
-         {"aged_out_bytes", aged.bytes},
-         {"entries_before", report->entries_before},
-         {"bytes_before", report->bytes_before},
-         {"evicted", report->evicted},
-         {"evicted_bytes", report->evicted_bytes},
-         {"entries", report->entries},
-         {"bytes", report->bytes},
-         {"temp_removed", report->temp_removed},
-         {"locks_removed", report->locks_removed},
-         {"non_regular_removed", report->non_regular_removed},
-         {"pch_dirs_removed", report->pch_dirs_removed},
-         {"pch_bytes_removed", report->pch_bytes_removed},
-         {"elapsed_ms", rounded_ms(report->elapsed_ms)}});
+    print_json({{"dir", config.dir.string()},
+                {"max_size", json_max_size(options.max_size)},
+                {"configured_max_size", json_max_size(config.max_size)},
+                {"older_than_s", age ? json(*age) : json(nullptr)},
+                {"aged_out", aged.entries},
+                {"aged_out_bytes", aged.bytes},
+                {"entries_before", report->entries_before},
+                {"bytes_before", report->bytes_before},
+                {"evicted", report->evicted},
+                {"evicted_bytes", report->evicted_bytes},
+                {"entries", report->entries},
+                {"bytes", report->bytes},
+                {"temp_removed", report->temp_removed},
+                {"locks_removed", report->locks_removed},
+                {"non_regular_removed", report->non_regular_removed},
+                {"pch_dirs_removed", report->pch_dirs_removed},
+                {"pch_bytes_removed", report->pch_bytes_removed},
+                {"elapsed_ms", rounded_ms(report->elapsed_ms)}});
     return kExitOk;
   }
+  // Sizes in the units of the bound that applies (--max-size's, else the store's max_size's).
+  const SizeUnits units =
+      args.max_size.empty() ? store_size_units(config) : size_units_of(args.max_size);
   std::cout << "store     " << config.dir.string() << '\n';
-  std::cout << "bound     " << format_bytes(options.max_size);
+  std::cout << "bound     " << format_bytes(options.max_size, units);
   if (options.max_size != config.max_size) {
-    std::cout << " (this run only; the store's max_size stays " << format_bytes(config.max_size)
-              << ": `cubby config max_size " << args.max_size << "` keeps it)";
+    std::cout << " (this run only; the store's max_size stays "
+              << format_bytes(config.max_size, units) << ": `cubby config max_size "
+              << args.max_size << "` keeps it)";
   }
   std::cout << '\n';
   if (!args.older_than.empty()) {
-    std::cout << "aged out  " << aged.entries << " entries, " << format_bytes(aged.bytes)
+    std::cout << "aged out  " << aged.entries << " entries, " << format_bytes(aged.bytes, units)
               << " (unused for more than " << args.older_than << ")\n";
   }
   std::cout << "evicted   " << report->evicted << " entries, "
-            << format_bytes(report->evicted_bytes) << " (least recently used first)\n";
-  std::cout << "left      " << report->entries << " entries, " << format_bytes(report->bytes)
+            << format_bytes(report->evicted_bytes, units) << " (least recently used first)\n";
+  std::cout << "left      " << report->entries << " entries, " << format_bytes(report->bytes, units)
             << '\n';
   std::cout << "cleaned   " << report->temp_removed << " temp files, " << report->locks_removed
             << " lock files of finished processes";
   if (report->pch_dirs_removed > 0) {
     std::cout << ", " << report->pch_dirs_removed << " PCH folders of finished processes ("
-              << format_bytes(report->pch_bytes_removed) << ")";
+              << format_bytes(report->pch_bytes_removed, units) << ")";
   }
   if (report->non_regular_removed > 0) {
     std::cout << ", " << report->non_regular_removed << " non-regular files at entry paths";
@@ -103,12 +119,14 @@ Command add_gc(CLI::App& app, Common& common) {
   command
       ->add_option(
           "--max-size", args->max_size,
-          "Size bound of this run, e.g. 500M, 1.5G, 5Gi; 0: none (default: the store's max_size: "
+          "Size bound of this run, e.g. 500M, 1.5G, 5Gi (a number alone: GiB, as in ccache); 0: "
+          "none (default: the store's max_size: "
           "$CUBBY_MAX_SIZE, else `cubby config max_size`, else 5Gi)")
       ->type_name("S");
   command
       ->add_option("--older-than", args->older_than,
-                   "First remove the entries unused for longer than D, e.g. 7d, 12h, 30m")
+                   "First remove the entries unused for longer than D: a number and its unit, "
+                   "d, h, m or s (7d, 12h, 30m, 90s)")
       ->type_name("D");
   command
       ->add_option("--target", args->target,

@@ -26,8 +26,8 @@ std::string failing_command(const CLI::App& app) {
   return name;
 }
 
-// Parses the command line and runs the chosen command; failures are exceptions (see main).
-int run(int argc, char** argv) {
+// Parses one command line and runs the chosen command; failures are exceptions (see main).
+int run_line(std::vector<std::string> args) {
   using namespace cubby::cli;
   CLI::App app{"cubby: a persistent, shared CUBIN cache for kernels compiled with NVRTC.", "cubby"};
   Common common;
@@ -37,7 +37,6 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"man", "bash-completion"}))
       ->group("");
 
-  std::vector<std::string> args = expand_ccache_options(argc, argv);  // cubby -s: cubby stats
   std::vector<char*> words;
   for (std::string& arg : args) words.push_back(arg.data());
   const int count = static_cast<int>(words.size());
@@ -58,6 +57,17 @@ int run(int argc, char** argv) {
   }
   report("no command given; run `cubby --help` for the list of commands");
   return kExitUsage;
+}
+
+// Runs the command lines argv stands for (`cubby -sz`: stats, then stats --zero) in order,
+// stopping at the first that does not succeed.
+int run(int argc, char** argv) {
+  int status = cubby::cli::kExitOk;
+  for (std::vector<std::string>& line : cubby::cli::expand_ccache_options(argc, argv)) {
+    status = run_line(std::move(line));
+    if (status != cubby::cli::kExitOk) break;
+  }
+  return status;
 }
 
 }  // namespace

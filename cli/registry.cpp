@@ -84,46 +84,104 @@ std::string ccache_options_text() {
     text += "\n  " + names + "= " + command;
   }
   text += "\n  -V, --version               = cubby --version";
+  text +=
+      "\nAs in ccache: short ones bundle and run in order (-sz: show, then zero); a SIZE without"
+      "\na unit is GiB (-M 5: 5 GiB; k, M, G, T: powers of 1000; Ki, Mi, Gi, Ti: of 1024), and"
+      "\nsizes are shown in the units max_size is written in; an AGE needs a unit (7d, 12h, 90s).";
   return text;
 }
 
-std::vector<std::string> expand_ccache_options(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string arg = args[i];
-    if (arg == "--dir") {
-      ++i;  // its value
+namespace {
+
+// The ccache option `arg` starts with, and its value when `arg` carries one (-M1G, --max-size=1G,
+// or the rest of a bundle after a value option: -sM1G); nullptr when `arg` is no ccache option.
+// `rest` receives the bundled short options after the first (-sz: "z"), to expand next.
+const CcacheOption* match_ccache_option(const std::string& arg, std::optional<std::string>& value,
+                                        std::string& rest) {
+  value.reset();
+  rest.clear();
+  for (const CcacheOption& option : ccache_options()) {
+    const std::string long_with_value = std::string(option.long_name) + "=";
+    if (arg == option.long_name) return &option;
+    if (!option.value.empty() && arg.starts_with(long_with_value)) {
+      value = arg.substr(long_with_value.size());
+      return &option;
+    }
+  }
+  // A short option, alone or bundled as getopt bundles them (-sz is -s -z).
+  if (arg.size() < 2 || arg[0] != '-' || arg[1] == '-') return nullptr;
+  for (const CcacheOption& option : ccache_options()) {
+    if (option.short_name.size() != 2 || option.short_name[1] != arg[1]) continue;
+    if (!option.value.empty()) {
+      if (arg.size() > 2) value = arg.substr(2);
+    } else {
+      rest = arg.substr(2);
+    }
+    return &option;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> expand_ccache_options(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  std::vector<std::string> global;  // --dir DIR and --json before the first ccache option
+  std::size_t i = 1;
+  for (; i < args.size(); ++i) {
+    if (args[i] == "--dir" && i + 1 < args.size()) {
+      global.insert(global.end(), {args[i], args[i + 1]});
+      ++i;
+    } else if (args[i] == "--json" || args[i].starts_with("--dir=")) {
+      global.push_back(args[i]);
+    } else {
+      break;
+    }
+  }
+  std::vector<std::vector<std::string>> lines;
+  std::string pending;  // bundled short options still to expand ("z" of -sz)
+  while (i < args.size() || !pending.empty()) {
+    const std::string arg = pending.empty() ? args[i++] : "-" + pending;
+    std::optional<std::string> value;
+    std::string rest;
+    const CcacheOption* option = match_ccache_option(arg, value, rest);
+    if (option == nullptr) {
+      if (!pending.empty()) {
+        fail_with(kExitUsage, "unknown option -" + pending.substr(0, 1) + " in a bundle of " +
+                                  "ccache options; " + ccache_short_options_hint());
+      }
+      if (lines.empty()) return {args};  // no ccache option: a command, or for CLI11 to judge
+      lines.back().push_back(arg);       // an option of the command before it (-s --json)
       continue;
     }
-    if (arg == "--json" || arg.starts_with("--dir=")) continue;
-    for (const CcacheOption& option : ccache_options()) {
-      // The option alone, or with its value attached: -M1G, --max-size=1G.
-      const std::string long_with_value = std::string(option.long_name) + "=";
-      std::optional<std::string> value;
-      if (!option.value.empty() && arg.starts_with(long_with_value)) {
-        value = arg.substr(long_with_value.size());
-      } else if (!option.value.empty() && !option.short_name.empty() &&
-                 arg.size() > option.short_name.size() && arg.starts_with(option.short_name)) {
-        value = arg.substr(option.short_name.size());
-      } else if (arg != option.long_name && arg != option.short_name) {
-        continue;
-      }
-      if (!option.value.empty() && !value && i + 1 >= args.size()) {
+    pending = rest;
+    if (!option->value.empty() && !value) {
+      if (i >= args.size()) {
         fail_with(
             kExitUsage,
-            std::string(option.long_name) + " needs " + std::string(option.value) + " (e.g. " +
-                std::string(option.short_name.empty() ? option.long_name : option.short_name) +
-                (option.value == "SIZE" ? " 5G; 0: unlimited)" : " 7d)"));
+            std::string(option->long_name) + " needs " + std::string(option->value) + " (e.g. " +
+                std::string(option->short_name.empty() ? option->long_name : option->short_name) +
+                (option->value == "SIZE" ? " 5G; 0: unlimited)" : " 7d)"));
       }
-      std::vector<std::string> words(option.command.begin(), option.command.end());
-      if (value) words.push_back(*value);
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
-      args.insert(args.begin() + static_cast<std::ptrdiff_t>(i), words.begin(), words.end());
-      return args;
+      value = args[i++];
     }
-    return args;  // the first word that is not a global option: a command, or for CLI11 to judge
+    std::vector<std::string> line{args[0]};
+    line.insert(line.end(), global.begin(), global.end());
+    line.insert(line.end(), option->command.begin(), option->command.end());
+    if (value) line.push_back(*value);
+    lines.push_back(std::move(line));
   }
-  return args;
+  return lines.empty() ? std::vector<std::vector<std::string>>{args} : lines;
+}
+
+std::string ccache_short_options_hint() {
+  std::string shorts;
+  for (const CcacheOption& option : ccache_options()) {
+    if (!option.short_name.empty())
+      shorts += (shorts.empty() ? "" : ", ") + std::string(option.short_name);
+  }
+  return "ccache's short options cubby knows are " + shorts +
+         " and -V (`cubby --help` lists them with the commands they stand for)";
 }
 
 std::vector<const CLI::App*> visible_commands(const CLI::App& app) {
@@ -141,11 +199,19 @@ void check_command_word(const CLI::App& app, int argc, char** argv) {
         arg.starts_with("--generate")) {
       return;  // CLI11 answers these without a command
     }
-    if (arg == "--dir") {
-      ++i;  // its value
+    if (arg.starts_with("-")) {
+      // Before the command word only the tool's own options (--dir, --json) may come: ccache's
+      // were expanded into commands before this, so anything else is unknown.
+      const std::string_view name = arg.substr(0, arg.find('='));
+      const CLI::Option* option = app.get_option_no_throw(std::string(name));
+      if (option == nullptr) {
+        fail_with(kExitUsage, "unknown option '" + std::string(arg) + "'; " +
+                                  ccache_short_options_hint() +
+                                  "; the commands are: " + command_list(app));
+      }
+      if (option->get_items_expected_max() > 0 && name.size() == arg.size()) ++i;  // its value
       continue;
     }
-    if (arg.starts_with("-")) continue;  // options: CLI11 judges them
     for (const CLI::App* command : visible_commands(app)) {
       if (command->get_name() == arg) return;
     }

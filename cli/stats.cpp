@@ -14,11 +14,33 @@
 namespace cubby::cli {
 namespace {
 
-// Counters shown, in order: persisted name, label. Every counted CUBBY_STATS line with a label,
-// then the store's own counters with one (cubby/stats.hpp, storage/local/store_stats.hpp).
-std::vector<std::pair<std::string_view, std::string_view>> shown_counters() {
+std::int64_t counter(const Counters& counters, std::string_view name) {
+  const auto found = counters.find(name);
+  return found == counters.end() ? 0 : found->second;
+}
+
+// A counter of the remote tier (hits_remote, remote_*): rows only a store with a remote needs.
+bool is_remote_counter(const StatInfo& stat) {
+  return stat.name == "hits_remote" || stat.name.starts_with("remote_");
+}
+
+// Whether `cubby stats` shows the remote tier's rows: when a remote is configured, or when some
+// process that had one counted something here (the counts stay worth seeing).
+bool shows_remote(const Config& config, const Counters& counters) {
+  if (!config.remote_url.empty()) return true;
+  return std::any_of(kStats.begin(), kStats.end(), [&](const StatInfo& stat) {
+    return is_remote_counter(stat) && !stat.persisted.empty() &&
+           counter(counters, stat.persisted) != 0;
+  });
+}
+
+// Counters shown, in order: persisted name, label. Every counted CUBBY_STATS line with a label
+// (the remote tier's only with `remote`), then the store's own counters with one
+// (cubby/stats.hpp, storage/local/store_stats.hpp).
+std::vector<std::pair<std::string_view, std::string_view>> shown_counters(bool remote) {
   std::vector<std::pair<std::string_view, std::string_view>> shown;
   for (const StatInfo& stat : kStats) {
+    if (!remote && is_remote_counter(stat)) continue;
     if (!stat.persisted.empty() && !stat.label.empty())
       shown.emplace_back(stat.persisted, stat.label);
   }
@@ -26,11 +48,6 @@ std::vector<std::pair<std::string_view, std::string_view>> shown_counters() {
     if (!counter.label.empty()) shown.emplace_back(counter.name, counter.label);
   }
   return shown;
-}
-
-std::int64_t counter(const Counters& counters, std::string_view name) {
-  const auto found = counters.find(name);
-  return found == counters.end() ? 0 : found->second;
 }
 
 // The process counters of `counters` (persisted names; times in microseconds) as Stats.
@@ -71,16 +88,19 @@ struct Usage {
 using Row = std::pair<std::string, std::string>;
 
 // The rows about the store itself: folder, usage, bound and its origin, counting since.
+// Sizes are shown in the units max_size is written in (as ccache does), said once in "max size".
 std::vector<Row> store_rows(const Config& config, const Usage& usage,
                             const std::string& bound_origin,
                             const std::optional<std::int64_t>& since) {
-  std::string bound = format_bytes(config.max_size) + " (" + bound_origin;
+  const SizeUnits units = store_size_units(config);
+  std::string bound = format_bytes(config.max_size, units) + " (" + bound_origin;
   if (bound_origin == "default") bound += "; `cubby config max_size SIZE` sets it";
+  bound += "; sizes in " + units_text(units) + ", as max_size is written";
   return {
       {"store", config.dir.string()},
       {"entries", std::to_string(usage.entries)},
-      {"bytes", std::to_string(usage.bytes) + " (" + format_bytes(usage.bytes) + " of " +
-                    format_bytes(config.max_size) + ")"},
+      {"bytes", std::to_string(usage.bytes) + " (" + format_bytes(usage.bytes, units) + " of " +
+                    format_bytes(config.max_size, units) + ")"},
       {"max size", bound + ")"},
       {"counting since", since ? format_unix_ms(*since) + " (`cubby stats --zero`)"
                                : std::string("the store began (never zeroed)")},
@@ -101,6 +121,11 @@ int run_stats(const Common& common, bool zero) {
   Store store_dir(config.dir);
   if (zero) zero_counters(config, store_dir);
   const std::optional<std::int64_t> since = store_dir.zeroed_ms();
+  if (zero && !common.json) {  // as ccache -z: one line (`cubby stats` shows the zeros)
+    std::cout << "counters zeroed (entries kept); counting since "
+              << (since ? format_unix_ms(*since) : std::string("now")) << '\n';
+    return kExitOk;
+  }
   const std::string bound_origin = max_size_origin(config);
   auto usage = store_dir.usage();
   if (!usage) fail_with(kExitFailed, usage.error().message);
@@ -152,7 +177,7 @@ int run_stats(const Common& common, bool zero) {
     return kExitOk;
   }
   std::vector<Row> rows = store_rows(config, {count, bytes}, bound_origin, since);
-  for (const auto& [name, label] : shown_counters()) {
+  for (const auto& [name, label] : shown_counters(shows_remote(config, counters))) {
     rows.emplace_back(label, std::to_string(counter(counters, name)));
   }
   char rate[16];
@@ -174,8 +199,8 @@ Command add_stats(CLI::App& app, Common& common) {
   CLI::App* command = app.add_subcommand(
       "stats", "Entries and bytes in the store; hits, misses, compiles and more of every process");
   command->add_flag("--zero", *zero,
-                    "Reset the counters (not the entries) first; stats then shows the time as "
-                    "\"counting since\"");
+                    "Reset the counters (not the entries) and say so in one line (--json: the "
+                    "zeroed stats); stats then shows the time as \"counting since\"");
   add_common(*command, common);
   return {command, [&common, zero] { return run_stats(common, *zero); }};
 }

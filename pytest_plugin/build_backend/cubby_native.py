@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -91,13 +92,58 @@ def find_cuda() -> Optional[str]:
         "headers to build: install the CUDA toolkit or set CUDA_HOME to it")
 
 
+def _appends(pid: int, fd: int) -> bool:
+    """Whether process `pid` opened its descriptor `fd` with O_APPEND (its fdinfo says)."""
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("flags:"):
+                    return int(line.split()[1], 8) & os.O_APPEND != 0
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
 def _progress_stream():
-    """The terminal, where progress lines go past pip (which shows a backend's own output only
-    with -v or on failure); None without one (CI: the full log is on stderr)."""
+    """Where progress lines go past pip, which shows a backend's own output only with -v or on
+    failure: the stderr of the process that runs this backend (pip's: its terminal, or the pipe or
+    log file a CI job reads), else the terminal; None when neither can be written (the full log
+    is still on this process's stderr). A log file pip writes without O_APPEND is left alone (a
+    write of ours would be overwritten by pip's next line)."""
+    parent = os.getppid()
+    target = f"/proc/{parent}/fd/2"
+    try:
+        theirs, ours = os.stat(target), os.fstat(2)
+        same = (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino)
+        if not same and (not stat.S_ISREG(theirs.st_mode) or _appends(parent, 2)):
+            return open(target, "a", encoding="utf-8", errors="replace")
+    except OSError:
+        pass
     try:
         return open("/dev/tty", "w", encoding="utf-8", errors="replace")
     except OSError:
         return None
+
+
+def progress(message: str) -> None:
+    """Says `message` where the user sees it during `pip install` (see _progress_stream), and on
+    this process's stderr."""
+    _log(message)
+    stream = _progress_stream()
+    if stream is not None:
+        with stream:
+            print(f"cubby_build: {message}", file=stream, flush=True)
+
+
+def _minutes_estimate() -> str:
+    """The first build's expected time on this machine: about 10 core-minutes (measured: 5 min on
+    2 cores), less with ccache hits or an incremental rebuild."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    minutes = max(1, round(10 / max(cores, 1)))
+    return f"about {minutes} min on this machine's {cores} core(s) the first time"
 
 
 def _is_step(line: str) -> bool:
@@ -107,26 +153,27 @@ def _is_step(line: str) -> bool:
 
 def _run(command: List[str], what: str) -> None:
     """Runs `command` with its whole output on this process's stderr (shown by `pip install -v`,
-    and by pip on failure), and `what` and the build's steps ("[ 42%] Building ...") on the
-    terminal, so that a plain `pip install` shows progress."""
+    and by pip on failure), and `what` and the build's steps ("[ 42%] Building ...") where the user
+    of pip sees them (_progress_stream), so that a plain `pip install` shows progress, in a
+    terminal or in a CI log."""
     _log(" ".join(command))
     sys.stderr.flush()
-    progress = _progress_stream()
+    stream = _progress_stream()
     try:
-        if progress is not None:
-            print(f"cubby_build: {what} ...", file=progress, flush=True)
+        if stream is not None:
+            print(f"cubby_build: {what} ...", file=stream, flush=True)
         with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, errors="replace") as process:
             assert process.stdout is not None
             for line in process.stdout:
                 sys.stderr.write(line)
-                if progress is not None and _is_step(line):
-                    progress.write(f"cubby_build: {line}")
-                    progress.flush()
+                if stream is not None and _is_step(line):
+                    stream.write(f"cubby_build: {line}")
+                    stream.flush()
         status = process.returncode
     finally:
-        if progress is not None:
-            progress.close()
+        if stream is not None:
+            stream.close()
     sys.stderr.flush()
     if status != 0:
         raise BuildError(f"{what} failed (exit status {status}; its output is above)")
@@ -169,6 +216,9 @@ def _default_build_dir(source_root: Path) -> Tuple[Path, bool]:
 
 def _configure_and_install(cmake: str, source_root: Path, build_dir: Path, stage: Path) -> None:
     cuda = find_cuda()
+    progress(f"building libcubby and the cubby tool (a Release build with CMake) in {build_dir}: "
+             f"{_minutes_estimate()}, seconds when rebuilt; CUBBY_WHEEL_BUILD_DIR=<a configured "
+             "cubby build folder> reuses a build you have instead")
     configure = [cmake, "-S", str(source_root), "-B", str(build_dir), *CONFIGURE_OPTIONS,
                  *_launchers()]
     if cuda:
@@ -182,7 +232,8 @@ def _configure_and_install(cmake: str, source_root: Path, build_dir: Path, stage
 
 
 def _reuse_and_install(cmake: str, build_dir: Path, stage: Path) -> None:
-    _log(f"using the configured build {build_dir} (CUBBY_WHEEL_BUILD_DIR)")
+    progress(f"using the configured build {build_dir} (CUBBY_WHEEL_BUILD_DIR): building what it "
+             "lacks of libcubby and the cubby tool, seconds when it is up to date")
     _run([cmake, "--build", str(build_dir), "--target", *TARGETS, *_jobs()],
          f"building {' '.join(TARGETS)} in {build_dir}")
     for folder in ("core", "cli"):

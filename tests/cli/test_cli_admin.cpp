@@ -195,16 +195,16 @@ TEST_F(AdminCliTest, LsPrintsAHeaderAndTheNames) {
 TEST_F(AdminCliTest, ConfigPersistsTheStoresSettingsForTheCliAndTheLibrary) {
   const Outcome set = cubby({"config", "max_size", "2M"});
   ASSERT_EQ(set.exit_code, 0) << set.err;
-  EXPECT_EQ(set.out, "2M\n");
+  EXPECT_TRUE(set.out.starts_with("2M (2.0 MB;")) << set.out;  // what it means, in its units
   EXPECT_NE(read_text(store_ / "cubby.conf").find("max_size = 2M"), std::string::npos);
 
   const json stats = parse(cubby({"stats", "--json"}));
   EXPECT_EQ(stats["max_size"], 2'000'000u);
   EXPECT_EQ(stats["max_size_origin"], (store_ / "cubby.conf").string());
   const Outcome text = cubby({"stats"});
-  EXPECT_NE(text.out.find("of 1.9 MiB"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("of 2.0 MB"), std::string::npos) << text.out;
   EXPECT_TRUE(
-      stats_row(text.out, "max size").starts_with("1.9 MiB (" + (store_ / "cubby.conf").string()))
+      stats_row(text.out, "max size").starts_with("2.0 MB (" + (store_ / "cubby.conf").string()))
       << text.out;
   {
     cubby::testing::ScopedEnv dir("CUBBY_DIR", store_.string());

@@ -274,7 +274,7 @@ TEST_F(StoreCliTest, GcEvictsToMaxSizeAndCleansLeftovers) {
   write_text(store_ / "locks/00/00000000000000000000000000000000.lock", "garbage\xff");
   const std::uint64_t one = fs::file_size(entry);
   const json report =
-      parse(cubby({"gc", "--max-size", std::to_string(one * 2 + one / 2), "--json"}));
+      parse(cubby({"gc", "--max-size", std::to_string(one * 2 + one / 2) + "B", "--json"}));
   EXPECT_EQ(report["entries_before"], 4);
   EXPECT_EQ(report["evicted"], 2);
   EXPECT_EQ(report["entries"], 2);

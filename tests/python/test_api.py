@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import cubby
-from conftest import KERNEL, needs_library
+from conftest import KERNEL, SRC, needs_library
 
 pytestmark = needs_library
 
@@ -316,3 +317,26 @@ def test_lowered_name_of_one_expression_as_in_the_cpp_api(cache):
         assert result.lowered_name(name) == result.lowered_names[name]
     with pytest.raises(KeyError, match="not a name expression of this compile"):
         result.lowered_name("ns::scale<double, 1>")
+
+
+def test_a_store_path_under_a_regular_file_names_the_file(tmp_path):
+    # Issue 36 item 6: CUBBY_DIR=afile/sub compiles (nothing is cached) and the warning names the
+    # file in the way, with no advice about a cubby.conf that does not exist. A fresh process:
+    # the warning is said once per process.
+    import subprocess
+    import sys
+
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    code = ("import sys, cubby\n"
+            "with cubby.Cache() as cache:\n"
+            "    print(cache.compile(sys.argv[1], ['ns::scale<float, 2>'], ['-std=c++17'],"
+            " 'sm_90').tier)\n")
+    env = {**os.environ, "CUBBY_DIR": str(afile / "sub"), "PYTHONPATH": str(SRC)}
+    run = subprocess.run([sys.executable, "-c", code, KERNEL], capture_output=True, text=True,
+                         env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["compiled"]
+    assert f"cannot be made: {afile} is a file, not a folder" in run.stderr, run.stderr
+    assert "cubby.conf" not in run.stderr
+    assert afile.read_text() == "mine\n"

@@ -341,6 +341,17 @@ def test_a_session_records_its_suite_and_the_next_one_prefetches_it(pytester, ru
     assert counter(second, "compiles") == 3
 
 
+def test_a_fully_warm_session_does_not_mention_the_prefetch_it_started(pytester, run, store):
+    # Issue 36 item 7: with every kernel in the store the prefetch has nothing to do, and a
+    # "prefetch: started" line would suggest it did.
+    pytester.makepyfile(test_k=kernel_test(2))
+    run(f"--cubby-dir={store}").assert_outcomes(passed=2)
+    warm = run(f"--cubby-dir={store}")
+    warm.assert_outcomes(passed=2)
+    assert counter(warm, "compiles") == 0
+    assert "prefetch:" not in summary(warm), summary(warm)
+
+
 def test_no_cubby_prefetch_starts_none_and_a_suite_name_names_the_manifest(pytester, run, store):
     pytester.makepyfile(test_k=kernel_test(1))
     run(f"--cubby-dir={store}", "--cubby-suite=my suite").assert_outcomes(passed=1)

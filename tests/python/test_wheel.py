@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KERNEL, LIBRARY, REPO, SRC
+from conftest import KERNEL, LIBRARY, REPO, SRC, kernel_test
 
 PLUGIN = SRC.parent  # pytest_plugin/
 BACKEND = PLUGIN / "build_backend"
@@ -89,6 +89,12 @@ def _install_and_use(tmp_path: Path, **build_env: str) -> None:
         [str(python), "-m", "pip", "install", "--no-index", "--no-deps", str(PLUGIN)],
         capture_output=True, text=True, env=env)
     assert install.returncode == 0, install.stdout + install.stderr
+    # pip shows a backend's output only with -v: the build's steps still reach its own output (a
+    # pipe here, as in a CI log), with what to expect.
+    said = install.stdout + install.stderr
+    assert "cubby_build: " in said, said
+    if "CUBBY_WHEEL_BUILD_DIR" not in build_env:
+        assert " min on this machine's " in said and "CUBBY_WHEEL_BUILD_DIR=" in said, said
 
     env = _clean_env(tmp_path)
     store = tmp_path / "store"
@@ -146,18 +152,18 @@ def _install_and_use(tmp_path: Path, **build_env: str) -> None:
         assert override.stdout.strip() == LIBRARY
 
 
-def readme_snippet(language: str) -> str:
-    """The body of README.md's one fenced block opened with "```<language> readme-test"."""
+def readme_snippet(language: str, tag: str = "readme-test") -> str:
+    """The body of README.md's one fenced block opened with "```<language> <tag>"."""
     blocks, inside = [], None
     for line in (REPO / "README.md").read_text().splitlines():
-        if inside is None and line == f"```{language} readme-test":
+        if inside is None and line == f"```{language} {tag}":
             inside = []
         elif inside is not None and line.startswith("```"):
             blocks.append("\n".join(inside) + "\n")
             inside = None
         elif inside is not None:
             inside.append(line)
-    assert len(blocks) == 1, f"README.md needs exactly one ```{language} readme-test block"
+    assert len(blocks) == 1, f"README.md needs exactly one ```{language} {tag} block"
     return blocks[0]
 
 
@@ -171,6 +177,37 @@ def _configured_build() -> Path:
 
 def test_pip_install_from_a_configured_build_into_a_fresh_venv_compiles(tmp_path):
     _install_and_use(tmp_path, CUBBY_WHEEL_BUILD_DIR=str(_configured_build()))
+
+
+def test_the_readmes_venv_route_works_without_a_package_index(tmp_path):
+    """README's Python route (its ```sh readme-venv block), line by line as written, with no
+    package index (PIP_NO_INDEX) and the venv's folder in place of ~/venvs/cubby: a venv over
+    /usr/bin/python3 that sees Debian's pytest, pip install ./pytest_plugin (from the configured
+    build, which CUBBY_WHEEL_BUILD_DIR names: seconds; the one-step build is the test below), then
+    `python -m pytest` runs a test that uses the plugin's fixture."""
+    build = _configured_build()
+    lines = [line for line in readme_snippet("sh", "readme-venv").splitlines() if line.strip()]
+    assert len(lines) == 3 and lines[0].startswith("/usr/bin/python3 -m venv"), lines
+    if not Path("/usr/bin/python3").is_file():
+        pytest.skip("no /usr/bin/python3 (the README's route is Debian's Python)")
+    venv = tmp_path / "venv"
+    lines = [line.replace("~/venvs/cubby", str(venv)) for line in lines]
+    env = _clean_env(tmp_path, CUBBY_WHEEL_BUILD_DIR=str(build), PIP_NO_INDEX="1")
+    made = subprocess.run(["bash", "-c", lines[0]], capture_output=True, text=True, env=env)
+    if made.returncode != 0 and "ensurepip" in made.stdout + made.stderr:
+        pytest.skip("no venv module with pip for /usr/bin/python3 (Debian: python3-venv)")
+    assert made.returncode == 0, made.stdout + made.stderr
+    installed = subprocess.run(["bash", "-c", lines[1]], capture_output=True, text=True, env=env,
+                               cwd=REPO)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "cubby_build: using the configured build" in installed.stdout + installed.stderr
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_k.py").write_text(kernel_test(1))
+    ran = subprocess.run(["bash", "-c", lines[2]], capture_output=True,
+                         text=True, env=_clean_env(tmp_path), cwd=project)
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
+    assert "compiles: 1" in ran.stdout, ran.stdout
 
 
 @pytest.mark.skipif(os.environ.get("CUBBY_TEST_WHEEL_ONE_STEP") != "1",

@@ -24,8 +24,8 @@ inline constexpr std::uint64_t kUnlimitedMaxSize = 1ull << 62;
 
 struct CUBBY_API Config {
   std::filesystem::path dir;  // CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else ~/.cache/cubby
-  // CUBBY_MAX_SIZE ("5Gi", "500M", "1.5G", bytes; 0: unlimited, i.e. kUnlimitedMaxSize); below
-  // 1 MiB from_env warns once (nearly all evicted).
+  // CUBBY_MAX_SIZE ("5Gi", "500M", "1.5G", "5": GiB; 0: unlimited, i.e. kUnlimitedMaxSize);
+  // below 1 MiB from_env warns once (nearly all evicted).
   std::uint64_t max_size = 5ull << 30;
   std::string remote_url;                 // CUBBY_REMOTE (URL or layers); empty: none
   std::string remote_secret;              // CUBBY_REMOTE_SECRET: sign and verify remote entries

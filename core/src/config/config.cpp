@@ -40,8 +40,8 @@ void warn_small_max_size_once(const std::string& name, const std::string& value)
   if (warned.exchange(true)) return;
   std::fprintf(stderr,
                "cubby: warning: %s=\"%s\" is below 1 MiB: nearly every entry is "
-               "evicted right after it is written, so almost nothing is cached (a size is in "
-               "bytes unless suffixed: 500M, 5G)\n",
+               "evicted right after it is written, so almost nothing is cached (sizes: 500M, "
+               "5G, 5Gi; a number alone is GiB)\n",
                name.c_str(), value.c_str());
 }
 
@@ -58,19 +58,26 @@ void warn_store_file_once(const std::string& problem) {
 // The most entries CUBBY_MEMORY_ENTRIES may keep decoded in a process (each can be megabytes).
 constexpr std::uint64_t kMaxMemoryEntries = 1'000'000;
 
-// A store path naming something that is not a folder (a regular file, say) cannot hold a store:
-// warned about once per process, and then treated as a store that cannot be written (every
-// compile still works, nothing is cached).
+// A store path naming something that is not a folder (a regular file, say), or under one
+// (afile/sub), cannot hold a store: warned about once per process, naming the file, and then
+// treated as a store that cannot be written (every compile still works, nothing is cached).
 void warn_if_store_is_a_file(const std::filesystem::path& dir) {
-  std::error_code error;
-  const auto status = std::filesystem::status(dir, error);
-  if (error || !std::filesystem::exists(status) || std::filesystem::is_directory(status)) return;
+  const std::filesystem::path file = file_in_the_way(dir);
+  if (file.empty()) return;
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
-  std::fprintf(stderr,
-               "cubby: warning: the store %s (CUBBY_DIR or --dir) is a file, not a folder: "
-               "nothing is cached; point CUBBY_DIR at a folder, or move the file away\n",
-               dir.c_str());
+  if (file == dir) {
+    std::fprintf(stderr,
+                 "cubby: warning: the store %s (CUBBY_DIR or --dir) is a file, not a folder: "
+                 "nothing is cached; point CUBBY_DIR at a folder, or move the file away\n",
+                 dir.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "cubby: warning: the store %s (CUBBY_DIR or --dir) cannot be made: %s is a file, "
+                 "not a folder: nothing is cached; point CUBBY_DIR at a folder, or move the file "
+                 "away\n",
+                 dir.c_str(), file.c_str());
+  }
 }
 
 // A count of things ("1024"): decimal digits only, no size suffixes.

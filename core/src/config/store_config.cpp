@@ -57,8 +57,13 @@ Result<void> apply_bool(bool& field, std::string_view value) {
   return {};
 }
 
+// As in ccache (max_size, -M), a number without a unit is GiB: "5" is 5Gi, "0.5" 512Mi.
 Result<void> apply_max_size(Config& config, std::string_view value) {
-  return apply_size(config.max_size, value, kMaxStoreSize, kUnlimitedMaxSize);
+  const std::string_view number = trim(value);
+  const bool bare =
+      !number.empty() && number.find_first_not_of("0123456789.") == std::string_view::npos;
+  return apply_size(config.max_size, bare ? std::string(number) + "Gi" : value, kMaxStoreSize,
+                    kUnlimitedMaxSize);
 }
 
 Result<void> apply_read_only(Config& config, std::string_view value) {
@@ -177,11 +182,8 @@ void for_each_line(std::string_view text, Visit&& visit) {
 Result<std::string> read_store_file(const std::filesystem::path& dir) {
   constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
   auto text = io::read_file(store_config_path(dir), kMaxConfigBytes);
-  std::error_code error;
-  if (!text &&
-      (text.error().code == Errc::not_found ||
-       (std::filesystem::exists(dir, error) && !std::filesystem::is_directory(dir, error)))) {
-    return std::string();  // no file; a store path that is a file is Config::load's to report
+  if (!text && (text.error().code == Errc::not_found || !file_in_the_way(dir).empty())) {
+    return std::string();  // no file; a store path at or under a file is Config::load's to report
   }
   if (!text) {
     return fail(text.error().code, text.error().message,
@@ -195,7 +197,7 @@ Result<std::string> read_store_file(const std::filesystem::path& dir) {
 const std::array<StoreSettingInfo, 14> kStoreSettings = {{
     {"max_size", "CUBBY_MAX_SIZE", "5Gi",
      "size bound of the store (least recently used entries are evicted above it): 500M, 1.5G, "
-     "5Gi; 0: unlimited; at most 1Ei",
+     "5Gi, 5 (a number alone is GiB, as in ccache); 0: unlimited; at most 1Ei",
      apply_max_size},
     {"read_only", "CUBBY_READ_ONLY", "false", "never write the store (a shared, prepared store)",
      apply_read_only},
@@ -275,6 +277,20 @@ const StoreSettingInfo* find_store_setting(std::string_view key) {
 
 std::filesystem::path store_config_path(const std::filesystem::path& dir) {
   return dir / "cubby.conf";
+}
+
+std::filesystem::path file_in_the_way(const std::filesystem::path& dir) {
+  for (std::filesystem::path current = dir; !current.empty();) {
+    std::error_code error;
+    const auto status = std::filesystem::status(current, error);
+    if (std::filesystem::exists(status)) {
+      return std::filesystem::is_directory(status) ? std::filesystem::path() : current;
+    }
+    std::filesystem::path parent = current.parent_path();
+    if (parent == current) break;
+    current = std::move(parent);
+  }
+  return {};
 }
 
 std::string origin_text(const StoreSettingInfo& setting, SettingOrigin origin,

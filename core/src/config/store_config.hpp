@@ -47,7 +47,8 @@ extern const std::array<StoreSettingInfo, 14> kStoreSettings;
 // remote_max_entry (what 0 there means).
 inline constexpr std::uint64_t kMaxEntryBytes = 1ull << 30;
 
-// A store size bound as max_size takes it: parse_size's forms, at most kMaxStoreSize, "0" giving
+// A store size bound as max_size takes it: parse_size's forms, except that a number without a
+// unit is GiB (as in ccache: "5" is 5Gi; "5B" is bytes), at most kMaxStoreSize, "0" giving
 // kUnlimitedMaxSize (as in ccache, 0 means no bound). invalid_argument saying what is expected.
 Result<std::uint64_t> parse_max_size(std::string_view value);
 
@@ -64,6 +65,11 @@ const StoreSettingInfo* find_store_setting(std::string_view key);
 
 // <dir>/cubby.conf.
 std::filesystem::path store_config_path(const std::filesystem::path& dir);
+
+// The file in the way of a store folder: the path at or above `dir` (itself, then each parent)
+// that exists and is not a folder (links followed), "afile" for "afile/sub" when afile is a
+// regular file. Empty when there is none.
+std::filesystem::path file_in_the_way(const std::filesystem::path& dir);
 
 // Where a setting's value comes from.
 enum class SettingOrigin : std::uint8_t { default_value, store_file, environment };

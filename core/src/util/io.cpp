@@ -67,7 +67,8 @@ Result<void> make_folders(const std::filesystem::path& folder) {
       }
       break;
     }
-    if (errno != ENOENT) return write_failure("inspect", current, errno);
+    // ENOTDIR: a parent is not a folder; the walk up finds and names it.
+    if (errno != ENOENT && errno != ENOTDIR) return write_failure("inspect", current, errno);
     missing.push_back(current);
     std::filesystem::path parent = current.parent_path();
     if (parent == current) break;

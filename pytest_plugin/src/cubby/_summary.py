@@ -85,6 +85,7 @@ class Section:
     prefetch_note: str
     cupy_note: str
     cupy_installed: bool  # the CuPy backend is installed in this process
+    prefetch_started: bool = False  # a prefetch process was started (prefetch_note says so)
 
 
 def write_section(write: Callable[[str], None], totals: Dict[str, float], section: Section) -> None:
@@ -110,9 +111,16 @@ def write_section(write: Callable[[str], None], totals: Dict[str, float], sectio
     for line in lines:
         write(line)
     write(f"processes: {int(totals.get('processes', 0))} (xdist workers: {section.workers})")
-    if section.prefetch_note:
+    if section.prefetch_note and not (section.prefetch_started and _fully_warm(totals)):
         write(f"prefetch: {section.prefetch_note}")
     _write_cupy_line(write, totals, section)
+
+
+def _fully_warm(totals: Dict[str, Any]) -> bool:
+    """No lookup of the session missed and nothing was compiled, by its processes or by the
+    prefetch's workers (which report to the session's stats file too): a prefetch started for it
+    had nothing to do, so the section does not mention it."""
+    return not any(totals.get(name, 0) for name in ("misses", "compiles", "compile_failures"))
 
 
 def _write_cupy_line(write: Callable[[str], None], t: Dict[str, Any], section: Section) -> None:

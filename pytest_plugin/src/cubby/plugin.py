@@ -67,6 +67,7 @@ class CubbyPlugin:
         self.workers = 0
         self.prefetch: Optional[Prefetch] = None
         self.prefetch_note = ""
+        self.prefetch_started = False
 
     # -- set-up and tear-down ---------------------------------------------------------------
     @property
@@ -133,6 +134,7 @@ class CubbyPlugin:
             return
         try:
             self.prefetch = Prefetch(self.suite())
+            self.prefetch_started = bool(self.prefetch.pid)
             self.prefetch_note = (f"started for suite '{self.suite()}' (pid {self.prefetch.pid})"
                                   if self.prefetch.pid else self.prefetch.note)
         except Error as error:
@@ -313,7 +315,7 @@ class CubbyPlugin:
             store_origin=self.settings.origin["dir"], disabled=bool(values["disable"]),
             library_error=self.library_error, cleared=self.cleared, workers=self.workers,
             prefetch_note=self.prefetch_note, cupy_note=self.cupy_note,
-            cupy_installed=self.cupy is not None))
+            cupy_installed=self.cupy is not None, prefetch_started=self.prefetch_started))
 
 
 class _XdistHooks:

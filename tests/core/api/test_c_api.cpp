@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -641,4 +642,33 @@ TEST_F(CApiTest, ExplainTextIsTheOneKeyDumpOfTheJsonFields) {
   EXPECT_NE(dump.find("header[cuda/std/cstdint]"), std::string::npos) << dump;
   EXPECT_NE(dump.find("toolkit (covered by the NVRTC identity)"), std::string::npos) << dump;
   EXPECT_EQ(dump.find("unresolved"), std::string::npos) << dump;
+}
+
+// Issue 36 item 6: a store path under a regular file (CUBBY_DIR=afile/sub) opens, compiles with
+// nothing cached, and the warning names the file, with no advice about a cubby.conf.
+TEST_F(CApiTest, AStorePathUnderARegularFileOpensAndNamesTheFile) {
+  const fs::path file = dir_ / "afile";
+  {
+    std::FILE* out = std::fopen(file.c_str(), "w");
+    std::fputs("mine\n", out);
+    std::fclose(out);
+  }
+  const fs::path under = file / "sub";
+  ::testing::internal::CaptureStderr();
+  cubby_cache* cache = nullptr;
+  const int opened = cubby_open(under.c_str(), &cache);
+  cubby_result* result = nullptr;
+  const int compiled = opened == CUBBY_OK ? compile(cache, &result) : opened;
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(opened, CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(compiled, CUBBY_OK) << cubby_last_error();
+  if (result != nullptr) {
+    EXPECT_STREQ(cubby_result_tier(result), "compiled");
+  }
+  cubby_result_free(result);
+  cubby_close(cache);
+  EXPECT_NE(said.find("cannot be made: " + file.string() + " is a file, not a folder"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("cubby.conf"), std::string::npos) << said;
 }

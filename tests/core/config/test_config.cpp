@@ -268,7 +268,7 @@ TEST(Config, MemoryEntriesIsACountNotASize) {
 TEST(Config, MaxSizeBelowOneMebibyteWarnsOnce) {
   ::testing::internal::CaptureStderr();
   {
-    ScopedEnv size("CUBBY_MAX_SIZE", "1");
+    ScopedEnv size("CUBBY_MAX_SIZE", "1B");  // "1" alone would be 1 GiB
     ASSERT_TRUE(Config::from_env().ok());
     ASSERT_TRUE(Config::from_env().ok());
   }
@@ -277,7 +277,7 @@ TEST(Config, MaxSizeBelowOneMebibyteWarnsOnce) {
     ASSERT_TRUE(Config::from_env().ok());
   }
   const std::string warnings = ::testing::internal::GetCapturedStderr();
-  const std::string said = "CUBBY_MAX_SIZE=\"1\" is below 1 MiB";
+  const std::string said = "CUBBY_MAX_SIZE=\"1B\" is below 1 MiB";
   const std::size_t first = warnings.find(said);
   ASSERT_NE(first, std::string::npos) << warnings;
   EXPECT_EQ(warnings.find(said, first + 1), std::string::npos) << warnings;

@@ -25,6 +25,26 @@ struct CleanStoreEnv {
   }
 };
 
+// Issue 36: as in ccache, a store bound without a unit is GiB (in the file, the variable and
+// `cubby gc --max-size`), not bytes; with B it is bytes, and 0 still means unlimited.
+TEST(StoreConfig, AMaxSizeWithoutAUnitIsGibAsInCcache) {
+  CleanStoreEnv clean;
+  TempDir store("store-config-gib");
+  write_text(store / "cubby.conf", "max_size = 5\n");
+  auto config = Config::load(store.path());
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->max_size, 5ull << 30);
+  ScopedEnv size("CUBBY_MAX_SIZE", " 1.5 ");
+  config = Config::load(store.path());
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->max_size, 3ull << 29);
+  EXPECT_EQ(*parse_max_size("2"), 2ull << 30);
+  EXPECT_EQ(*parse_max_size("2000000B"), 2'000'000u);
+  EXPECT_EQ(*parse_max_size("2M"), 2'000'000u);
+  EXPECT_EQ(*parse_max_size("0"), kUnlimitedMaxSize);
+  EXPECT_FALSE(parse_max_size("2000000000").ok());  // 2e9 GiB: past the 1 EiB cap, refused
+}
+
 TEST(StoreConfig, FileValuesApplyAndVariablesWinOverThem) {
   CleanStoreEnv clean;
   TempDir store("store-config");
