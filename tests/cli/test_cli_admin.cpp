@@ -21,11 +21,11 @@
 
 #include "cli_process.hpp"
 #include "cubby/cache.hpp"
-#include "http_fake.hpp"
-#include "util/file_trust.hpp"
 #include "cubby/key.hpp"
+#include "http_fake.hpp"
 #include "storage/local/disk.hpp"
 #include "test_support.hpp"
+#include "util/file_trust.hpp"
 
 namespace {
 

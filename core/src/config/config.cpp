@@ -80,8 +80,7 @@ void warn_untrusted_store_file_once(const std::filesystem::path& file,
                "written must not choose where cubby connects or which of your files it uses); "
                "set %s in your environment, or have the file owned by you or root and writable "
                "by no one else (chown, chmod go-w)\n",
-               why.c_str(), keys.c_str(), ignored.size() == 1 ? " is" : "s are",
-               variables.c_str());
+               why.c_str(), keys.c_str(), ignored.size() == 1 ? " is" : "s are", variables.c_str());
 }
 
 // The most entries CUBBY_MEMORY_ENTRIES may keep decoded in a process (each can be megabytes).

@@ -213,11 +213,13 @@ const std::array<StoreSettingInfo, 14> kStoreSettings = {{
     {"remote_mode", "CUBBY_REMOTE_MODE", "readwrite", "read (look up only) or readwrite",
      SettingTrust::group, apply_remote_mode},
     {"remote_ttl", "CUBBY_REMOTE_TTL", "0",
-     "expiry of remote entries: 3600, 30m, 12h, 7d; 0: never", SettingTrust::group, apply_remote_ttl},
+     "expiry of remote entries: 3600, 30m, 12h, 7d; 0: never", SettingTrust::group,
+     apply_remote_ttl},
     {"remote_timeout_ms", "CUBBY_REMOTE_TIMEOUT_MS", "500", "bound of each remote call (ms)",
      SettingTrust::group, apply_remote_timeout},
     {"remote_backoff_ms", "CUBBY_REMOTE_BACKOFF_MS", "30000",
-     "how long the remote is skipped after a failure (ms)", SettingTrust::group, apply_remote_backoff},
+     "how long the remote is skipped after a failure (ms)", SettingTrust::group,
+     apply_remote_backoff},
     {"remote_max_entry", "CUBBY_REMOTE_MAX_ENTRY", "64Mi",
      "larger entries are neither sent to nor accepted from the remote; at most 1Gi (also what 0 "
      "means)",
@@ -236,9 +238,11 @@ const std::array<StoreSettingInfo, 14> kStoreSettings = {{
      "(SSL_CERT_FILE)",
      SettingTrust::own_file, apply_remote_ca_file},
     {"remote_cert_file", "CUBBY_REMOTE_CERT_FILE", "",
-     "client certificate (PEM) shown to a rediss:// server; empty: none", SettingTrust::own_file, apply_remote_cert_file},
+     "client certificate (PEM) shown to a rediss:// server; empty: none", SettingTrust::own_file,
+     apply_remote_cert_file},
     {"remote_key_file", "CUBBY_REMOTE_KEY_FILE", "",
-     "private key (PEM) of remote_cert_file; empty: in that file", SettingTrust::own_file, apply_remote_key_file},
+     "private key (PEM) of remote_cert_file; empty: in that file", SettingTrust::own_file,
+     apply_remote_key_file},
 }};
 
 const std::array<ProcessVariableInfo, 14> kProcessVariables = {{
@@ -318,7 +322,8 @@ Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::
                                                          std::vector<std::string>* problems) {
   std::vector<EffectiveSetting> settings;
   for (const StoreSettingInfo& info : kStoreSettings) {
-    settings.push_back({&info, std::string(info.default_value), SettingOrigin::default_value, 0});
+    settings.push_back(
+        {&info, std::string(info.default_value), SettingOrigin::default_value, 0, {}, {}});
   }
   struct stat opened {};
   auto text = read_store_file(dir, &opened);

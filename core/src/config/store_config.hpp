@@ -104,10 +104,10 @@ struct EffectiveSetting {
 };
 
 // Every setting of kStoreSettings in order, as the environment and <dir>/cubby.conf give it (the
-// values are not checked: Config::load does; the trust rule above is applied). Errc::io if the file exists but cannot be read.
-// A line that is no setting: Errc::invalid_argument naming the file and line; or, with
-// `problems`, that message is appended there and the line is skipped (Config::load warns and
-// goes on: one bad line must not stop every process on the store).
+// values are not checked: Config::load does; the trust rule above is applied). Errc::io if the file
+// exists but cannot be read. A line that is no setting: Errc::invalid_argument naming the file and
+// line; or, with `problems`, that message is appended there and the line is skipped (Config::load
+// warns and goes on: one bad line must not stop every process on the store).
 Result<std::vector<EffectiveSetting>> effective_settings(
     const std::filesystem::path& dir, std::vector<std::string>* problems = nullptr);
 

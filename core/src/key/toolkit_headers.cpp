@@ -79,8 +79,7 @@ std::string toolkit_headers_identity(const fs::path& include_dir) {
 }
 
 fs::path toolkit_names_file(const fs::path& folder, std::string_view digest_hex) {
-  return folder /
-         ("toolkit-names-" + std::string(digest_hex) + "-" + std::to_string(::geteuid()));
+  return folder / ("toolkit-names-" + std::string(digest_hex) + "-" + std::to_string(::geteuid()));
 }
 
 std::optional<std::string> read_toolkit_names(const fs::path& file) {

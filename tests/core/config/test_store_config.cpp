@@ -12,6 +12,7 @@
 namespace cubby {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::give_to_another_user;
 using testing::read_text;
 using testing::ScopedEnv;
@@ -275,8 +276,7 @@ TEST(StoreConfig, EveryDefaultParses) {
 // The settings that name a remote or a file are exactly those only the user's own file may set.
 TEST(StoreConfigTrust, EverySettingThatNamesARemoteOrAFileIsOwnFileOnly) {
   for (const StoreSettingInfo& setting : kStoreSettings) {
-    const bool names_something =
-        setting.key == "remote" || setting.key.ends_with("_file");
+    const bool names_something = setting.key == "remote" || setting.key.ends_with("_file");
     EXPECT_EQ(setting.trust == SettingTrust::own_file, names_something) << setting.key;
   }
 }
