@@ -21,7 +21,7 @@ std::string user_text(uid_t uid) {
   std::vector<char> buffer(16384);
   passwd entry{};
   passwd* found = nullptr;
-  const std::string number = "uid " + std::to_string(uid);
+  std::string number = "uid " + std::to_string(uid);
   if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr ||
       found->pw_name == nullptr) {
     return number;
