@@ -17,11 +17,23 @@ struct ConfigArgs {
 };
 
 json setting_json(const EffectiveSetting& setting, const fs::path& dir) {
-  return {{"key", setting.info->key},
-          {"value", setting.value},
-          {"origin", origin_text(*setting.info, setting.origin, dir)},
-          {"env", setting.info->env},
-          {"default", setting.info->default_value}};
+  json out = {{"key", setting.info->key},
+              {"value", setting.value},
+              {"origin", origin_text(*setting.info, setting.origin, dir)},
+              {"env", setting.info->env},
+              {"default", setting.info->default_value}};
+  if (!setting.untrusted_because.empty()) {
+    out["ignored_value"] = setting.ignored_value;
+    out["ignored_because"] = setting.untrusted_because;
+  }
+  return out;
+}
+
+// " (the file's \"VALUE\" is ignored: <file> is owned by ...)" for a setting the file may not set.
+std::string ignored_note(const EffectiveSetting& setting) {
+  if (setting.untrusted_because.empty()) return {};
+  return "; the file's \"" + escaped(setting.ignored_value) +
+         "\" is ignored: " + setting.untrusted_because;
 }
 
 // What a max_size just set means: "1.5 GB, in powers of 1000 (kB, MB, GB), the units `cubby
@@ -58,7 +70,8 @@ int list_settings(const Common& common, const fs::path& dir) {
   for (const auto& setting : settings) {
     std::string line = std::string(setting.info->key) + " = " + setting.value;
     line.resize(std::max<std::size_t>(line.size(), 36), ' ');
-    std::cout << line << "  # " << origin_text(*setting.info, setting.origin, dir) << '\n';
+    std::cout << line << "  # " << origin_text(*setting.info, setting.origin, dir)
+              << ignored_note(setting) << '\n';
   }
   return kExitOk;
 }

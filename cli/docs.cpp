@@ -108,7 +108,10 @@ int write_man_page(const CLI::App& app, std::ostream& out) {
   out << ".SH FILES\n.TP\n\\fI<store>/cubby.conf\\fR\n"
       << roff(
              "The store's settings (`cubby config`): key = value lines. A CUBBY_* variable wins "
-             "over the file, the file over the default.")
+             "over the file, the file over the default. The settings that name a remote or a "
+             "file (remote, remote_token_file, remote_ca_file, remote_cert_file, "
+             "remote_key_file) are taken from it only when it is owned by you or root and "
+             "writable by no one else; otherwise they are ignored with a warning.")
       << "\n.SH ENVIRONMENT\n.TP\n\\fBCUBBY_DIR\\fR\n"
       << roff("The store folder (default $XDG_CACHE_HOME/cubby, else ~/.cache/cubby).") << '\n';
   for (const StoreSettingInfo& setting : kStoreSettings) {

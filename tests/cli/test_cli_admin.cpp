@@ -22,8 +22,10 @@
 #include "cli_process.hpp"
 #include "cubby/cache.hpp"
 #include "cubby/key.hpp"
+#include "http_fake.hpp"
 #include "storage/local/disk.hpp"
 #include "test_support.hpp"
+#include "util/file_trust.hpp"
 
 namespace {
 
@@ -340,6 +342,58 @@ TEST_F(AdminCliTest, ABadStoreConfigLineIsAWarningNotAFailure) {
       << stats.err;
   EXPECT_NE(stats.err.find("cubby.conf:2"), std::string::npos) << stats.err;
   EXPECT_EQ(cubby({"compile", kernel_.string(), "--arch", "sm_90"}).exit_code, 0);
+}
+
+// Issue 34 item 2, through the tool: a group member's cubby.conf named the member's server and
+// the victim's own 0600 token file, and `cubby compile` sent the token there as a bearer token.
+// Now a file another user may have written names no remote and no file (said once, naming its
+// owner); the victim's own file still does (the control: the token does reach that server).
+TEST_F(AdminCliTest, AStoreConfigAnotherUserMayHaveWrittenNeverGetsMyTokenSent) {
+  const fs::path token = root_ / "token";
+  write_text(token, "victims-secret-token\n");
+  ::chmod(token.c_str(), 0600);
+  for (const char* writer : {"me", "my group", "another user"}) {
+    SCOPED_TRACE(writer);
+    cubby::testing::HttpFake server({{"GET", cubby::testing::HttpFake::answer(404)},
+                                     {"PUT", cubby::testing::HttpFake::answer(201)}},
+                                    std::chrono::milliseconds(50));
+    fs::remove_all(store_);
+    fs::create_directories(store_);
+    write_text(store_ / "cubby.conf", "remote = " + server.url() + "/cache\nremote_token_file = " +
+                                          token.string() + "\nremote_mode = read\n");
+    ::chmod((store_ / "cubby.conf").c_str(), std::string(writer) == "my group" ? 0664 : 0644);
+    if (std::string(writer) == "another user") {
+      const std::string why = cubby::testing::give_to_another_user(store_ / "cubby.conf");
+      if (!why.empty()) GTEST_SKIP() << why;
+    }
+    const Outcome run = cubby({"compile", kernel_.string(), "--arch", "sm_90", "--name-expr",
+                               "ns::k<float, 1>", "--json"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    if (std::string(writer) == "me") {
+      EXPECT_GE(server.received("GET"), 1) << run.err;
+      EXPECT_NE(server.last_head().find("Bearer victims-secret-token"), std::string::npos);
+      EXPECT_EQ(run.err.find("warning"), std::string::npos) << run.err;
+      continue;
+    }
+    EXPECT_EQ(server.received("GET") + server.received("PUT"), 0);
+    EXPECT_EQ(server.last_head().find("victims-secret-token"), std::string::npos);
+    struct stat st {};
+    ASSERT_EQ(::stat((store_ / "cubby.conf").c_str(), &st), 0);
+    const std::string why = std::string(writer) == "my group"
+                                ? "is writable by its group (mode 0664)"
+                                : "is owned by " + cubby::io::user_text(st.st_uid);
+    EXPECT_NE(run.err.find((store_ / "cubby.conf").string() + " " + why), std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("remote, remote_token_file settings are ignored"), std::string::npos)
+        << run.err;
+    const std::size_t first = run.err.find("settings are ignored");
+    EXPECT_EQ(run.err.find("settings are ignored", first + 1), std::string::npos) << run.err;
+    // `cubby config` shows the remote as unset and why the file's value is not used.
+    const Outcome listed = cubby({"config"});
+    EXPECT_NE(listed.out.find("is ignored: " + (store_ / "cubby.conf").string() + " " + why),
+              std::string::npos)
+        << listed.out;
+  }
 }
 
 TEST_F(AdminCliTest, StatsZeroRecordsSince) {

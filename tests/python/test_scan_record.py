@@ -1,5 +1,5 @@
 """The header scan's record between processes (core/src/key/scan_record.hpp) through the C API:
-new processes that derive keys with a store's tmp/scan-record, as a warm CuPy session does."""
+new processes that derive keys with a store's tmp/scan-record-<uid>, as a warm CuPy session does."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_a_same_size_edit_with_its_mtime_set_back_changes_the_key_in_a_new_proce
     time.sleep(2.2)  # older than the record's "too new" window: recorded
     store = tmp_path / "store"
     first = key_in_a_new_process(store, include)
-    assert (store / "tmp" / "scan-record").is_file()
+    assert (store / "tmp" / f"scan-record-{os.geteuid()}").is_file()
     assert key_in_a_new_process(store, include) == first  # from the record
 
     header.write_text("#define VALUE 22\n")  # same size
@@ -61,7 +61,7 @@ def test_a_corrupt_record_is_ignored_and_a_read_only_store_works(tmp_path):
     time.sleep(2.2)
     store = tmp_path / "store"
     expected = key_in_a_new_process(store, include)
-    record = store / "tmp" / "scan-record"
+    record = store / "tmp" / f"scan-record-{os.geteuid()}"
     data = bytearray(record.read_bytes())
     data[len(data) // 2] ^= 0xFF
     record.write_bytes(bytes(data))

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -65,6 +68,23 @@ inline void write_text(const std::filesystem::path& path, const std::string& tex
   std::filesystem::create_directories(path.parent_path());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
+}
+
+// Makes `path` another real user's, as a second member of a group-shared store would leave it:
+// chown to nobody's uid (65534 where there is no such user), mode kept. "" when done, else why it
+// cannot be (only root may give a file away), for GTEST_SKIP.
+inline std::string give_to_another_user(const std::filesystem::path& path) {
+  if (::geteuid() != 0) {
+    return "giving a file to another user needs root (this test runs as uid " +
+           std::to_string(::geteuid()) + ")";
+  }
+  const passwd* nobody = ::getpwnam("nobody");
+  const uid_t other = nobody != nullptr ? nobody->pw_uid : 65534;
+  if (::lchown(path.c_str(), other, static_cast<gid_t>(-1)) != 0) {
+    return "chown " + path.string() + " to uid " + std::to_string(other) +
+           " failed: " + std::strerror(errno);
+  }
+  return {};
 }
 
 inline std::string read_text(const std::filesystem::path& path) {

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "config/store_config.hpp"
 
@@ -53,6 +54,33 @@ void warn_store_file_once(const std::string& problem) {
   const std::lock_guard lock(mutex);
   if (!warned.insert(problem).second) return;
   std::fprintf(stderr, "cubby: warning: %s (ignored: the default applies)\n", problem.c_str());
+}
+
+// Says once per process and file that the store's file may have been written by another user, so
+// its settings that name a remote or a file (those of `ignored`, each with untrusted_because set)
+// are not used, and what to do.
+void warn_untrusted_store_file_once(const std::filesystem::path& file,
+                                    const std::vector<const EffectiveSetting*>& ignored) {
+  if (ignored.empty()) return;
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  {
+    const std::lock_guard lock(mutex);
+    if (!warned.insert(file.string()).second) return;
+  }
+  const std::string& why = ignored.front()->untrusted_because;  // "<file> is owned by ..."
+  std::string keys;
+  std::string variables;
+  for (const EffectiveSetting* setting : ignored) {
+    keys += (keys.empty() ? "" : ", ") + std::string(setting->info->key);
+    variables += (variables.empty() ? "" : ", ") + std::string(setting->info->env);
+  }
+  std::fprintf(stderr,
+               "cubby: warning: %s: its %s setting%s ignored (a file another user may have "
+               "written must not choose where cubby connects or which of your files it uses); "
+               "set %s in your environment, or have the file owned by you or root and writable "
+               "by no one else (chown, chmod go-w)\n",
+               why.c_str(), keys.c_str(), ignored.size() == 1 ? " is" : "s are", variables.c_str());
 }
 
 // The most entries CUBBY_MEMORY_ENTRIES may keep decoded in a process (each can be megabytes).
@@ -274,6 +302,11 @@ Result<Config> Config::load(const std::filesystem::path& dir) {
   auto settings = effective_settings(config.dir, &problems);
   if (!settings) return settings.error();
   for (const std::string& problem : problems) warn_store_file_once(problem);
+  std::vector<const EffectiveSetting*> ignored;
+  for (const EffectiveSetting& setting : *settings) {
+    if (!setting.untrusted_because.empty()) ignored.push_back(&setting);
+  }
+  warn_untrusted_store_file_once(store_config_path(config.dir), ignored);
   for (const EffectiveSetting& setting : *settings) {
     if (setting.origin == SettingOrigin::default_value) continue;
     Config applied_to = config;  // a value refused half way must leave the default in place

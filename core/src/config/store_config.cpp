@@ -1,11 +1,14 @@
 #include "config/store_config.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "util/file_trust.hpp"
 #include "util/io.hpp"
 
 namespace cubby {
@@ -178,10 +181,12 @@ void for_each_line(std::string_view text, Visit&& visit) {
   }
 }
 
-// The file's text; empty when there is none.
-Result<std::string> read_store_file(const std::filesystem::path& dir) {
+// The file's text; empty when there is none. With `opened`, the fstat of the file read (st_uid 0
+// and mode 0644 when there is none).
+Result<std::string> read_store_file(const std::filesystem::path& dir,
+                                    struct stat* opened = nullptr) {
   constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
-  auto text = io::read_file(store_config_path(dir), kMaxConfigBytes);
+  auto text = io::read_file(store_config_path(dir), kMaxConfigBytes, opened);
   if (!text && (text.error().code == Errc::not_found || !file_in_the_way(dir).empty())) {
     return std::string();  // no file; a store path at or under a file is Config::load's to report
   }
@@ -198,44 +203,48 @@ const std::array<StoreSettingInfo, 14> kStoreSettings = {{
     {"max_size", "CUBBY_MAX_SIZE", "5Gi",
      "size bound of the store (least recently used entries are evicted above it): 500M, 1.5G, "
      "5Gi, 5 (a number alone is GiB, as in ccache); 0: unlimited; at most 1Ei",
-     apply_max_size},
+     SettingTrust::group, apply_max_size},
     {"read_only", "CUBBY_READ_ONLY", "false", "never write the store (a shared, prepared store)",
-     apply_read_only},
+     SettingTrust::group, apply_read_only},
     {"remote", "CUBBY_REMOTE", "",
      "remote tier: redis://[user:password@]host:port[/db] (rediss:// for TLS, unix:///path for "
      "a socket) or http[s]://[user:password@]host[:port]/prefix[|layout=bazel]; or layers, read "
      "in order and written to the first writable: \"https://cache/main|read-only "
      "redis://pr-cache\"; empty: none",
-     apply_remote},
+     SettingTrust::own_file, apply_remote},
     {"remote_mode", "CUBBY_REMOTE_MODE", "readwrite", "read (look up only) or readwrite",
-     apply_remote_mode},
+     SettingTrust::group, apply_remote_mode},
     {"remote_ttl", "CUBBY_REMOTE_TTL", "0",
-     "expiry of remote entries: 3600, 30m, 12h, 7d; 0: never", apply_remote_ttl},
+     "expiry of remote entries: 3600, 30m, 12h, 7d; 0: never", SettingTrust::group,
+     apply_remote_ttl},
     {"remote_timeout_ms", "CUBBY_REMOTE_TIMEOUT_MS", "500", "bound of each remote call (ms)",
-     apply_remote_timeout},
+     SettingTrust::group, apply_remote_timeout},
     {"remote_backoff_ms", "CUBBY_REMOTE_BACKOFF_MS", "30000",
-     "how long the remote is skipped after a failure (ms)", apply_remote_backoff},
+     "how long the remote is skipped after a failure (ms)", SettingTrust::group,
+     apply_remote_backoff},
     {"remote_max_entry", "CUBBY_REMOTE_MAX_ENTRY", "64Mi",
      "larger entries are neither sent to nor accepted from the remote; at most 1Gi (also what 0 "
      "means)",
-     apply_remote_max_entry},
+     SettingTrust::group, apply_remote_max_entry},
     {"remote_compress", "CUBBY_REMOTE_COMPRESS", "true", "send remote entries LZ4-compressed",
-     apply_remote_compress},
+     SettingTrust::group, apply_remote_compress},
     {"remote_read_ahead", "CUBBY_REMOTE_READ_AHEAD", "true",
      "on a fresh store, fetch the suite's entries (the keys its last run used) ahead of its "
      "lookups",
-     apply_remote_read_ahead},
+     SettingTrust::group, apply_remote_read_ahead},
     {"remote_token_file", "CUBBY_REMOTE_TOKEN_FILE", "",
      "file whose first line is the bearer token of http(s) remotes (CUBBY_REMOTE_TOKEN overrides)",
-     apply_remote_token_file},
+     SettingTrust::own_file, apply_remote_token_file},
     {"remote_ca_file", "CUBBY_REMOTE_CA_FILE", "",
      "CA certificates (PEM) that verify https:// and rediss:// servers; empty: the system store "
      "(SSL_CERT_FILE)",
-     apply_remote_ca_file},
+     SettingTrust::own_file, apply_remote_ca_file},
     {"remote_cert_file", "CUBBY_REMOTE_CERT_FILE", "",
-     "client certificate (PEM) shown to a rediss:// server; empty: none", apply_remote_cert_file},
+     "client certificate (PEM) shown to a rediss:// server; empty: none", SettingTrust::own_file,
+     apply_remote_cert_file},
     {"remote_key_file", "CUBBY_REMOTE_KEY_FILE", "",
-     "private key (PEM) of remote_cert_file; empty: in that file", apply_remote_key_file},
+     "private key (PEM) of remote_cert_file; empty: in that file", SettingTrust::own_file,
+     apply_remote_key_file},
 }};
 
 const std::array<ProcessVariableInfo, 14> kProcessVariables = {{
@@ -329,10 +338,15 @@ Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::
                                                          std::vector<std::string>* problems) {
   std::vector<EffectiveSetting> settings;
   for (const StoreSettingInfo& info : kStoreSettings) {
-    settings.push_back({&info, std::string(info.default_value), SettingOrigin::default_value, 0});
+    settings.push_back(
+        {&info, std::string(info.default_value), SettingOrigin::default_value, 0, {}, {}});
   }
-  auto text = read_store_file(dir);
+  struct stat opened {};
+  auto text = read_store_file(dir, &opened);
   if (!text) return text.error();
+  // Judged on the file that was read (a file swapped in after a check is never the one judged).
+  const std::string untrusted =
+      text->empty() ? std::string() : io::not_mine_because(opened, /*root_too=*/true);
   Result<void> status;
   for_each_line(*text, [&](std::size_t number, std::string_view line) {
     if (!status) return;
@@ -350,7 +364,12 @@ Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::
     if (!*parsed) return;
     for (EffectiveSetting& setting : settings) {
       if (setting.info->key != (*parsed)->key) continue;  // an unknown key is ignored
-      setting.value = std::string((*parsed)->value);      // the last line of a key wins
+      if (setting.info->trust == SettingTrust::own_file && !untrusted.empty()) {
+        setting.ignored_value = std::string((*parsed)->value);
+        setting.untrusted_because = store_config_path(dir).string() + " " + untrusted;
+        continue;
+      }
+      setting.value = std::string((*parsed)->value);  // the last line of a key wins
       setting.origin = SettingOrigin::store_file;
       setting.line = number;
     }
@@ -363,6 +382,8 @@ Result<std::vector<EffectiveSetting>> effective_settings(const std::filesystem::
     setting.value = value;
     setting.origin = SettingOrigin::environment;
     setting.line = 0;
+    setting.ignored_value.clear();  // the variable wins: the file's value would not apply anyway
+    setting.untrusted_because.clear();
   }
   return settings;
 }
@@ -398,7 +419,8 @@ Result<void> write_store_setting(const std::filesystem::path& dir, std::string_v
     out += '\n';
   });
   if (value) out += std::string(key) + " = " + *value + "\n";
-  auto file = io::AtomicFile::create(store_config_path(dir), io::FileMode::group_shared, true);
+  // Writable by its writer only: a file the group may write is nobody's to trust (Trust above).
+  auto file = io::AtomicFile::create(store_config_path(dir), io::FileMode::owner_writable, true);
   if (!file) return file.error();
   if (auto written = file->write(out); !written) return written.error();
   return file->commit();

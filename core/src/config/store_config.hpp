@@ -10,6 +10,17 @@
 // setting, or a value its setting refuses, is an error naming the file and the line.
 //
 // Precedence: a CUBBY_* variable over the file over the default (Config::load applies them).
+//
+// Trust (the store is shared by a group: its file is input from whoever wrote it last). Settings
+// that name a remote, a credential or any other file (SettingTrust::own_file: remote,
+// remote_token_file, remote_ca_file, remote_cert_file, remote_key_file) are taken from the file
+// only when no other user can have written it: a regular file owned by the current user or root
+// and writable by neither its group nor others (util/file_trust.hpp, judged on the file read).
+// Otherwise they are ignored (the variable or the default applies; never a mix of the file's
+// and the variables' files) and Config::load warns once per process, naming the file, its owner
+// and what to do. The other settings (sizes, modes, time bounds) are read from any member's file:
+// a group member can already fill, empty or rewrite the store itself. cubby writes the file
+// 0644 (io::FileMode::owner_writable), so a member's `cubby config` makes it that member's.
 // Settings that belong to a process or a person rather than to the store (CUBBY_DISABLE,
 // CUBBY_ARCH, CUBBY_SUITE, CUBBY_JOBS, CUBBY_PCH, CUBBY_BASE_DIR, CUBBY_MEMORY_ENTRIES, and
 // CUBBY_REMOTE_SECRET, which must not sit in a group-readable file) are variables only.
@@ -28,6 +39,12 @@
 
 namespace cubby {
 
+// Who a setting is taken from in the store's file (see Trust above).
+enum class SettingTrust : std::uint8_t {
+  group,     // any writer of the file: the setting cannot send anything anywhere
+  own_file,  // names a remote or a file: only from a file the current user or root wrote
+};
+
 // One setting the store's file may hold. `apply` parses `value` into `config`; invalid_argument
 // with what is expected (no name: callers name the variable or the file line).
 struct StoreSettingInfo {
@@ -35,6 +52,7 @@ struct StoreSettingInfo {
   std::string_view env;            // the variable that overrides it
   std::string_view default_value;  // as text, what Config holds unless told
   std::string_view what;           // one line for `cubby config --help` and the man page
+  SettingTrust trust;
   Result<void> (*apply)(Config& config, std::string_view value);
 };
 
@@ -84,13 +102,18 @@ struct EffectiveSetting {
   std::string value;  // as written in the variable or the file, else the default's text
   SettingOrigin origin = SettingOrigin::default_value;
   std::size_t line = 0;  // the file's line (1-based) when origin is store_file
+  // The file's value of an own_file setting when the file may have been written by another user
+  // and no variable sets it: ignored (`value` is the default), with why (`untrusted_because`:
+  // "<file> is owned by nobody (uid 65534), not by you (alice) or root"). Empty otherwise.
+  std::string ignored_value;
+  std::string untrusted_because;
 };
 
 // Every setting of kStoreSettings in order, as the environment and <dir>/cubby.conf give it (the
-// values are not checked: Config::load does). Errc::io if the file exists but cannot be read.
-// A line that is no setting: Errc::invalid_argument naming the file and line; or, with
-// `problems`, that message is appended there and the line is skipped (Config::load warns and
-// goes on: one bad line must not stop every process on the store).
+// values are not checked: Config::load does; the trust rule above is applied). Errc::io if the file
+// exists but cannot be read. A line that is no setting: Errc::invalid_argument naming the file and
+// line; or, with `problems`, that message is appended there and the line is skipped (Config::load
+// warns and goes on: one bad line must not stop every process on the store).
 Result<std::vector<EffectiveSetting>> effective_settings(
     const std::filesystem::path& dir, std::vector<std::string>* problems = nullptr);
 

@@ -168,9 +168,9 @@ void set_toolkit_names_folder(const std::filesystem::path& folder, std::int64_t 
   m.too_new_ns = too_new_ns;
   if (folder.empty()) {
     m.record = nullptr;
-  } else if (!m.record || m.record->file() != folder / kScanRecordName ||
+  } else if (!m.record || m.record->file() != scan_record_file(folder) ||
              m.record->too_new_ns() != too_new_ns) {
-    m.record = std::make_shared<ScanRecord>(folder / kScanRecordName, too_new_ns);
+    m.record = std::make_shared<ScanRecord>(scan_record_file(folder), too_new_ns);
   }
 }
 

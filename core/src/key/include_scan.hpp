@@ -73,7 +73,7 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
 //   named by a hash of the toolkit folders, that header and the toolkit's identity
 //   (toolkit_headers.hpp), written once (about 500 headers read and lexed for
 //   <cuda/std/mdspan>), read by every later process;
-// - the scan record (`scan-record`, scan_record.hpp): each user header's content hash and
+// - the scan record (`scan-record-<uid>`, scan_record.hpp): each user header's content hash and
 //   includes by canonical path and (device, inode, size, mtime, ctime), so a later process stats
 //   a header instead of reading and lexing it; a header whose mtime or ctime is within
 //   `too_new_ns` of its read is not recorded (ScanRecord's "too new" rule).

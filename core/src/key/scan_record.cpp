@@ -1,14 +1,18 @@
 // The header scan's record between processes: its byte format and the merge-on-save table.
 #include "key/scan_record.hpp"
 
+#include <sys/statfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "key/include_lexer.hpp"
+#include "key/scan_watch.hpp"
 #include "util/bytes.hpp"
+#include "util/file_trust.hpp"
 #include "util/hash.hpp"
 #include "util/io.hpp"
 
@@ -149,13 +153,37 @@ std::optional<ScanEntries> decode_scan_record(std::string_view bytes) {
   return entries;
 }
 
-ScanRecord::ScanRecord(std::filesystem::path file, std::int64_t too_new_ns, std::size_t max_entries)
-    : file_(std::move(file)), too_new_ns_(too_new_ns), max_entries_(max_entries) {}
+std::filesystem::path scan_record_file(const std::filesystem::path& folder) {
+  return folder / ("scan-record-" + std::to_string(::geteuid()));
+}
+
+std::optional<std::int64_t> file_system_type(const std::string& path) {
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<std::int64_t>(fs.f_type);
+}
+
+ScanRecord::ScanRecord(std::filesystem::path file, std::int64_t too_new_ns, std::size_t max_entries,
+                       FileSystemTypeOf fs_type_of)
+    : file_(std::move(file)),
+      too_new_ns_(too_new_ns),
+      max_entries_(max_entries),
+      fs_type_of_(fs_type_of) {}
+
+bool ScanRecord::local_locked(const std::string& path, std::uint64_t dev) {
+  if (const auto known = local_devices_.find(dev); known != local_devices_.end()) {
+    return known->second;
+  }
+  const auto type = fs_type_of_(path);
+  const bool local = type && ScanWatch::local_file_system(*type);
+  if (type) local_devices_.emplace(dev, local);  // unknown: asked again next time
+  return local;
+}
 
 void ScanRecord::load_locked() {
   if (loaded_) return;
   loaded_ = true;
-  auto bytes = io::read_file(file_, kMaxBytes);
+  auto bytes = io::read_own_file(file_, kMaxBytes);
   if (!bytes) return;
   auto decoded = decode_scan_record(*bytes);
   if (!decoded) return;
@@ -167,7 +195,10 @@ std::shared_ptr<const FileScan> ScanRecord::find(const std::string& canonical,
   const std::lock_guard lock(mutex_);
   load_locked();
   const auto found = entries_.find(canonical);
-  if (found == entries_.end() || !found->second->matches(st)) return nullptr;
+  if (found == entries_.end() || !found->second->matches(st) ||
+      !local_locked(canonical, static_cast<std::uint64_t>(st.st_dev))) {
+    return nullptr;
+  }
   mine_.insert(canonical);
   return found->second;
 }
@@ -179,6 +210,7 @@ void ScanRecord::add(const std::string& canonical, std::shared_ptr<const FileSca
     return;
   }
   const std::lock_guard lock(mutex_);
+  if (!local_locked(canonical, scan->dev)) return;  // another host's edit may not show in a stat
   load_locked();
   entries_[canonical] = std::move(scan);
   mine_.insert(canonical);
@@ -214,7 +246,7 @@ void ScanRecord::save() {
   }
   // Another process's entries, as on disk now (those this process read but did not use are not
   // kept unless they are still there: a record only grows by what some process uses).
-  if (auto bytes = io::read_file(file_, kMaxBytes)) {
+  if (auto bytes = io::read_own_file(file_, kMaxBytes)) {
     if (auto decoded = decode_scan_record(*bytes)) {
       for (auto& [path, scan] : *decoded) {
         if (taken.contains(path)) continue;
@@ -223,7 +255,8 @@ void ScanRecord::save() {
       }
     }
   }
-  (void)io::write_file_atomic(file_, encode_scan_record(merged));  // a cache: failure costs time
+  // A cache: failure costs time. Writable by this user only (another's file is never read).
+  (void)io::write_file_atomic(file_, encode_scan_record(merged), io::FileMode::owner_writable);
 }
 
 }  // namespace cubby

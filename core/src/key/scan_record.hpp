@@ -83,8 +83,14 @@ std::int64_t realtime_ns();
 //   checksum:= hash128 of everything before it (16 bytes)
 // Integers little-endian. Paths are canonical (realpath) and unique within a record.
 inline constexpr std::uint32_t kScanRecordVersion = 2;
-// The record's file name in the folder set_toolkit_names_folder chose (include_scan.hpp).
-inline constexpr std::string_view kScanRecordName = "scan-record";
+// The record's file in `folder` (the one set_toolkit_names_folder chose, include_scan.hpp): one
+// per user, "scan-record-<effective uid>", so users of a group-shared store never read each
+// other's record (nor fight over one file).
+std::filesystem::path scan_record_file(const std::filesystem::path& folder);
+
+// The file system type (statfs f_type) of the file at `path`; nullopt when it cannot be told.
+std::optional<std::int64_t> file_system_type(const std::string& path);
+using FileSystemTypeOf = std::optional<std::int64_t> (*)(const std::string& path);
 
 using ScanEntries = std::vector<std::pair<std::string, std::shared_ptr<const FileScan>>>;
 
@@ -93,11 +99,21 @@ std::string encode_scan_record(const ScanEntries& entries);
 // lexer (bad magic, other version, truncation, trailing bytes, bad checksum).
 std::optional<ScanEntries> decode_scan_record(std::string_view bytes);
 
-// One store's record (the file `file`, usually <store>/tmp/scan-record), shared by the threads of
-// a process. Contract:
+// One store's record (the file `file`, usually scan_record_file(<store>/tmp)), shared by the
+// threads of a process. Contract:
 // - `find` answers only for a file whose stat matches the recorded state exactly; the record is
 //   read once, on the first `find`, and a record file that is missing, unreadable or fails
 //   decode_scan_record counts as empty (it is rewritten by the next `save`): never a wrong scan.
+// - Only a record this process's user alone can have written is read (io::read_own_file: a
+//   regular file of the effective uid, writable by neither its group nor others, judged on the
+//   open file): its checksum is a plain hash anyone can recompute, so another member of the
+//   store's group could otherwise make a header "include nothing" and a later edit of what it
+//   really includes keep an old key. Another's file counts as empty, at load and at the merge of
+//   `save` (so it is never laundered into this user's record). Written mode 0644.
+// - Only headers on file systems whose changes the local kernel sees (ScanWatch::
+//   local_file_system of `fs_type_of(path)`, per device; as the per-process scan memo) are
+//   answered or recorded: NFS's attribute cache (3-60 s) can show an old size and mtime after an
+//   edit made on another host. A file whose type cannot be told counts as remote.
 // - `add` keeps a scan only if it was taken from a file whose mtime and ctime are more than
 //   `too_new_ns` before the scan's `read_ns` (ccache's "too new" rule: a file may change again
 //   within one time stamp granule of the file system, keeping its size and time stamps; a stamp
@@ -113,8 +129,10 @@ class ScanRecord {
   static constexpr std::size_t kMaxEntries = 20'000;        // ~6 MB for CuPy-like headers
   static constexpr std::uint64_t kMaxBytes = 64u << 20;     // a larger file is not read
 
+  // `fs_type_of`: how a header's file system type is told (tests inject one; the default statfs).
   explicit ScanRecord(std::filesystem::path file, std::int64_t too_new_ns = kTooNewNs,
-                      std::size_t max_entries = kMaxEntries);
+                      std::size_t max_entries = kMaxEntries,
+                      FileSystemTypeOf fs_type_of = file_system_type);
 
   const std::filesystem::path& file() const { return file_; }
   std::int64_t too_new_ns() const { return too_new_ns_; }
@@ -124,10 +142,14 @@ class ScanRecord {
 
  private:
   void load_locked();
+  // Whether the file at `path`, on device `dev`, lies on a local file system (memoized by device).
+  bool local_locked(const std::string& path, std::uint64_t dev);
 
   std::filesystem::path file_;
   std::int64_t too_new_ns_;
   std::size_t max_entries_;
+  FileSystemTypeOf fs_type_of_;
+  std::unordered_map<std::uint64_t, bool> local_devices_;
   std::mutex mutex_;
   std::mutex save_mutex_;  // one save at a time in a process
   bool loaded_ = false;

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "util/bytes.hpp"
+#include "util/file_trust.hpp"
 #include "util/hash.hpp"
 #include "util/io.hpp"
 
@@ -74,6 +76,21 @@ std::string toolkit_headers_identity(const fs::path& include_dir) {
   auto [found, inserted] = known->try_emplace(include_dir);
   if (inserted) found->second = toolkit_headers_identity_uncached(include_dir);
   return found->second;
+}
+
+fs::path toolkit_names_file(const fs::path& folder, std::string_view digest_hex) {
+  return folder / ("toolkit-names-" + std::string(digest_hex) + "-" + std::to_string(::geteuid()));
+}
+
+std::optional<std::string> read_toolkit_names(const fs::path& file) {
+  constexpr std::uint64_t kMaxBytes = 16 << 20;
+  auto text = io::read_own_file(file, kMaxBytes);
+  if (!text) return std::nullopt;
+  return std::move(text).value();
+}
+
+void write_toolkit_names(const fs::path& file, std::string_view text) {
+  (void)io::write_file_atomic(file, text, io::FileMode::owner_writable);
 }
 
 }  // namespace cubby

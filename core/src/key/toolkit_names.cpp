@@ -40,7 +40,7 @@ std::filesystem::path persisted_closure(const std::string& memo_key,
   }
   if (base.empty() || toolkit_dirs.empty()) return {};
   const auto digest = hash128(memo_key + '\1' + toolkit_headers_identity(toolkit_dirs.back()));
-  return base / ("toolkit-names-" + to_hex(digest.data(), digest.size()));
+  return toolkit_names_file(base, to_hex(digest.data(), digest.size()));
 }
 
 ToolkitNames group_names(const std::set<std::string>& names) {
@@ -66,7 +66,7 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
   // Another process's result: one name a line, the file ending in a line "end".
   const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs);
   if (!file.empty()) {
-    if (auto text = io::read_file(file, 16 << 20); text && text->ends_with("\nend\n")) {
+    if (auto text = read_toolkit_names(file); text && text->ends_with("\nend\n")) {
       std::set<std::string> names;
       std::size_t at = 0;
       for (std::size_t end; (end = text->find('\n', at)) != text->size() - 1; at = end + 1) {
@@ -112,7 +112,7 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
     for (const std::string& name : names) {
       if (name.find('\n') == std::string::npos) text += name + '\n';
     }
-    (void)io::write_file_atomic(file, text + "end\n");  // a cache: a failed write costs time only
+    write_toolkit_names(file, text + "end\n");  // a cache: a failed write costs time only
   }
   auto result = std::make_shared<const ToolkitNames>(group_names(names));
   const std::lock_guard lock(mutex);

@@ -24,6 +24,7 @@ namespace cubby::io {
 namespace {
 
 constexpr mode_t kFileMode = 0664;
+constexpr mode_t kOwnerWritableMode = 0644;
 constexpr mode_t kFolderMode = 02775;
 
 std::string describe(int error) { return std::strerror(error); }
@@ -142,12 +143,14 @@ std::string file_type_name(unsigned mode) {
   }
 }
 
-Result<std::string> read_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
-  return read_file_refresh(path, std::chrono::seconds::max(), max_bytes);
+Result<std::string> read_file(const std::filesystem::path& path, std::uint64_t max_bytes,
+                              struct stat* opened) {
+  return read_file_refresh(path, std::chrono::seconds::max(), max_bytes, opened);
 }
 
 Result<std::string> read_file_refresh(const std::filesystem::path& path,
-                                      std::chrono::seconds refresh_after, std::uint64_t max_bytes) {
+                                      std::chrono::seconds refresh_after, std::uint64_t max_bytes,
+                                      struct stat* opened) {
   // O_NONBLOCK: opening a FIFO does not wait for a writer (and a regular file ignores the flag).
   // O_NOFOLLOW: a link fails with ELOOP, reported below as what it is.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
@@ -211,6 +214,7 @@ Result<std::string> read_file_refresh(const std::filesystem::path& path,
   }
   out.resize(used);
   ::close(fd);
+  if (opened != nullptr) *opened = info;
   return out;
 }
 
@@ -295,9 +299,11 @@ Result<void> for_each_name(const std::filesystem::path& folder,
 }
 
 int open_new_file(const std::filesystem::path& path, FileMode mode) {
-  const mode_t bits = mode == FileMode::group_shared ? kFileMode : 0666;
+  const mode_t bits = mode == FileMode::group_shared     ? kFileMode
+                      : mode == FileMode::owner_writable ? kOwnerWritableMode
+                                                         : 0666;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, bits);
-  if (fd >= 0 && mode == FileMode::group_shared && ::fchmod(fd, kFileMode) != 0) {
+  if (fd >= 0 && mode != FileMode::umask && ::fchmod(fd, bits) != 0) {
     const int error = errno;
     ::unlink(path.c_str());
     ::close(fd);
@@ -371,8 +377,9 @@ Result<void> AtomicFile::commit() {
   return {};
 }
 
-Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
-  auto file = AtomicFile::create(path, FileMode::group_shared, true);
+Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view bytes,
+                               FileMode mode) {
+  auto file = AtomicFile::create(path, mode, true);
   if (!file) return file.error();
   auto written = file->write(bytes);
   if (!written) return written;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdint>
@@ -24,8 +25,11 @@ inline constexpr std::uint64_t kMaxReadBytes = 1ull << 30;
 // (never followed, never a hang, never an unbounded read): Errc::corrupt naming what it is, as
 // is a file longer than `max_bytes`. Errc::not_found if nothing is at `path`; Errc::io (with
 // strerror) if it cannot be opened or read.
+// With `opened`, the fstat of the file read is stored there (who owns it, its mode: what
+// file_trust.hpp judges), so a file swapped in after a check is never the one judged.
 Result<std::string> read_file(const std::filesystem::path& path,
-                              std::uint64_t max_bytes = kMaxReadBytes);
+                              std::uint64_t max_bytes = kMaxReadBytes,
+                              struct stat* opened = nullptr);
 
 // The whole file, like read_file; and if the file's mtime is older than `refresh_after`, sets its
 // mtime to now (futimens on the open file: one extra syscall at most once per interval). The
@@ -33,7 +37,8 @@ Result<std::string> read_file(const std::filesystem::path& path,
 // touched (not its owner, no write permission) is still read.
 Result<std::string> read_file_refresh(const std::filesystem::path& path,
                                       std::chrono::seconds refresh_after,
-                                      std::uint64_t max_bytes = kMaxReadBytes);
+                                      std::uint64_t max_bytes = kMaxReadBytes,
+                                      struct stat* opened = nullptr);
 
 // "a FIFO", "a symbolic link", "a folder", ... for an st_mode (what read_file refuses).
 std::string file_type_name(unsigned mode);
@@ -47,6 +52,9 @@ int write_all(int fd, std::string_view bytes);
 enum class FileMode : std::uint8_t {
   group_shared,  // 0664 whatever the umask (the store: a group shares it)
   umask,         // 0666 less the umask, like any new file (files the user asked for: exports)
+  // 0644 whatever the umask: the group reads, only the owner writes (files whose writer must be
+  // known: cubby.conf, the scan record; see file_trust.hpp)
+  owner_writable,
 };
 
 // Creates `path` exclusively for writing (O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC) with `mode`'s
@@ -92,9 +100,10 @@ class AtomicFile {
   int fd_ = -1;
 };
 
-// AtomicFile::create(path, FileMode::group_shared, true) + write + commit: `path` (and its
-// missing folders, mode 02775) get `bytes`, mode 0664 whatever the umask.
-Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
+// AtomicFile::create(path, mode, true) + write + commit: `path` (and its missing folders, mode
+// 02775) get `bytes`, with `mode`'s bits (group_shared: 0664 whatever the umask).
+Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view bytes,
+                               FileMode mode = FileMode::group_shared);
 
 // Appends `bytes` to `path` with one O_APPEND write (created mode 0664, folders 02775): appends
 // of concurrent processes never interleave within one call on a local file system. A link at

