@@ -242,7 +242,8 @@ fi
 
 if [ "${CUBBY_BENCH_DASHBOARD:-1}" != 0 ]; then
   step "regenerating the dashboard"
-  if with_progress 15 "the dashboard" dashboard_build "$dashboard_history" "$out/dashboard.html"; then
+  if with_progress 15 "the dashboard" dashboard_build "$dashboard_history" "$out/dashboard.html" \
+       --current "$out/history-line.jsonl"; then
     log "dashboard: $out/dashboard.html (one file, opens offline)"
   else
     log "dashboard not regenerated (see above); the results are written"

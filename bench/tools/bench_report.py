@@ -11,9 +11,10 @@ and the rest still runs. Writes OUT/results.json (format below), OUT/github-acti
 history file (one JSON object a line). Exit status: 0, or 2 when no input could be used at all.
 
 results.json ("schema": 1):
-  commit, date, machine {host, cpus, cpu_model, gpu, gpu_name, arch, nvrtc, label},
+  commit, date, machine {host, cpus, cpu_model, gpu, gpu_name, arch, nvrtc, label, id},
     (label: CUBBY_BENCH_MACHINE or --machine-label, a name for the machine on the dashboard; absent
-     when not given: the dashboard derives one from the GPU, the CPUs and the host)
+     when not given: the dashboard derives one from the GPU, the CPUs and id; id: a hash of
+     /etc/machine-id, machine_id())
   workloads {NAME: {cold_ms, warm_memory_us, warm_disk_us, warm_remote_us, load_baseline_us,
                     warm_loaded_us, speedup_memory, speedup_disk, speedup_loaded,
                     ratio_vs_load_baseline (two separately measured families: read, no goal),
@@ -51,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import hashlib
 import json
 import math
 import os
@@ -525,6 +527,17 @@ def table(record: dict) -> str:
     return "\n".join(lines)
 
 
+def machine_id() -> str:
+    """This machine's identity on the dashboard: 16 hex digits of a hash of /etc/machine-id (its
+    host name where there is none), so that two machines of one description stay apart."""
+    try:
+        seed = Path("/etc/machine-id").read_text().strip()
+    except OSError:
+        seed = ""
+    seed = seed or platform.node()
+    return hashlib.sha256(("cubby-bench:" + seed).encode()).hexdigest()[:16]
+
+
 def append_history(history: Path, record: dict) -> None:
     """Appends `record`; a history file whose lines do not parse is kept and the bad lines are
     reported (the dashboard skips them too)."""
@@ -588,6 +601,7 @@ def main(argv: list[str]) -> int:
     record["machine"].setdefault("host", platform.node())
     record["machine"].setdefault("cpus", os.cpu_count())
     record["machine"].setdefault("cpu_model", cpu_model())
+    record["machine"].setdefault("id", machine_id())
     if args.machine_label:
         record["machine"]["label"] = args.machine_label
     record["machine"]["gpu_name"] = args.gpu_name if args.gpu_name is not None else \
