@@ -113,7 +113,7 @@ export function buildModel(records, { current = null } = {}) {
   const labels = records.map(runLabel);
   const points = records.map((r) => ({
     commit: r.commit ?? "?", date: r.date ?? "?", machine: machineOf(r),
-    gpu: gpuModel(r.machine), cpus: r.machine?.cpus ?? null, cpu: r.machine?.cpu_model ?? "", named: Boolean(String(r.machine?.label ?? "").trim()),
+    gpu: gpuModel(r.machine), cpus: r.machine?.cpus ?? null, cpu: r.machine?.cpu_model ?? "", id: String(r.machine?.id ?? ""), named: Boolean(String(r.machine?.label ?? "").trim()),
     host: r.machine?.host ?? "", arch: r.machine?.arch ?? "?", nvrtc: r.machine?.nvrtc ?? "?",
   }));
   const machines = [...new Set(points.map((p) => p.machine))];

@@ -10,7 +10,11 @@
 #                                      machines whose host and CPU model strings vary; the
 #                                      latest run of one slower beyond its noise band and under load,
 #                                      of the other within its band with a failed goal, load
-#                                      unknown), its screenshot beside PNG (-fixture.png)
+#                                      unknown), its screenshot beside PNG (-fixture.png); then
+#                                      of that history plus a run just made on a new machine of
+#                                      the same description (tests/bench/fixtures/
+#                                      dashboard-current.jsonl: first, its own baseline verdict,
+#                                      never merged), screenshot -current.png
 
 CUBBY_DASHBOARD_DIR="$CUBBY_ROOT/bench/dashboard"
 
@@ -40,5 +44,12 @@ dashboard_browser_test() {
   node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$fixture" --out "$fixture_page" || return 1
   node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$fixture_page" "${png%.png}-fixture.png" \
     --expect hit-rate,time-saved,recovery:bar,overhead-mdspan50:band,overhead-mdspan-suite:fault,cold-suite-mdspan-suite:table \
-    --expect-verdict "no GPU, 2 CPUs=slower;H200, 16 CPUs=goals-fail" --expect-load unknown,under
+    --expect-verdict "no GPU, 2 CPUs=slower;H200, 16 CPUs=goals-fail" --expect-load unknown,under || return 1
+  local current="$CUBBY_ROOT/tests/bench/fixtures/dashboard-current.jsonl" current_page="${page%.html}-current.html"
+  local with_current="${page%.html}-current.jsonl"
+  cat "$fixture" "$current" >"$with_current"
+  node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$with_current" --out "$current_page" --current "$current" || return 1
+  node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$current_page" "${png%.png}-current.png" \
+    --expect-current "no GPU, 2 CPUs · c0ffee12" \
+    --expect-verdict "no GPU, 2 CPUs · c0ffee12=baseline;no GPU, 2 CPUs=slower;H200, 16 CPUs=goals-fail"
 }
