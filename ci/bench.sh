@@ -16,10 +16,11 @@
 # cubby_recovery_bench / store_bench when built) on a store in a temporary folder
 # ($CUBBY_DIR/cubby-bench when CUBBY_DIR is set), then the whole-suite benchmark, prints a
 # cold/warm/speedup table with the goals, and writes under bench/out/: results.json,
-# github-action-benchmark/, history-line.jsonl (this run's history record), history.jsonl (the
-# committed history + this run) and dashboard.html (drawn from it). Only --record touches a
-# tracked file: it appends the record to bench/results/history.jsonl and draws the dashboard from
-# that. The default run leaves out what takes minutes (bench/tools/bench_select.py says what:
+# github-action-benchmark/, history-line.jsonl (this run's history record), local-history.jsonl
+# (every run of this checkout), history.jsonl (the committed history + the local one) and
+# dashboard.html (drawn from it; the machine that just ran first, with its own verdict). Only
+# --record touches a tracked file: it appends the record to bench/results/history.jsonl and draws
+# the dashboard from that. The default run leaves out what takes minutes (bench/tools/bench_select.py says what:
 # the mdspan-suite workload, store_bench's 100,000-entry families, the whole-suite benchmark);
 # without a GPU it leaves out the GPU families too, and says once which. The first build takes
 # about 15 min on 2 cores (a few with a warm ccache). A progress line comes at least every 10 s.
@@ -159,15 +160,19 @@ for arg in ${bench_args[@]+"${bench_args[@]}"}; do
 done
 [ "$gpu" = yes ] || log "no GPU here (no libcuda): the GPU families are left out; the lines below say which"
 log "note: Google Benchmark (Debian's libbenchmark, built without NDEBUG) warns 'Library was built as DEBUG': that concerns its own bookkeeping, not cubby's code (Release); the warning is filtered"
-# The filter for BINARY's benchmarks (also says once what it left out).
+# The --benchmark_filter argument for BINARY's benchmarks (also says once what it left out; none
+# when they cannot be listed).
 selection() {
-  "$1" --benchmark_list_tests 2>/dev/null \
-    | /usr/bin/python3 "$CUBBY_ROOT/bench/tools/bench_select.py" "${select_args[@]}" --regex --explain
+  local names filter
+  names="$("$1" --benchmark_list_tests 2>/dev/null)" \
+    || { log "cannot list the benchmarks of $1: running them all"; return 0; }
+  filter="$(/usr/bin/python3 "$CUBBY_ROOT/bench/tools/bench_select.py" "${select_args[@]}" --regex --explain <<<"$names")"
+  echo "--benchmark_filter=${filter:-^$}"
 }
 filter_args=()
 if [ "$user_filter" = 0 ]; then
   filter="$(selection "$build_dir/bench/cubby_bench")"
-  filter_args=(--benchmark_filter="${filter:-^$}")
+  [ -z "$filter" ] || filter_args=("$filter")
 fi
 
 if [ "$full" = 1 ]; then bench_estimate=900; else bench_estimate=100; fi
@@ -193,10 +198,12 @@ else
 fi
 if [ -x "$build_dir/bench/store_bench" ]; then
   store_filter="$(selection "$build_dir/bench/store_bench")"
+  store_args=()
+  [ -z "$store_filter" ] || store_args=("$store_filter")
   if [ "$full" = 1 ]; then store_estimate=200; else store_estimate=40; fi
   step "running store_bench (about $store_estimate s)"
   with_progress "$store_estimate" "store_bench" quiet_debug_warning "$build_dir/bench/store_bench" \
-    --benchmark_filter="${store_filter:-^$}" --benchmark_out="$out/store_bench.json" --benchmark_out_format=json \
+    ${store_args[@]+"${store_args[@]}"} --benchmark_out="$out/store_bench.json" --benchmark_out_format=json \
     && report_args+=(--extra-bench "$out/store_bench.json") || log "store_bench failed; skipped"
 fi
 
@@ -224,18 +231,24 @@ else
   report_args+=(--suite "$out/suite.json")
 fi
 
-# This run's record goes to bench/out/history-line.jsonl; --record appends it to the history too.
+# This run's record goes to bench/out/history-line.jsonl and to bench/out/local-history.jsonl (every
+# run of this checkout, untracked: the verdict's earlier runs of this machine); --record appends it
+# to the history too. The report ends with the verdict on this machine's runs.
 : >"$out/history-line.jsonl"  # emptied: this run only
+local_history="$out/local-history.jsonl"
 step "summary"
-/usr/bin/python3 "$CUBBY_ROOT/bench/tools/bench_report.py" "${report_args[@]}" --history "$out/history-line.jsonl"
+/usr/bin/python3 "$CUBBY_ROOT/bench/tools/bench_report.py" "${report_args[@]}" --history "$out/history-line.jsonl" \
+  --compare-history "$history" --compare-history "$local_history"
+cat "$out/history-line.jsonl" >>"$local_history"
 if [ "$record" = 1 ]; then
   [ -f "$history" ] || log "no history at $history: starting one"
   cat "$out/history-line.jsonl" >>"$history"
   dashboard_history="$history"
   log "recorded: appended this run to $history"
 else
-  # The dashboard still shows this run beside the committed ones, from a copy under $out.
-  { cat "$committed_history" 2>/dev/null || true; cat "$out/history-line.jsonl"; } >"$out/history.jsonl"
+  # The dashboard still shows this run (and this checkout's earlier ones) beside the committed
+  # ones, from a copy under $out.
+  { cat "$committed_history" 2>/dev/null || true; cat "$local_history"; } >"$out/history.jsonl"
   dashboard_history="$out/history.jsonl"
   log "not recorded (--record appends the run to $history)"
 fi
