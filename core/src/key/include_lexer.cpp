@@ -167,7 +167,11 @@ class IncludeLexer {
     if (keyword != "include" && keyword != "include_next") return;
     skip_blanks();
     if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
-    out_.unresolvable.push_back("#" + std::string(keyword) + " " + rest_of_line());
+    // Appended piece by piece: `"#" + std::string(...)` trips GCC 12's -Wrestrict false positive
+    // (GCC bug 105329) in optimised builds.
+    std::string line = "#";
+    line.append(keyword).append(" ").append(rest_of_line());
+    out_.unresolvable.push_back(std::move(line));
   }
 
   // `#define NAME(PARAMS)` at i_ (after the keyword): opens define_ for a function-like macro.
