@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
@@ -441,4 +442,33 @@ test("goals: a value shows the decimals its goal is judged at, never rounded ont
   const html = renderHeadline(buildModel([record("a", "box", "H200", { mdspan50: { warm_disk_us: 80 } }, { goals: [goal] })]).headline);
   assert.match(html, /<b>fail<\/b> 1\.083/);
   assert.doesNotMatch(html, /<b>fail<\/b> 1\.08[^0-9]/);
+});
+
+// The real browser (Debian's chromium through playwright-core, as ci/test.sh's
+// dashboard_browser_test): a one-run history as a fresh clone's first `ci/bench.sh` draws it.
+test("browser: a first run on a fresh machine is first, 'baseline recorded', every point mid-chart, dashes only for goals", (t) => {
+  const chromium = process.env.CUBBY_CHROMIUM || "/usr/bin/chromium";
+  const dashboard = path.join(root, "bench", "dashboard");
+  if (!fs.existsSync(chromium) || !fs.existsSync(path.join(dashboard, "node_modules", "playwright-core")) ||
+      !fs.existsSync(path.join(dashboard, "node_modules", "chart.js"))) {
+    t.skip("no chromium or no npm packages in bench/dashboard (npm ci there; ci/test.sh installs both)");
+    return;
+  }
+  const current = path.join(root, "tests", "bench", "fixtures", "dashboard-current.jsonl");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cubby-test-dashboard-browser-"));
+  try {
+    const page = path.join(dir, "dashboard.html");
+    const build = spawnSync(process.execPath, [path.join(dashboard, "build.mjs"), "--history", current, "--out", page,
+                                               "--current", current], { encoding: "utf8" });
+    assert.equal(build.status, 0, build.stderr);
+    const run = spawnSync(process.execPath, [path.join(dashboard, "test", "browser.mjs"), page, path.join(dir, "shot.png"),
+                                             "--expect-current", "no GPU, 2 CPUs · c0ffee12",
+                                             "--expect-verdict", "no GPU, 2 CPUs · c0ffee12=baseline"],
+                          { encoding: "utf8", timeout: 120000 });
+    assert.equal(run.status, 0, run.stdout.split("\n").filter((l) => l.startsWith("FAIL")).join("\n") + run.stderr);
+    assert.match(run.stdout, /ok   times-tiny: every point inside the plot, clear of its edges/);
+    assert.match(run.stdout, /ok   times-tiny: dashed lines are goals and thresholds only/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
