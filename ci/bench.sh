@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cubby's main job made visible: cold vs warm for the templated mdspan workloads.
-#   ci/bench.sh                                  # the default run: about 3 min after the build on a
+#   ci/bench.sh                                  # the default run: about 2 min after the build on a
 #                                                # quiet 2-core machine (at most 5); tracked files
 #                                                # are left alone
 #   ci/bench.sh --full                           # everything: about 25 min on 2 cores (the
@@ -70,7 +70,7 @@ done
 if [ "$full" = 1 ]; then
   log "ci/bench.sh --full: about 25 min on a quiet 2-core machine after the build"
 else
-  log "ci/bench.sh: about 3 min on a quiet 2-core machine after the build (at most 5); ci/bench.sh --full measures everything (about 25 min)"
+  log "ci/bench.sh: about 2 min on a 2-core machine after the build (at most 5); ci/bench.sh --full measures everything (about 25 min)"
 fi
 log "the build (Release): about 15 min on 2 cores the first time, a few with a warm ccache, seconds when up to date"
 apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}"
@@ -175,7 +175,7 @@ if [ "$user_filter" = 0 ]; then
   [ -z "$filter" ] || filter_args=("$filter")
 fi
 
-if [ "$full" = 1 ]; then bench_estimate=900; else bench_estimate=100; fi
+if [ "$full" = 1 ]; then bench_estimate=900; else bench_estimate=60; fi
 step "running cubby_bench on $store_note; cold compiles take a while (about $bench_estimate s on 2 cores)"
 CUBBY_REMOTE="$bench_remote" with_progress "$bench_estimate" "cubby_bench (cold compiles, then warm hits)" \
   quiet_debug_warning "$build_dir/bench/cubby_bench" --benchmark_out="$out/cubby_bench.json" \
@@ -187,7 +187,7 @@ if [ -x "$build_dir/bench/cubby_recovery_bench" ]; then
   step "running cubby_recovery_bench (BM_NameRecovery; it compiles its corpora first)"
   recovery_filter="$(/usr/bin/python3 "$CUBBY_ROOT/bench/tools/bench_select.py" "${select_args[@]}" --recovery)"
   [ -z "$recovery_filter" ] || log "left out without a GPU: BM_NameRecovery/*/{driver,load_only} (driver enumeration)"
-  with_progress 40 "cubby_recovery_bench" quiet_debug_warning "$build_dir/bench/cubby_recovery_bench" \
+  with_progress 30 "cubby_recovery_bench" quiet_debug_warning "$build_dir/bench/cubby_recovery_bench" \
     --benchmark_out="$out/recovery_bench.json" \
     --benchmark_out_format=json --benchmark_counters_tabular=true \
     ${recovery_filter:+--benchmark_filter="$recovery_filter"} \
@@ -200,7 +200,7 @@ if [ -x "$build_dir/bench/store_bench" ]; then
   store_filter="$(selection "$build_dir/bench/store_bench")"
   store_args=()
   [ -z "$store_filter" ] || store_args=("$store_filter")
-  if [ "$full" = 1 ]; then store_estimate=200; else store_estimate=40; fi
+  if [ "$full" = 1 ]; then store_estimate=200; else store_estimate=20; fi
   step "running store_bench (about $store_estimate s)"
   with_progress "$store_estimate" "store_bench" quiet_debug_warning "$build_dir/bench/store_bench" \
     ${store_args[@]+"${store_args[@]}"} --benchmark_out="$out/store_bench.json" --benchmark_out_format=json \
