@@ -3,7 +3,7 @@
 #   ci/bench.sh                                  # the default run: about 2 min after the build on a
 #                                                # quiet 2-core machine (at most 5); tracked files
 #                                                # are left alone
-#   ci/bench.sh --full                           # everything: about 25 min on 2 cores (the
+#   ci/bench.sh --full                           # everything: about 20 min on 2 cores (the
 #                                                # mdspan-suite workload, 100,000-entry stores, the
 #                                                # whole-suite benchmark)
 #   ci/bench.sh --record                         # ... and append the record to the history
@@ -68,9 +68,9 @@ for arg in "$@"; do
 done
 
 if [ "$full" = 1 ]; then
-  log "ci/bench.sh --full: about 25 min on a quiet 2-core machine after the build"
+  log "ci/bench.sh --full: about 20 min on a quiet 2-core machine after the build"
 else
-  log "ci/bench.sh: about 2 min on a 2-core machine after the build (at most 5); ci/bench.sh --full measures everything (about 25 min)"
+  log "ci/bench.sh: about 2 min on a 2-core machine after the build (at most 5); ci/bench.sh --full measures everything (about 20 min)"
 fi
 log "the build (Release): about 15 min on 2 cores the first time, a few with a warm ccache, seconds when up to date"
 apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}"

@@ -11,7 +11,7 @@ once per group, which benchmarks were left out and why.
 Left out without a GPU (they need a driver to load modules): GPU_FAMILIES. Left out of the default
 run (the full run has them; each takes minutes on a 2-core machine): LONG_BENCHMARKS, i.e. the
 mdspan-suite workload (25 programs compiled cold in several variants, and once more for its warm
-store) and store_bench's 100,000-entry families (the fill alone takes about a minute).
+store) and store_bench's 100,000-entry families (the fill takes 10-80 s).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ GPU_FAMILIES = [
 # Benchmarks only the full run has: (pattern, why).
 LONG_BENCHMARKS = [
     (r"/mdspan-suite(/|$)", "the mdspan-suite workload (25 programs compiled cold several times: about 10 min)"),
-    (r"^BM_Store(HitDisk|Gc)/100000(/|$)", "store_bench's 100,000-entry store (the fill alone: about a minute)"),
+    (r"^BM_Store(HitDisk|Gc)/100000(/|$)", "store_bench's 100,000-entry store (the fill: 10-80 s)"),
 ]
 
 # cubby_recovery_bench compiles its corpora before it can list its benchmarks: its filter without a

@@ -720,7 +720,7 @@ class BenchSh(Workdir):
         full = self.bench_sh("--full", CUBBY_BENCH_GPU="no")
         self.assertEqual((self.dir / "notes/filter").read_text().strip(),
                          r"^(BM_WarmHitDisk/tiny/real_time|BM_ColdCompile/mdspan-suite/iterations:1/real_time)$")
-        self.assertIn("about 25 min", full.stderr)
+        self.assertIn("about 20 min", full.stderr)
 
     def test_record_appends_to_the_history(self):
         history = self.write("h.jsonl", '{"schema": 1, "commit": "old"}\n')
