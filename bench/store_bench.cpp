@@ -8,9 +8,8 @@
 //    often Google Benchmark calls the family to settle its iteration count.
 //  - BM_StoreGc/100000: `gc` of a 100,000-entry store 10% over its bound (the goal: about 1 s).
 // Filling a 100,000-entry store takes 10-80 s on a 2-core machine (disk and load): the fill prints
-// its progress on stderr every 10,000 entries. ci/bench.sh runs the 100,000-entry families only
-// with
-// --full (bench/tools/bench_select.py).
+// its progress on stderr every 10,000 entries. ci/bench.sh runs the 100,000-entry families only in
+// its full run (--full; bench/tools/bench_select.py).
 // Stores are temporary folders under CUBBY_BENCH_DIR (else the system temp folder), removed after.
 #include <benchmark/benchmark.h>
 #include <sys/wait.h>
