@@ -1,6 +1,10 @@
 // Builds cubby's benchmark dashboard: one static HTML file, Chart.js inlined, that opens offline.
 //
 //   node build.mjs [--history ../results/history.jsonl] [--out ../out/dashboard.html]
+//                  [--current ../out/history-line.jsonl]
+//
+// --current: the record(s) of the run just made (also in the history): its machine comes first
+// in the headline, marked as this machine, its verdict from its own earlier runs only.
 //
 // Reads the history (one results.json record a line, written by bench/tools/bench_report.py).
 // A missing history gives a page that says so; lines that do not parse, or records of another
@@ -19,9 +23,10 @@
 // chart: cubby vs the baseline per corpus, latest run), the whole-suite runs (cold, warm, after a
 // header edit), hit rate and compile time saved over time, and the remote tier. Each point's
 // tooltip names its commit, date, machine, GPU and host. Datasets are split by machine, one
-// identity per GPU model and CPU count (machines.mjs), so a machine's line runs through all its
-// runs. The regression threshold (REGRESSION_FACTOR x the median warm disk hit of that machine) is
-// drawn dashed, and points above it are red. X labels are short (commit, day) and Chart.js rotates
+// identity per machine (machines.mjs: its label, else its description and id), so a machine's line
+// runs through all its runs. Dashed lines are goals and thresholds, nothing else: the regression
+// threshold (REGRESSION_FACTOR x the median warm disk hit of that machine) is drawn dashed, and
+// points above it are red; machines differ by point shape. X labels are short (commit, day) and Chart.js rotates
 // and thins them so they never overlap; the legibility rules of the charts (legends, axes, y
 // labels) are in PAGE_SCRIPT's comment.
 import fs from "node:fs";
@@ -103,12 +108,12 @@ function median(values) {
 }
 
 // Chart specs (plain data; the page turns them into Chart.js charts).
-export function buildModel(records) {
+export function buildModel(records, { current = null } = {}) {
   const machineOf = machineName;
   const labels = records.map(runLabel);
   const points = records.map((r) => ({
     commit: r.commit ?? "?", date: r.date ?? "?", machine: machineOf(r),
-    gpu: gpuModel(r.machine), cpus: r.machine?.cpus ?? null, cpu: r.machine?.cpu_model ?? "", named: Boolean(String(r.machine?.label ?? "").trim()),
+    gpu: gpuModel(r.machine), cpus: r.machine?.cpus ?? null, cpu: r.machine?.cpu_model ?? "", id: String(r.machine?.id ?? ""), named: Boolean(String(r.machine?.label ?? "").trim()),
     host: r.machine?.host ?? "", arch: r.machine?.arch ?? "?", nvrtc: r.machine?.nvrtc ?? "?",
   }));
   const machines = [...new Set(points.map((p) => p.machine))];
@@ -229,7 +234,7 @@ export function buildModel(records) {
   charts.push({ id: "fleet", section: "remote tier",
                 title: "fleet first run (fresh store served by Redis) / local warm run (x, log scale)",
                 log: true, datasets: fleet });
-  return { labels, points, charts, headline: buildHeadline(records, machineOf),
+  return { labels, points, charts, headline: buildHeadline(records, machineOf, current),
            generated: new Date().toISOString(), regressionFactor: REGRESSION_FACTOR };
 }
 
@@ -332,12 +337,13 @@ function savingsCharts(records, machines, series, workloads, suites) {
 
 // The page's own script: draws the charts of window.CUBBY_MODEL and sets window.cubbyDashboard.
 //
-// Legibility rules: a series keeps its colour on every machine and a machine its dash and point
-// shape, so the legend (HTML, under the chart, never clipped by the canvas) lists each series and
+// Legibility rules: a series keeps its colour on every machine and a machine its point shape
+// (lines are solid: a dash means a goal or threshold), so the legend (HTML, under the chart, never clipped by the canvas) lists each series and
 // each machine once, and becomes a table (series x machine) beyond LEGEND_ITEMS entries; log axes
 // span whole decades with labels thinned to what the height holds (1, 2, 5 per decade, else
 // decades); linear axes start at zero unless the chart draws its noise band; lines span the runs
-// that did not measure them, so a machine's trend reaches its latest run.
+// that did not measure them, so a machine's trend reaches its latest run; each run sits in the
+// middle of its slot on the x axis (offset), so one run is a visible point mid-chart, drawn larger.
 const PAGE_SCRIPT = String.raw`
 (function () {
   const model = window.CUBBY_MODEL;
@@ -345,7 +351,7 @@ const PAGE_SCRIPT = String.raw`
   const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
                    "#393b79", "#637939", "#e7ba52", "#843c39", "#5254a3", "#d6616b", "#7b4173"];
   const machines = [...new Set(model.points.map((p) => p.machine))];
-  const dashes = [[], [7, 4], [2, 3], [10, 3, 2, 3]];
+  const dashes = [[]];  // solid for every machine: dashes mean goals and thresholds
   const shapes = ["circle", "rect", "triangle", "rectRot"];
   const escape = (text) => String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
   // A dataset's series (its label without " @ machine"; the band's two edges are one series) and machine.
@@ -483,7 +489,8 @@ const PAGE_SCRIPT = String.raw`
     const bar = spec.type === "bar";
     const colors = new Map();
     const datasets = spec.datasets.map((d) => {
-      const base = { label: d.label, data: d.data, spanGaps: true, borderWidth: 2, pointRadius: 3, kind: d.kind };
+      const single = d.data.filter((v) => typeof v === "number").length === 1;
+      const base = { label: d.label, data: d.data, spanGaps: true, borderWidth: 2, pointRadius: single ? 5 : 3, kind: d.kind };
       if (d.kind === "threshold" || d.kind === "goal") {
         const color = d.kind === "goal" ? "#2ca02c" : "#d62728";
         return Object.assign(base, { borderColor: color, borderDash: [6, 4], pointRadius: 0, borderWidth: 1.5, fill: false,
@@ -495,9 +502,9 @@ const PAGE_SCRIPT = String.raw`
                                      pointBorderColor: "#e6550d", faults: d.faults, legendStyle: { color: "#e6550d", cross: true } });
       }
       if (d.kind === "old") {
-        return Object.assign(base, { borderColor: "#9e9e9e", backgroundColor: "#9e9e9e", borderDash: [3, 3],
+        return Object.assign(base, { borderColor: "#9e9e9e", backgroundColor: "#9e9e9e",
                                      pointStyle: "rect", pointBackgroundColor: "#9e9e9e",
-                                     legendStyle: { color: "#9e9e9e", dash: [3, 3], shape: "rect", lined: true } });
+                                     legendStyle: { color: "#9e9e9e", shape: "rect", lined: true } });
       }
       const { machine: name } = split(d);
       const machine = name != null ? Math.max(0, machines.indexOf(name)) : 0;
@@ -533,7 +540,7 @@ const PAGE_SCRIPT = String.raw`
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
         interaction: { mode: "nearest", intersect: false },
-        scales: { y, x: { ticks: { autoSkip: true, autoSkipPadding: 12, maxRotation: 45, minRotation: 0 } } },
+        scales: { y, x: { offset: true, ticks: { autoSkip: true, autoSkipPadding: 12, maxRotation: 45, minRotation: 0 } } },
         plugins: {
           title: { display: true, text: spec.title },
           legend: { display: false },
@@ -560,7 +567,7 @@ const PAGE_SCRIPT = String.raw`
     ready: true,
     expected: model.charts.filter((s) => s.datasets.length).map((s) => s.id),
     legendEntries: Object.fromEntries(charts.map((c) => [c.id, c.entries])),
-    headline: { machines: model.headline.machines.map((m) => ({ label: m.label, rows: m.rows.length,
+    headline: { machines: model.headline.machines.map((m) => ({ label: m.label, rows: m.rows.length, current: m.current,
                                                                 verdict: m.verdict.status, latest: m.index,
                                                                 goals: Object.values(m.goals).map((g) => g.status) })),
                 goals: model.headline.goals.length },
@@ -654,7 +661,9 @@ function main() {
   }
   const { records, problems } = readHistory(history);
   for (const p of problems) console.error(`[dashboard] ${p}`);
-  const model = buildModel(records);
+  const currentFile = arg("--current", null);
+  const current = currentFile ? readHistory(path.resolve(currentFile)).records.at(-1) : null;
+  const model = buildModel(records, { current: current ? machineName(current) : null });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, renderPage(model, problems, chartJs.replace(/<\/script/gi, "<\\/script")));
   const drawn = model.charts.filter((c) => c.datasets.length).length;

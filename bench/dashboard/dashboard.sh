@@ -1,5 +1,6 @@
 # Dashboard helpers for ci/bench.sh and ci/test.sh. Source it after ci/lib.sh.
-#   dashboard_build HISTORY OUT_HTML   npm ci (from the lock file, offline when the npm cache
+#   dashboard_build HISTORY OUT_HTML [--current RECORD.jsonl]
+#                                      npm ci (from the lock file, offline when the npm cache
 #                                      has the packages) + node build.mjs; returns 1 without npm
 #   dashboard_browser_test PAGE PNG    the headless Chromium test (bench/dashboard/test/browser.mjs)
 #                                      of PAGE, then of a page drawn from a fixture history that
@@ -9,7 +10,11 @@
 #                                      machines whose host and CPU model strings vary; the
 #                                      latest run of one slower beyond its noise band and under load,
 #                                      of the other within its band with a failed goal, load
-#                                      unknown), its screenshot beside PNG (-fixture.png)
+#                                      unknown), its screenshot beside PNG (-fixture.png); then
+#                                      of that history plus a run just made on a new machine of
+#                                      the same description (tests/bench/fixtures/
+#                                      dashboard-current.jsonl: first, its own baseline verdict,
+#                                      never merged), screenshot -current.png
 
 CUBBY_DASHBOARD_DIR="$CUBBY_ROOT/bench/dashboard"
 
@@ -26,8 +31,9 @@ dashboard_npm_ci() {
 
 dashboard_build() {
   local history="$1" out="$2"
+  shift 2
   dashboard_npm_ci || return 1
-  node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$history" --out "$out"
+  node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$history" --out "$out" "$@"
 }
 
 dashboard_browser_test() {
@@ -38,5 +44,12 @@ dashboard_browser_test() {
   node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$fixture" --out "$fixture_page" || return 1
   node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$fixture_page" "${png%.png}-fixture.png" \
     --expect hit-rate,time-saved,recovery:bar,overhead-mdspan50:band,overhead-mdspan-suite:fault,cold-suite-mdspan-suite:table \
-    --expect-verdict "no GPU, 2 CPUs=slower;H200, 16 CPUs=fast" --expect-load unknown,under
+    --expect-verdict "no GPU, 2 CPUs=slower;H200, 16 CPUs=goals-fail" --expect-load unknown,under || return 1
+  local current="$CUBBY_ROOT/tests/bench/fixtures/dashboard-current.jsonl" current_page="${page%.html}-current.html"
+  local with_current="${page%.html}-current.jsonl"
+  cat "$fixture" "$current" >"$with_current"
+  node "$CUBBY_DASHBOARD_DIR/build.mjs" --history "$with_current" --out "$current_page" --current "$current" || return 1
+  node "$CUBBY_DASHBOARD_DIR/test/browser.mjs" "$current_page" "${png%.png}-current.png" \
+    --expect-current "no GPU, 2 CPUs · c0ffee12" \
+    --expect-verdict "no GPU, 2 CPUs · c0ffee12=baseline;no GPU, 2 CPUs=slower;H200, 16 CPUs=goals-fail"
 }

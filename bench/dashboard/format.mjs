@@ -18,6 +18,20 @@ export function fmtValue(x) {
   return Number(x.toPrecision(3)).toString();
 }
 
+// A value judged against `target` (a goal's threshold), with the decimals the comparison needs:
+// at least the target's, more until the value no longer rounds to the target (1.083 against 1.08
+// shows "1.083", never "1.08"); plain fmtValue without a target.
+export function fmtAgainst(x, target) {
+  if (typeof x !== "number" || !Number.isFinite(x)) return "–";
+  if (typeof target !== "number" || !Number.isFinite(target)) return fmtValue(x);
+  const places = (String(target).split(".")[1] ?? "").length;
+  for (let digits = places; digits <= 6; digits += 1) {
+    const text = x.toFixed(digits);
+    if (x === target || Number(text) !== target) return Math.abs(x) >= 1000 && digits === 0 ? Math.round(x).toLocaleString("en-US") : text;
+  }
+  return String(x);
+}
+
 // A signed percentage: "+96%", "-12%", "+4.2%" (one decimal below 10%).
 export function fmtPercent(fraction) {
   const pct = fraction * 100;

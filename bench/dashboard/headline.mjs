@@ -10,7 +10,7 @@
 // previous runs of the same machine, and whether it ran under load. A goal that failed (or is a
 // fault) shows this run's spread, the goal's values in the machine's previous runs with their
 // noise band, and the run's load.
-import { escapeHtml, fmtRatio, fmtTime, fmtValue } from "./format.mjs";
+import { escapeHtml, fmtAgainst, fmtRatio, fmtTime } from "./format.mjs";
 import { goalContext, machineVerdict, metricLine } from "./verdict.mjs";
 
 // The old goal, as old records name it.
@@ -65,9 +65,10 @@ export function runsByMachine(records, labelOf) {
   return runs;
 }
 
-// Plain data: the latest record of every machine (newest first) with its verdict, and the union
-// of their goals, each with its status and, when it failed, its context.
-export function buildHeadline(records, labelOf) {
+// Plain data: the latest record of every machine (the `current` machine first, the one that just
+// ran, then newest first) with its verdict, and the union of their goals, each with its status
+// and, when it failed, its context.
+export function buildHeadline(records, labelOf, current = null) {
   const machines = [...runsByMachine(records, labelOf)].map(([label, runs]) => {
     const { record, index } = runs.at(-1);
     const earlier = runs.slice(0, -1).map((run) => run.record);
@@ -75,7 +76,9 @@ export function buildHeadline(records, labelOf) {
       label, index, commit: String(record.commit ?? "?"), date: String(record.date ?? "?"),
       gpu: record.machine?.gpu_name || (record.machine?.gpu ? "GPU" : "no GPU"),
       cpuModel: record.machine?.cpu_model ?? "", rows: rowsOf(record),
-      verdict: machineVerdict(runs.map((run) => run.record)),
+      current: label === current,
+      verdict: machineVerdict(runs.map((run) => run.record),
+                              (record.goals ?? []).filter((g) => goalStatus(g) === "fail").map((g) => g.goal)),
       goals: Object.fromEntries((record.goals ?? []).map((g) => {
         const status = goalStatus(g);
         return [g.goal, {
@@ -84,7 +87,7 @@ export function buildHeadline(records, labelOf) {
           context: status === "fail" || status === "fault" ? goalContext(g, record, earlier) : null }];
       })),
     };
-  }).sort((a, b) => b.date.localeCompare(a.date));
+  }).sort((a, b) => Number(b.current) - Number(a.current) || b.date.localeCompare(a.date));
   const goals = [];
   for (const m of machines) for (const goal of Object.keys(m.goals)) if (!goals.includes(goal)) goals.push(goal);
   return { machines, goals };
@@ -107,7 +110,7 @@ function goalCell(goal) {
   if (!goal) return `<td class="goal status-none">–</td>`;
   const spread = goal.spread
     ? ` <span class="spread" title="this run's p10–p90">(${goal.spread[0].toFixed(2)}–${goal.spread[1].toFixed(2)})</span>` : "";
-  const value = goal.value != null ? ` ${fmtValue(goal.value)}${spread}` : "";
+  const value = goal.value != null ? ` ${fmtAgainst(goal.value, goal.target)}${spread}` : "";
   const context = goal.context
     ? `<div class="context" data-load="${goal.context.load.known ? (goal.context.load.underLoad ? "under" : "not under") : "unknown"}">` +
       `${escapeHtml(goal.context.text)}</div>` : "";
@@ -117,10 +120,13 @@ function goalCell(goal) {
 
 // One line per machine: the verdict on its latest run.
 function renderVerdicts(machines) {
-  return `<ul id="verdicts">\n` + machines.map((m) =>
+  const others = machines.some((m) => m.current) && machines.length > 1
+    ? `<li class="others">Other machines (the history; never merged with this one):</li>\n` : "";
+  return `<ul id="verdicts">\n` + machines.map((m, i) => (i === 1 ? others : "") +
     `<li class="verdict verdict-${m.verdict.status}" data-machine="${escapeHtml(m.label)}" data-verdict="${m.verdict.status}" ` +
+    `data-current="${m.current ? "yes" : "no"}" ` +
     `title="${escapeHtml(m.verdict.metrics.map(metricLine).join("\n") || "no metric to compare")}">` +
-    `<b>${escapeHtml(m.label)}</b> <span class="run">(${escapeHtml(m.commit.slice(0, 12))}, ${escapeHtml(m.date.slice(0, 10))})</span>: ` +
+    `<b>${escapeHtml(m.label)}</b>${m.current ? " (this machine, the run just made)" : ""} <span class="run">(${escapeHtml(m.commit.slice(0, 12))}, ${escapeHtml(m.date.slice(0, 10))})</span>: ` +
     `${escapeHtml(m.verdict.text)}</li>`).join("\n") + `\n</ul>`;
 }
 

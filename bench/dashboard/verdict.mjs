@@ -91,8 +91,11 @@ export function metricLine(m) {
 
 // The verdict on the last of `runs` (the records of one machine, oldest first) against the ones
 // before it. status: "slower" (a metric beyond its band, the slower side), "fast" (every compared
-// metric within its band or faster), "none" (nothing to compare). text: the line the page shows.
-export function machineVerdict(runs) {
+// metric within its band or faster, and no goal of `failedGoals`, the latest run's failed goals),
+// "goals-fail" (within the bands, but goals fail), "baseline" (the machine's first run: recorded
+// for the next ones), "none" (earlier runs, but too few that measured the same). text: the line
+// the page shows.
+export function machineVerdict(runs, failedGoals = []) {
   const latest = runs.at(-1);
   const earlier = runs.slice(0, -1).map(headlineMetrics);
   const metrics = [];
@@ -104,14 +107,20 @@ export function machineVerdict(runs) {
   const slower = metrics.filter((m) => m.status === "slower").sort((a, b) => b.change - a.change);
   const faster = metrics.filter((m) => m.status === "faster").sort((a, b) => a.change - b.change);
   const previousRuns = metrics.length ? Math.max(...metrics.map((m) => m.band.n)) : Math.min(earlier.length, PREVIOUS_RUNS);
-  const status = slower.length ? "slower" : metrics.length ? "fast" : "none";
+  const status = slower.length ? "slower" : metrics.length ? (failedGoals.length ? "goals-fail" : "fast")
+    : earlier.length ? "none" : "baseline";
+  const failing = failedGoals.length
+    ? `${failedGoals.length} goal${failedGoals.length === 1 ? "" : "s"} fail${failedGoals.length === 1 ? "s" : ""}: ${failedGoals.join("; ")}`
+    : "";
   const load = loadOf(latest);
   const head = `latest run vs the previous ${previousRuns} on this machine: `;
   let text;
-  if (status === "none") {
-    text = earlier.length
-      ? `${head}no verdict: fewer than ${MIN_PREVIOUS} of them measured what this run measured`
-      : "latest run: no verdict yet, the first run on this machine";
+  if (status === "baseline") {
+    text = "first run: baseline recorded" + (failing ? `; ${failing}` : "");
+  } else if (status === "none") {
+    text = `${head}no verdict: fewer than ${MIN_PREVIOUS} of them measured what this run measured` + (failing ? `; ${failing}` : "");
+  } else if (status === "goals-fail") {
+    text = `${head}within the noise band of the previous runs, but ${failing}`;
   } else if (status === "slower") {
     const worst = slower[0];
     text = `${head}slower by ${Math.round(worst.change * 100)}% (beyond its noise band): ` +

@@ -11,9 +11,10 @@ and the rest still runs. Writes OUT/results.json (format below), OUT/github-acti
 history file (one JSON object a line). Exit status: 0, or 2 when no input could be used at all.
 
 results.json ("schema": 1):
-  commit, date, machine {host, cpus, cpu_model, gpu, gpu_name, arch, nvrtc, label},
+  commit, date, machine {host, cpus, cpu_model, gpu, gpu_name, arch, nvrtc, label, id},
     (label: CUBBY_BENCH_MACHINE or --machine-label, a name for the machine on the dashboard; absent
-     when not given: the dashboard derives one from the GPU, the CPUs and the host)
+     when not given: the dashboard derives one from the GPU, the CPUs and id; id: a hash of
+     /etc/machine-id, machine_id())
   workloads {NAME: {cold_ms, warm_memory_us, warm_disk_us, warm_remote_us, load_baseline_us,
                     warm_loaded_us, speedup_memory, speedup_disk, speedup_loaded,
                     ratio_vs_load_baseline (two separately measured families: read, no goal),
@@ -51,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import hashlib
 import json
 import math
 import os
@@ -525,6 +527,101 @@ def table(record: dict) -> str:
     return "\n".join(lines)
 
 
+# The verdict on this run against this machine's earlier runs (bench/dashboard/verdict.mjs has the
+# dashboard's, with the same rules): per headline metric (cold compile and warm disk hit of each
+# workload, lower is better), the median m of its values in the previous PREVIOUS_RUNS runs that
+# measured it (at least MIN_PREVIOUS), sigma = max(1.4826 x MAD, 2% of m), band m +- 3 sigma.
+PREVIOUS_RUNS, MIN_PREVIOUS, BAND_SIGMAS, MIN_SIGMA = 5, 3, 3, 0.02
+
+
+def same_machine(a: dict, b: dict) -> bool:
+    """Whether two records come from one machine: the same label, else the same id (records
+    without either are never this run's machine)."""
+    ma, mb = a.get("machine") or {}, b.get("machine") or {}
+    if ma.get("label") or mb.get("label"):
+        return bool(ma.get("label")) and ma.get("label") == mb.get("label")
+    return bool(ma.get("id")) and ma.get("id") == mb.get("id")
+
+
+def headline_metrics(record: dict) -> dict[str, float]:
+    metrics = {}
+    for name, w in (record.get("workloads") or {}).items():
+        for label, key, scale in (("cold compile", "cold_ms", 1e3), ("warm disk hit", "warm_disk_us", 1.0)):
+            value = (w or {}).get(key)
+            if isinstance(value, (int, float)) and value > 0:
+                metrics[f"{name} {label}"] = value * scale
+    return metrics
+
+
+def _median(values: list[float]) -> float:
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def verdict(record: dict, history: list[dict]) -> tuple[str, str]:
+    """(status, text) of this run against the earlier runs of its machine in `history` (oldest
+    first): "baseline" (its first run), "none" (too few earlier runs measured the same),
+    "slower" (a metric above its noise band), "goals-fail" (within the bands but goals fail),
+    "fast" (within the bands and every goal met)."""
+    earlier = [headline_metrics(r) for r in history if r is not record and same_machine(r, record)]
+    failed = [g["goal"] for g in record.get("goals", []) if g.get("status") == "fail"]
+    failing = f"{len(failed)} goal{'s' if len(failed) != 1 else ''} fail{'s' if len(failed) == 1 else ''}: " \
+              + "; ".join(failed) if failed else ""
+    if not earlier:
+        return "baseline", "first run: baseline recorded" + (f"; {failing}" if failing else "")
+    compared, slower = 0, []
+    for name, value in headline_metrics(record).items():
+        previous = [m[name] for m in earlier if name in m][-PREVIOUS_RUNS:]
+        if len(previous) < MIN_PREVIOUS:
+            continue
+        m = _median(previous)
+        sigma = max(1.4826 * _median([abs(v - m) for v in previous]), MIN_SIGMA * m)
+        compared += 1
+        if value > m + BAND_SIGMAS * sigma:
+            slower.append((value / m - 1, name))
+    head = f"vs the previous runs on this machine ({len(earlier)}): "
+    if slower:
+        change, name = max(slower)
+        return "slower", f"{head}slower by {change * 100:.0f}% (beyond its noise band): {name}" \
+            + (f"; {failing}" if failing else "")
+    if not compared:
+        return "none", f"{head}no verdict: fewer than {MIN_PREVIOUS} of them measured what this run measured" \
+            + (f"; {failing}" if failing else "")
+    if failed:
+        return "goals-fail", f"{head}within the noise band, but {failing}"
+    return "fast", f"{head}still fast ({compared} metric{'s' if compared != 1 else ''} within the noise band)"
+
+
+def read_records(paths: list[Path]) -> list[dict]:
+    """The records of the history files that exist, in order (lines that do not parse skipped)."""
+    records = []
+    for path in paths:
+        try:
+            lines = path.read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(item, dict):
+                records.append(item)
+    return records
+
+
+def machine_id() -> str:
+    """This machine's identity on the dashboard: 16 hex digits of a hash of /etc/machine-id (its
+    host name where there is none), so that two machines of one description stay apart."""
+    try:
+        seed = Path("/etc/machine-id").read_text().strip()
+    except OSError:
+        seed = ""
+    seed = seed or platform.node()
+    return hashlib.sha256(("cubby-bench:" + seed).encode()).hexdigest()[:16]
+
+
 def append_history(history: Path, record: dict) -> None:
     """Appends `record`; a history file whose lines do not parse is kept and the bad lines are
     reported (the dashboard skips them too)."""
@@ -560,6 +657,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--suite-timing", type=Path, help="ci/suite-timing.sh timing.json (example GoogleTest suite)")
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
     parser.add_argument("--history", type=Path, help="history file to append to (none: do not append)")
+    parser.add_argument("--compare-history", type=Path, action="append", default=[],
+                        help="histories whose runs of this machine the verdict compares with (repeatable)")
     parser.add_argument("--commit", help="commit to record (default: git rev-parse HEAD)")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
     parser.add_argument("--gpu-name", default=None, help="GPU model (default: nvidia-smi)")
@@ -588,6 +687,7 @@ def main(argv: list[str]) -> int:
     record["machine"].setdefault("host", platform.node())
     record["machine"].setdefault("cpus", os.cpu_count())
     record["machine"].setdefault("cpu_model", cpu_model())
+    record["machine"].setdefault("id", machine_id())
     if args.machine_label:
         record["machine"]["label"] = args.machine_label
     record["machine"]["gpu_name"] = args.gpu_name if args.gpu_name is not None else \
@@ -597,6 +697,10 @@ def main(argv: list[str]) -> int:
         record.setdefault("load", {})["end"] = end
     record["goals"] = evaluate_goals(record)
     print(table(record))
+    if args.compare_history:
+        status, text = verdict(record, read_records(args.compare_history))
+        record["verdict"] = status
+        print(f"\nverdict for this machine: {text}")
     if used == 0:
         warn("no benchmark result could be read; nothing written. Run ci/bench.sh to produce them")
         return 2

@@ -643,8 +643,15 @@ class WholeSuite(Workdir):
 
 STUB_CUBBY_BENCH = r"""#!/usr/bin/env bash
 # A stand-in for cubby_bench: writes one run to --benchmark_out and notes the remote it was given
-# and whether that Redis answered.
-for arg in "$@"; do case "$arg" in --benchmark_out=*) out="${arg#*=}" ;; esac; done
+# and whether that Redis answered, and the filter it ran with.
+for arg in "$@"; do
+  case "$arg" in
+    --benchmark_out=*) out="${arg#*=}" ;;
+    --benchmark_filter=*) echo "${arg#*=}" >"$STUB_NOTES/filter" ;;
+    --benchmark_list_tests) printf '%s\n' BM_WarmHitDisk/tiny/real_time BM_HitVsLoad/tiny/iterations:1/real_time \
+                              BM_ColdCompile/mdspan-suite/iterations:1/real_time; exit 0 ;;
+  esac
+done
 echo "$CUBBY_REMOTE" >"$STUB_NOTES/remote"
 port="${CUBBY_REMOTE##*:}"
 if [ -n "$CUBBY_REMOTE" ] && exec 3<>"/dev/tcp/127.0.0.1/$port"; then
@@ -704,6 +711,17 @@ class BenchSh(Workdir):
         self.assertEqual((out / "history.jsonl").read_text().splitlines(),
                          committed + [(out / "history-line.jsonl").read_text().strip()])
 
+    def test_the_default_run_leaves_out_the_gpu_families_and_mdspan_suite_without_a_gpu(self):
+        done = self.bench_sh(CUBBY_BENCH_GPU="no")
+        self.assertEqual((self.dir / "notes/filter").read_text().strip(), r"^(BM_WarmHitDisk/tiny/real_time)$")
+        self.assertIn("left out (1), needs a GPU: BM_HitVsLoad", done.stderr)
+        self.assertIn("left out (1), full run only (ci/bench.sh --full): the mdspan-suite workload", done.stderr)
+        self.assertEqual(done.stderr.count("Library was built as DEBUG"), 1)  # the explanation, once
+        full = self.bench_sh("--full", CUBBY_BENCH_GPU="no")
+        self.assertEqual((self.dir / "notes/filter").read_text().strip(),
+                         r"^(BM_WarmHitDisk/tiny/real_time|BM_ColdCompile/mdspan-suite/iterations:1/real_time)$")
+        self.assertIn("about 20 min", full.stderr)
+
     def test_record_appends_to_the_history(self):
         history = self.write("h.jsonl", '{"schema": 1, "commit": "old"}\n')
         done = self.bench_sh("--record", CUBBY_BENCH_HISTORY=str(history))
@@ -732,6 +750,56 @@ class _capture_stderr:
 
     def __exit__(self, *exc):
         sys.stderr = self.old
+
+
+class Verdict(unittest.TestCase):
+    """The verdict the report ends with: this run against the earlier runs of its own machine."""
+
+    @staticmethod
+    def run_record(disk, cold=300.0, machine_id="aaaa", goals=()):
+        return {"machine": {"cpus": 2, "gpu": False, "id": machine_id},
+                "workloads": {"tiny": {"warm_disk_us": disk, "cold_ms": cold}},
+                "goals": [{"goal": g, "status": "fail"} for g in goals]}
+
+    def test_a_first_run_records_the_baseline_even_beside_another_machine_of_its_description(self):
+        other = [self.run_record(10, machine_id="bbbb") for _ in range(5)]
+        other.append({"machine": {"cpus": 2, "gpu": False}, "workloads": {"tiny": {"warm_disk_us": 10}}})
+        mine = self.run_record(30)
+        status, text = bench_report.verdict(mine, other + [mine])
+        self.assertEqual(status, "baseline")
+        self.assertEqual(text, "first run: baseline recorded")
+
+    def test_still_fast_only_when_within_the_band_and_every_goal_holds(self):
+        earlier = [self.run_record(d) for d in (10, 10.2, 9.9, 10.1)]
+        status, text = bench_report.verdict(self.run_record(10.3), earlier)
+        self.assertEqual(status, "fast")
+        self.assertIn("still fast (2 metrics within the noise band)", text)
+        status, text = bench_report.verdict(self.run_record(10.3, goals=["tiny warm disk hit <= 20 us"]), earlier)
+        self.assertEqual(status, "goals-fail")
+        self.assertNotIn("still fast", text)
+        self.assertIn("1 goal fails: tiny warm disk hit <= 20 us", text)
+
+    def test_slower_beyond_the_noise_band_names_the_metric(self):
+        earlier = [self.run_record(d) for d in (10, 10.2, 9.9, 10.1)]
+        status, text = bench_report.verdict(self.run_record(14), earlier)
+        self.assertEqual(status, "slower")
+        self.assertIn("slower by 39% (beyond its noise band): tiny warm disk hit", text)
+
+    def test_too_few_earlier_runs_give_no_verdict(self):
+        status, text = bench_report.verdict(self.run_record(10), [self.run_record(10), self.run_record(11)])
+        self.assertEqual(status, "none")
+        self.assertIn("fewer than 3", text)
+
+    def test_the_report_ends_with_the_verdict(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "bench.json").write_text(json.dumps(bench_json()))
+            run = subprocess.run([sys.executable, str(ROOT / "bench" / "tools" / "bench_report.py"),
+                                  "--bench", str(tmp / "bench.json"), "--out", str(tmp / "out"), "--commit", "abc",
+                                  "--compare-history", str(tmp / "none.jsonl")],
+                                 capture_output=True, text=True, check=True)
+            self.assertTrue(run.stdout.rstrip().splitlines()[-1].startswith(
+                "verdict for this machine: first run: baseline recorded"), run.stdout[-300:])
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
@@ -12,6 +13,7 @@ const { readHistory, buildModel, renderPage, coldSuiteOrder, runLabel, REGRESSIO
 const { machineName, gpuModel } = await import(path.join(root, "bench", "dashboard", "machines.mjs"));
 const { goalStatus, renderHeadline } = await import(path.join(root, "bench", "dashboard", "headline.mjs"));
 const verdict = await import(path.join(root, "bench", "dashboard", "verdict.mjs"));
+const format = await import(path.join(root, "bench", "dashboard", "format.mjs"));
 const fixture = path.join(root, "tests", "bench", "fixtures", "dashboard-history.jsonl");
 
 function record(commit, host, gpu, workloads, extra = {}) {
@@ -338,9 +340,14 @@ test("verdict: slower by X% beyond the noise band, naming the metric; still fast
   const faster = verdict.machineVerdict([...before, run("new", 9, { disk: 9, cold: 32 })]);
   assert.equal(faster.status, "fast");
   assert.match(faster.text, /still fast \(1 metric within its noise band; faster beyond it: tiny warm disk hit −51%\)/);
-  // No verdict: the first run, or too few earlier runs measured the same metrics.
-  assert.equal(verdict.machineVerdict([before[0]]).status, "none");
-  assert.match(verdict.machineVerdict([before[0]]).text, /^latest run: no verdict yet, the first run on this machine/);
+  // "still fast" only when the run's goals hold.
+  const failing = verdict.machineVerdict([...before, run("new", 9, { disk: 18.7, cold: 31.5 })], ["tiny warm disk hit <= 20 us"]);
+  assert.equal(failing.status, "goals-fail");
+  assert.doesNotMatch(failing.text, /still fast/);
+  assert.match(failing.text, /within the noise band of the previous runs, but 1 goal fails: tiny warm disk hit <= 20 us/);
+  // The first run records the baseline; too few earlier runs that measured the same: no verdict.
+  assert.equal(verdict.machineVerdict([before[0]]).status, "baseline");
+  assert.match(verdict.machineVerdict([before[0]]).text, /^first run: baseline recorded; load unknown$/);
   const other = run("x", 9, { disk: 20, cold: 30 });
   other.workloads = { mdspan50: { warm_disk_us: 200 } };
   assert.match(verdict.machineVerdict([...before, other]).text, /no verdict: fewer than 3 of them measured what this run measured/);
@@ -385,7 +392,7 @@ test("headline: a verdict line per machine and the failed goals' context, from t
   const { records } = readHistory(fixture);
   const model = buildModel(records);
   assert.deepEqual(model.headline.machines.map((m) => [m.label, m.verdict.status]),
-                   [["no GPU, 2 CPUs", "slower"], ["H200, 16 CPUs", "fast"]]);
+                   [["no GPU, 2 CPUs", "slower"], ["H200, 16 CPUs", "goals-fail"]]);
   assert.equal(new Set(model.points.map((p) => p.machine)).size, 2);  // host and CPU model strings vary
   const [box, h200] = model.headline.machines;
   assert.equal(box.verdict.slower[0].name, "tiny warm disk hit");
@@ -393,10 +400,75 @@ test("headline: a verdict line per machine and the failed goals' context, from t
   assert.equal(h200.verdict.load.known, false);
   const html = renderHeadline(model.headline);
   assert.equal((html.match(/<li class="verdict verdict-slower" data-machine="no GPU, 2 CPUs"/g) ?? []).length, 1);
-  assert.equal((html.match(/<li class="verdict verdict-fast" data-machine="H200, 16 CPUs"/g) ?? []).length, 1);
+  // The H200 is within its noise band but fails a goal: not "still fast".
+  assert.equal((html.match(/<li class="verdict verdict-goals-fail" data-machine="H200, 16 CPUs"/g) ?? []).length, 1);
   assert.match(html, /slower by 126% \(beyond its noise band\): tiny warm disk hit 41\.1 µs/);
-  assert.match(html, /still fast \(\d+ metrics within their noise band\); load unknown/);
+  assert.doesNotMatch(html, /still fast/);
+  assert.match(html, /within the noise band of the previous runs, but 1 goal fails: tiny hit \+ load &lt;= 1\.20x/);
   // The box's failed disk-hit goal is a regression under load; the H200's failed hit-path goal is noise.
   assert.match(html, /data-load="under">previous 4 here: [^<]*worse beyond its noise band[^<]*under load</);
   assert.match(html, /data-load="unknown">previous 4 here: [^<]*within its noise band · load unknown</);
+});
+
+test("machines: the run just made comes first with its own verdict; another machine of its description stays apart", () => {
+  const { records } = readHistory(fixture);
+  const mine = record("new", "fresh-clone", "", { tiny: { warm_disk_us: 9, cold_ms: 300 } });
+  mine.machine.cpus = 2;
+  mine.machine.id = "3f9a2c1b77aa0011";
+  mine.date = "2025-01-01T00:00:00+00:00";  // older than the committed runs: first all the same
+  const current = machineName(mine);
+  assert.equal(current, "no GPU, 2 CPUs · 3f9a2c1b");
+  const model = buildModel([...records, mine], { current });
+  const [first, ...others] = model.headline.machines;
+  assert.equal(first.label, current);
+  assert.equal(first.current, true);
+  assert.equal(first.verdict.status, "baseline");
+  assert.match(first.verdict.text, /^first run: baseline recorded/);
+  // The committed runs of "no GPU, 2 CPUs" (no id) keep their own line and verdict.
+  assert.deepEqual(others.map((m) => [m.label, m.verdict.status]), [["no GPU, 2 CPUs", "slower"], ["H200, 16 CPUs", "goals-fail"]]);
+  const html = renderHeadline(model.headline);
+  assert.match(html, /data-current="yes"[^>]*><b>no GPU, 2 CPUs · 3f9a2c1b<\/b> \(this machine, the run just made\)/);
+  assert.ok(html.indexOf("Other machines") > html.indexOf("this machine, the run just made"));
+});
+
+test("goals: a value shows the decimals its goal is judged at, never rounded onto the target", () => {
+  const { fmtAgainst } = format;
+  assert.equal(fmtAgainst(1.083, 1.08), "1.083");
+  assert.equal(fmtAgainst(1.0649, 1.08), "1.06");
+  assert.equal(fmtAgainst(1.08, 1.08), "1.08");
+  assert.equal(fmtAgainst(20.004, 20), "20.004");
+  assert.equal(fmtAgainst(16666.67, 1000), "16,667");
+  const goal = { goal: "mdspan50 hit + load <= 1.08x bare load", value: 1.083, target: 1.08, status: "fail" };
+  const html = renderHeadline(buildModel([record("a", "box", "H200", { mdspan50: { warm_disk_us: 80 } }, { goals: [goal] })]).headline);
+  assert.match(html, /<b>fail<\/b> 1\.083/);
+  assert.doesNotMatch(html, /<b>fail<\/b> 1\.08[^0-9]/);
+});
+
+// The real browser (Debian's chromium through playwright-core, as ci/test.sh's
+// dashboard_browser_test): a one-run history as a fresh clone's first `ci/bench.sh` draws it.
+test("browser: a first run on a fresh machine is first, 'baseline recorded', every point mid-chart, dashes only for goals", (t) => {
+  const chromium = process.env.CUBBY_CHROMIUM || "/usr/bin/chromium";
+  const dashboard = path.join(root, "bench", "dashboard");
+  if (!fs.existsSync(chromium) || !fs.existsSync(path.join(dashboard, "node_modules", "playwright-core")) ||
+      !fs.existsSync(path.join(dashboard, "node_modules", "chart.js"))) {
+    t.skip("no chromium or no npm packages in bench/dashboard (npm ci there; ci/test.sh installs both)");
+    return;
+  }
+  const current = path.join(root, "tests", "bench", "fixtures", "dashboard-current.jsonl");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cubby-test-dashboard-browser-"));
+  try {
+    const page = path.join(dir, "dashboard.html");
+    const build = spawnSync(process.execPath, [path.join(dashboard, "build.mjs"), "--history", current, "--out", page,
+                                               "--current", current], { encoding: "utf8" });
+    assert.equal(build.status, 0, build.stderr);
+    const run = spawnSync(process.execPath, [path.join(dashboard, "test", "browser.mjs"), page, path.join(dir, "shot.png"),
+                                             "--expect-current", "no GPU, 2 CPUs · c0ffee12",
+                                             "--expect-verdict", "no GPU, 2 CPUs · c0ffee12=baseline"],
+                          { encoding: "utf8", timeout: 120000 });
+    assert.equal(run.status, 0, run.stdout.split("\n").filter((l) => l.startsWith("FAIL")).join("\n") + run.stderr);
+    assert.match(run.stdout, /ok   times-tiny: every point inside the plot, clear of its edges/);
+    assert.match(run.stdout, /ok   times-tiny: dashed lines are goals and thresholds only/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

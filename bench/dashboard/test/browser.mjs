@@ -1,10 +1,14 @@
 // Browser test of the dashboard: headless Chromium (Debian's `chromium`, driven by playwright-core)
 // opens the generated page from file://, checks the headline (a verdict line per machine, "still
-// fast" / "slower by X% (beyond its noise band)" / "no verdict", with the run's load; a row group
+// fast" / "slower by X% (beyond its noise band)" / "within the noise band ..., but N goals fail" /
+// "first run: baseline recorded" / "no verdict", with the run's load; the machine that just ran
+// first, when the page has one; a row group
 // per machine of the page's model with its rows; a goal row per goal with a pass/fail/fault/
 // retired/n/a cell per machine, every fail or fault with its spread over the previous runs and
-// its load), one identity per machine (every run of one GPU model and CPU count under one name),
-// and per chart, measured in the page: drawn by Chart.js with its points and non-blank pixels;
+// its load), one identity per machine (every run of one GPU model, CPU count and machine id under
+// one name), and per chart, measured in the page: drawn by Chart.js with its points and non-blank
+// pixels, every point inside the plot area and clear of its edges (one run too); dashed lines only
+// for goals and thresholds;
 // every trend line one span that reaches its machine's latest run; a legend below the canvas,
 // inside its box, with an entry per series and per machine, none clipped or overlapping; no two
 // x labels and no two y labels overlapping; log axes over whole decades, linear axes from zero
@@ -16,7 +20,8 @@
 // --expect: charts that must have data (e.g. hit-rate, recovery); a chart id ending in ":band"
 // must also draw a p10-p90 band, one ending in ":fault" a measurement-fault marker, ":table" a
 // legend table, ":bar" one bar chart of two series.
-// --expect-verdict: the verdict (slower, fast, none) each named machine must get.
+// --expect-verdict: the verdict (slower, fast, goals-fail, baseline, none) each named machine must get.
+// --expect-current: the machine that just ran, which must come first, marked.
 // --expect-load: load states that the goal failures must show between them.
 //
 // CUBBY_CHROMIUM overrides the browser (default /usr/bin/chromium). Exit status 0 when every
@@ -33,6 +38,7 @@ const option = (name) => {
 const expectIds = option("--expect").split(",").filter(Boolean);
 const expectVerdicts = option("--expect-verdict").split(";").filter(Boolean).map((pair) => pair.split("="));
 const expectLoads = option("--expect-load").split(",").filter(Boolean);
+const expectCurrent = option("--expect-current");
 const page = path.resolve(args[0] ?? "");
 const screenshot = path.resolve(args[1] ?? page.replace(/\.html$/, "") + ".png");
 const executablePath = process.env.CUBBY_CHROMIUM || "/usr/bin/chromium";
@@ -81,10 +87,10 @@ try {
       [...row.querySelectorAll("td")].map((cell) => cell.dataset.status ?? "none"));
     result.goalHeads = [...document.querySelectorAll("#goals thead th")].slice(1).map((th) => th.textContent);
     result.verdicts = [...document.querySelectorAll("#verdicts li[data-machine]")].map((li) => ({
-      machine: li.dataset.machine, status: li.dataset.verdict, text: li.textContent }));
+      machine: li.dataset.machine, status: li.dataset.verdict, current: li.dataset.current, text: li.textContent }));
     result.failures = [...document.querySelectorAll("#goals td[data-status=fail], #goals td[data-status=fault]")].map((td) => ({
       text: td.querySelector(".context")?.textContent ?? "", load: td.querySelector(".context")?.dataset.load ?? "" }));
-    result.points = window.CUBBY_MODEL.points.map((p) => ({ machine: p.machine, gpu: p.gpu, cpus: p.cpus, named: p.named }));
+    result.points = window.CUBBY_MODEL.points.map((p) => ({ machine: p.machine, gpu: p.gpu, cpus: p.cpus, id: p.id, named: p.named }));
     const inside = (r, outer) => r.left >= outer.left - 0.5 && r.right <= outer.right + 0.5 &&
                                  r.top >= outer.top - 0.5 && r.bottom <= outer.bottom + 0.5;
     const meets = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
@@ -141,7 +147,7 @@ try {
           const has = d.data.map((v, j) => (typeof v === "number" ? j : -1)).filter((j) => j >= 0);
           for (const j of has) {
             const p = window.CUBBY_MODEL.points[j];
-            const key = `${d.label.slice(0, at)} on ${p.named ? p.machine : `${p.gpu}|${p.cpus}`}`;
+            const key = `${d.label.slice(0, at)} on ${p.named ? p.machine : `${p.gpu}|${p.cpus}|${p.id}`}`;
             if (lines.has(key) && lines.get(key) !== i) trends.broken.push(`${key}: split into two lines`);
             lines.set(key, i);
           }
@@ -190,9 +196,28 @@ try {
           for (let j = 0; j < i; j += 1) if (meets(rects[i], rects[j])) legend.problems.push(`entries ${j} and ${i} overlap`);
         });
       }
+      // Points: inside the plot area, and (a line chart's) clear of its left and right edges by
+      // more than their radius, so that one run is a whole point mid-chart, not a dot clipped at
+      // an edge. Dashes: only goals and thresholds (a machine is told by its point shape).
+      const clipped = [];
+      const dashed = [];
+      if (chart && chart.config.type === "line") {
+        const a = chart.chartArea;
+        chart.data.datasets.forEach((d, i) => {
+          if (Array.isArray(d.borderDash) && d.borderDash.length && !["threshold", "goal"].includes(d.kind)) dashed.push(d.label);
+          if (!chart.isDatasetVisible(i) || d.kind === "threshold" || d.kind === "goal") return;
+          chart.getDatasetMeta(i).data.forEach((el, j) => {
+            if (typeof d.data[j] !== "number" || el.skip) return;
+            const r = el.options?.radius ?? 3;
+            if (el.x - r <= a.left + 1 || el.x + r >= a.right - 1 || el.y < a.top - 0.5 || el.y > a.bottom + 0.5) {
+              clipped.push(`${d.label} #${j} at (${Math.round(el.x)}, ${Math.round(el.y)})`);
+            }
+          });
+        });
+      }
       const kinds = chart ? chart.data.datasets.map((d) => d.kind) : [];
       result.charts[id] = {
-        overlaps, shown, kinds, type: chart ? chart.config.type : "", yOverlaps, yShown, axis, trends, legend,
+        overlaps, shown, kinds, clipped, dashed, type: chart ? chart.config.type : "", yOverlaps, yShown, axis, trends, legend,
         banded: kinds.includes("band-high"),
         canvas: Boolean(canvas),
         chart: Boolean(chart),
@@ -213,16 +238,23 @@ try {
         `headline: one row group per machine with its rows (${state.runs.map((r) => `${r.machine}: ${r.rows}`).join(", ")})`);
   check(state.goalHeads.join("|") === model.machines.map((m) => m.label).join("|"), "goal table: a column per machine");
   // The verdict line of every machine, in the headline's order.
-  const verdictText = /^latest run vs the previous \d+ on this machine: (still fast|slower by \d+% \(beyond its noise band\)|no verdict)|^latest run: no verdict yet/;
+  const verdictText = /^(?:latest run vs the previous \d+ on this machine: )?(still fast|slower by \d+% \(beyond its noise band\)|within the noise band of the previous runs, but \d+ goals? fails?|no verdict|first run: baseline recorded)/;
   const loadText = /; load (unknown|[\d.]+ at the (start|end))/;
   check(state.verdicts.length === model.machines.length && state.verdicts.every((v, i) => v.machine === model.machines[i].label),
         `a verdict line per machine (${state.verdicts.map((v) => `${v.machine}: ${v.status}`).join(", ")})`);
   for (const v of state.verdicts) {
     const said = v.text.slice(v.text.indexOf("): ") + 3);
-    const status = said.match(verdictText)?.[1] ?? (said.match(verdictText) ? "no verdict" : null);
-    check(status != null && loadText.test(said) &&
-          ({ fast: "still fast", none: "no verdict" }[v.status] ?? "slower by") === status.replace(/ \d+%.*/, ""),
-          `verdict of ${v.machine}: ${said}`);
+    const status = said.match(verdictText)?.[1] ?? null;
+    const wanted = { fast: "still fast", none: "no verdict", baseline: "first run: baseline recorded",
+                     "goals-fail": "within the noise band of the previous runs, but" }[v.status] ?? "slower by";
+    check(status != null && loadText.test(said) && status.startsWith(wanted), `verdict of ${v.machine}: ${said}`);
+  }
+  const current = state.verdicts.filter((v) => v.current === "yes");
+  check(current.length <= 1 && (!current.length || state.verdicts[0].current === "yes"),
+        `the machine that just ran comes first (${current.map((v) => v.machine).join(", ") || "none on this page"})`);
+  if (expectCurrent) {
+    check(state.verdicts[0]?.machine === expectCurrent && state.verdicts[0]?.current === "yes",
+          `expected ${expectCurrent} first, as the machine that just ran (got ${state.verdicts[0]?.machine ?? "none"})`);
   }
   for (const [machine, status] of expectVerdicts) {
     const v = state.verdicts.find((x) => x.machine === machine);
@@ -232,7 +264,7 @@ try {
   const names = new Map();
   const groups = new Map();
   for (const p of state.points.filter((x) => !x.named)) {
-    const key = `${p.gpu}|${p.cpus}`;
+    const key = `${p.gpu}|${p.cpus}|${p.id ?? ""}`;
     names.set(key, new Set([...(names.get(key) ?? []), p.machine]));
     groups.set(p.machine, new Set([...(groups.get(p.machine) ?? []), key]));
   }
@@ -266,6 +298,10 @@ try {
     const decade = (v) => Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9;
     check(c.axis && (c.axis.type === "logarithmic" ? decade(c.axis.min) && decade(c.axis.max) : c.axis.min <= 0 || c.banded),
           `${id}: ${c.axis?.type} y axis ${c.axis?.min}..${c.axis?.max} ${c.axis?.type === "logarithmic" ? "over whole decades" : c.banded ? "with the noise band drawn" : "from zero"}`);
+    check(c.clipped.length === 0, `${id}: every point inside the plot, clear of its edges` +
+          (c.clipped.length ? `; not: ${c.clipped.slice(0, 4).join("; ")}` : ""));
+    check(c.dashed.length === 0, `${id}: dashed lines are goals and thresholds only` +
+          (c.dashed.length ? `; also dashed: ${c.dashed.slice(0, 4).join("; ")}` : ""));
     check(c.trends.broken.length === 0, `${id}: ${c.trends.checked} trend lines reach their machine's latest run` +
           (c.trends.broken.length ? `; broken: ${c.trends.broken.join("; ")}` : ""));
     check(c.legend.problems.length === 0 && (!c.legend.present || c.legend.entries === c.legend.wanted),

@@ -218,7 +218,11 @@ class IncludeLexer {
     skip_blanks();
     if (i_ >= t_.size() || t_[i_] == '\n' || header_name()) return;
     const std::string operand = capture(i_);
-    add_computed(directive_at_, "#" + std::string(keyword) + " " + operand, operand);
+    // Appended piece by piece: `"#" + std::string(...)` trips GCC 12's -Wrestrict false positive
+    // (GCC bug 105329) in optimised builds.
+    std::string directive = "#";
+    directive.append(keyword).append(" ").append(operand);
+    add_computed(directive_at_, directive, operand);
   }
 
   // A computed include or include test (IncludeList::computed) at offset `at`.

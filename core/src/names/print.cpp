@@ -32,7 +32,9 @@ void print(const NameArg& arg, std::string& out, int depth) {
     case NameArg::Kind::value: {
       const bool builtin = !arg.value_type.empty();
       const std::string digits = std::to_string(arg.magnitude);
-      std::string suffix;
+      // A view of a literal: assigning literals to a std::string here trips GCC 12's -Wrestrict
+      // false positive (GCC bug 105329) in optimised builds.
+      std::string_view suffix;
       if (arg.value_type == "unsigned int") suffix = "u";
       if (arg.value_type == "long") suffix = "l";
       if (arg.value_type == "unsigned long") suffix = "ul";
