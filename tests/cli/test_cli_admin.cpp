@@ -37,16 +37,8 @@ using cubby::testing::write_text;
 using nlohmann::json;
 using Outcome = cubby::testing::CliOutcome;
 
-constexpr const char* kKernel =
-    "namespace ns { template <class T, int N> __global__ void k(T* p) { p[0] = T(N); } }\n";
-
-// The value of `cubby stats`'s row `label` (after its padding), or "" when there is no such row.
-std::string stats_row(const std::string& out, const std::string& label) {
-  const std::size_t at = out.find("\n" + label + " ");
-  if (at == std::string::npos) return "";
-  const std::size_t value = out.find_first_not_of(' ', at + 1 + label.size());
-  return out.substr(value, out.find('\n', value) - value);
-}
+constexpr const char* kKernel = cubby::testing::kTemplateKernel;
+using cubby::testing::stats_row;
 
 class AdminCliTest : public ::testing::Test {
  protected:

@@ -32,6 +32,20 @@ if LIBRARY:
     os.environ["CUBBY_LIBRARY"] = LIBRARY
 
 
+def cupy_on_a_gpu():
+    """CuPy on a usable GPU with libcubby built: returns the cupy module, else skips the calling
+    test module with the reason (call it at module level)."""
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("no GPU", allow_module_level=True)
+    except Exception as error:  # no driver
+        pytest.skip(f"no usable GPU ({error})", allow_module_level=True)
+    if not LIBRARY:
+        pytest.skip("no libcubby: build cubby or set CUBBY_LIBRARY", allow_module_level=True)
+    return cupy
+
+
 def _find_cli() -> str:
     explicit = os.environ.get("CUBBY_CLI", "")
     if explicit:

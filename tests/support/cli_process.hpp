@@ -79,4 +79,16 @@ inline nlohmann::json cli_json(const CliOutcome& run) {
   return document;
 }
 
+// A one-kernel template program the admin tests compile (ns::k<T, N>).
+inline constexpr const char* kTemplateKernel =
+    "namespace ns { template <class T, int N> __global__ void k(T* p) { p[0] = T(N); } }\n";
+
+// The value of `cubby stats`'s row `label` (after its padding), or "" when there is no such row.
+inline std::string stats_row(const std::string& out, const std::string& label) {
+  const std::size_t at = out.find("\n" + label + " ");
+  if (at == std::string::npos) return "";
+  const std::size_t value = out.find_first_not_of(' ', at + 1 + label.size());
+  return out.substr(value, out.find('\n', value) - value);
+}
+
 }  // namespace cubby::testing

@@ -19,16 +19,9 @@ import textwrap
 
 import pytest
 
-from conftest import LIBRARY, SRC
+from conftest import SRC, cupy_on_a_gpu
 
-cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
-try:
-    if cupy.cuda.runtime.getDeviceCount() < 1:
-        pytest.skip("no GPU", allow_module_level=True)
-except Exception as error:  # no driver
-    pytest.skip(f"no usable GPU ({error})", allow_module_level=True)
-if not LIBRARY:
-    pytest.skip("no libcubby: build cubby or set CUBBY_LIBRARY", allow_module_level=True)
+cupy = cupy_on_a_gpu()
 
 # Runs in a fresh process with the adapter installed on the store CUBBY_DIR (CuPy's own cache is
 # switched off by the adapter): runs case argv[1], checks it against NumPy, prints one JSON line
