@@ -89,10 +89,12 @@ void warn_uncached(Uncached reason, const std::string& detail) {
   static std::array<std::atomic<bool>, kUncached.size()> warned{};
   if (reason != Uncached::unnamed_include && reason != Uncached::unkeyable_option) return;
   if (warned[static_cast<std::size_t>(reason)].exchange(true)) return;
-  const char* fix = reason == Uncached::unnamed_include
-                        ? "Spell includes with literal names (#include \"file.cuh\") to cache it"
-                        : "Pass include folders and files as NVRTC options (-I, -include) "
-                          "instead of -Xcudafe to cache it";
+  const char* fix =
+      reason == Uncached::unnamed_include
+          ? "Spell that include with a literal name, or with macros the scan can expand "
+            "(the detail says which bound it met), to cache it"
+          : "Pass include folders and files as NVRTC options (-I, -include) "
+            "instead of -Xcudafe to cache it";
   std::fprintf(stderr,
                "cubby: a program is compiled without the store: %s (%s); it is counted in "
                "uncached_%s. %s (this warning is shown once)\n",
