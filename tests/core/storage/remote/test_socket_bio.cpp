@@ -204,6 +204,12 @@ TEST(NginxKeepAlive, APutOfManyRecordsAfterTheKeepAliveTimeoutKillsNothingAndSuc
 // An HTTPS server that closes an idle kept connection without close_notify: the next GET's
 // SSL_read meets the end of the stream, and OpenSSL writes its alert onto the closed socket.
 TEST(TlsIdleClose, AGetAfterTheServerClosedWithoutCloseNotifyKillsNothingAndSucceeds) {
+#ifdef __SANITIZE_ADDRESS__
+  // The fake server is a thread of this process and the client a forked child: under ASan the
+  // child hangs after its second GET (a lock a parent thread held at the fork), never here.
+  GTEST_SKIP() << "a forked child beside a running server thread hangs under ASan; the "
+                  "uninstrumented build runs this test";
+#endif
   std::string why;
   TlsRedis* tls = TlsRedis::get(&why);  // for its certificates
   if (tls == nullptr) GTEST_SKIP() << why;
