@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "key/folder_walk.hpp"
 #include "key/scan_record.hpp"
 #include "util/hash.hpp"
 #include "util/io.hpp"
@@ -37,42 +38,28 @@ class TreeWalk {
  public:
   TreeWalk(const std::string& top, const FolderTreeLimits& limits) : top_(top), limits_(limits) {}
 
-  // Lists `folder` (`relative` under the top, "" for the top); false once a bound is reached or
-  // something cannot be read (why_ says which).
-  bool walk(const std::string& folder, const std::string& relative, int parent_fd) {
-    bool ok = true;
-    const auto listed = io::for_each_name(
-        folder,
-        [&](int fd, std::string_view name) {
-          if (!ok) return;
-          const std::string file(name);
-          struct stat st {};
-          if (::fstatat(fd, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
-          const std::string path = relative.empty() ? file : relative + "/" + file;
-          if (S_ISDIR(st.st_mode)) {
-            ok = walk(folder + "/" + file, path, fd);
-            return;
-          }
-          if (S_ISLNK(st.st_mode) && ::fstatat(fd, file.c_str(), &st, 0) != 0) return;
-          if (!S_ISREG(st.st_mode)) return;
+  // Lists the tree under the top; false once a bound is reached or something cannot be read
+  // (why_ says which).
+  bool walk() {
+    std::string unlisted;
+    const bool ok = walk_regular_files(
+        top_,
+        [&](const std::string& folder, const std::string& path, const struct stat& st) {
           if (++files_ > limits_.max_files) {
-            ok = fail("more than " + std::to_string(limits_.max_files) + " files");
-            return;
+            return fail("more than " + std::to_string(limits_.max_files) + " files");
           }
           bytes_ += static_cast<std::uint64_t>(st.st_size);
           if (bytes_ > limits_.max_bytes) {
-            ok = fail("more than " + std::to_string(limits_.max_bytes >> 20) + " MiB of files");
-            return;
+            return fail("more than " + std::to_string(limits_.max_bytes >> 20) + " MiB of files");
           }
+          const std::string file = folder + "/" + path.substr(path.rfind('/') + 1);
           std::array<std::uint8_t, 16> hash{};
-          if (!hash_of(folder + "/" + file, st, hash)) {
-            ok = fail("a file that cannot be read: " + folder + "/" + file);
-            return;
-          }
+          if (!hash_of(file, st, hash)) return fail("a file that cannot be read: " + file);
           entries_.emplace_back(path, hash);
+          return true;
         },
-        parent_fd);
-    if (ok && !listed.ok()) ok = fail("a folder that cannot be listed: " + folder);
+        &unlisted);
+    if (!unlisted.empty()) return fail("a folder that cannot be listed: " + unlisted);
     return ok;
   }
 
@@ -142,7 +129,7 @@ FolderTreeFingerprint fingerprint_folder_tree(const std::string& folder,
   const std::string top = ::realpath(folder.c_str(), real) != nullptr ? std::string(real) : folder;
   TreeWalk walk(top, limits);
   struct stat st {};
-  if (::stat(top.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) walk.walk(top, "", AT_FDCWD);
+  if (::stat(top.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) walk.walk();
   return walk.result();
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "key/folder_walk.hpp"
 #include "util/bytes.hpp"
 #include "util/file_trust.hpp"
 #include "util/hash.hpp"
@@ -25,30 +26,6 @@ namespace {
 
 using Listing = std::vector<std::pair<std::string, std::uintmax_t>>;
 
-// Adds (path under the top folder, size) of every regular file under `folder` (`relative`: its
-// path under the top folder, "" for the top) to `files`; stats by name in the open folder (no path
-// walks: the listing runs on every process's first key). False if a folder cannot be read.
-bool list_files(const fs::path& folder, const std::string& relative, int parent_fd,
-                Listing& files) {
-  bool ok = true;
-  const auto listed = io::for_each_name(
-      folder,
-      [&](int fd, std::string_view name) {
-        const std::string file(name);
-        struct stat st {};
-        if (::fstatat(fd, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
-        const std::string path = relative.empty() ? file : relative + "/" + file;
-        if (S_ISDIR(st.st_mode)) {
-          ok = list_files(folder / file, path, fd, files) && ok;
-          return;
-        }
-        if (S_ISLNK(st.st_mode) && ::fstatat(fd, file.c_str(), &st, 0) != 0) return;
-        if (S_ISREG(st.st_mode)) files.emplace_back(path, static_cast<std::uintmax_t>(st.st_size));
-      },
-      parent_fd);
-  return ok && listed.ok();
-}
-
 }  // namespace
 
 std::string toolkit_headers_identity_uncached(const fs::path& include_dir) {
@@ -56,7 +33,13 @@ std::string toolkit_headers_identity_uncached(const fs::path& include_dir) {
   std::error_code ec;
   if (!fs::is_directory(include_dir, ec)) return "missing";
   Listing files;
-  if (!list_files(include_dir, "", AT_FDCWD, files)) return "missing";
+  const bool listed =
+      walk_regular_files(include_dir.string(),
+                         [&](const std::string&, const std::string& path, const struct stat& st) {
+                           files.emplace_back(path, static_cast<std::uintmax_t>(st.st_size));
+                           return true;
+                         });
+  if (!listed) return "missing";
   std::sort(files.begin(), files.end());
   std::string listing;
   for (const auto& [path, size] : files) {
