@@ -3,7 +3,9 @@
 #include "cubby/key.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -70,15 +72,29 @@ Field header_field(const HeaderDigest& header, std::size_t index) {
   return field;
 }
 
-// Streams bytes into XXH3-128.
+// Streams bytes into XXH3-128. The fields arrive as many pieces of a few bytes (lengths, labels,
+// 16-byte hashes: ~8 per header); each XXH3 update has a fixed cost, so pieces are gathered into
+// a buffer and hashed a buffer at a time (the digest depends on the bytes only, not on how they
+// were split).
 class HashSink {
  public:
   HashSink() {
     XXH3_INITSTATE(&state_);
     XXH3_128bits_reset(&state_);
   }
-  void put(const void* data, std::size_t size) { XXH3_128bits_update(&state_, data, size); }
-  std::array<std::uint8_t, 16> digest() const {
+  void put(const void* data, std::size_t size) {
+    if (used_ + size > buffer_.size()) {
+      flush();
+      if (size >= buffer_.size()) {
+        XXH3_128bits_update(&state_, data, size);
+        return;
+      }
+    }
+    std::memcpy(buffer_.data() + used_, data, size);
+    used_ += size;
+  }
+  std::array<std::uint8_t, 16> digest() {
+    flush();
     XXH128_canonical_t canonical;
     XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(&state_));
     std::array<std::uint8_t, 16> out{};
@@ -87,7 +103,13 @@ class HashSink {
   }
 
  private:
+  void flush() {
+    if (used_ != 0) XXH3_128bits_update(&state_, buffer_.data(), used_);
+    used_ = 0;
+  }
   XXH3_state_t state_;
+  std::array<char, 8192> buffer_;
+  std::size_t used_ = 0;
 };
 
 // Collects bytes into a string (one field's encoding, for `explain_key`).

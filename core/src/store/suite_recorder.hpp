@@ -2,12 +2,16 @@
 // for them, saved into the suite's manifest in the store (storage/local/manifests.hpp) and
 // uploaded to the remote, where a fresh runner's `cubby warm` finds it (store/suites.hpp), when
 // the Cache finishes; with them the key of each (the suite's keys, which a fresh runner reads
-// ahead). Thread-safe; a request already recorded costs one set lookup.
+// ahead). A request whose key the suite's keys file already holds (an earlier run recorded its
+// recipe) is not recorded again: a warm run builds no recipe and writes nothing, and a run that
+// brings new recipes puts them first, before the suite's older ones in their recorded order.
+// Thread-safe; a request already recorded costs one set lookup.
 #pragma once
 
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,7 +33,8 @@ class SuiteRecorder {
 
   const std::string& suite() const { return suite_; }
 
-  // Records `request` (whose key is `key` and key inputs `inputs`) unless its key already was.
+  // Records `request` (whose key is `key` and key inputs `inputs`) unless its key already was, in
+  // this run or in the suite's keys file (read at the first call).
   void add(const Key& key, const CompileRequest& request, const KeyInputs& inputs);
 
   // Merges what was recorded since the last save into the suite's manifest (record_manifest) and
@@ -46,6 +51,7 @@ class SuiteRecorder {
   std::filesystem::path base_dir_;
   std::mutex mutex_;
   std::set<Key> keys_;
+  std::optional<std::set<Key>> known_;  // the keys file's keys, once read
   std::vector<Recipe> recipes_;
   std::vector<Key> order_;  // the key of each of recipes_
   std::size_t saved_ = 0;   // recipes_ up to here are in the manifest

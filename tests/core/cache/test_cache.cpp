@@ -685,7 +685,7 @@ TEST(CacheSuite, RecordsEachRequestOnceInTheOrderItWasFirstAskedFor) {
   for (const Recipe& recipe : (*manifest)->recipes) programs.push_back(recipe.program_name);
   EXPECT_EQ(programs, (std::vector<std::string>{"b.cu", "a.cu", "c.cu"}));
   EXPECT_EQ((*manifest)->recipes[0].arch, "");
-  // A later run that hits (warm) records its order first and keeps what it did not ask for.
+  // A later run records its new recipe first and keeps the suite's others in their order.
   {
     Cache cache(config);
     (void)cache.compile(tiny("c"));
@@ -695,7 +695,39 @@ TEST(CacheSuite, RecordsEachRequestOnceInTheOrderItWasFirstAskedFor) {
   manifest = load_manifest(dir.path(), "unit suite");
   ASSERT_TRUE(manifest && *manifest);
   for (const Recipe& recipe : (*manifest)->recipes) programs.push_back(recipe.program_name);
-  EXPECT_EQ(programs, (std::vector<std::string>{"c.cu", "d.cu", "b.cu", "a.cu"}));
+  EXPECT_EQ(programs, (std::vector<std::string>{"d.cu", "b.cu", "a.cu", "c.cu"}));
+}
+
+TEST(CacheSuite, AWarmRunOfKnownRequestsInAnotherOrderRewritesNeitherTheManifestNorItsKeys) {
+  TempDir dir("cache-suite-warm");
+  Config config = config_for(dir.path());
+  config.suite = "warm suite";
+  {
+    Cache cache(config);
+    for (const char* tag : {"a", "b", "c"}) (void)cache.compile(tiny(tag));
+  }
+  const auto manifest_file = manifest_path(dir.path(), "warm suite");
+  const auto keys_file = suite_keys_path(dir.path(), "warm suite");
+  struct stat manifest_before {};
+  struct stat keys_before {};
+  ASSERT_EQ(::stat(manifest_file.c_str(), &manifest_before), 0);
+  ASSERT_EQ(::stat(keys_file.c_str(), &keys_before), 0);
+  {
+    Cache cache(config);
+    for (const char* tag : {"c", "a", "b"}) EXPECT_TRUE(cache.compile(tiny(tag)).hit);
+  }
+  struct stat manifest_after {};
+  struct stat keys_after {};
+  ASSERT_EQ(::stat(manifest_file.c_str(), &manifest_after), 0);
+  ASSERT_EQ(::stat(keys_file.c_str(), &keys_after), 0);
+  // A rewrite renames a new file over the old one: another inode.
+  EXPECT_EQ(manifest_after.st_ino, manifest_before.st_ino);
+  EXPECT_EQ(keys_after.st_ino, keys_before.st_ino);
+  auto manifest = load_manifest(dir.path(), "warm suite");
+  ASSERT_TRUE(manifest && *manifest);
+  std::vector<std::string> programs;
+  for (const Recipe& recipe : (*manifest)->recipes) programs.push_back(recipe.program_name);
+  EXPECT_EQ(programs, (std::vector<std::string>{"a.cu", "b.cu", "c.cu"}));
 }
 
 TEST(CacheSuite, NothingIsRecordedWithoutASuiteInAReadOnlyStoreOrForAFailedCompile) {

@@ -104,18 +104,22 @@ std::filesystem::path suite_keys_path(const std::filesystem::path& root, std::st
   return suite_file(root, suite, kKeysSuffix);
 }
 
+std::vector<RecipeKey> load_suite_keys(const std::filesystem::path& root, std::string_view suite) {
+  if (auto bytes = io::read_file(suite_keys_path(root, suite), kMaxKeysBytes)) {
+    if (auto existing = decode_suite_keys(*bytes); existing && existing->suite == suite) {
+      return std::move(existing->keys);
+    }
+  }
+  return {};
+}
+
 Result<std::optional<std::string>> record_suite_keys(const std::filesystem::path& root,
                                                      std::string_view suite,
                                                      const std::vector<RecipeKey>& recent) {
   const std::filesystem::path path = suite_keys_path(root, suite);
   auto lock = merge_lock(root, suite);
   if (!lock) return lock.error();  // as record_manifest
-  std::vector<RecipeKey> older;
-  if (auto bytes = io::read_file(path, kMaxKeysBytes)) {
-    if (auto existing = decode_suite_keys(*bytes); existing && existing->suite == suite) {
-      older = std::move(existing->keys);
-    }
-  }
+  const std::vector<RecipeKey> older = load_suite_keys(root, suite);
   // Unchanged unless a recipe is new or has a new key: another order alone (another process of
   // the suite, a filtered run) rewrites nothing and uploads nothing.
   std::map<std::array<std::uint8_t, 16>, Key> key_of;

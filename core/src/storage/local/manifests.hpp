@@ -42,6 +42,9 @@ Result<std::optional<std::string>> record_manifest(const std::filesystem::path& 
 
 // `suite`'s keys file in the store at `root`.
 std::filesystem::path suite_keys_path(const std::filesystem::path& root, std::string_view suite);
+// `suite`'s keys as its keys file holds them; none when the file is missing, damaged, newer or
+// another suite's.
+std::vector<RecipeKey> load_suite_keys(const std::filesystem::path& root, std::string_view suite);
 // Merges `recent` into `suite`'s keys (merge_suite_keys; a missing, damaged, newer or another
 // suite's file counts as none and is replaced) and writes them when `recent` holds a recipe the
 // file lacks or a new key of one (not for another order alone). Returns the bytes written, or
