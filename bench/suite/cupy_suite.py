@@ -15,12 +15,15 @@ extracted by bench/suite/cupy_tests.sh) make the real-suite run (ci/gpu/cupy-rea
   overhead a one-test file: plain pytest vs the plugin configured (--cubby-dir), alternating
   warm     (--parts warm) one cold run each way, then --warm-repeat warm runs each way,
            alternating: the warm rows' medians over more runs than the rounds give
+  alone-warm (--parts xdist,alone-warm) --warm-repeat warm runs each way alone, alternating, on
+           the folder and store the first -nN round filled (no cold alone run: CuPy's own takes
+           minutes there)
   keys     (--parts keys) one more warm cubby run of the --key-file tests alone on a warm store,
            with bench/tools/cupy_timer_plugin.py: the time its Cache.key calls took (cubby's key
            derivation for every program the file compiles, in a warm process)
 
   cupy_suite.py --out cupy_suite.json --work DIR [--suite PATH]... [--repeat 2] [--xdist 8]
-                [--parts alone,xdist,overhead,warm,keys] [--runs cold,warm,edit]
+                [--parts alone,xdist,alone-warm,overhead,warm,keys] [--runs cold,warm,edit]
                 [--warm-extra N] [--overhead-repeat 7] [--warm-repeat 5] [--key-file NAME]
                 [--deadline SECONDS]
 
@@ -221,6 +224,24 @@ class Bench:
             for row, cupy_dir, at, more in (steps if round_ % 2 == 0 else steps[::-1]):
                 self.pytest(row, "warm", self.args.suite, cupy_dir, at, *more)
 
+    def alone_on_xdist_stores(self) -> None:
+        """Warm runs alone on the folder and store of the first -nN round (rows cupy-own and
+        cupy-cubby, run warm): the warm-alone figures without a cold alone fill."""
+        suffix = f"-x{self.args.xdist}"
+        own_dir, store = self.work / f"own{suffix}-0", self.work / f"store{suffix}-0"
+        if not (own_dir.is_dir() and store.is_dir()):
+            self.runs.append({"row": "cupy-cubby", "run": "warm", "exit": "skipped",
+                              "note": "no -nN round filled a folder and a store: run xdist first"})
+            self.write()
+            return
+        steps = [("cupy-own", own_dir, None, ()),
+                 ("cupy-cubby", self.work / "cupy-unused-alone", store, ("--cubby-require-warm",))]
+        for round_ in range(self.args.warm_repeat):
+            if not self.time_left():
+                return
+            for row, cupy_dir, at, more in (steps if round_ % 2 == 0 else steps[::-1]):
+                self.pytest(row, "warm", self.args.suite, cupy_dir, at, *more)
+
     def overhead(self) -> None:
         suite = self.work / "overhead" / "test_nothing.py"
         suite.parent.mkdir(parents=True, exist_ok=True)
@@ -404,10 +425,12 @@ def main() -> int:
             bench.warm_pairs()
         elif part == "xdist" and args.xdist:
             bench.rounds(f"-x{args.xdist}", ("-n", str(args.xdist)))
+        elif part == "alone-warm":
+            bench.alone_on_xdist_stores()
         elif part == "keys":
             bench.keys()
         elif part != "xdist":
-            parser.error(f"unknown part {part!r}: alone, xdist, overhead, warm, keys")
+            parser.error(f"unknown part {part!r}: alone, xdist, alone-warm, overhead, warm, keys")
     bench.write()
     print(Path(args.out).with_suffix(".txt").read_text(), file=sys.stderr)
     return 1 if any(r["exit"] not in (0, "skipped") for r in bench.runs) else 0

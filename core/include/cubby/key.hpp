@@ -67,6 +67,13 @@ struct KeyField {
 // The key of `inputs`. Pure: same inputs, same key, on every machine and in every process.
 CUBBY_API Key derive_key(const KeyInputs& inputs);
 
+// What the key hashes for a header list: XXH3-128 of its count and each header, in order.
+using HeadersDigest = std::array<std::uint8_t, 16>;
+CUBBY_API HeadersDigest headers_digest(const std::vector<HeaderDigest>& headers);
+// derive_key(inputs) with `digest` standing for headers_digest(inputs.headers) (`inputs.headers`
+// is not read): for a caller that keys many programs over one header list (cubby's Cache does).
+CUBBY_API Key derive_key(const KeyInputs& inputs, const HeadersDigest& digest);
+
 // What stands for the base folder in key inputs after relativize_paths.
 inline constexpr std::string_view kBaseDirMarker = "${CUBBY_BASE_DIR}";
 
@@ -78,7 +85,8 @@ inline constexpr std::string_view kBaseDirMarker = "${CUBBY_BASE_DIR}";
 // then give the same key. Nothing outside the key changes: NVRTC still sees the real paths.
 CUBBY_API void relativize_paths(KeyInputs& inputs, const std::filesystem::path& base_dir);
 
-// The fields `derive_key` hashes, each with its own hash, in hashing order. A header found in no
+// The fields `derive_key` hashes, each with its own hash, in hashing order, then the headers the
+// "headers" field's digest is made of, one field each ("header[<include>]"). A header found in no
 // user include path (an unresolved one: <cuda/std/...> and the other toolkit headers) has the
 // summary kToolkitHeaderSummary: the toolkit_headers field covers it.
 CUBBY_API std::vector<KeyField> explain_key(const KeyInputs& inputs);

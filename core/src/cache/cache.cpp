@@ -220,7 +220,12 @@ KeyInputs Cache::key_inputs(const CompileRequest& request) const {
                         config_.base_dir);
 }
 
-Key Cache::key_of(const CompileRequest& request) const { return derive_key(key_inputs(request)); }
+Key Cache::key_of(const CompileRequest& request) const {
+  const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
+  return prepare_key(request, plan_includes(request, nvrtc.include_dir),
+                     request.arch.empty() ? default_arch() : request.arch, nvrtc, config_.base_dir)
+      .key();
+}
 
 Stats Cache::stats() const {
   Stats out = counters_->snapshot();
@@ -502,9 +507,11 @@ CacheResult Cache::compile(const CompileRequest& request) {
   const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
   // The request's include plan, made once: the key, the compile and the check after it follow it.
   const IncludePlan plan = plan_includes(resolved, nvrtc.include_dir);
-  const KeyInputs inputs = key_inputs_for(resolved, plan, resolved.arch, nvrtc, config_.base_dir);
+  // The key without a copy of the headers (they are read back only for a miss or a new recipe).
+  const PreparedKey prepared = prepare_key(resolved, plan, resolved.arch, nvrtc, config_.base_dir);
+  const KeyInputs& inputs = prepared.inputs;
   CacheResult result;
-  result.key = derive_key(inputs);
+  result.key = prepared.key();
   result.uncached = keyless_reason(config_, request, plan, inputs, result.uncached_detail);
   const bool use_store = result.uncached == Uncached::none;
   if (use_store) {
@@ -515,7 +522,8 @@ CacheResult Cache::compile(const CompileRequest& request) {
   }
   const auto done = [&](Found found) {
     if (found.tier != Source::compiled) count_hit(*found.entry, found.tier);
-    if (recorder_ && use_store) recorder_->add(result.key, request, inputs);
+    if (recorder_ && use_store)
+      recorder_->add(result.key, request, [&] { return prepared.full(); });
     result.entry = std::move(found.entry);
     result.tier = found.tier;
     result.hit = found.tier != Source::compiled;
@@ -533,7 +541,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
     if (Found found = find(result.key, inputs, key_lock); found.entry) return done(found);
   }
   bool headers_changed = false;
-  auto entry = compile_entry(resolved, plan, inputs, since_ns, headers_changed);
+  auto entry = compile_entry(resolved, plan, prepared.full(), since_ns, headers_changed);
   if (use_store && !headers_changed) {
     store(result.key, *entry, true);
     memory_->put(result.key, entry);

@@ -1,5 +1,9 @@
 #include "cache/key_inputs.hpp"
 
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "cubby/entry.hpp"
@@ -18,9 +22,9 @@ HeaderScan scan_request(const CompileRequest& request, const IncludePlan& plan) 
   return scan;
 }
 
-KeyInputs inputs_of(const CompileRequest& request, const std::string& arch,
-                    const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir,
-                    HeaderScan scan) {
+// Everything but the headers.
+KeyInputs inputs_without_headers(const CompileRequest& request, const std::string& arch,
+                                 const NvrtcLibrary& nvrtc) {
   KeyInputs inputs;
   inputs.format_version = kEntryFormatVersion;
   inputs.nvrtc_version = nvrtc.version;
@@ -31,13 +35,73 @@ KeyInputs inputs_of(const CompileRequest& request, const std::string& arch,
   inputs.source = request.source;
   inputs.program_name = request.program_name;
   inputs.name_expressions = request.name_expressions;
+  return inputs;
+}
+
+KeyInputs inputs_of(const CompileRequest& request, const std::string& arch,
+                    const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir,
+                    HeaderScan scan) {
+  KeyInputs inputs = inputs_without_headers(request, arch, nvrtc);
   inputs.headers = std::move(scan.headers);
   inputs.unresolvable = std::move(scan.unresolvable);
   if (!base_dir.empty()) relativize_paths(inputs, base_dir);
   return inputs;
 }
 
+// headers_digest of `scan`'s headers relativized under `base_dir`, memoized per process by the
+// scan (a memoized scan is one immutable object while it is memoized) and the base folder.
+HeadersDigest digest_of(const std::shared_ptr<const HeaderScan>& scan,
+                        const std::filesystem::path& base_dir) {
+  struct Known {
+    std::weak_ptr<const HeaderScan> scan;  // the object the address was of: never a reused one
+    std::string base;
+    HeadersDigest digest{};
+  };
+  static std::mutex mutex;
+  static auto* known = new std::unordered_map<const HeaderScan*, Known>();  // used at exit
+  const std::string base = base_dir.string();
+  {
+    const std::lock_guard lock(mutex);
+    if (auto at = known->find(scan.get());
+        at != known->end() && at->second.scan.lock() == scan && at->second.base == base) {
+      return at->second.digest;
+    }
+  }
+  KeyInputs paths;
+  paths.headers = scan->headers;
+  if (!base_dir.empty()) relativize_paths(paths, base_dir);
+  const HeadersDigest digest = headers_digest(paths.headers);
+  const std::lock_guard lock(mutex);
+  if (known->size() >= 4096) known->clear();  // as many as the memo of whole scans holds
+  (*known)[scan.get()] = Known{scan, base, digest};
+  return digest;
+}
+
 }  // namespace
+
+KeyInputs PreparedKey::full() const {
+  KeyInputs whole = inputs;
+  KeyInputs paths;
+  paths.headers = scan->headers;
+  if (!base_dir.empty()) relativize_paths(paths, base_dir);
+  whole.headers = std::move(paths.headers);
+  return whole;
+}
+
+PreparedKey prepare_key(const CompileRequest& request, const IncludePlan& plan,
+                        const std::string& arch, const NvrtcLibrary& nvrtc,
+                        const std::filesystem::path& base_dir) {
+  PreparedKey prepared;
+  prepared.scan = scan_includes_shared(request.source, plan.search);
+  prepared.inputs = inputs_without_headers(request, arch, nvrtc);
+  prepared.inputs.unresolvable = prepared.scan->unresolvable;
+  prepared.inputs.unresolvable.insert(prepared.inputs.unresolvable.end(), plan.unmodelled.begin(),
+                                      plan.unmodelled.end());
+  if (!base_dir.empty()) relativize_paths(prepared.inputs, base_dir);
+  prepared.digest = digest_of(prepared.scan, base_dir);
+  prepared.base_dir = base_dir;
+  return prepared;
+}
 
 KeyInputs key_inputs_for(const CompileRequest& request, const IncludePlan& plan,
                          const std::string& arch, const NvrtcLibrary& nvrtc,

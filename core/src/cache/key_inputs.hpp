@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
 #include "cuda/include_plan.hpp"
+#include "key/include_scan.hpp"
 #include "key/scan_record.hpp"  // realtime_ns(): the `since_ns` below
 
 namespace cubby {
@@ -24,6 +26,25 @@ namespace cubby {
 KeyInputs key_inputs_for(const CompileRequest& request, const IncludePlan& plan,
                          const std::string& arch, const NvrtcLibrary& nvrtc,
                          const std::filesystem::path& base_dir);
+
+// A request's key, prepared as Cache::compile needs it on its hit path: `inputs` as key_inputs_for
+// gives them but without their headers (empty), `scan` the header scan they come from (shared
+// with the per-process memo: a hit copies no header), and `digest` the headers' digest
+// (headers_digest of the headers relativized under the base folder, memoized per scan and base).
+struct PreparedKey {
+  KeyInputs inputs;  // headers empty; unresolvable: the scan's, then the plan's unmodelled options
+  std::shared_ptr<const HeaderScan> scan;
+  HeadersDigest digest{};
+  std::filesystem::path base_dir;
+
+  Key key() const { return derive_key(inputs, digest); }
+  // The whole key inputs (what key_inputs_for returns): for a miss, a recipe, an explanation.
+  KeyInputs full() const;
+};
+
+PreparedKey prepare_key(const CompileRequest& request, const IncludePlan& plan,
+                        const std::string& arch, const NvrtcLibrary& nvrtc,
+                        const std::filesystem::path& base_dir);
 
 // Whether the headers that key_inputs_for(request, plan, arch, nvrtc, base_dir) recorded in
 // `inputs` may have changed since `since_ns` (realtime_ns() taken before `inputs` were derived):

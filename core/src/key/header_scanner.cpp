@@ -8,9 +8,14 @@ namespace cubby {
 ScanWatch::Looked Scanner::looked() const {
   ScanWatch::Looked out;
   out.folders.reserve(folders_.size());
-  for (const auto& [path, f] : folders_) out.folders.push_back({path, f.is_dir, f.st});
+  for (const auto& [path, f] : folders_)
+    out.folders.push_back({path, f.is_dir, f.st, f.asked, f.every_name});
   for (const auto& [path, tried] : tried_) {
-    if (tried) out.files.push_back({path, tried->st});
+    if (tried) {
+      out.files.push_back({path, tried->st});
+    } else {
+      out.absent.push_back(path);
+    }
   }
   return out;
 }
@@ -114,10 +119,15 @@ const std::string& Scanner::canonical_folder(const std::string& path) {
 }
 
 bool Scanner::may_hold(const std::string& dir, std::string_view first) {
-  const Folder& f = folder(dir);
+  Folder& f = folder(dir);
   if (!f.is_dir) return false;
   if (!f.names || first.empty() || first == "." || first == "..") return true;
-  return f.names->may_contain(first);
+  const bool answer = f.names->may_contain(first);
+  if (f.asked_names.find(first) == f.asked_names.end()) {
+    f.asked_names.emplace(first);
+    f.asked.emplace_back(first, answer);
+  }
+  return answer;
 }
 
 bool Scanner::try_candidate(std::string_view include, const std::string& candidate) {

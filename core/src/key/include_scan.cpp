@@ -46,14 +46,19 @@ std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
   return text;
 }
 
-// `scan` with kSourceMark replaced by `program_name` ("<program>" when empty).
-HeaderScan named(HeaderScan scan, const std::string& program_name) {
-  for (std::string& line : scan.unresolvable) {
-    if (line.starts_with(kSourceMark)) {
+// `scan` with kSourceMark replaced by `program_name` ("<program>" when empty): `scan` itself when
+// no line names the program (the usual case: nothing to copy).
+std::shared_ptr<const HeaderScan> named(std::shared_ptr<const HeaderScan> scan,
+                                        const std::string& program_name) {
+  const auto marked = [](const std::string& line) { return line.starts_with(kSourceMark); };
+  if (std::none_of(scan->unresolvable.begin(), scan->unresolvable.end(), marked)) return scan;
+  auto copy = std::make_shared<HeaderScan>(*scan);
+  for (std::string& line : copy->unresolvable) {
+    if (marked(line)) {
       line.replace(0, kSourceMark.size() - 1, program_name.empty() ? "<program>" : program_name);
     }
   }
-  return scan;
+  return copy;
 }
 
 // What ScanWatch compares between two sources of one memo key (ScanWatch::find): the source's
@@ -114,12 +119,17 @@ std::string scan_memo_key(const IncludeList& list, const IncludeSearch& search) 
 // among them is recorded and scanned, so a header that would shadow another (or be shadowed)
 // changes the result. Pre-included files are looked up in the working folder first.
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
+  return *scan_includes_shared(source, search);
+}
+
+std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
+                                                       const IncludeSearch& search) {
   const IncludeList list = list_includes(source);
   const std::string memo_key = scan_memo_key(list, search);
   const std::vector<std::string> calls = memo_calls(list, search);
   ScanWatch& watch = ScanWatch::process();
-  if (std::optional<HeaderScan> memoized = watch.find(memo_key, calls)) {
-    return named(*std::move(memoized), search.program_name);
+  if (std::shared_ptr<const HeaderScan> memoized = watch.find(memo_key, calls)) {
+    return named(std::move(memoized), search.program_name);
   }
   const std::int64_t started_ns = realtime_ns();
 
@@ -154,7 +164,7 @@ HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
   const ScanWatch::Looked looked = scanner.looked();
   const std::set<std::string, std::less<>> macros = scanner.memo_names();
   const bool covered_trees = scanner.covered_trees();
-  HeaderScan result = std::move(scanner).take();
+  auto result = std::make_shared<const HeaderScan>(std::move(scanner).take());
   // A tree fallback's files are not watched: such a scan is made again every time.
   if (!covered_trees)
     watch.remember(memo_key, result, macros, calls, looked, started_ns, too_new_ns);

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,9 @@ struct HeaderScan {
 // their literal includes only (their computed ones read toolkit headers, which
 // KeyInputs::toolkit_headers covers).
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
+// scan_includes without a copy: a scan answered from the memo is shared with it (immutable).
+std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
+                                                       const IncludeSearch& search);
 
 // Where scan_includes keeps what it learned between processes (a store's tmp/ folder; empty, the
 // default: nothing is kept, every process reads its headers once):

@@ -16,7 +16,11 @@ void Scanner::scan_toolkit_names() {
     const Folder& listed = folder(dir);
     any_names = any_names || (listed.is_dir && (!listed.names || !listed.names->empty()));
   }
-  if (!any_names) return;
+  if (!any_names) {
+    // The result now depends on every include folder staying empty (or missing).
+    for (const std::string& dir : include_dirs_) folder(dir).every_name = true;
+    return;
+  }
   while (true) {
     std::vector<std::string> roots;
     for (const std::string& root : toolkit_roots_) {

@@ -30,7 +30,11 @@ namespace {
 //   bytes field   the bytes themselves
 //   number field  u64 (value_size is 8)
 //   header field  u64 include_size, include, u8 resolved, u64 path_size, path, 16-byte hash
-// Any change to this layout must change tests/golden/key_v<N>.txt and bump N (v2: toolkit_headers).
+// The headers enter the key as one bytes field "headers": the 16-byte headers_digest, XXH3-128
+// of the list (its count field and one header field per header) encoded the same way. So a
+// process that keys many programs over one header set (CuPy's: ~950 headers) hashes the set once.
+// Any change to this layout must change tests/golden/key_v<N>.txt and bump N (v2: toolkit_headers;
+// v3: the headers as their digest).
 // ---------------------------------------------------------------------------------------------
 
 enum class FieldKind { bytes, number, header };
@@ -170,11 +174,20 @@ std::vector<std::string_view> sorted_names(const KeyInputs& inputs) {
   return names;
 }
 
-// Calls `visit(Field)` for every field of the key, in hashing order. The one place that fixes
-// the order: `derive_key` and `explain_key` both go through it.
+// Calls `visit(Field)` for the header list's fields (its count, then each header), in hashing
+// order: what headers_digest hashes and explain_key shows one by one.
+template <class Visit>
+void visit_header_fields(const std::vector<HeaderDigest>& headers, Visit&& visit) {
+  visit(number_field("headers", headers.size()));
+  for (std::size_t i = 0; i < headers.size(); ++i) visit(header_field(headers[i], i));
+}
+
+// Calls `visit(Field)` for every field of the key, in hashing order; `digest`: headers_digest of
+// the inputs' headers. The one place that fixes the order: `derive_key` and `explain_key` both go
+// through it.
 template <class Visit>
 void visit_fields(const KeyInputs& inputs, const std::vector<std::string_view>& names,
-                  Visit&& visit) {
+                  const HeadersDigest& digest, Visit&& visit) {
   visit(number_field("format_version", inputs.format_version));
   visit(bytes_field("nvrtc_version", inputs.nvrtc_version));
   visit(bytes_field("nvrtc_identity", inputs.nvrtc_identity));
@@ -190,10 +203,8 @@ void visit_fields(const KeyInputs& inputs, const std::vector<std::string_view>& 
   for (std::size_t i = 0; i < names.size(); ++i) {
     visit(bytes_field("name_expression", names[i], i));
   }
-  visit(number_field("headers", inputs.headers.size()));
-  for (std::size_t i = 0; i < inputs.headers.size(); ++i) {
-    visit(header_field(inputs.headers[i], i));
-  }
+  visit(bytes_field("headers",
+                    std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size())));
 }
 
 // One-line, ASCII-only rendering of `value`: control and non-ASCII bytes as escapes, cut after
@@ -280,10 +291,20 @@ Result<Key> Key::parse(std::string_view hex) {
   return key;
 }
 
+HeadersDigest headers_digest(const std::vector<HeaderDigest>& headers) {
+  HashSink sink;
+  visit_header_fields(headers, [&](const Field& field) { encode(sink, field); });
+  return sink.digest();
+}
+
 Key derive_key(const KeyInputs& inputs) {
+  return derive_key(inputs, headers_digest(inputs.headers));
+}
+
+Key derive_key(const KeyInputs& inputs, const HeadersDigest& digest) {
   const std::vector<std::string_view> names = sorted_names(inputs);
   HashSink sink;
-  visit_fields(inputs, names, [&](const Field& field) { encode(sink, field); });
+  visit_fields(inputs, names, digest, [&](const Field& field) { encode(sink, field); });
   Key key;
   key.bytes = sink.digest();
   return key;
@@ -292,12 +313,23 @@ Key derive_key(const KeyInputs& inputs) {
 std::vector<KeyField> explain_key(const KeyInputs& inputs) {
   const std::vector<std::string_view> names = sorted_names(inputs);
   std::vector<KeyField> fields;
-  visit_fields(inputs, names, [&](const Field& field) {
+  const auto add = [&](const Field& field, std::string summary) {
     StringSink sink;
     encode(sink, field);
     const auto hash = hash128(sink.bytes());
     fields.push_back(
-        KeyField{explain_label(field), explain_summary(field), to_hex(hash.data(), hash.size())});
+        KeyField{explain_label(field), std::move(summary), to_hex(hash.data(), hash.size())});
+  };
+  const HeadersDigest digest = headers_digest(inputs.headers);
+  visit_fields(inputs, names, digest, [&](const Field& field) {
+    add(field, field.label == "headers"
+                   ? std::to_string(inputs.headers.size()) + " header(s), digest " +
+                         to_hex(digest.data(), digest.size()) + " (below)"
+                   : explain_summary(field));
+  });
+  // What the "headers" digest is made of, field by field (a changed header shows by name).
+  visit_header_fields(inputs.headers, [&](const Field& field) {
+    if (field.kind == FieldKind::header) add(field, explain_summary(field));
   });
   return fields;
 }

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "key/folder_listing.hpp"
 #include "key/scan_record.hpp"
 
 namespace cubby {
@@ -36,12 +37,29 @@ bool turned_off() {
   return setting != nullptr && std::string_view(setting) == "0";
 }
 
+// `name` with ASCII letters lowered into `out` (as NameSet compares names); false if it has a
+// non-ASCII byte (then any watched name could be it).
+bool folded(std::string_view name, std::string& out) {
+  out.clear();
+  out.reserve(name.size());
+  bool ascii = true;
+  for (const char c : name) {
+    ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+    out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return ascii;
+}
+
+bool is_folder(const std::string& path, struct stat& st) {
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 }  // namespace
 
 struct ScanWatch::State {
   struct Watch {
-    bool any_name = false;        // a folder the scan asked about: every entry counts
-    std::set<std::string> names;  // an ancestor: the entries on the way down
+    bool every_name = false;                   // a folder the scan relied on being empty
+    std::set<std::string, std::less<>> names;  // the entries that count, ASCII case folded
   };
 
   std::mutex mutex;
@@ -52,7 +70,7 @@ struct ScanWatch::State {
   std::unordered_map<std::string, int> folder_watches;  // path -> wd
   std::set<std::string> file_watches;
   struct Scan {
-    HeaderScan result;
+    std::shared_ptr<const HeaderScan> result;
     std::set<std::string, std::less<>> macros;  // the scan's include-test macros
     std::vector<std::string> calls;             // the source's calls of them
   };
@@ -92,7 +110,8 @@ struct ScanWatch::State {
     const auto at = watches.find(event.wd);
     if (at == watches.end()) return true;  // a file's watch: every event counts
     if (name.empty()) return true;         // the folder itself
-    return at->second.any_name || at->second.names.count(std::string(name)) != 0;
+    std::string key;
+    return at->second.every_name || !folded(name, key) || at->second.names.contains(key);
   }
 
   // Reads every pending notification; false if any matters (then everything is forgotten).
@@ -116,9 +135,9 @@ struct ScanWatch::State {
     return !changed;
   }
 
-  // Watches `path` as a folder: every entry when `name` is empty, else that entry. False when it
+  // Watches the entry `name` of the folder `path` (every entry when `every_name`). False when it
   // cannot be (then nothing may be memoized; out of watches: nothing ever again).
-  bool watch_folder(const std::string& path, const std::string& name) {
+  bool watch_folder(const std::string& path, std::string_view name, bool every_name = false) {
     auto [at, inserted] = folder_watches.try_emplace(path, -1);
     if (inserted) {
       struct statfs fs {};
@@ -139,21 +158,24 @@ struct ScanWatch::State {
       at->second = wd;
     }
     Watch& watch = watches[at->second];
-    if (name.empty()) {
-      watch.any_name = true;
-    } else {
-      watch.names.insert(name);
-    }
+    watch.every_name = watch.every_name || every_name;
+    std::string key;
+    folded(name, key);  // a non-ASCII name is kept as it is: any non-ASCII event counts anyway
+    if (!key.empty()) watch.names.insert(std::move(key));
     return true;
   }
 
-  // Watches `folder` (every entry) and each folder above it up to "/" (the entry on the way).
-  // The scan's folders are absolute; a relative one stops at ".".
-  bool watch_folder_and_above(const std::string& folder) {
-    if (!watch_folder(folder, "")) return false;
-    for (std::string below = folder; below != "/" && below != ".";) {
+  // Watches what decides whether `path` exists and what it is: from its nearest existing folder
+  // up to "/", each folder for the entry on the way down. The scan's paths are absolute; a
+  // relative one stops at ".".
+  bool watch_existence(const std::string& path) {
+    std::string below = path;
+    struct stat st {};
+    while (below != "/" && below != "." && !is_folder(parent_of(below), st))
+      below = parent_of(below);
+    while (below != "/" && below != ".") {
       const std::string above = parent_of(below);
-      if (!watch_folder(above, below.substr(below.rfind('/') + 1))) return false;
+      if (!watch_folder(above, std::string_view(below).substr(below.rfind('/') + 1))) return false;
       below = above;
     }
     return true;
@@ -191,23 +213,23 @@ std::vector<std::string> ScanWatch::calls_of(const std::vector<std::string>& cal
   return out;
 }
 
-std::optional<HeaderScan> ScanWatch::find(const std::string& memo_key,
-                                          const std::vector<std::string>& calls) {
+std::shared_ptr<const HeaderScan> ScanWatch::find(const std::string& memo_key,
+                                                  const std::vector<std::string>& calls) {
   State& s = *state_;
   const std::lock_guard lock(s.mutex);
   if (s.disabled || s.fd < 0 || s.pid != ::getpid() || s.scans.empty() || turned_off()) {
-    return std::nullopt;
+    return nullptr;
   }
-  if (!s.unchanged()) return std::nullopt;
+  if (!s.unchanged()) return nullptr;
   const auto at = s.scans.find(memo_key);
   if (at == s.scans.end() || calls_of(calls, at->second.macros) != at->second.calls) {
-    return std::nullopt;
+    return nullptr;
   }
   s.served.fetch_add(1, std::memory_order_relaxed);
   return at->second.result;
 }
 
-void ScanWatch::remember(const std::string& memo_key, const HeaderScan& scan,
+void ScanWatch::remember(const std::string& memo_key, std::shared_ptr<const HeaderScan> scan,
                          const std::set<std::string, std::less<>>& macros,
                          const std::vector<std::string>& calls, const Looked& looked,
                          std::int64_t scan_start_ns, std::int64_t too_new_ns) {
@@ -216,26 +238,33 @@ void ScanWatch::remember(const std::string& memo_key, const HeaderScan& scan,
   if (!s.ready()) return;
   if (!s.unchanged() && !s.ready()) return;  // older memos forgotten: a fresh queue
   const std::int64_t limit = scan_start_ns - too_new_ns;
-  // Watches first, then the re-check: a change before a watch shows in the re-check, one after
-  // it as an event.
+  // Watches first, then the second look: a change before a watch shows in the second look, one
+  // after it as an event.
   for (const Folder& folder : looked.folders) {
-    std::string watched = folder.path;
-    struct stat st {};
-    while (watched != "/" && watched != "." &&
-           !(::stat(watched.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
-      watched = parent_of(watched);
+    if (!s.watch_existence(folder.path)) return;
+    if (folder.every_name && folder.is_dir && !s.watch_folder(folder.path, "", true)) return;
+    for (const auto& asked : folder.asked) {
+      if (!s.watch_folder(folder.path, asked.first)) return;
     }
-    if (!s.watch_folder_and_above(watched)) return;
   }
   for (const File& file : looked.files) {
-    if (!s.watch_file(file.path)) return;
+    if (!s.watch_file(file.path) || !s.watch_existence(file.path)) return;
+  }
+  for (const std::string& path : looked.absent) {
+    if (!s.watch_existence(path)) return;
   }
   for (const Folder& folder : looked.folders) {
     struct stat st {};
-    const bool is_dir = ::stat(folder.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    const bool is_dir = is_folder(folder.path, st);
     if (is_dir != folder.is_dir) return;
-    if (is_dir && (!FileScan::same_state(st, folder.st) || !FileScan::changed_before(st, limit)))
-      return;
+    if (!is_dir) continue;
+    if (st.st_dev != folder.st.st_dev || st.st_ino != folder.st.st_ino) return;
+    if (folder.asked.empty() && !folder.every_name) continue;
+    const std::shared_ptr<const NameSet> names = listing_of(folder.path, st);
+    if (folder.every_name && (names == nullptr || !names->empty())) return;
+    for (const auto& [name, answer] : folder.asked) {
+      if ((names == nullptr || names->may_contain(name)) != answer) return;
+    }
   }
   for (const File& file : looked.files) {
     struct stat st {};
@@ -244,9 +273,13 @@ void ScanWatch::remember(const std::string& memo_key, const HeaderScan& scan,
       return;
     }
   }
+  for (const std::string& path : looked.absent) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return;  // it appeared
+  }
   if (!s.unchanged()) return;
   if (s.scans.size() >= kMaxScans) s.scans.clear();
-  s.scans.insert_or_assign(memo_key, State::Scan{scan, macros, calls_of(calls, macros)});
+  s.scans.insert_or_assign(memo_key, State::Scan{std::move(scan), macros, calls_of(calls, macros)});
 }
 
 void ScanWatch::forget() {

@@ -3,20 +3,26 @@
 // 25 mdspan modules, each scan ~300 headers through six include folders, ~4 ms), and while no
 // file or folder a scan looked at has changed, its result is the same.
 //
-// Contract. A memoized scan is returned only while nothing it depends on can have changed:
-// - every folder it asked about is watched (entries created, deleted or renamed; the folder
-//   itself moved or deleted); a folder that did not exist is covered by a watch on its nearest
-//   existing ancestor folder;
+// Contract. A memoized scan is returned only while nothing it depends on can have changed. It
+// depends on names, not on whole folders: a folder where other files come and go (/tmp, a build
+// folder, the working folder of a test run) keeps it.
+// - every name the scan asked of a folder (a first component looked up in its listing, a
+//   candidate file) is watched in that folder (created, deleted, renamed; names compared with
+//   ASCII case folded, and any non-ASCII name counts, as the listing compares them); the folder
+//   itself moved or deleted counts too;
 // - every header file it found is watched (written, truncated, closed after writing, attributes,
 //   deleted, moved), by the path it was found at, so a write through any hard link or symlink
 //   counts;
-// - every ancestor of those folders up to "/" is watched for the one entry on the way down
-//   (renamed, deleted or replaced: a symlink retargeted, a folder swapped);
-// - before a scan is remembered, its watches are in place and every folder and file is stat'ed
-//   again and must match what the scan saw (device, inode, size, mtime, ctime), and none may be
-//   newer than `too_new_ns` before the scan began (the scan record's rule: a change within a
-//   time stamp's tick is not visible in it). So a change before the watch is seen by the
-//   re-stat, a change after it by an event.
+// - every folder above those names up to "/" is watched for the one entry on the way down
+//   (renamed, deleted or replaced: a symlink retargeted, a folder swapped); for a path that does
+//   not exist, from its nearest existing folder up;
+// - before a scan is remembered, its watches are in place and everything is looked at again:
+//   each folder is the same folder (device, inode) or still absent, each name asked of a
+//   listing gets the same answer, each candidate that was absent still is, and each file matches
+//   what the scan saw (device, inode, size, mtime, ctime) and is not newer than `too_new_ns`
+//   before the scan began (the scan record's rule: a change within a time stamp's tick is not
+//   visible in it). So a change before the watch is seen by the second look, a change after it
+//   by an event.
 // Any event on any watch forgets every memoized scan and every watch (the next scans start
 // again: one re-scan per program, then memoized again). So do a queue overflow, a watch the
 // kernel dropped and a fork (a child never reads its parent's notification queue: it starts its
@@ -39,6 +45,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "key/include_scan.hpp"
@@ -52,6 +59,9 @@ class ScanWatch {
     std::string path;
     bool is_dir = false;
     struct stat st {};  // when is_dir
+    // Names the scan asked of the folder's listing, with the answer (NameSet::may_contain).
+    std::vector<std::pair<std::string, bool>> asked;
+    bool every_name = false;  // the scan relied on the folder being empty
   };
   struct File {
     std::string path;  // as found (an include folder + the name), not canonical
@@ -60,23 +70,24 @@ class ScanWatch {
   struct Looked {
     std::vector<Folder> folders;
     std::vector<File> files;
+    std::vector<std::string> absent;  // candidate files the scan found no file at
   };
 
   // The process's one instance.
   static ScanWatch& process();
 
-  // The memoized scan for `memo_key` (a hash of everything the scan reads besides files and the
-  // source's macro calls), if it is still true; reads pending notifications first. `calls`: the
-  // source's IncludeList::calls ("W <x>"): a scan holds for another source whose calls of the
-  // scan's include-test macros are the same (a call of any other name changes nothing: CuPy's
-  // modules differ in their code, not in their includes).
-  std::optional<HeaderScan> find(const std::string& memo_key,
-                                 const std::vector<std::string>& calls);
+  // The memoized scan for `memo_key` (shared, not copied: null when there is none) (a hash of
+  // everything the scan reads besides files and the source's macro calls), if it is still true;
+  // reads pending notifications first. `calls`: the source's IncludeList::calls ("W <x>"): a scan
+  // holds for another source whose calls of the scan's include-test macros are the same (a call of
+  // any other name changes nothing: CuPy's modules differ in their code, not in their includes).
+  std::shared_ptr<const HeaderScan> find(const std::string& memo_key,
+                                         const std::vector<std::string>& calls);
 
   // Remembers `scan` for `memo_key` if its watches can be set up and it passes the re-check above;
   // `macros`: every include-test macro the scan knew in the end; `calls`: the source's calls;
   // `scan_start_ns`: CLOCK_REALTIME taken before the scan read anything.
-  void remember(const std::string& memo_key, const HeaderScan& scan,
+  void remember(const std::string& memo_key, std::shared_ptr<const HeaderScan> scan,
                 const std::set<std::string, std::less<>>& macros,
                 const std::vector<std::string>& calls, const Looked& looked,
                 std::int64_t scan_start_ns, std::int64_t too_new_ns);

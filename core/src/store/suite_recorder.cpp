@@ -7,7 +7,8 @@
 
 namespace cubby {
 
-void SuiteRecorder::add(const Key& key, const CompileRequest& request, const KeyInputs& inputs) {
+void SuiteRecorder::add(const Key& key, const CompileRequest& request,
+                        const std::function<KeyInputs()>& inputs_of) {
   std::lock_guard lock(mutex_);
   if (keys_.size() >= kMaxManifestRecipes || !keys_.insert(key).second) return;
   if (!known_) {
@@ -15,7 +16,7 @@ void SuiteRecorder::add(const Key& key, const CompileRequest& request, const Key
     for (const RecipeKey& pair : load_suite_keys(root_, suite_)) known_->insert(pair.key);
   }
   if (known_->contains(key)) return;  // its recipe is in the manifest already
-  recipes_.push_back(recipe_of(request, inputs, base_dir_));
+  recipes_.push_back(recipe_of(request, inputs_of(), base_dir_));
   order_.push_back(key);
 }
 

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -33,9 +34,11 @@ class SuiteRecorder {
 
   const std::string& suite() const { return suite_; }
 
-  // Records `request` (whose key is `key` and key inputs `inputs`) unless its key already was, in
-  // this run or in the suite's keys file (read at the first call).
-  void add(const Key& key, const CompileRequest& request, const KeyInputs& inputs);
+  // Records `request` (whose key is `key`; `inputs_of()` gives its key inputs, called only to
+  // build a recipe) unless its key already was, in this run or in the suite's keys file (read at
+  // the first call).
+  void add(const Key& key, const CompileRequest& request,
+           const std::function<KeyInputs()>& inputs_of);
 
   // Merges what was recorded since the last save into the suite's manifest (record_manifest) and
   // its keys (record_suite_keys) and, when `remote` is given, queues the keys for it when they

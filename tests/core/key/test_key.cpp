@@ -1,7 +1,7 @@
 // Tests for core/src/key/key.cpp: key derivation, explain, the golden key, key text.
 //
-// Golden files: tests/golden/key_v2.txt holds the hex key of `golden_inputs()` and
-// tests/golden/key_v2_explain.txt its `explain_key` lines. The tests compare against them; run
+// Golden files: tests/golden/key_v3.txt holds the hex key of `golden_inputs()` and
+// tests/golden/key_v3_explain.txt its `explain_key` lines. The tests compare against them; run
 // the test with CUBBY_UPDATE_GOLDEN=1 to rewrite them instead. A change of the key encoding must
 // change these files (and bump the format version where the entry format changes too).
 #include <gtest/gtest.h>
@@ -190,26 +190,45 @@ TEST(DeriveKey, MatchesTheDocumentedEncoding) {
   in.name_expressions = {"b", "a", "b"};
   in.headers = {resolved_header("h.cuh", "/x/h.cuh", 9), unresolved_header("<none>")};
 
+  // The headers enter as one bytes field: the digest of their count field and header fields.
+  const std::string header_list =
+      number_field("headers", 2) + header_field(in.headers[0]) + header_field(in.headers[1]);
+  const auto digest = hash128(header_list);
+  EXPECT_EQ(headers_digest(in.headers), digest);
   const std::vector<std::string> fields = {
-      number_field("format_version", 3),   bytes_field("nvrtc_version", "13.0"),
-      bytes_field("nvrtc_identity", "id"), bytes_field("toolkit_headers", "tk"),
-      bytes_field("arch", "sm_90a"),       number_field("options", 2),
-      bytes_field("option", "-I"),         bytes_field("option", "inc"),
-      bytes_field("source", "src"),        bytes_field("program_name", "p.cu"),
-      number_field("name_expressions", 2), bytes_field("name_expression", "a"),
-      bytes_field("name_expression", "b"), number_field("headers", 2),
-      header_field(in.headers[0]),         header_field(in.headers[1]),
+      number_field("format_version", 3),
+      bytes_field("nvrtc_version", "13.0"),
+      bytes_field("nvrtc_identity", "id"),
+      bytes_field("toolkit_headers", "tk"),
+      bytes_field("arch", "sm_90a"),
+      number_field("options", 2),
+      bytes_field("option", "-I"),
+      bytes_field("option", "inc"),
+      bytes_field("source", "src"),
+      bytes_field("program_name", "p.cu"),
+      number_field("name_expressions", 2),
+      bytes_field("name_expression", "a"),
+      bytes_field("name_expression", "b"),
+      bytes_field("headers", std::string(reinterpret_cast<const char*>(digest.data()), 16)),
   };
   std::string all;
   for (const auto& f : fields) {
     all += f;
   }
   EXPECT_EQ(derive_key(in).bytes, hash128(all));
+  // A given digest stands for the headers, which are then not read.
+  KeyInputs without = in;
+  without.headers.clear();
+  EXPECT_EQ(derive_key(without, digest).bytes, hash128(all));
 
+  // Explained: the key's fields, then each header of the digest.
   const std::vector<KeyField> explained = explain_key(in);
-  ASSERT_EQ(explained.size(), fields.size());
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    const auto h = hash128(fields[i]);
+  std::vector<std::string> shown = fields;
+  shown.push_back(header_field(in.headers[0]));
+  shown.push_back(header_field(in.headers[1]));
+  ASSERT_EQ(explained.size(), shown.size());
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const auto h = hash128(shown[i]);
     EXPECT_EQ(explained[i].hash, to_hex(h.data(), h.size())) << explained[i].label;
   }
 }
@@ -337,8 +356,8 @@ std::string explain_text(const std::vector<KeyField>& fields) {
 }
 
 TEST(DeriveKey, GoldenKey) {
-  const fs::path golden_key = fs::path(CUBBY_TEST_DATA_DIR) / "golden" / "key_v2.txt";
-  const fs::path golden_explain = fs::path(CUBBY_TEST_DATA_DIR) / "golden" / "key_v2_explain.txt";
+  const fs::path golden_key = fs::path(CUBBY_TEST_DATA_DIR) / "golden" / "key_v3.txt";
+  const fs::path golden_explain = fs::path(CUBBY_TEST_DATA_DIR) / "golden" / "key_v3_explain.txt";
   const std::string key_text = derive_key(golden_inputs()).hex() + "\n";
   const std::string explain = explain_text(explain_key(golden_inputs()));
   const char* update = std::getenv("CUBBY_UPDATE_GOLDEN");

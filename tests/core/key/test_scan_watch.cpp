@@ -104,6 +104,31 @@ TEST_F(ScanWatchTest, ProgramsWithTheSameIncludesShareOneScanUntilAHeaderChanges
   EXPECT_EQ(header_scans_memoized(), served + 1);
 }
 
+// A scan depends on the names it asked of a folder, not on the whole folder: other files that
+// come and go there (a build's outputs, a test's temporary files) keep the memo; a header of an
+// asked name appearing there does not.
+TEST_F(ScanWatchTest, OtherFilesComingAndGoingInAnIncludeFolderKeepTheMemo) {
+  const fs::path early = dir_.path() / "early";
+  fs::create_directories(early);
+  write_text(early / "unrelated.h", "int u;\n");
+  write_text(inc_ / "a.h", "#include \"b.h\"\n");
+  write_text(inc_ / "b.h", "int b;\n");
+  const std::string source = "#include <a.h>\n";
+  const HeaderScan first = scan(source, {early, inc_});
+  const std::uint64_t served = header_scans_memoized();
+  write_text(early / "output.o", "x");
+  write_text(inc_ / "notes.txt", "x");
+  fs::remove(early / "output.o");
+  fs::rename(inc_ / "notes.txt", inc_ / "notes.old");
+  const HeaderScan again = scan(source, {early, inc_});
+  EXPECT_EQ(header_scans_memoized(), served + 1);
+  EXPECT_EQ(again.headers, first.headers);
+  write_text(early / "b.h", "int shadow;\n");  // an asked name, in an earlier folder
+  const HeaderScan shadowed = scan(source, {early, inc_});
+  EXPECT_EQ(header_scans_memoized(), served + 1);
+  EXPECT_TRUE(has_path(shadowed, early / "b.h"));
+}
+
 // A program that passes other names to an include-test macro of its headers reads other files;
 // one that differs only in calls of other functions shares the scan.
 TEST_F(ScanWatchTest, OnlyCallsOfTheScansIncludeTestMacrosTellProgramsApart) {
