@@ -1,7 +1,9 @@
 """Every link of the documentation resolves: each relative target of a Markdown link in README.md,
 ARCHITECTURE.md, docs/*.md and bench/results/README.md exists, and each `#anchor` names a heading
-of its target (GitHub's slugs). Every `docs/<name>.md` that a tracked file mentions exists too.
-The checker is tried on a tree with broken links first, so a checker that finds nothing fails."""
+of its target (GitHub's slugs). Every repository path a tracked file mentions (`docs/guide.md`,
+`core/src/util/io.cpp`, `tests/...`) exists too, from the repository's root or the file's folder,
+so a moved source leaves no stale comment behind. The checkers are tried on a tree with broken
+links first, so a checker that finds nothing fails."""
 
 from __future__ import annotations
 
@@ -19,7 +21,14 @@ INLINE_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\
 REFERENCE_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-DOC_MENTION = re.compile(r"(?<![\w/.-])docs/[A-Za-z0-9_.-]+\.md\b")
+PATH_MENTION = re.compile(
+    r"(?<![\w/.$<-])((?:bench|ci|cli|cmake|core|docs|fuzz|harness|pytest_plugin|tests)/[\w./-]*\w"
+    r"\.(?:cmake|cpp|h|hpp|in|json|jsonl|md|mjs|py|sh|txt))\b")
+# Generated, not tracked: what ci/bench.sh and the builds write.
+GENERATED = ("bench/out/", "build/")
+# Files whose paths name other trees: CuPy's repository (its test files), and the synthetic
+# trees the Python tests build.
+OTHER_TREES = ("bench/suite/cupy_files.txt", "bench/suite/cupy_tests.sh", "tests/python/")
 
 
 def documentation(root: Path) -> list[Path]:
@@ -88,17 +97,23 @@ def broken_links(root: Path) -> list[str]:
     return problems
 
 
-def missing_doc_mentions(root: Path, files: list[Path]) -> list[str]:
-    """'file: docs/x.md' for every docs/<name>.md a file mentions that does not exist."""
+def missing_mentions(root: Path, files: list[Path]) -> list[str]:
+    """'file: path' for every repository path a file mentions that exists neither from the root
+    nor from the file's folder (generated outputs and other trees left out)."""
     problems: list[str] = []
     for path in files:
+        name = path.relative_to(root).as_posix()
+        if name.startswith(OTHER_TREES):
+            continue
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        for mention in sorted(set(DOC_MENTION.findall(text))):
-            if not (root / mention).is_file():
-                problems.append(f"{path.relative_to(root)}: {mention}")
+        for mention in sorted(set(PATH_MENTION.findall(text))):
+            if mention.startswith(GENERATED):
+                continue
+            if not (root / mention).exists() and not (path.parent / mention).exists():
+                problems.append(f"{name}: {mention}")
     return problems
 
 
@@ -115,14 +130,17 @@ def test_the_checker_reports_a_missing_file_a_missing_anchor_and_a_stale_mention
                      "```\n[in a fence](docs/fenced.md)\n```\n`[in a span](docs/span.md)`\n",
         "docs/guide.md": "# Guide\n## Install\n[back](../README.md#top)\n[ref]: missing.md\n"
                          "[spans](#the-cubby-tool)\n## The `cubby` tool\n",
-        "src/code.cpp": "// see docs/guide.md and docs/old.md\n",
+        "core/code.cpp": "// see docs/guide.md, docs/old.md, core/gone.cpp and cmake/here.cmake;\n"
+                         "// bench/out/results.json is written by a run\n",
+        "core/cmake/here.cmake": "",
     })
     assert broken_links(tmp_path) == [
         "README.md:2: docs/gone.md: no such file",
         "README.md:3: docs/guide.md#nowhere: no heading with the anchor #nowhere",
         "docs/guide.md:4: missing.md: no such file",
     ]
-    assert missing_doc_mentions(tmp_path, [tmp_path / "src/code.cpp"]) == ["src/code.cpp: docs/old.md"]
+    assert missing_mentions(tmp_path, [tmp_path / "core/code.cpp"]) == [
+        "core/code.cpp: core/gone.cpp", "core/code.cpp: docs/old.md"]
 
 
 def test_slugs_follow_githubs_rule() -> None:
@@ -137,10 +155,10 @@ def test_every_link_of_the_documentation_resolves() -> None:
     assert broken_links(REPO) == []
 
 
-def test_every_docs_file_a_tracked_file_mentions_exists() -> None:
+def test_every_path_a_tracked_file_mentions_exists() -> None:
     listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True)
     if listed.returncode != 0:
         pytest.skip("not a git checkout: the tracked files cannot be listed")
     files = [REPO / name for name in listed.stdout.decode().split("\0") if name]
-    files = [path for path in files if path.is_file() and path != Path(__file__).resolve()]
-    assert missing_doc_mentions(REPO, files) == []
+    files = [path for path in files if path.is_file()]
+    assert missing_mentions(REPO, files) == []
