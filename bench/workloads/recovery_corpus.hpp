@@ -1,5 +1,5 @@
 // The name-recovery accuracy corpus (header-only; shared by bench/recovery_bench.cpp, the
-// cubby_recovery_report tool and tests/core/test_recovery_corpus.cpp).
+// cubby_recovery_report tool and tests/core/names/test_recovery_corpus.cpp).
 //
 // Each RecoveryWorkload is one NVRTC program and the name expressions registered with it, spelled
 // the ways users write them (typedefs, aliases, enumerators, constant expressions, defaults,

@@ -1,4 +1,4 @@
-// The child binary of the harness tests (tests/harness/test_harness.cpp runs it with
+// The child binary of the harness tests (tests/harness/child_runner.hpp runs it with
 // --gtest_output, sharding variables, --cubby_require_warm, ... and inspects its exit code and
 // reports). Linked with cubby::gtest_main, exactly as a user's suite is.
 #include <gtest/gtest.h>

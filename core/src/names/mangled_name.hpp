@@ -9,10 +9,10 @@
 // not take part in matching).
 //
 // Contract: when parse_mangled_name succeeds, its result equals what parse_demangled_name gives
-// for the abi::__cxa_demangle text of the same symbol (tests/core/test_mangled_name.cpp checks
-// this over the accuracy corpus). Anything outside the subset (operators, constructors, lambdas,
-// local names, template parameters or expressions inside the name, volatile/restrict, arrays,
-// function types, ABI tags, floating or out-of-range literals, ...) fails with
+// for the abi::__cxa_demangle text of the same symbol (tests/core/names/test_mangled_name.cpp
+// checks this over the accuracy corpus). Anything outside the subset (operators, constructors,
+// lambdas, local names, template parameters or expressions inside the name, volatile/restrict,
+// arrays, function types, ABI tags, floating or out-of-range literals, ...) fails with
 // Errc::invalid_argument saying what was met and where; callers then fall back to
 // demangle + parse_demangled_name. Never throws; bounded work and depth on hostile input.
 #pragma once

@@ -1,5 +1,5 @@
-// The interface every persistent storage tier shares: the disk tier, a remote backend (Redis) and
-// each wrapper the remote tier composes around it (breaker, envelope: storage/remote/). Tiers
+// The interface every persistent storage tier shares: the disk tier, a remote backend (Redis, HTTP)
+// and each wrapper the remote tier composes around it (breaker, envelope: storage/remote/). Tiers
 // hold bytes (encoded entries, see entry.hpp) and know nothing about their content.
 #pragma once
 

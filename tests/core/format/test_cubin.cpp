@@ -1,4 +1,5 @@
-// Tests for core/src/cubin.cpp: the CUBIN (ELF) reader, on real NVRTC output and on corrupt input.
+// Tests for core/src/format/cubin.cpp: the CUBIN (ELF) reader, on real NVRTC output and on corrupt
+// input.
 #include <gtest/gtest.h>
 
 #include <algorithm>

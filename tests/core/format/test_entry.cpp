@@ -1,4 +1,4 @@
-// Tests for core/src/entry.cpp: the entry format (grammar in cubby/entry.hpp).
+// Tests for core/src/format/entry.cpp: the entry format (grammar in cubby/entry.hpp).
 //
 // Golden files: tests/golden/entry_v<version>_*.bin hold encode_entry of the fixed entries built
 // below. After an intended format change (which must also bump kEntryFormatVersion), regenerate

@@ -1,4 +1,4 @@
-// Tests for core/src/demangle.cpp: abi::__cxa_demangle and the toolkit's __cu_demangle.
+// Tests for core/src/names/demangle.cpp: abi::__cxa_demangle and the toolkit's __cu_demangle.
 #include <gtest/gtest.h>
 
 #include <string>

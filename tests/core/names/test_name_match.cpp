@@ -1,4 +1,4 @@
-// Tests for core/src/name_match.cpp: the template-name parser, canonicalisation and the
+// Tests for core/src/names/name_match.hpp: the template-name parser, canonicalisation and the
 // structural matcher. Demangled texts are abi::__cxa_demangle's output for NVRTC 13 symbols.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Tests for core/src/recover.cpp: recovery of lowered names from a CUBIN compiled by the real
+// Tests for core/src/names/recover.cpp: recovery of lowered names from a CUBIN compiled by the real
 // NVRTC (the ground truth is nvrtcGetLoweredName), and the cross-check of stored maps.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Tests of the counter table (cubby/stats.hpp, core/src/stats.cpp) and of every consumer in the
-// library generated from it: Stats arithmetic, the JSON of a process (stats_to_json, and so
+// Tests of the counter table (cubby/stats.hpp, core/src/stats/stats.cpp) and of every consumer in
+// the library generated from it: Stats arithmetic, the JSON of a process (stats_to_json, and so
 // cubby_stats_json and CUBBY_STATS_FILE), the names persisted in a store (store_stats.hpp), and
 // the remote tier's counters. A counter added to the table but missed by a consumer fails here;
 // the CLI (tests/cli/test_cli_store.cpp), the harness (tests/harness/test_listener.cpp) and the

@@ -1,4 +1,4 @@
-// Tests of the per-process stats report (core/src/stats_report.cpp) through CUBBY_STATS_FILE.
+// Tests of the per-process stats report (core/src/stats/stats_report.cpp) through CUBBY_STATS_FILE.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Tests for core/src/io.cpp: whole-file reads and atomic, group-shareable writes.
+// Tests for core/src/util/io.cpp: whole-file reads and atomic, group-shareable writes.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>

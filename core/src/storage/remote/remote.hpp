@@ -1,4 +1,4 @@
-// The remote tier: entries shared by a fleet of machines (README "Remote tier"), composed of a
+// The remote tier: entries shared by a fleet of machines (docs/remote.md), composed of a
 // bytes backend (Redis: redis.hpp; HTTP(S): http.hpp) wrapped, from the outside in, by the envelope
 // (sign + compress + size limit: envelope.hpp), the circuit breaker (breaker.hpp) and, for writes
 // off the caller's path, the write-behind queue (write_behind.hpp). A new backend implements

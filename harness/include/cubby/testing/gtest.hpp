@@ -1,5 +1,5 @@
 // The cubby GoogleTest harness (target cubby::gtest; cubby::gtest_main adds a main()).
-// See README.md, "GoogleTest harness".
+// See README.md, "GoogleTest", and docs/reference.md, "GoogleTest harness".
 #pragma once
 
 #include "cubby/testing/environment.hpp"

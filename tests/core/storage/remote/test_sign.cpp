@@ -1,4 +1,4 @@
-// Signed remote entries: HMAC-SHA256 envelopes (core/src/sign.cpp).
+// Signed remote entries: HMAC-SHA256 envelopes (core/src/storage/remote/sign.cpp).
 #include <gtest/gtest.h>
 
 #include "storage/remote/sign.hpp"
