@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Static checks of cubby's own C++ (not build output, not third-party code):
-#  - ci/check_layers.py: every include of core/src points down the folder order ARCHITECTURE.md
-#    lists (needs no build);
+#  - ci/check_layers.py: every include of core/src and of the public headers (core/include/cubby)
+#    points down the folder order ARCHITECTURE.md lists (needs no build);
 #  - clang-tidy with the repository's .clang-tidy (every finding an error) over the first-party
 #    translation units of a build's compile_commands.json (core/, cli/, harness/, bench/, tests/;
 #    fuzz/ too, whose flags clang-tidy infers from its neighbours as no CI build lists them);

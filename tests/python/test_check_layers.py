@@ -1,6 +1,8 @@
-"""Tests of ci/check_layers.py: a tree whose core/src folder includes a higher folder fails with
-file:line and both folders; a tree whose includes all point down passes; the repository's own
-tree passes (the same check ci/lint.sh runs)."""
+"""Tests of ci/check_layers.py: a tree whose core/src folder includes a higher folder, directly or
+through a public header (core/include/cubby/) of a higher layer, fails with file:line and both
+layers; so does a public header that includes a higher layer's header, and one the check cannot
+place; a tree whose includes all point down passes; the repository's own tree passes (the same
+check ci/lint.sh runs)."""
 
 from __future__ import annotations
 
@@ -28,9 +30,10 @@ ARCHITECTURE = """# arch
 
 
 def make_tree(root: Path, files: dict[str, str], architecture: str = ARCHITECTURE) -> Path:
+    """`files`: paths under core/src, or under core/include when they start with "cubby/"."""
     (root / "ARCHITECTURE.md").write_text(architecture)
     for name, text in files.items():
-        path = root / "core" / "src" / name
+        path = root / "core" / ("include" if name.startswith("cubby/") else "src") / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return root
@@ -43,11 +46,20 @@ def run_check(root: Path) -> subprocess.CompletedProcess:
 
 CLEAN = {
     "util/bytes.hpp": "#pragma once\n#include <string>\n",
+    "util/error.cpp": '#include "cubby/error.hpp"\n#include "cubby/types.hpp"\n',
     "key/key.cpp": '#include "key/key.hpp"\n#include "util/bytes.hpp"\n#include "cubby/key.hpp"\n',
     "key/key.hpp": "#pragma once\n",
     "storage/local/disk.cpp": '#include "storage/tier.hpp"\n#include "key/key.hpp"\n'
-                              '#include "util/bytes.hpp"\n',
+                              '#include "util/bytes.hpp"\n#include "cubby/key.hpp"\n',
     "storage/tier.hpp": "#pragma once\n",
+    # Public headers: export.h and types.hpp are the bottom layer, error.hpp is util's, key.hpp
+    # key's (ci/check_layers.py's PUBLIC_HEADERS); version.hpp is made from version.hpp.in.
+    "cubby/export.h": "#pragma once\n",
+    "cubby/types.hpp": '#pragma once\n#include <map>\n#include "cubby/export.h"\n',
+    "cubby/version.hpp.in": "#pragma once\n",
+    "cubby/error.hpp": '#pragma once\n#include "cubby/export.h"\n',
+    "cubby/key.hpp": '#pragma once\n#include "cubby/error.hpp"\n#include "cubby/types.hpp"\n'
+                     '#include "cubby/version.hpp"\n',
 }
 
 
@@ -67,6 +79,43 @@ def test_a_lower_folder_including_a_higher_one_fails_naming_the_line_and_both_fo
     assert any(line.startswith("core/src/util/io.cpp:3: util/ includes storage/") for line in lines)
     assert any(line.startswith("core/src/key/scan.hpp:2: key/ includes storage/") for line in lines)
     assert "2 include(s) against the folder order (util < key < storage)" in result.stderr
+
+
+def test_a_folder_including_a_public_header_of_a_higher_layer_fails(tmp_path):
+    files = dict(CLEAN)
+    files["util/io.cpp"] = '#include "util/bytes.hpp"\n#include "cubby/key.hpp"\n'
+    result = run_check(make_tree(tmp_path, files))
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "core/src/util/io.cpp:2: util/ includes cubby/key.hpp of key/, a higher layer")
+    assert "1 include(s) against the folder order" in result.stderr
+
+
+def test_a_public_header_including_a_higher_layers_public_header_fails(tmp_path):
+    files = dict(CLEAN)
+    files["cubby/error.hpp"] = '#pragma once\n#include "cubby/export.h"\n#include "cubby/key.hpp"\n'
+    files["cubby/types.hpp"] = '#pragma once\n#include "cubby/error.hpp"\n'
+    result = run_check(make_tree(tmp_path, files))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("core/include/cubby/error.hpp:3: util/ includes cubby/key.hpp of "
+                               "key/, a higher layer") for line in lines)
+    assert any(line.startswith("core/include/cubby/types.hpp:2: the bottom layer includes "
+                               "cubby/error.hpp of util/, a higher layer") for line in lines)
+    assert "2 include(s) against the folder order" in result.stderr
+
+
+def test_a_public_header_the_check_cannot_place_fails(tmp_path):
+    files = dict(CLEAN)
+    files["cubby/shiny.hpp"] = "#pragma once\n"  # in no layer of PUBLIC_HEADERS
+    files["key/scan.cpp"] = '#include "cubby/missing.hpp"\n'
+    files["cubby/cache.hpp"] = "#pragma once\n"  # cache/ is not in this tree's list
+    result = run_check(make_tree(tmp_path, files))
+    assert result.returncode == 1
+    assert "core/include/cubby/shiny.hpp: a public header with no layer" in result.stderr
+    assert ("core/src/key/scan.cpp:1: includes cubby/missing.hpp, which has no layer"
+            in result.stderr)
+    assert "core/include/cubby/cache.hpp: its layer cache/" in result.stderr
 
 
 def test_a_folder_missing_from_the_list_fails(tmp_path):

@@ -10,4 +10,5 @@
 #include "cubby/key.hpp"
 #include "cubby/nvrtc.hpp"
 #include "cubby/prefetch.hpp"
+#include "cubby/types.hpp"
 #include "cubby/version.hpp"

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cubby/entry.hpp"
 #include "cubby/error.hpp"
 #include "cubby/export.h"
+#include "cubby/types.hpp"
 
 namespace cubby {
 

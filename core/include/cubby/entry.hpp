@@ -1,4 +1,5 @@
-// The entry: what the store keeps for one key (the same bytes on disk and in a remote tier).
+// The entry: what the store keeps for one key (the same bytes on disk and in a remote tier). The
+// values, Entry and PayloadKind, are declared in cubby/types.hpp; this header is their encoding.
 //
 // Grammar (all integers little-endian; `str` is u32 length + bytes):
 //
@@ -28,36 +29,21 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "cubby/error.hpp"
 #include "cubby/export.h"
 #include "cubby/key.hpp"
+#include "cubby/types.hpp"
 
 namespace cubby {
 
 inline constexpr std::uint32_t kEntryFormatVersion = 2;
 inline constexpr std::size_t kEntryHeaderSize = 8 + 4 + 4 + 16 + 8 + 16;
 
-enum class PayloadKind : std::uint8_t { cubin = 1, ptx = 2, ltoir = 3, blob = 4 };
-
 // "cubin", "ptx", "ltoir", "blob".
 CUBBY_API const char* payload_kind_name(PayloadKind kind) noexcept;
-
-struct Entry {
-  PayloadKind kind = PayloadKind::cubin;
-  std::map<std::string, std::string> lowered_names;  // name expression -> mangled name (NVRTC's)
-  std::string log;                                   // NVRTC's compile log (warnings)
-  std::uint64_t compile_us = 0;                      // what the original compile cost
-  std::vector<std::string> options;                  // options the payload was compiled with
-  std::int64_t created_ms = 0;                       // Unix time of the compile, milliseconds
-  std::string payload;                               // CUBIN / PTX / LTO-IR bytes
-
-  friend bool operator==(const Entry&, const Entry&) = default;
-};
 
 // The bytes of `entry` stored under `key`, per the grammar above. Pure.
 CUBBY_API std::string encode_entry(const Key& key, const Entry& entry);

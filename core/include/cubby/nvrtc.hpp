@@ -8,10 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cubby/entry.hpp"
 #include "cubby/error.hpp"
 #include "cubby/export.h"
-#include "cubby/key.hpp"
+#include "cubby/types.hpp"
 
 namespace cubby {
 

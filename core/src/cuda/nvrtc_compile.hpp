@@ -6,9 +6,9 @@
 
 #include <filesystem>
 
-#include "cubby/entry.hpp"
 #include "cubby/error.hpp"
 #include "cubby/nvrtc.hpp"
+#include "cubby/types.hpp"
 #include "cuda/include_plan.hpp"
 
 namespace cubby {
