@@ -4,8 +4,8 @@
 // test properties (cubby_<name>) and the pytest summary's fields are all generated from it (or,
 // in Python, read from the JSON). Adding a counter is one X(...) line here plus the code that
 // counts it. Counters only a store keeps (evictions, its size estimate) are listed once in
-// store_stats.hpp (CUBBY_STORE_COUNTERS). tests/core/test_stats.cpp checks every consumer against
-// the table.
+// store_stats.hpp (CUBBY_STORE_COUNTERS). tests/core/stats/test_stats.cpp checks every consumer
+// against the table.
 #pragma once
 
 #include <array>
