@@ -36,11 +36,11 @@
 
 #include "cubby/cubby.hpp"
 #include "cubby_workloads.hpp"
+#include "net/connection.hpp"
+#include "net/tls_context.hpp"
 #include "runner.hpp"
-#include "storage/remote/redis_connection.hpp"
-#include "storage/remote/redis_url.hpp"
+#include "storage/remote/redis/redis_url.hpp"
 #include "storage/remote/remote.hpp"
-#include "storage/remote/tls_context.hpp"
 
 namespace {
 
@@ -183,11 +183,11 @@ void BM_TlsConnect(benchmark::State& state, const std::string& url, bool resumed
     state.SkipWithError("skipped: not a usable rediss:// URL");
     return;
   }
-  const cubby::RedisEndpoint endpoint{parsed->host, parsed->port, {}};
+  const cubby::Endpoint endpoint{parsed->host, parsed->port, {}};
   const auto connect = [&](const cubby::TlsContext& tls) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     bool timed_out = false;
-    auto opened = cubby::RedisConnection::open(endpoint, &tls, deadline, nullptr, timed_out);
+    auto opened = cubby::Connection::open(endpoint, &tls, deadline, nullptr, timed_out);
     char reply[16];
     if (!opened || !(*opened)->send("PING\r\n", deadline) ||
         (*opened)->receive(reply, sizeof reply, deadline) == 0) {

@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
-#include "storage/remote/http_answer.hpp"
-#include "storage/remote/redis_connection.hpp"
+#include "net/connection.hpp"
+#include "storage/remote/http/http_answer.hpp"
 
 namespace {
 
@@ -47,7 +47,7 @@ struct Listener {
   Listener& operator=(const Listener&) = delete;
 
   int fd = -1;
-  cubby::RedisEndpoint endpoint;
+  cubby::Endpoint endpoint;
 };
 
 }  // namespace
@@ -56,8 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static Listener listener;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   bool timed_out = false;
-  auto connection =
-      cubby::RedisConnection::open(listener.endpoint, nullptr, deadline, {}, timed_out);
+  auto connection = cubby::Connection::open(listener.endpoint, nullptr, deadline, {}, timed_out);
   if (!connection) std::abort();
   const int server = ::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (server < 0) std::abort();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that each FILE (libcubby.so, the cubby tool) does not list, as NEEDED in its dynamic
 # section, a library cubby loads with dlopen on first use (NVRTC, the CUDA driver), nor libcurl
-# (HTTP(S) remotes speak HTTP themselves: storage/remote/http.hpp). Linking one would make every
+# (HTTP(S) remotes speak HTTP themselves: storage/remote/http/http.hpp). Linking one would make every
 # process load it (libcurl alone is ~25 libraries and ~6 ms per process).
 #   tests/install/check_lazy_libraries.sh FILE...
 set -euo pipefail

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "storage/remote/deadline.hpp"
+#include "net/deadline.hpp"
 #include "storage/remote/remote.hpp"
 
 namespace cubby::testing {

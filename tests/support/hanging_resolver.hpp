@@ -1,4 +1,4 @@
-// A resolver (RedisResolver) that never answers until the test ends, as a DNS server that does
+// A resolver (net/resolver.hpp) that never answers until the test ends, as a DNS server that does
 // not reply: each call blocks until the HangingResolver is destroyed, then fails. Its calls own
 // what they wait on, so a call still blocked on a detached thread outlives the object safely.
 #pragma once
@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "storage/remote/redis_connection.hpp"
+#include "net/resolver.hpp"
 
 namespace cubby::testing {
 
 class HangingResolver {
  public:
   ~HangingResolver() { release_.set_value(); }
-  RedisResolver resolver() {
+  Resolver resolver() {
     return [released = released_, calls = calls_](const std::string&,
                                                   int) -> Result<std::vector<SocketAddress>> {
       ++*calls;

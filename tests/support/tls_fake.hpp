@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "loopback.hpp"
-#include "storage/remote/socket_bio.hpp"
+#include "net/socket_bio.hpp"
 
 namespace cubby::testing {
 

@@ -1,6 +1,7 @@
-// The interface every persistent storage tier shares: the disk tier, a remote backend (Redis, HTTP)
-// and each wrapper the remote tier composes around it (breaker, envelope: storage/remote/). Tiers
-// hold bytes (encoded entries, see entry.hpp) and know nothing about their content.
+// The interface every persistent storage tier shares: the disk tier, a remote backend (Redis or
+// HTTP: storage/remote/redis/, storage/remote/http/) and each wrapper the remote tier composes
+// around it (breaker, envelope, write-behind, layers: storage/remote/). Tiers hold bytes (encoded
+// entries, see entry.hpp) and know nothing about their content.
 #pragma once
 
 #include <optional>

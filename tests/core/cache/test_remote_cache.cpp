@@ -19,7 +19,7 @@
 #include "storage/local/lock.hpp"
 #include "storage/local/manifests.hpp"
 #include "storage/local/store_stats.hpp"
-#include "storage/remote/redis.hpp"
+#include "storage/remote/redis/redis.hpp"
 
 namespace cubby {
 namespace {

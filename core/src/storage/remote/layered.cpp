@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "storage/remote/deadline.hpp"
+#include "net/deadline.hpp"
 
 namespace cubby {
 

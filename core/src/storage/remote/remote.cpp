@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <utility>
 
-#include "storage/remote/http.hpp"
+#include "storage/remote/http/http.hpp"
 #include "storage/remote/layered.hpp"
-#include "storage/remote/redis.hpp"
-#include "storage/remote/redis_url.hpp"
+#include "storage/remote/redis/redis.hpp"
+#include "storage/remote/redis/redis_url.hpp"
 #include "util/io.hpp"
 
 namespace cubby {

@@ -1,10 +1,11 @@
-// The remote tier: entries shared by a fleet of machines (docs/remote.md), composed of a
-// bytes backend (Redis: redis.hpp; HTTP(S): http.hpp) wrapped, from the outside in, by the envelope
-// (sign + compress + size limit: envelope.hpp), the circuit breaker (breaker.hpp) and, for writes
-// off the caller's path, the write-behind queue (write_behind.hpp). A new backend implements
-// RemoteBackend and gets every policy from the wrappers; `open_remote_tier` picks it by the URL's
-// scheme. Several remotes can be layered (layered.hpp): read in order, written to the first
-// writable one.
+// The remote tier: entries shared by a fleet of machines (docs/remote.md: the URLs, settings and
+// servers), composed of a bytes backend (Redis: redis/redis.hpp; HTTP(S): http/http.hpp; both
+// open their connections with dialer.hpp over the transport in net/) wrapped, from the outside
+// in, by the envelope (sign + compress + size limit: envelope.hpp), the circuit breaker
+// (breaker.hpp) and, for writes off the caller's path, the write-behind queue (write_behind.hpp).
+// A new backend implements RemoteBackend and gets every policy from the wrappers;
+// `open_remote_tier` picks it by the URL's scheme. Several remotes can be layered (layered.hpp):
+// read in order, written to the first writable one.
 //
 // Contract: a remote never makes a lookup fail or wait long. Every call ends within the configured
 // timeout, all of it included (connect, handshake, request, the whole reply, however slowly the
@@ -39,11 +40,11 @@
 namespace cubby {
 
 // A store of bytes by key somewhere else (a server). Its calls end by remote_deadline (see
-// deadline.hpp) of their timeout. Failures: Errc::io when the remote itself failed (unreachable,
-// refused, timed out: the breaker opens), Errc::corrupt when it answered with an error or
-// something that is not a value, Errc::invalid_argument for a put while it is not writable.
-// It counts its own remote_* counters (errors, timeouts, bytes, writes) into the AtomicStats it
-// is given.
+// net/deadline.hpp) of their timeout. Failures: Errc::io when the remote itself failed
+// (unreachable, refused, timed out: the breaker opens), Errc::corrupt when it answered with an
+// error or something that is not a value, Errc::invalid_argument for a put while it is not
+// writable. It counts its own remote_* counters (errors, timeouts, bytes, writes) into the
+// AtomicStats it is given.
 class RemoteBackend : public Tier {
  public:
   // Opens a connection on a thread of its own and returns at once; a call made meanwhile waits

@@ -4,7 +4,7 @@
 #include <memory>
 #include <utility>
 
-#include "storage/remote/deadline.hpp"
+#include "net/deadline.hpp"
 
 namespace cubby {
 namespace {

@@ -2,7 +2,7 @@
 // bounded by entries and bytes; a write that does not fit is dropped (counted
 // remote_writes_dropped). `drain(bound)` waits for the queue at most `bound`, then drops (and
 // counts) what is still queued; the writes it lets start, and the one in flight, end by then too
-// (their calls are capped: deadline.hpp), so a drain returns in time even while a write drips.
+// (their calls are capped: net/deadline.hpp), so a drain returns in time even while a write drips.
 #pragma once
 
 #include <atomic>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fake_backend.hpp"
-#include "storage/remote/redis_url.hpp"
+#include "storage/remote/redis/redis_url.hpp"
 #include "storage/remote/remote.hpp"
 
 namespace cubby {
