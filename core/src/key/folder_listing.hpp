@@ -28,9 +28,10 @@ class NameSet {
     return !ascii_ || !fold(name, folded) || names_.contains(folded);
   }
 
- private:
-  // `name` with ASCII letters lowered into `out`; false if it has a non-ASCII byte.
+  // `name` with ASCII letters lowered into `out` (cleared first), as names are compared; false if
+  // it has a non-ASCII byte (then any name of a folder could be it).
   static bool fold(std::string_view name, std::string& out) {
+    out.clear();
     out.reserve(name.size());
     bool ascii = true;
     for (const char c : name) {
@@ -39,6 +40,8 @@ class NameSet {
     }
     return ascii;
   }
+
+ private:
   std::unordered_set<std::string> names_;
   bool ascii_ = true;
 };

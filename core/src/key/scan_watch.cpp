@@ -37,19 +37,6 @@ bool turned_off() {
   return setting != nullptr && std::string_view(setting) == "0";
 }
 
-// `name` with ASCII letters lowered into `out` (as NameSet compares names); false if it has a
-// non-ASCII byte (then any watched name could be it).
-bool folded(std::string_view name, std::string& out) {
-  out.clear();
-  out.reserve(name.size());
-  bool ascii = true;
-  for (const char c : name) {
-    ascii = ascii && static_cast<unsigned char>(c) < 0x80;
-    out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  }
-  return ascii;
-}
-
 bool is_folder(const std::string& path, struct stat& st) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -111,7 +98,7 @@ struct ScanWatch::State {
     if (at == watches.end()) return true;  // a file's watch: every event counts
     if (name.empty()) return true;         // the folder itself
     std::string key;
-    return at->second.every_name || !folded(name, key) || at->second.names.contains(key);
+    return at->second.every_name || !NameSet::fold(name, key) || at->second.names.contains(key);
   }
 
   // Reads every pending notification; false if any matters (then everything is forgotten).
@@ -160,7 +147,7 @@ struct ScanWatch::State {
     Watch& watch = watches[at->second];
     watch.every_name = watch.every_name || every_name;
     std::string key;
-    folded(name, key);  // a non-ASCII name is kept as it is: any non-ASCII event counts anyway
+    NameSet::fold(name, key);  // a non-ASCII name is kept as it is: any non-ASCII event counts
     if (!key.empty()) watch.names.insert(std::move(key));
     return true;
   }
