@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Line counts of cubby's C++ sources per folder, and the length limits lint enforces.
 
-    ci/file-lengths.py [REV]        the working tree (tracked and new files, not ignored), or the
-                                    files of git revision REV; python3 standard library only
+    ci/file-lengths.py [--root DIR] [REV]   the working tree (tracked and new files, not ignored)
+                                            or the files of git revision REV, of the repository
+                                            DIR (default: this script's); python3 standard
+                                            library only
 
 Prints the number of files, the files over their limit, and per folder (core/src, core/include,
 cli, harness, bench, fuzz, tests) the file count, the median length and the largest file.
@@ -13,7 +15,7 @@ Limits (lines of a first-party C++ file: .cpp .hpp .h .cc .c .cu .cuh):
   - 1000 for test files (tests/): a test file holds one source file's cases and their fixtures;
   - generated files are not in git (build output), so none has a limit of its own here.
 Exit status 0 when every file is within its limit, 1 with one line per file over it (the fix
-named), 2 when REV is not a revision. Run by ci/lint.sh.
+named), 2 when REV is not a revision (or DIR no git repository). Run by ci/lint.sh.
 """
 import argparse
 import collections
@@ -30,8 +32,8 @@ FOLDERS = ("core/src", "core/include", "cli", "harness", "bench", "fuzz", "tests
 SKIPPED = ("build/", "third_party/", "bench/results/")
 
 
-def git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                           check=True).stdout
 
 
@@ -46,36 +48,38 @@ def limit_of(path: str) -> int:
     return TEST_LIMIT if path.startswith("tests/") else SOURCE_LIMIT
 
 
-def line_counts(rev: str | None) -> list[tuple[int, str]]:
+def line_counts(root: Path, rev: str | None) -> list[tuple[int, str]]:
     """(lines, path) of every first-party C++ file of `rev`, or of the working tree when None."""
     if rev is None:
-        paths = git("ls-files", "--cached", "--others", "--exclude-standard").split("\n")
+        paths = git(root, "ls-files", "--cached", "--others", "--exclude-standard").split("\n")
     else:
-        paths = git("ls-tree", "-r", "--name-only", rev).split("\n")
+        paths = git(root, "ls-tree", "-r", "--name-only", rev).split("\n")
     counts = []
     for path in paths:
         if not path.endswith(SUFFIXES) or path.startswith(SKIPPED):
             continue
         if rev is None:
-            file = ROOT / path
+            file = root / path
             if not file.is_file():
                 continue  # deleted, not yet committed
             text = file.read_text(encoding="utf-8", errors="replace")
         else:
-            text = git("show", f"{rev}:{path}")
+            text = git(root, "show", f"{rev}:{path}")
         counts.append((text.count("\n"), path))
     return counts
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT)
     parser.add_argument("rev", nargs="?", default=None)
-    rev = parser.parse_args().rev
+    arguments = parser.parse_args()
+    rev = arguments.rev
     try:
-        every = line_counts(rev)
+        every = line_counts(arguments.root, rev)
     except subprocess.CalledProcessError as error:
-        print(f"file-lengths: {rev} is not a revision of {ROOT}: {error.stderr.strip()}",
-              file=sys.stderr)
+        what = f"{rev} is not a revision of" if rev else "cannot list the files of"
+        print(f"file-lengths: {what} {arguments.root}: {error.stderr.strip()}", file=sys.stderr)
         return 2
     groups: dict[str, list[tuple[int, str]]] = collections.defaultdict(list)
     for lines, path in every:
