@@ -2,15 +2,18 @@
 # Static checks of cubby's own C++ (not build output, not third-party code):
 #  - ci/check_layers.py: every include of core/src and of the public headers (core/include/cubby)
 #    points down the folder order ARCHITECTURE.md lists (needs no build);
+#  - ci/file-lengths.py: no C++ file over its length limit (600 lines, 1000 for tests; needs no
+#    build);
 #  - clang-tidy with the repository's .clang-tidy (every finding an error) over the first-party
 #    translation units of a build's compile_commands.json (core/, cli/, harness/, bench/, tests/;
 #    fuzz/ too, whose flags clang-tidy infers from its neighbours as no CI build lists them);
 #  - clang-format --dry-run --Werror (.clang-format) over every first-party .cpp/.hpp/.h.
 # Quiet when clean; each finding says how to fix it. Installs clang-tidy and clang-format.
-#   ci/lint.sh [BUILD_DIR]        # all three (BUILD_DIR: $CUBBY_BUILD_DIR, else build/ci; configured)
+#   ci/lint.sh [BUILD_DIR]        # all four (BUILD_DIR: $CUBBY_BUILD_DIR, else build/ci; configured)
 #   ci/lint.sh --fix-format       # rewrite the files clang-format would change (clang-format -i)
 #   ci/lint.sh --format-only      # only the clang-format check (needs no build)
 #   ci/lint.sh --layers-only      # only the layer order check (needs no build, no packages)
+#   ci/lint.sh --lengths-only     # only the file length check (needs no build, no packages)
 #   ci/lint.sh --tidy-only [BUILD_DIR]
 #   CUBBY_LINT_JOBS=N             # parallel processes (default: nproc)
 #   CUBBY_LINT_FILES='cli/ tests/cli/'  # only the files under these paths (while iterating)
@@ -28,7 +31,8 @@ for arg in "$@"; do
     --format-only) mode=format ;;
     --tidy-only) mode=tidy ;;
     --layers-only) mode=layers ;;
-    -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --lengths-only) mode=lengths ;;
+    -h | --help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $arg (see ci/lint.sh --help)" ;;
     *) build_dir="$arg" ;;
   esac
@@ -47,6 +51,18 @@ layers_check() {
 }
 if [ "$mode" = layers ]; then
   layers_check || die "layer order check failed (above)"
+  exit 0
+fi
+
+# The file length limits: one line per C++ file over its limit (ci/file-lengths.py's docstring).
+lengths_check() {
+  /usr/bin/python3 "$CUBBY_ROOT/ci/file-lengths.py" >/dev/null && return 0
+  printf '%s\n' "[cubby lint] a C++ file is over its length limit (above); split it by concept" \
+    "  (ci/lint.sh --lengths-only reruns the check, ci/file-lengths.py prints the sizes)" >&2
+  return 1
+}
+if [ "$mode" = lengths ]; then
+  lengths_check || die "file length check failed (above)"
   exit 0
 fi
 
@@ -168,6 +184,7 @@ case "$mode" in
   all)
     status=0
     layers_check || status=1
+    lengths_check || status=1
     format_check || status=1
     tidy_check || status=1
     [ "$status" = 0 ] || die "lint failed (above)"

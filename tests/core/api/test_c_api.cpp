@@ -1,4 +1,4 @@
-// Tests of the C API (core/src/api/c_api.cpp), through cubby.h only.
+// Tests of the C API (core/src/api/c_api*.cpp), through cubby.h only.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

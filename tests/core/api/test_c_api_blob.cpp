@@ -1,5 +1,6 @@
 // Tests of the C API's blob and store functions (cubby_blob_*, cubby_namespace_*, cubby_store_*,
-// cubby_clear, cubby_explain_json) and of the blob helpers they use (core/src/format/blob.cpp).
+// cubby_clear, cubby_explain_json) and of the blob helpers they use (core/src/api/c_api_blob.cpp,
+// core/src/format/blob.cpp).
 #include <gtest/gtest.h>
 
 #include <filesystem>

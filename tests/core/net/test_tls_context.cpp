@@ -1,5 +1,6 @@
-// TLS for rediss:// (core/src/net/tls_context.cpp and the TLS half of
-// connection.cpp) against a real redis-server with a TLS port and a CA the fixture makes:
+// TLS of remote connections (core/src/net/tls_context.cpp and the TLS half of connection.cpp),
+// through rediss:// against a real redis-server with a TLS port and a CA the fixture makes
+// (https:// against nginx: storage/remote/http/test_http.cpp):
 // the server verified by a CA file or by the system store (SSL_CERT_FILE), by address or host
 // name (SNI), a client certificate, and failing safe: a wrong CA is a miss, said once, bounded.
 #include <gtest/gtest.h>

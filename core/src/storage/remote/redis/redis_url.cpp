@@ -140,9 +140,12 @@ Result<RedisUrl> parse_redis_url(std::string_view url) {
   }
   Url& parts = *parsed;
   RedisUrl out;
-  // redis://password@host, as redis-cli -u: user information without ':' is the password.
-  out.user = parts.has_password ? std::move(parts.user) : std::string();
-  out.password = parts.has_password ? std::move(parts.password) : std::move(parts.user);
+  if (parts.has_password) {
+    out.user = std::move(parts.user);
+    out.password = std::move(parts.password);
+  } else {  // redis://password@host, as redis-cli -u: user information without ':' is the password
+    out.password = std::move(parts.user);
+  }
   if (is_unix(scheme)) return unix_url(parts, std::move(out));
   out.tls = scheme == "rediss://";
   if (parts.query || parts.fragment) {

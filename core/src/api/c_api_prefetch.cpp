@@ -1,0 +1,46 @@
+// The C API's prefetch (cubby.h: cubby_prefetch_*): `cubby warm --prefetch` started beside a run
+// (cubby/prefetch.hpp), stopped when the handle is freed.
+#include <memory>
+
+#include "api/c_api_calls.hpp"
+#include "cubby/config.hpp"
+#include "cubby/prefetch.hpp"
+
+using cubby::c_api::guarded;
+using cubby::c_api::invalid;
+
+extern "C" {
+
+struct cubby_prefetch {
+  cubby::Prefetch prefetch;
+};
+
+int cubby_prefetch_start(const char* dir, const char* suite, cubby_prefetch** out) {
+  if (out == nullptr) {
+    return invalid("cubby_prefetch_start: out is NULL; pass the address of a cubby_prefetch*");
+  }
+  *out = nullptr;
+  if (suite == nullptr || *suite == '\0') {
+    return invalid("cubby_prefetch_start: suite is empty; name the suite whose recipes to warm");
+  }
+  return guarded([&]() -> int {
+    cubby::Config config = cubby::Config::load(dir == nullptr ? "" : dir).value_or_throw();
+    config.suite = suite;
+    auto handle = std::make_unique<cubby_prefetch>();
+    handle->prefetch.start(config);
+    *out = handle.release();
+    return CUBBY_OK;
+  });
+}
+
+long cubby_prefetch_pid(const cubby_prefetch* prefetch) {
+  return prefetch == nullptr ? 0 : prefetch->prefetch.pid();
+}
+
+const char* cubby_prefetch_note(const cubby_prefetch* prefetch) {
+  return prefetch == nullptr ? "" : prefetch->prefetch.note().c_str();
+}
+
+void cubby_prefetch_stop(cubby_prefetch* prefetch) { delete prefetch; }
+
+}  // extern "C"
