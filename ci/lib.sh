@@ -105,7 +105,9 @@ find_python() {
   python="$(command -v /usr/bin/python3 || command -v python3)" || die "no python3 (/usr/bin or PATH)"
 }
 
-# Installs the missing packages among "$@" with apt-get (as root, or through sudo).
+# Installs the missing packages among "$@" with apt-get (as root, or through sudo). The package
+# index is updated once per run (ci_apt_updated).
+ci_apt_updated=0
 apt_install() {
   local missing=()
   for pkg in "$@"; do
@@ -119,7 +121,10 @@ apt_install() {
   fi
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq || die "apt-get update failed; check the network or the apt sources"
+  if [ "$ci_apt_updated" = 0 ]; then
+    $sudo apt-get update -qq || die "apt-get update failed; check the network or the apt sources"
+    ci_apt_updated=1
+  fi
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
     || die "apt-get install ${missing[*]} failed"
 }
