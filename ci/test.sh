@@ -35,12 +35,11 @@ configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERRO
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 
 # CPU work that needs no test result runs in the background at the lowest priority while the
-# tests run: the sanitizer build (clang; the sanitizer tests and the fuzz targets: its tests run
+# tests run: the sanitizer build (clang: the sanitizer tests and the fuzz targets; its tests run
 # as soon as it is done), then lint (clang-tidy over the build's compile_commands.json,
-# clang-format over the sources). Most test
-# time is spent waiting (servers, deadlines, child processes), so these fill the idle cores; at
-# nice 19 they take next to no CPU from a test that wants it. CUBBY_CI_OVERLAP=0 runs them in the
-# foreground, one after another, before the tests.
+# clang-format over the sources). Most test time is spent waiting (servers, deadlines, child
+# processes), so these fill the idle cores; at nice 19 they take next to no CPU from a test that
+# wants it. CUBBY_CI_OVERLAP=0 runs them in the foreground, one after another, before the tests.
 background_dir="$(mktemp -d /tmp/cubby-ci-background.XXXXXX)"
 # background_step NAME COMMAND...: runs COMMAND with its output in $background_dir/NAME.log,
 # notes its wall minutes (NAME in $background_dir/times), a failure in $background_dir/failed,
