@@ -4,7 +4,8 @@
 #    lists (needs no build);
 #  - clang-tidy with the repository's .clang-tidy (every finding an error) over the first-party
 #    translation units of a build's compile_commands.json (core/, cli/, harness/, bench/, tests/;
-#    fuzz/ too, whose flags clang-tidy infers from its neighbours as the main build has no fuzz targets);
+#    fuzz/ too, whose flags clang-tidy infers from its neighbours: the main build has no fuzz
+#    targets);
 #  - clang-format --dry-run --Werror (.clang-format) over every first-party .cpp/.hpp/.h.
 # Quiet when clean; each finding says how to fix it. Installs clang-tidy and clang-format.
 #   ci/lint.sh [BUILD_DIR]        # all three (BUILD_DIR: $CUBBY_BUILD_DIR, else build/ci; configured)
@@ -28,7 +29,7 @@ for arg in "$@"; do
     --format-only) mode=format ;;
     --tidy-only) mode=tidy ;;
     --layers-only) mode=layers ;;
-    -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $arg (see ci/lint.sh --help)" ;;
     *) build_dir="$arg" ;;
   esac
