@@ -34,19 +34,24 @@ die() { printf '[cubby ci] error: %s\n' "$*" >&2; exit 1; }
 # `stages_report` ends the running one and prints every stage's wall and CPU minutes (CPU: user +
 # system of the processes it waited for; a better figure than wall on a shared machine) and the
 # total. Each stage's end is logged as it happens, so a log cut short still says where time went.
-ci_stage_names=() ci_stage_lines=() ci_stage_name="" ci_stage_wall=0 ci_stage_cpu=0
+ci_stage_names=() ci_stage_lines=() ci_stage_name="" ci_stage_wall=0 ci_stage_cpu=0 ci_cpu=0
 ci_started_at=$SECONDS
-# ci_cpu_centis: CPU seconds x 100 used so far by this shell's finished children (bash `times`).
-ci_cpu_centis() {
-  local line user sys
-  line="$(times | tail -n 1)"  # children: "XmY.YYYs XmY.YYYs"
+# ci_cpu_now: sets ci_cpu to the CPU seconds x 100 used so far by this shell's finished children
+# (bash `times`, run in this shell: in a subshell, $(times), it would count the subshell's).
+ci_cpu_now() {
+  local file line user sys
+  file="$(mktemp /tmp/cubby-ci-times.XXXXXX)"
+  times >"$file"
+  line="$(tail -n 1 "$file")"  # children: "XmY.YYYs XmY.YYYs"
+  rm -f "$file"
   user="${line%% *}" sys="${line##* }"
-  awk -v u="$user" -v s="$sys" 'function c(t, m) { split(t, m, "m"); sub("s", "", m[2]);
-    return m[1] * 6000 + m[2] * 100 } BEGIN { printf "%d\n", c(u) + c(s) }'
+  ci_cpu="$(awk -v u="$user" -v s="$sys" 'function c(t, m) { split(t, m, "m"); sub("s", "", m[2]);
+    return m[1] * 6000 + m[2] * 100 } BEGIN { printf "%d\n", c(u) + c(s) }')"
 }
 ci_stage_end() {
   [ -n "$ci_stage_name" ] || return 0
-  local wall=$((SECONDS - ci_stage_wall)) cpu=$(($(ci_cpu_centis) - ci_stage_cpu)) line
+  ci_cpu_now
+  local wall=$((SECONDS - ci_stage_wall)) cpu=$((ci_cpu - ci_stage_cpu)) line
   line="$(awk -v n="$ci_stage_name" -v w="$wall" -v c="$cpu" \
     'BEGIN { printf "%-28s %6.1f min wall %6.1f min CPU", n, w / 60, c / 6000 }')"
   ci_stage_lines+=("$line")
@@ -55,7 +60,8 @@ ci_stage_end() {
 }
 stage() {
   ci_stage_end
-  ci_stage_name="$1" ci_stage_wall=$SECONDS ci_stage_cpu="$(ci_cpu_centis)"
+  ci_cpu_now
+  ci_stage_name="$1" ci_stage_wall=$SECONDS ci_stage_cpu="$ci_cpu"
   log "stage: $1"
 }
 stages_report() {
@@ -63,7 +69,8 @@ stages_report() {
   [ ${#ci_stage_lines[@]} -gt 0 ] || return 0
   log "time per stage:"
   printf '  %s\n' "${ci_stage_lines[@]}" >&2
-  awk -v w=$((SECONDS - ci_started_at)) -v c="$(ci_cpu_centis)" \
+  ci_cpu_now
+  awk -v w=$((SECONDS - ci_started_at)) -v c="$ci_cpu" \
     'BEGIN { printf "  %-28s %6.1f min wall %6.1f min CPU\n", "total", w / 60, c / 6000 }' >&2
 }
 
@@ -105,7 +112,9 @@ find_python() {
   python="$(command -v /usr/bin/python3 || command -v python3)" || die "no python3 (/usr/bin or PATH)"
 }
 
-# Installs the missing packages among "$@" with apt-get (as root, or through sudo).
+# Installs the missing packages among "$@" with apt-get (as root, or through sudo). The package
+# index is updated once per run (ci_apt_updated).
+ci_apt_updated=0
 apt_install() {
   local missing=()
   for pkg in "$@"; do
@@ -119,7 +128,10 @@ apt_install() {
   fi
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq || die "apt-get update failed; check the network or the apt sources"
+  if [ "$ci_apt_updated" = 0 ]; then
+    $sudo apt-get update -qq || die "apt-get update failed; check the network or the apt sources"
+    ci_apt_updated=1
+  fi
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
     || die "apt-get install ${missing[*]} failed"
 }

@@ -6,7 +6,8 @@
 #    build);
 #  - clang-tidy with the repository's .clang-tidy (every finding an error) over the first-party
 #    translation units of a build's compile_commands.json (core/, cli/, harness/, bench/, tests/;
-#    fuzz/ too, whose flags clang-tidy infers from its neighbours as no CI build lists them);
+#    fuzz/ too, whose flags clang-tidy infers from its neighbours: the main build has no fuzz
+#    targets);
 #  - clang-format --dry-run --Werror (.clang-format) over every first-party .cpp/.hpp/.h.
 # Quiet when clean; each finding says how to fix it. Installs clang-tidy and clang-format.
 #   ci/lint.sh [BUILD_DIR]        # all four (BUILD_DIR: $CUBBY_BUILD_DIR, else build/ci; configured)
@@ -32,7 +33,7 @@ for arg in "$@"; do
     --tidy-only) mode=tidy ;;
     --layers-only) mode=layers ;;
     --lengths-only) mode=lengths ;;
-    -h | --help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $arg (see ci/lint.sh --help)" ;;
     *) build_dir="$arg" ;;
   esac
@@ -119,7 +120,7 @@ fix_format() {
 }
 
 # The translation units to check: those of compile_commands.json under the first-party folders,
-# and fuzz/*.cpp (in no CI build's database: clang-tidy infers their flags from a neighbour).
+# and fuzz/*.cpp (not in the main build's database: clang-tidy infers their flags from a neighbour).
 tidy_units() {
   local db="$build_dir/compile_commands.json"
   {

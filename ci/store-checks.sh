@@ -1,39 +1,40 @@
 #!/usr/bin/env bash
 # Store-reliability checks of ci/test.sh (issue: store reliability): the whole C++ test suite under
 # AddressSanitizer + UndefinedBehaviorSanitizer, and every libFuzzer target in fuzz/ for a bounded
-# time. Source it after lib.sh; call sanitizer_tests and fuzz_runs (each a build, then a run:
-# sanitizer_build/sanitizer_run, fuzz_build/fuzz_run, for callers that build ahead).
-#   CUBBY_CI_SANITIZE=0     skip the sanitizer build
-#   CUBBY_CI_FUZZ=0         skip the fuzz runs
-#   CUBBY_FUZZ_SECONDS=60   time per fuzz target
+# time. Both come from one clang build (sanitizer_build, in BUILD_ROOT-asan): the library is
+# compiled once with ASan + UBSan and libFuzzer's coverage instrumentation (-fsanitize=
+# fuzzer-no-link), the tests and the tool link it as they are, the fuzz targets link it with
+# libFuzzer. Source it after lib.sh; call sanitizer_build, then sanitizer_run and fuzz_run.
+#   CUBBY_CI_SANITIZE=0     without the sanitizer tests (the build then makes the fuzz targets only)
+#   CUBBY_CI_FUZZ=0         without the fuzz targets and runs
+#   CUBBY_FUZZ_SECONDS=30   time per fuzz target
 
-# Clang and libFuzzer (libclang_rt.fuzzer) for the fuzz targets.
-CUBBY_FUZZ_APT_PACKAGES=(clang libclang-rt-14-dev)
+# Clang, its sanitizer runtimes and libFuzzer (libclang_rt.fuzzer): the sanitizer build.
+CUBBY_SANITIZER_APT_PACKAGES=(clang libclang-rt-14-dev)
 
-# sanitizer_tests BUILD_ROOT: sanitizer_build BUILD_ROOT, then sanitizer_run BUILD_ROOT.
-sanitizer_tests() {
-  [ "${CUBBY_CI_SANITIZE:-1}" = 1 ] || { log "skipped: sanitizer build (CUBBY_CI_SANITIZE=0)"; return 0; }
-  sanitizer_build "$1"
-  sanitizer_run "$1"
-}
-
-# sanitizer_build BUILD_ROOT: builds the tests with -fsanitize=address,undefined (GCC, -O1) in
-# BUILD_ROOT-asan: the targets the test run needs (no benchmarks).
+# sanitizer_build BUILD_ROOT: builds with clang, -fsanitize=address,undefined, in BUILD_ROOT-asan:
+# the tests, the tool and the harness (not the benchmarks, which no sanitizer run starts) unless
+# CUBBY_CI_SANITIZE=0, and the fuzz targets (CUBBY_FUZZ=ON) unless CUBBY_CI_FUZZ=0.
 sanitizer_build() {
-  [ "${CUBBY_CI_SANITIZE:-1}" = 1 ] || return 0
-  local build_dir="$1-asan"
+  local sanitize="${CUBBY_CI_SANITIZE:-1}" fuzz="${CUBBY_CI_FUZZ:-1}"
+  [ "$sanitize" = 1 ] || [ "$fuzz" = 1 ] || return 0
+  apt_install "${CUBBY_SANITIZER_APT_PACKAGES[@]}"
+  local on=OFF fuzz_on=OFF
+  [ "$sanitize" = 1 ] && on=ON
+  [ "$fuzz" = 1 ] && fuzz_on=ON
   local flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-  # Warnings are enforced by the main build: GCC 12's -Wmaybe-uninitialized reports false
-  # positives inside <regex> and <functional> under -fsanitize, so this build does not use -Werror.
-  # -O1 and line tables only (-g1), as the sanitizers' documentation suggests: the same checks,
-  # stack traces with file and line, and 45% less compile time than -O2 -g (cache.cpp: 11.0 s vs
-  # 20.1 s of CPU).
-  local optimise="-O1 -g1 -DNDEBUG"
-  configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=OFF \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$optimise" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$optimise" \
-    -DCUBBY_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
+  # Warnings are enforced by the main build (GCC, -Werror). -O1 and line tables only, as the
+  # sanitizers' documentation suggests: the same checks, stack traces with file and line. The
+  # tests' own sources are compiled -O0 (a third less compile time than -O1; their run time is
+  # the library's and NVRTC's), the library stays -O1 for the fuzz targets' speed.
+  local optimise="-O1 -gline-tables-only -DNDEBUG"
+  CC=clang CXX=clang++ configure_and_build "$1-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCUBBY_WERROR=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$optimise" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$optimise" "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
-    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
+    "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" -DCUBBY_TEST_COMPILE_OPTIONS=-O0 \
+    -DCUBBY_BUILD_BENCH=OFF "-DCUBBY_BUILD_TESTS=$on" "-DCUBBY_BUILD_CLI=$on" \
+    "-DCUBBY_BUILD_GTEST=$on" "-DCUBBY_FUZZ=$fuzz_on"
 }
 
 # sanitizer_run BUILD_ROOT: runs the tests sanitizer_build built (GPU tests skip without a GPU;
@@ -49,33 +50,12 @@ sanitizer_run() {
   ctest_slowest "$build_dir"
 }
 
-# fuzz_runs BUILD_ROOT: fuzz_build BUILD_ROOT, then fuzz_run BUILD_ROOT.
-fuzz_runs() {
-  [ "${CUBBY_CI_FUZZ:-1}" = 1 ] || { log "skipped: fuzz runs (CUBBY_CI_FUZZ=0)"; return 0; }
-  fuzz_build "$1"
-  fuzz_run "$1"
-}
-
-# fuzz_build BUILD_ROOT: builds fuzz/fuzz_*.cpp with clang (libFuzzer + ASan + UBSan) in
-# BUILD_ROOT-fuzz.
-fuzz_build() {
-  [ "${CUBBY_CI_FUZZ:-1}" = 1 ] || return 0
-  apt_install "${CUBBY_FUZZ_APT_PACKAGES[@]}"
-  local flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined"
-  # Line tables only: crash reports keep file and line, the build is quicker than with -g.
-  local optimise="-O2 -gline-tables-only -DNDEBUG"
-  CC=clang CXX=clang++ configure_and_build "$1-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$optimise" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$optimise" \
-    -DCUBBY_FUZZ=ON -DCUBBY_BUILD_TESTS=OFF -DCUBBY_BUILD_BENCH=OFF -DCUBBY_BUILD_CLI=OFF \
-    -DCUBBY_BUILD_GTEST=OFF "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags"
-}
-
-# fuzz_run BUILD_ROOT: runs each target fuzz_build built for CUBBY_FUZZ_SECONDS, seeded with the
-# golden files.
+# fuzz_run BUILD_ROOT: runs each fuzz target sanitizer_build built for CUBBY_FUZZ_SECONDS, seeded
+# with the golden files.
 fuzz_run() {
   [ "${CUBBY_CI_FUZZ:-1}" = 1 ] || { log "skipped: fuzz runs (CUBBY_CI_FUZZ=0)"; return 0; }
-  local build_dir="$1-fuzz"
-  local seconds="${CUBBY_FUZZ_SECONDS:-60}"
+  local build_dir="$1-asan"
+  local seconds="${CUBBY_FUZZ_SECONDS:-30}"
   # The targets run side by side, one per core (each alone for its CUBBY_FUZZ_SECONDS: as
   # much fuzzing per target as one at a time), then their reports are printed in order.
   local target name corpus jobs failed=() pids=() names=()

@@ -5,9 +5,9 @@
 #   CUBBY_BUILD_DIR=build/x ci/test.sh
 #   CTEST_ARGS="-R Cache" ci/test.sh
 #   CUBBY_CI_TEST_JOBS=4 ci/test.sh   # tests ctest runs at once (default: one per core)
-#   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer build / fuzz runs
+#   CUBBY_CI_SANITIZE=0 CUBBY_CI_FUZZ=0 ci/test.sh   # without the sanitizer tests / fuzz runs
 #   CUBBY_CI_LINT=0 ci/test.sh  # without clang-tidy / clang-format (ci/lint.sh)
-#   CUBBY_CI_OVERLAP=0 ci/test.sh  # lint and the sanitizer/fuzz builds before the tests, not beside them
+#   CUBBY_CI_OVERLAP=0 ci/test.sh  # lint and the sanitizer build before the tests, not beside them
 #   CUBBY_CI_WHEEL_ONE_STEP=0 ci/test.sh  # without the one-step `pip install ./pytest_plugin`
 #                               # test (a Release build of libcubby and the tool in build/wheel)
 set -euo pipefail
@@ -18,23 +18,28 @@ trap stages_report EXIT
 
 stage "packages"
 source "$CUBBY_ROOT/ci/store-checks.sh"  # sanitizer_* and fuzz_* (store reliability)
-apt_install "${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}"
-[ "${CUBBY_CI_LINT:-1}" = 0 ] || apt_install "${CUBBY_LINT_APT_PACKAGES[@]}"
-[ "${CUBBY_CI_FUZZ:-1}" = 0 ] || apt_install "${CUBBY_FUZZ_APT_PACKAGES[@]}"
+# One apt-get install for everything this run needs (the package index is updated once).
+packages=("${CUBBY_APT_PACKAGES[@]}" "${CUBBY_BENCH_APT_PACKAGES[@]}" "${CUBBY_PYTHON_APT_PACKAGES[@]}")
+[ "${CUBBY_CI_LINT:-1}" = 0 ] || packages+=("${CUBBY_LINT_APT_PACKAGES[@]}")
+[ "${CUBBY_CI_SANITIZE:-1}${CUBBY_CI_FUZZ:-1}" = 00 ] || packages+=("${CUBBY_SANITIZER_APT_PACKAGES[@]}")
+apt_install "${packages[@]}"
 ensure_node || true  # the dashboard tests are skipped, with the reason, without node/npm
 find_cuda
 
 build_dir="${CUBBY_BUILD_DIR:-$CUBBY_ROOT/build/ci}"
 mkdir -p "$(dirname "$build_dir")"
 stage "build"
-configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=ON
+# RelWithDebInfo's -O2 with line tables only (-g1): the same code and warnings, backtraces with
+# file and line, a quarter less compile time than full debug information (-g).
+configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERROR=ON \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 
 # CPU work that needs no test result runs in the background at the lowest priority while the
-# tests run: the sanitizer build (its tests run as soon as it is done), lint (clang-tidy over the
-# build's compile_commands.json, clang-format over the sources), then the fuzz build. Most test
-# time is spent waiting (servers, deadlines, child processes), so these fill the idle cores; at
-# nice 19 they take next to no CPU from a test that wants it. CUBBY_CI_OVERLAP=0 runs them in the
-# foreground, one after another, before the tests.
+# tests run: the sanitizer build (clang: the sanitizer tests and the fuzz targets; its tests run
+# as soon as it is done), then lint (clang-tidy over the build's compile_commands.json,
+# clang-format over the sources). Most test time is spent waiting (servers, deadlines, child
+# processes), so these fill the idle cores; at nice 19 they take next to no CPU from a test that
+# wants it. CUBBY_CI_OVERLAP=0 runs them in the foreground, one after another, before the tests.
 background_dir="$(mktemp -d /tmp/cubby-ci-background.XXXXXX)"
 # background_step NAME COMMAND...: runs COMMAND with its output in $background_dir/NAME.log,
 # notes its wall minutes (NAME in $background_dir/times), a failure in $background_dir/failed,
@@ -50,7 +55,6 @@ background_step() {
 background_steps() {
   background_step sanitizer-build sanitizer_build "$build_dir"
   [ "${CUBBY_CI_LINT:-1}" = 0 ] || background_step lint "$CUBBY_ROOT/ci/lint.sh" "$build_dir"
-  background_step fuzz-build fuzz_build "$build_dir"
 }
 # background_failed NAME: when step NAME failed, shows its log and stops.
 background_failed() {
@@ -76,7 +80,7 @@ background_wait() {
   log "background steps, wall minutes each (beside the tests):"
   sed 's/^/  /' "$background_dir/times" >&2 || true
   local name
-  for name in sanitizer-build lint fuzz-build; do background_failed "$name"; done
+  for name in sanitizer-build lint; do background_failed "$name"; done
 }
 background_pid=""
 # stop_background: ends the background steps (their process group) if they still run.
@@ -86,14 +90,14 @@ stop_background() {
 }
 trap 'stop_background; stages_report' EXIT
 if [ "${CUBBY_CI_OVERLAP:-1}" = 1 ]; then
-  log "in the background (nice 19): the sanitizer build, lint, the fuzz build (logs: $background_dir)"
+  log "in the background (nice 19): the sanitizer build, then lint (logs: $background_dir)"
   # Its own process group (set -m), so that a failing test run ends it too (the EXIT trap).
   set -m
   ( renice -n 19 -p "$BASHPID" >/dev/null; background_steps ) </dev/null &
   background_pid=$!
   set +m
 else
-  stage "sanitizer build + lint + fuzz build"
+  stage "sanitizer build + lint"
   background_steps &
   background_pid=$!
   background_wait
@@ -150,8 +154,8 @@ if dashboard_build "$CUBBY_ROOT/bench/results/history.jsonl" "$dashboard_out/das
 else
   log "skipped: the dashboard browser test (no node/npm packages; see above)"
 fi
-# Store reliability: the C++ suite under ASan + UBSan (while lint and the fuzz build go on in the
-# background), and bounded libFuzzer runs.
+# Store reliability: the C++ suite under ASan + UBSan (while lint goes on in the background), and
+# bounded libFuzzer runs.
 if [ -n "$background_pid" ]; then
   stage "waiting for the sanitizer build"
   background_await sanitizer-build
@@ -159,7 +163,7 @@ fi
 stage "sanitizer tests"
 sanitizer_run "$build_dir"
 if [ -n "$background_pid" ]; then
-  stage "waiting for lint + fuzz build"
+  stage "waiting for lint"
   background_wait
 fi
 stage "fuzz runs"

@@ -129,7 +129,7 @@ class StoreCliTest : public ::testing::Test {
   Outcome cubby_limited(const std::vector<std::string>& args, std::uint64_t bytes) {
     const pid_t child = ::fork();
     if (child == 0) {
-#ifndef __SANITIZE_ADDRESS__
+#if !CUBBY_TEST_ASAN
       const rlimit limit{bytes, bytes};
       if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(125);
 #endif

@@ -16,6 +16,19 @@
 
 #include "storage/local/disk.hpp"
 
+// CUBBY_TEST_ASAN: 1 when the test is built with AddressSanitizer (GCC defines
+// __SANITIZE_ADDRESS__, clang answers __has_feature(address_sanitizer)), else 0.
+#if defined(__SANITIZE_ADDRESS__)
+#define CUBBY_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CUBBY_TEST_ASAN 1
+#endif
+#endif
+#ifndef CUBBY_TEST_ASAN
+#define CUBBY_TEST_ASAN 0
+#endif
+
 namespace cubby::testing {
 
 // A fresh folder under the system temp folder, removed (recursively) on destruction.

@@ -23,6 +23,7 @@
 #include "sigpipe_child.hpp"
 #include "storage/remote/http/http.hpp"
 #include "storage/remote/redis/redis.hpp"
+#include "test_support.hpp"
 #include "tls_fake.hpp"
 
 namespace cubby {
@@ -204,7 +205,7 @@ TEST(NginxKeepAlive, APutOfManyRecordsAfterTheKeepAliveTimeoutKillsNothingAndSuc
 // An HTTPS server that closes an idle kept connection without close_notify: the next GET's
 // SSL_read meets the end of the stream, and OpenSSL writes its alert onto the closed socket.
 TEST(TlsIdleClose, AGetAfterTheServerClosedWithoutCloseNotifyKillsNothingAndSucceeds) {
-#ifdef __SANITIZE_ADDRESS__
+#if CUBBY_TEST_ASAN
   // The fake server is a thread of this process and the client a forked child: under ASan the
   // child hangs after its second GET (a lock a parent thread held at the fork), never here.
   GTEST_SKIP() << "a forked child beside a running server thread hangs under ASan; the "
