@@ -27,7 +27,8 @@ void require(bool condition) {
 }
 
 // `list` without its leading line numbers ("12: ..." or "12\t..."), which a line put before the
-// text, or a splice, moves.
+// text, or a splice, moves, de-duplicated: two equal sites of one logical line are one entry,
+// but a splice between them puts the second on the next physical line, another entry.
 std::vector<std::string> without_lines(std::vector<std::string> list) {
   for (std::string& item : list) {
     std::size_t digits = 0;
@@ -35,6 +36,7 @@ std::vector<std::string> without_lines(std::vector<std::string> list) {
     item.erase(0, digits);
   }
   std::sort(list.begin(), list.end());
+  list.erase(std::unique(list.begin(), list.end()), list.end());
   return list;
 }
 
