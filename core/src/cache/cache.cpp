@@ -213,19 +213,23 @@ void Cache::finish() {
 
 std::string Cache::default_arch() const { return arch_->get(); }
 
-KeyInputs Cache::key_inputs(const CompileRequest& request) const {
-  const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
-  return key_inputs_for(request, plan_includes(request, nvrtc.include_dir),
-                        request.arch.empty() ? default_arch() : request.arch, nvrtc,
-                        config_.base_dir);
-}
+namespace {
 
-Key Cache::key_of(const CompileRequest& request) const {
+// `request`'s key as `cache` derives it: its default architecture, its base folder.
+PreparedKey prepare_for(const Cache& cache, const CompileRequest& request) {
   const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
   return prepare_key(request, plan_includes(request, nvrtc.include_dir),
-                     request.arch.empty() ? default_arch() : request.arch, nvrtc, config_.base_dir)
-      .key();
+                     request.arch.empty() ? cache.default_arch() : request.arch, nvrtc,
+                     cache.config().base_dir);
 }
+
+}  // namespace
+
+KeyInputs Cache::key_inputs(const CompileRequest& request) const {
+  return prepare_for(*this, request).full();
+}
+
+Key Cache::key_of(const CompileRequest& request) const { return prepare_for(*this, request).key(); }
 
 Stats Cache::stats() const {
   Stats out = counters_->snapshot();

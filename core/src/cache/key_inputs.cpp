@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "cubby/entry.hpp"
 #include "key/include_scan.hpp"
@@ -13,14 +14,6 @@
 namespace cubby {
 
 namespace {
-
-// The request's header scan under its include plan (paths not relativized), with
-// the front-end options the plan cannot model counted as unresolvable.
-HeaderScan scan_request(const CompileRequest& request, const IncludePlan& plan) {
-  HeaderScan scan = scan_includes(request.source, plan.search);
-  scan.unresolvable.insert(scan.unresolvable.end(), plan.unmodelled.begin(), plan.unmodelled.end());
-  return scan;
-}
 
 // Everything but the headers.
 KeyInputs inputs_without_headers(const CompileRequest& request, const std::string& arch,
@@ -38,14 +31,13 @@ KeyInputs inputs_without_headers(const CompileRequest& request, const std::strin
   return inputs;
 }
 
-KeyInputs inputs_of(const CompileRequest& request, const std::string& arch,
-                    const NvrtcLibrary& nvrtc, const std::filesystem::path& base_dir,
-                    HeaderScan scan) {
-  KeyInputs inputs = inputs_without_headers(request, arch, nvrtc);
-  inputs.headers = std::move(scan.headers);
-  inputs.unresolvable = std::move(scan.unresolvable);
-  if (!base_dir.empty()) relativize_paths(inputs, base_dir);
-  return inputs;
+// `scan`'s headers with their paths relativized under `base_dir` (as relativize_paths does).
+std::vector<HeaderDigest> relativized_headers(const HeaderScan& scan,
+                                              const std::filesystem::path& base_dir) {
+  KeyInputs paths;
+  paths.headers = scan.headers;
+  if (!base_dir.empty()) relativize_paths(paths, base_dir);
+  return std::move(paths.headers);
 }
 
 // headers_digest of `scan`'s headers relativized under `base_dir`, memoized per process by the
@@ -67,10 +59,7 @@ HeadersDigest digest_of(const std::shared_ptr<const HeaderScan>& scan,
       return at->second.digest;
     }
   }
-  KeyInputs paths;
-  paths.headers = scan->headers;
-  if (!base_dir.empty()) relativize_paths(paths, base_dir);
-  const HeadersDigest digest = headers_digest(paths.headers);
+  const HeadersDigest digest = headers_digest(relativized_headers(*scan, base_dir));
   const std::lock_guard lock(mutex);
   if (known->size() >= 4096) known->clear();  // as many as the memo of whole scans holds
   (*known)[scan.get()] = Known{scan, base, digest};
@@ -81,10 +70,7 @@ HeadersDigest digest_of(const std::shared_ptr<const HeaderScan>& scan,
 
 KeyInputs PreparedKey::full() const {
   KeyInputs whole = inputs;
-  KeyInputs paths;
-  paths.headers = scan->headers;
-  if (!base_dir.empty()) relativize_paths(paths, base_dir);
-  whole.headers = std::move(paths.headers);
+  whole.headers = relativized_headers(*scan, base_dir);
   return whole;
 }
 
@@ -106,7 +92,7 @@ PreparedKey prepare_key(const CompileRequest& request, const IncludePlan& plan,
 KeyInputs key_inputs_for(const CompileRequest& request, const IncludePlan& plan,
                          const std::string& arch, const NvrtcLibrary& nvrtc,
                          const std::filesystem::path& base_dir) {
-  return inputs_of(request, arch, nvrtc, base_dir, scan_request(request, plan));
+  return prepare_key(request, plan, arch, nvrtc, base_dir).full();
 }
 
 bool headers_changed_since(const CompileRequest& request, const IncludePlan& plan,
@@ -114,14 +100,13 @@ bool headers_changed_since(const CompileRequest& request, const IncludePlan& pla
                            const std::filesystem::path& base_dir, const KeyInputs& inputs,
                            std::int64_t since_ns) {
   if (!plan_still_current(plan, request)) return true;
-  HeaderScan scan = scan_request(request, plan);
-  for (const HeaderDigest& header : scan.headers) {
+  const PreparedKey now = prepare_key(request, plan, arch, nvrtc, base_dir);
+  for (const HeaderDigest& header : now.scan->headers) {  // real paths: not relativized
     if (header.resolved && header_changed_since(header.path, header.content_hash, since_ns)) {
       return true;
     }
   }
-  return derive_key(inputs_of(request, arch, nvrtc, base_dir, std::move(scan))) !=
-         derive_key(inputs);
+  return now.key() != derive_key(inputs);
 }
 
 }  // namespace cubby

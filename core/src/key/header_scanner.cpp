@@ -9,7 +9,7 @@ ScanWatch::Looked Scanner::looked() const {
   ScanWatch::Looked out;
   out.folders.reserve(folders_.size());
   for (const auto& [path, f] : folders_)
-    out.folders.push_back({path, f.is_dir, f.st, f.asked, f.every_name});
+    out.folders.push_back({path, f.is_dir, f.st, {f.asked.begin(), f.asked.end()}, f.every_name});
   for (const auto& [path, tried] : tried_) {
     if (tried) {
       out.files.push_back({path, tried->st});
@@ -123,10 +123,7 @@ bool Scanner::may_hold(const std::string& dir, std::string_view first) {
   if (!f.is_dir) return false;
   if (!f.names || first.empty() || first == "." || first == "..") return true;
   const bool answer = f.names->may_contain(first);
-  if (f.asked_names.find(first) == f.asked_names.end()) {
-    f.asked_names.emplace(first);
-    f.asked.emplace_back(first, answer);
-  }
+  if (f.asked.find(first) == f.asked.end()) f.asked.emplace(first, answer);
   return answer;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -139,8 +140,7 @@ class Scanner {
     std::optional<std::string> canonical;  // realpath, once asked ("": it failed)
     // The first components may_hold answered from `names`, with the answer (ScanWatch re-checks
     // and watches these names only: another entry of the folder changes nothing).
-    std::vector<std::pair<std::string, bool>> asked;
-    std::set<std::string, std::less<>> asked_names;
+    std::map<std::string, bool, std::less<>> asked;
     bool every_name = false;  // the scan relied on the folder being empty: every entry counts
   };
   Folder& folder(const std::string& path, bool list = true);

@@ -234,11 +234,19 @@ void ScanWatch::remember(const std::string& memo_key, std::shared_ptr<const Head
       if (!s.watch_folder(folder.path, asked.first)) return;
     }
   }
+  // A candidate's folder is among the folders (its existence watched above): the candidate's
+  // own name in it is what is left to watch.
+  const auto watch_entry = [&s](const std::string& path) {
+    struct stat st {};
+    const std::string folder = parent_of(path);
+    return !is_folder(folder, st) ||
+           s.watch_folder(folder, std::string_view(path).substr(path.rfind('/') + 1));
+  };
   for (const File& file : looked.files) {
-    if (!s.watch_file(file.path) || !s.watch_existence(file.path)) return;
+    if (!s.watch_file(file.path) || !watch_entry(file.path)) return;
   }
   for (const std::string& path : looked.absent) {
-    if (!s.watch_existence(path)) return;
+    if (!watch_entry(path)) return;
   }
   for (const Folder& folder : looked.folders) {
     struct stat st {};

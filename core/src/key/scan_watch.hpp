@@ -71,6 +71,7 @@ class ScanWatch {
     std::vector<Folder> folders;
     std::vector<File> files;
     std::vector<std::string> absent;  // candidate files the scan found no file at
+    // The folder of every file and absent candidate is among `folders`.
   };
 
   // The process's one instance.
