@@ -17,14 +17,17 @@
 //   BM_KeyScan/cupy25/fresh_record     a new process with the store's record: headers are stat'ed
 //   BM_KeyScan/cupy25/warm             the same process again (the per-process memo of files)
 //   BM_KeyScan/cupy25/fresh_watch      a new process with the record and the memo of whole scans
-//                                      (scan_watch.hpp): the 25 programs include the same
-//                                      headers, so one scan serves them all
+//                                      (scan_watch.hpp) but no book: the 25 programs include the
+//                                      same headers, so one scan serves them all
+//   BM_KeyScan/cupy25/fresh_book       the same with the store's book of whole scans
+//                                      (scan_book.hpp): the one scan is checked, not walked
 //   BM_KeyScan/cupy25/warm_watch       the same process again, as a warm test session keys its
 //                                      programs (the memo of whole scans on)
-// The first three rows run with CUBBY_SCAN_WATCH=0 (the scan's own cost); before fresh_watch the
+// The first three rows run with CUBBY_SCAN_WATCH=0 (the scan's own cost); before the others the
 // workload's files are made older than the "too new" window (2 s), as installed headers are.
-// A "new process" is forget_header_scans(): every per-process memo of the scan is dropped; the
-// store's files (toolkit names, the record) stay. Counter headers_read: files read a round.
+// A "new process" is forget_header_scans() and a new KeyDeriver (as a new Cache makes): every
+// per-process memo of the scan is dropped; the store's files (toolkit names, the record, the
+// book) stay. Counter headers_read: files read a round.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -40,7 +43,9 @@
 #include <utility>
 #include <vector>
 
-#include "cubby/cache.hpp"
+#include "cache/key_inputs.hpp"
+#include "cubby/nvrtc.hpp"
+#include "cuda/include_plan.hpp"
 #include "key/include_scan.hpp"
 
 namespace {
@@ -143,44 +148,57 @@ Workload& workload(const Programs& programs) {
   return at->second;
 }
 
-enum class Mode { fresh_no_record, fresh_record, warm, fresh_watch, warm_watch };
+enum class Mode { fresh_no_record, fresh_record, warm, fresh_watch, fresh_book, warm_watch };
 
 void BM_KeyScan(benchmark::State& state, Mode mode, const Programs& programs) {
   Workload& w = workload(programs);
-  if (!w.error.empty()) {
-    state.SkipWithError(w.error.c_str());
+  const auto nvrtc = cubby::locate_nvrtc();
+  if (!w.error.empty() || !nvrtc) {
+    state.SkipWithError(w.error.empty() ? nvrtc.error().message.c_str() : w.error.c_str());
     return;
   }
-  if (mode == Mode::fresh_watch || mode == Mode::warm_watch) {
+  const bool watch =
+      mode == Mode::fresh_watch || mode == Mode::fresh_book || mode == Mode::warm_watch;
+  if (watch) {
     ::unsetenv("CUBBY_SCAN_WATCH");
     std::this_thread::sleep_until(w.written + std::chrono::milliseconds(2100));
   } else {
     ::setenv("CUBBY_SCAN_WATCH", "0", 1);
   }
   static int round = 0;
-  cubby::Config config;
-  config.dir = w.root / ("store-" + std::to_string(round++));
-  cubby::Cache cache(config);  // sets the store's tmp/ as the scan's folder (default too-new rule)
-  if (mode == Mode::fresh_no_record) {
-    // Nothing is new enough to be kept: the record stays empty (toolkit names are still kept).
-    cubby::set_toolkit_names_folder(config.dir / "tmp",
-                                    std::numeric_limits<std::int64_t>::max() / 2);
-  }
-  for (const auto& request : w.requests) benchmark::DoNotOptimize(cache.key_of(request));  // fill
+  const fs::path tmp = w.root / ("store-" + std::to_string(round++)) / "tmp";
+  // fresh_no_record: nothing is old enough to be kept (toolkit names are still kept).
+  const std::int64_t too_new = mode == Mode::fresh_no_record
+                                   ? std::numeric_limits<std::int64_t>::max() / 2
+                                   : cubby::ScanRecord::kTooNewNs;
+  // The Cache's key derivation, made anew for each "new process" (its record is read once).
+  auto keys = std::make_unique<cubby::KeyDeriver>(fs::path(), tmp, too_new);
+  std::vector<cubby::IncludePlan> plans;
+  for (const auto& request : w.requests)
+    plans.push_back(cubby::plan_includes(request, nvrtc->include_dir));
+  const auto key_all = [&]() {
+    for (std::size_t i = 0; i < w.requests.size(); ++i) {
+      benchmark::DoNotOptimize(keys->prepare(w.requests[i], plans[i], "sm_90", *nvrtc).key());
+    }
+  };
+  key_all();  // fill the store's files
   std::uint64_t read = 0;
   std::int64_t rounds = 0;
   std::size_t uncached = 0;  // programs whose headers the scan cannot name
-  for (const auto& request : w.requests) {
-    uncached += cache.key_inputs(request).unresolvable.empty() ? 0 : 1;
+  for (std::size_t i = 0; i < w.requests.size(); ++i) {
+    uncached += keys->inputs(w.requests[i], plans[i], "sm_90", *nvrtc).unresolvable.empty() ? 0 : 1;
   }
   for (auto _ : state) {
     if (mode != Mode::warm && mode != Mode::warm_watch) {
       state.PauseTiming();
       cubby::forget_header_scans();
+      keys = std::make_unique<cubby::KeyDeriver>(fs::path(), tmp, too_new);
+      std::error_code ignored;
+      if (mode == Mode::fresh_watch) fs::remove_all(keys->scans().book()->folder(), ignored);
       state.ResumeTiming();
     }
     const std::uint64_t before = cubby::header_files_read();
-    for (const auto& request : w.requests) benchmark::DoNotOptimize(cache.key_of(request));
+    key_all();
     read += cubby::header_files_read() - before;
     ++rounds;
   }
@@ -188,7 +206,6 @@ void BM_KeyScan(benchmark::State& state, Mode mode, const Programs& programs) {
       rounds == 0 ? 0.0 : static_cast<double>(read) / static_cast<double>(rounds);
   state.counters["programs"] = static_cast<double>(w.requests.size());
   state.counters["uncached"] = static_cast<double>(uncached);
-  cubby::set_toolkit_names_folder({});
   cubby::forget_header_scans();
   ::unsetenv("CUBBY_SCAN_WATCH");
 }
@@ -200,7 +217,8 @@ int main(int argc, char** argv) {
     for (const auto& [name, mode] :
          {std::pair{"fresh_no_record", Mode::fresh_no_record},
           std::pair{"fresh_record", Mode::fresh_record}, std::pair{"warm", Mode::warm},
-          std::pair{"fresh_watch", Mode::fresh_watch}, std::pair{"warm_watch", Mode::warm_watch}}) {
+          std::pair{"fresh_watch", Mode::fresh_watch}, std::pair{"fresh_book", Mode::fresh_book},
+          std::pair{"warm_watch", Mode::warm_watch}}) {
       benchmark::RegisterBenchmark(
           (std::string("BM_KeyScan/") + programs->name + "/" + name).c_str(),
           [mode = mode, programs](benchmark::State& state) { BM_KeyScan(state, mode, *programs); })

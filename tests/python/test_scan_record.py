@@ -1,5 +1,7 @@
-"""The header scan's record between processes (core/src/key/scan_record.hpp) through the C API:
-new processes that derive keys with a store's tmp/scan-record-<uid>, as a warm CuPy session does."""
+"""The header scan's files between processes through the C API: the record of files
+(core/src/key/scan_record.hpp, tmp/scan-record-<uid>) and the book of whole scans
+(core/src/key/scan_book.hpp, tmp/scan-book-<uid>/), in new processes that derive keys with a
+store, as a warm CuPy session does."""
 
 from __future__ import annotations
 
@@ -25,10 +27,10 @@ print(cubby.Cache(dir=spec["store"]).key(spec["source"], options=spec["options"]
 SOURCE = '#include "val.cuh"\n__global__ void k(int* out) { *out = VALUE; }\n'
 
 
-def key_in_a_new_process(store: Path, include: Path) -> str:
+def key_in_a_new_process(store: Path, *includes: Path) -> str:
     env = dict(os.environ, PYTHONPATH=str(SRC))
     env.pop("CUBBY_DIR", None)
-    spec = {"store": str(store), "source": SOURCE, "options": [f"-I{include}"]}
+    spec = {"store": str(store), "source": SOURCE, "options": [f"-I{i}" for i in includes]}
     done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], env=env,
                           capture_output=True, text=True, check=True)
     return done.stdout.strip()
@@ -71,3 +73,22 @@ def test_a_corrupt_record_is_ignored_and_a_read_only_store_works(tmp_path):
     blocked.mkdir()
     (blocked / "tmp").write_text("a file where the folder should be")
     assert key_in_a_new_process(blocked, include) == expected
+
+
+def test_a_new_process_checks_the_book_of_whole_scans_and_sees_a_shadowing_header(tmp_path):
+    first = tmp_path / "first"
+    first.mkdir()
+    include = tmp_path / "inc"
+    include.mkdir()
+    (include / "val.cuh").write_text("#define VALUE 11\n")
+    time.sleep(2.2)  # older than the "too new" window: the scan is booked
+    store = tmp_path / "store"
+    key = key_in_a_new_process(store, first, include)
+    pages = store / "tmp" / f"scan-book-{os.geteuid()}"
+    assert len(list(pages.iterdir())) == 1
+    assert key_in_a_new_process(store, first, include) == key  # from the book
+
+    (first / "val.cuh").write_text("#define VALUE 33\n")  # searched before inc/
+    shadowed = key_in_a_new_process(store, first, include)
+    assert shadowed != key
+    assert shadowed == key_in_a_new_process(tmp_path / "another-store", first, include)

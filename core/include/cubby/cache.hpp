@@ -28,6 +28,7 @@ class DefaultArch;
 class FileLock;
 struct IncludePlan;
 class KeyClaims;
+class KeyDeriver;
 class LocalStore;
 class MemoryTier;
 class PchPolicy;
@@ -201,6 +202,7 @@ class CUBBY_API Cache {
   std::unique_ptr<DefaultArch> arch_;
   std::unique_ptr<PchPolicy> pch_;
   std::unique_ptr<SuiteRecorder> recorder_;  // null without Config::suite
+  std::unique_ptr<KeyDeriver> keys_;         // key derivation and the store's scan files
   std::atomic<bool> warned_remote_entry_{false};
 };
 

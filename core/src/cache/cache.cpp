@@ -171,12 +171,13 @@ Cache::Cache(Config config)
       counters_(std::make_unique<CacheCounters>()),
       claims_(std::make_unique<KeyClaims>()),
       arch_(std::make_unique<DefaultArch>(config_.default_arch)),
-      pch_(std::make_unique<PchPolicy>(config_)) {
+      pch_(std::make_unique<PchPolicy>(config_)),
+      // The header scans' files between processes live in the store (scan_place.hpp).
+      keys_(std::make_unique<KeyDeriver>(
+          config_.base_dir, config_.disabled ? std::filesystem::path() : config_.dir / "tmp")) {
   if (!config_.suite.empty() && !config_.disabled && !config_.read_only) {
     recorder_ = std::make_unique<SuiteRecorder>(config_.suite, config_.dir, config_.base_dir);
   }
-  // The toolkit part of the header scan, kept in the store between processes (include_scan.hpp).
-  if (!config_.disabled) set_toolkit_names_folder(config_.dir / "tmp");
   // A store folder without entries is a fresh runner: every lookup goes to the remote, so its
   // connection opens while the caller gets ready (a warm store never connects unless it misses),
   // and the entries its suite's last run used are fetched ahead of its lookups.
@@ -215,21 +216,23 @@ std::string Cache::default_arch() const { return arch_->get(); }
 
 namespace {
 
-// `request`'s key as `cache` derives it: its default architecture, its base folder.
-PreparedKey prepare_for(const Cache& cache, const CompileRequest& request) {
+// `request`'s key as `keys` derives it, for `default_arch` when the request names none.
+PreparedKey prepare_for(const KeyDeriver& keys, const std::string& default_arch,
+                        const CompileRequest& request) {
   const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
-  return prepare_key(request, plan_includes(request, nvrtc.include_dir),
-                     request.arch.empty() ? cache.default_arch() : request.arch, nvrtc,
-                     cache.config().base_dir);
+  return keys.prepare(request, plan_includes(request, nvrtc.include_dir),
+                      request.arch.empty() ? default_arch : request.arch, nvrtc);
 }
 
 }  // namespace
 
 KeyInputs Cache::key_inputs(const CompileRequest& request) const {
-  return prepare_for(*this, request).full();
+  return prepare_for(*keys_, default_arch(), request).full();
 }
 
-Key Cache::key_of(const CompileRequest& request) const { return prepare_for(*this, request).key(); }
+Key Cache::key_of(const CompileRequest& request) const {
+  return prepare_for(*keys_, default_arch(), request).key();
+}
 
 Stats Cache::stats() const {
   Stats out = counters_->snapshot();
@@ -389,8 +392,8 @@ std::shared_ptr<const Entry> Cache::compile_entry(const CompileRequest& request,
   // the key's. It is returned (it is what NVRTC compiled) but neither stored nor kept as a PCH.
   if (!config_.disabled && inputs.unresolvable.empty()) {
     auto nvrtc = locate_nvrtc();
-    headers_changed = !nvrtc || headers_changed_since(request, plan, request.arch, *nvrtc,
-                                                      config_.base_dir, inputs, since_ns);
+    headers_changed = !nvrtc || keys_->headers_changed_since(request, plan, request.arch, *nvrtc,
+                                                             inputs, since_ns);
   }
   if (headers_changed) {
     pch_->discard(pch_folder);
@@ -512,7 +515,7 @@ CacheResult Cache::compile(const CompileRequest& request) {
   // The request's include plan, made once: the key, the compile and the check after it follow it.
   const IncludePlan plan = plan_includes(resolved, nvrtc.include_dir);
   // The key without a copy of the headers (they are read back only for a miss or a new recipe).
-  const PreparedKey prepared = prepare_key(resolved, plan, resolved.arch, nvrtc, config_.base_dir);
+  const PreparedKey prepared = keys_->prepare(resolved, plan, resolved.arch, nvrtc);
   const KeyInputs& inputs = prepared.inputs;
   CacheResult result;
   result.key = prepared.key();

@@ -74,33 +74,25 @@ KeyInputs PreparedKey::full() const {
   return whole;
 }
 
-PreparedKey prepare_key(const CompileRequest& request, const IncludePlan& plan,
-                        const std::string& arch, const NvrtcLibrary& nvrtc,
-                        const std::filesystem::path& base_dir) {
+PreparedKey KeyDeriver::prepare(const CompileRequest& request, const IncludePlan& plan,
+                                const std::string& arch, const NvrtcLibrary& nvrtc) const {
   PreparedKey prepared;
-  prepared.scan = scan_includes_shared(request.source, plan.search);
+  prepared.scan = scan_includes_shared(request.source, plan.search, place_);
   prepared.inputs = inputs_without_headers(request, arch, nvrtc);
   prepared.inputs.unresolvable = prepared.scan->unresolvable;
   prepared.inputs.unresolvable.insert(prepared.inputs.unresolvable.end(), plan.unmodelled.begin(),
                                       plan.unmodelled.end());
-  if (!base_dir.empty()) relativize_paths(prepared.inputs, base_dir);
-  prepared.digest = digest_of(prepared.scan, base_dir);
-  prepared.base_dir = base_dir;
+  if (!base_dir_.empty()) relativize_paths(prepared.inputs, base_dir_);
+  prepared.digest = digest_of(prepared.scan, base_dir_);
+  prepared.base_dir = base_dir_;
   return prepared;
 }
 
-KeyInputs key_inputs_for(const CompileRequest& request, const IncludePlan& plan,
-                         const std::string& arch, const NvrtcLibrary& nvrtc,
-                         const std::filesystem::path& base_dir) {
-  return prepare_key(request, plan, arch, nvrtc, base_dir).full();
-}
-
-bool headers_changed_since(const CompileRequest& request, const IncludePlan& plan,
-                           const std::string& arch, const NvrtcLibrary& nvrtc,
-                           const std::filesystem::path& base_dir, const KeyInputs& inputs,
-                           std::int64_t since_ns) {
+bool KeyDeriver::headers_changed_since(const CompileRequest& request, const IncludePlan& plan,
+                                       const std::string& arch, const NvrtcLibrary& nvrtc,
+                                       const KeyInputs& inputs, std::int64_t since_ns) const {
   if (!plan_still_current(plan, request)) return true;
-  const PreparedKey now = prepare_key(request, plan, arch, nvrtc, base_dir);
+  const PreparedKey now = prepare(request, plan, arch, nvrtc);
   for (const HeaderDigest& header : now.scan->headers) {  // real paths: not relativized
     if (header.resolved && header_changed_since(header.path, header.content_hash, since_ns)) {
       return true;

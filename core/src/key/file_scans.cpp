@@ -114,7 +114,7 @@ std::string real_path(const std::string& path) {
 }
 
 bool resolve_file(const std::string& candidate, const struct stat& st, const FolderOf& folder_of,
-                  Resolved& out) {
+                  ScanRecord* record, Resolved& out) {
   ScanMemo& m = scan_memo();
   {
     std::lock_guard<std::mutex> lock(m.mutex);
@@ -134,12 +134,7 @@ bool resolve_file(const std::string& candidate, const struct stat& st, const Fol
       return true;
     }
   }
-  std::shared_ptr<ScanRecord> record;
-  {
-    std::lock_guard<std::mutex> lock(m.mutex);
-    record = m.record;
-  }
-  if (record) {
+  if (record != nullptr) {
     if (auto recorded = record->find(out.canonical, st)) {
       out.scan = std::move(recorded);
       std::lock_guard<std::mutex> lock(m.mutex);
@@ -151,7 +146,7 @@ bool resolve_file(const std::string& candidate, const struct stat& st, const Fol
   bool stable = false;
   out.scan = read_scan(out.canonical, stable);
   if (stable && out.scan->matches(st)) {
-    if (record) record->add(out.canonical, out.scan);
+    if (record != nullptr) record->add(out.canonical, out.scan);
     std::lock_guard<std::mutex> lock(m.mutex);
     m.files[out.canonical] = out.scan;
     m.candidates[candidate] = out;

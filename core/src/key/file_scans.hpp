@@ -31,9 +31,8 @@ struct ScanMemo {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const FileScan>> files;
   std::unordered_map<std::string, Resolved> candidates;
-  std::shared_ptr<ScanRecord> record;  // the store's (set_toolkit_names_folder); null: none
-  std::int64_t too_new_ns = ScanRecord::kTooNewNs;  // set_toolkit_names_folder's, for ScanWatch
   std::atomic<std::uint64_t> files_read{0};
+  std::atomic<std::uint64_t> booked_served{0};  // scans answered from a book (header_scans_booked)
 };
 
 // The process's one memo (never destroyed: usable from threads still running at exit).
@@ -63,9 +62,9 @@ std::string real_path(const std::string& path);
 using FolderOf = std::function<const std::string&()>;
 
 // The canonical path and scan of the regular file at `candidate`, whose stat is `st` (from the
-// memo, the store's record, or read): false if its canonical path cannot be found (it vanished
-// meanwhile). Memoizes what it read when the file was stable.
+// memo, `record` (a store's; null: none), or read): false if its canonical path cannot be found
+// (it vanished meanwhile). Memoizes what it read when the file was stable, and adds it to `record`.
 bool resolve_file(const std::string& candidate, const struct stat& st, const FolderOf& folder_of,
-                  Resolved& out);
+                  ScanRecord* record, Resolved& out);
 
 }  // namespace cubby

@@ -135,7 +135,8 @@ bool Scanner::try_candidate(std::string_view include, const std::string& candida
     const std::string dir = parent_of(candidate);
     if (is_folder(dir) && ::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         resolve_file(
-            candidate, st, [&]() -> const std::string& { return canonical_folder(dir); }, found)) {
+            candidate, st, [&]() -> const std::string& { return canonical_folder(dir); },
+            place_.record(), found)) {
       at->second = Tried{std::move(found), static_cast<std::uint64_t>(st.st_dev),
                          static_cast<std::uint64_t>(st.st_ino), st};
     }

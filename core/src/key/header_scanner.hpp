@@ -24,6 +24,7 @@
 #include "key/folder_listing.hpp"
 #include "key/include_lexer.hpp"
 #include "key/include_scan.hpp"
+#include "key/scan_place.hpp"
 #include "key/scan_watch.hpp"
 
 namespace cubby {
@@ -34,10 +35,12 @@ inline constexpr std::string_view kSourceMark = "\x02:";
 
 class Scanner {
  public:
+  // `place`: where the files' scans and the toolkit's names are kept between processes.
   Scanner(std::vector<std::string> search_dirs, std::vector<std::string> include_dirs,
           std::vector<std::string> toolkit_dirs, const std::vector<std::string>& defines,
-          std::string_view source)
-      : search_dirs_(std::move(search_dirs)),
+          std::string_view source, const ScanPlace& place)
+      : place_(place),
+        search_dirs_(std::move(search_dirs)),
         include_dirs_(std::move(include_dirs)),
         toolkit_dirs_(std::move(toolkit_dirs)),
         computed_(defines),
@@ -184,6 +187,7 @@ class Scanner {
     return visited_.size() + sources_.size() + toolkit_roots_.size() + computed_.definitions();
   }
 
+  const ScanPlace& place_;
   std::vector<std::string> search_dirs_;
   std::vector<std::string> include_dirs_;  // search_dirs_ without the program's folder
   std::vector<std::string> toolkit_dirs_;

@@ -17,8 +17,11 @@
 #include "key/folder_fingerprint.hpp"
 #include "key/folder_listing.hpp"
 #include "key/header_scanner.hpp"
+#include "key/scan_book.hpp"
+#include "key/scan_place.hpp"
 #include "key/scan_record.hpp"
 #include "key/scan_watch.hpp"
+#include "key/toolkit_headers.hpp"
 #include "key/toolkit_names.hpp"
 #include "util/hash.hpp"
 #include "util/io.hpp"
@@ -118,18 +121,39 @@ std::string scan_memo_key(const IncludeList& list, const IncludeSearch& search) 
 // uses the program's folder for the source's quoted includes only). Every existing regular file
 // among them is recorded and scanned, so a header that would shadow another (or be shadowed)
 // changes the result. Pre-included files are looked up in the working folder first.
+HeaderScan scan_includes(std::string_view source, const IncludeSearch& search,
+                         const ScanPlace& place) {
+  return *scan_includes_shared(source, search, place);
+}
+
 HeaderScan scan_includes(std::string_view source, const IncludeSearch& search) {
-  return *scan_includes_shared(source, search);
+  return scan_includes(source, search, ScanPlace::none());
 }
 
 std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
-                                                       const IncludeSearch& search) {
+                                                       const IncludeSearch& search,
+                                                       const ScanPlace& place) {
   const IncludeList list = list_includes(source);
   const std::string memo_key = scan_memo_key(list, search);
   const std::vector<std::string> calls = memo_calls(list, search);
   ScanWatch& watch = ScanWatch::process();
   if (std::shared_ptr<const HeaderScan> memoized = watch.find(memo_key, calls)) {
     return named(std::move(memoized), search.program_name);
+  }
+  // The book's page is named by the toolkit too: the toolkit's part of a scan is keyed by it.
+  const std::string toolkit = place.book() == nullptr || search.toolkit_dirs.empty()
+                                  ? std::string()
+                                  : toolkit_headers_identity(search.toolkit_dirs.back());
+  if (place.book() != nullptr) {
+    if (std::optional<BookedScan> booked = place.book()->find(memo_key, toolkit, calls)) {
+      // Remembered (its watches placed, then looked at again), or looked at again without watches.
+      if (watch.remember(memo_key, booked->result, booked->macros, calls, booked->looked,
+                         booked->limit_ns) ||
+          ScanWatch::still_true(booked->looked, booked->limit_ns)) {
+        scan_memo().booked_served.fetch_add(1, std::memory_order_relaxed);
+        return named(std::move(booked->result), search.program_name);
+      }
+    }
   }
   const std::int64_t started_ns = realtime_ns();
 
@@ -144,7 +168,7 @@ std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
   std::vector<std::string> toolkit_dirs;
   for (const auto& dir : search.toolkit_dirs) toolkit_dirs.push_back(absolute_dir(dir, cwd));
   Scanner scanner(std::move(search_dirs), std::move(include_dirs), std::move(toolkit_dirs),
-                  search.defines, source);
+                  search.defines, source, place);
   if (!search.pre_includes.empty()) {
     scanner.scan_pre_includes(search.pre_includes, absolute_dir(std::filesystem::path(), cwd));
   }
@@ -152,36 +176,26 @@ std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
   scanner.add_macros(std::string(kSourceMark), list, {});
   scanner.scan(list.names, std::vector<std::string>{});
   scanner.scan_indirect();
-  std::shared_ptr<ScanRecord> record;
-  std::int64_t too_new_ns = ScanRecord::kTooNewNs;
-  {
-    ScanMemo& m = scan_memo();
-    const std::lock_guard lock(m.mutex);
-    record = m.record;
-    too_new_ns = m.too_new_ns;
-  }
-  if (record) record->save();  // writes only if this scan read a file worth recording
-  const ScanWatch::Looked looked = scanner.looked();
-  const std::set<std::string, std::less<>> macros = scanner.memo_names();
-  const bool covered_trees = scanner.covered_trees();
-  auto result = std::make_shared<const HeaderScan>(std::move(scanner).take());
+  if (place.record() != nullptr) place.record()->save();  // only if it read a file worth keeping
   // A tree fallback's files are not watched: such a scan is made again every time.
-  if (!covered_trees)
-    watch.remember(memo_key, result, macros, calls, looked, started_ns, too_new_ns);
-  return named(std::move(result), search.program_name);
-}
-
-void set_toolkit_names_folder(const std::filesystem::path& folder, std::int64_t too_new_ns) {
-  set_toolkit_names_path(folder);
-  ScanMemo& m = scan_memo();
-  const std::lock_guard lock(m.mutex);
-  m.too_new_ns = too_new_ns;
-  if (folder.empty()) {
-    m.record = nullptr;
-  } else if (!m.record || m.record->file() != scan_record_file(folder) ||
-             m.record->too_new_ns() != too_new_ns) {
-    m.record = std::make_shared<ScanRecord>(scan_record_file(folder), too_new_ns);
+  if (scanner.covered_trees()) {
+    return named(std::make_shared<const HeaderScan>(std::move(scanner).take()),
+                 search.program_name);
   }
+  BookedScan done;
+  done.looked = scanner.looked();
+  done.macros = scanner.memo_names();
+  done.calls = ScanWatch::calls_of(calls, done.macros);
+  done.limit_ns = started_ns - place.too_new_ns();
+  done.result = std::make_shared<const HeaderScan>(std::move(scanner).take());
+  std::shared_ptr<const HeaderScan> result = done.result;
+  // Booked only when the memo could remember it: its folders are on file systems whose changes
+  // the kernel sees and its files are older than the "too new" window.
+  if (watch.remember(memo_key, result, done.macros, calls, done.looked, done.limit_ns) &&
+      place.book() != nullptr) {
+    place.book()->add(memo_key, toolkit, std::move(done));
+  }
+  return named(std::move(result), search.program_name);
 }
 
 void forget_header_scans() {
@@ -191,7 +205,6 @@ void forget_header_scans() {
     const std::lock_guard lock(m.mutex);
     m.files.clear();
     m.candidates.clear();
-    if (m.record) m.record = std::make_shared<ScanRecord>(m.record->file(), m.record->too_new_ns());
   }
   forget_toolkit_closures();
   forget_folder_listings();
@@ -212,6 +225,10 @@ std::uint64_t header_files_read() { return scan_memo().files_read.load(std::memo
 
 std::uint64_t header_scans_memoized() { return ScanWatch::process().served(); }
 
+std::uint64_t header_scans_booked() {
+  return scan_memo().booked_served.load(std::memory_order_relaxed);
+}
+
 bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
                           std::int64_t since_ns) {
   bool stable = false;
@@ -222,10 +239,17 @@ bool header_changed_since(const std::string& path, const std::array<std::uint8_t
 std::vector<HeaderDigest> scan_headers(std::string_view source,
                                        const std::filesystem::path& source_dir,
                                        const std::vector<std::filesystem::path>& include_paths) {
+  return scan_headers(source, source_dir, include_paths, ScanPlace::none());
+}
+
+std::vector<HeaderDigest> scan_headers(std::string_view source,
+                                       const std::filesystem::path& source_dir,
+                                       const std::vector<std::filesystem::path>& include_paths,
+                                       const ScanPlace& place) {
   IncludeSearch search;
   search.program_dir = source_dir;
   search.include_paths = include_paths;
-  return scan_includes(source, search).headers;
+  return scan_includes(source, search, place).headers;
 }
 
 }  // namespace cubby

@@ -17,6 +17,8 @@
 
 namespace cubby {
 
+class ScanPlace;  // scan_place.hpp
+
 // What a header scan found. `headers`: every header the program can read (HeaderDigest), and
 // for a computed include the scan could not bound, one digest per folder tree it could read from
 // (include kFolderTreeInclude, path the folder, content_hash the tree's fingerprint:
@@ -50,6 +52,10 @@ struct HeaderScan {
 // Headers sorted by (include, path) and de-duplicated. Each file's part memoized per process by
 // path, identity, size, mtime and ctime; the whole scan memoized per process while the kernel
 // reports no change to anything it looked at (ScanWatch, scan_watch.hpp; CUBBY_SCAN_WATCH=0: off).
+// `place` keeps what the scan learns between processes (scan_place.hpp: the toolkit's names, the
+// scan record of files, the book of whole scans): a fresh process asks the book for a scan of the
+// same include set and uses it if everything it looked at is still so (ScanWatch::still_true, as
+// the memo's second look), else scans; a scan the memo of whole scans could remember is booked.
 // Never misses a header reachable through a literal header name. The header names passed to
 // include-test macros (IncludeList::test_macros: CCCL's
 // `_CCCL_HAS_INCLUDE(<x>)`), wherever defined among the files scanned, count as a
@@ -66,28 +72,17 @@ struct HeaderScan {
 // NVRTC either (or NVRTC fails on it). Known limit: the toolkit's own headers are followed by
 // their literal includes only (their computed ones read toolkit headers, which
 // KeyInputs::toolkit_headers covers).
-HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);
+HeaderScan scan_includes(std::string_view source, const IncludeSearch& search,
+                         const ScanPlace& place);
+HeaderScan scan_includes(std::string_view source, const IncludeSearch& search);  // nothing kept
 // scan_includes without a copy: a scan answered from the memo is shared with it (immutable).
 std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
-                                                       const IncludeSearch& search);
-
-// Where scan_includes keeps what it learned between processes (a store's tmp/ folder; empty, the
-// default: nothing is kept, every process reads its headers once):
-// - the toolkit part: the names the toolkit headers reached from one header include, in a file
-//   named by a hash of the toolkit folders, that header and the toolkit's identity
-//   (toolkit_headers.hpp), written once (about 500 headers read and lexed for
-//   <cuda/std/mdspan>), read by every later process;
-// - the scan record (`scan-record-<uid>`, scan_record.hpp): each user header's content hash and
-//   includes by canonical path and (device, inode, size, mtime, ctime), so a later process stats
-//   a header instead of reading and lexing it; a header whose mtime or ctime is within
-//   `too_new_ns` of its read is not recorded (ScanRecord's "too new" rule).
-// A file that cannot be written or read costs time only.
-void set_toolkit_names_folder(const std::filesystem::path& folder,
-                              std::int64_t too_new_ns = ScanRecord::kTooNewNs);
+                                                       const IncludeSearch& search,
+                                                       const ScanPlace& place);
 
 // Forgets every per-process memo of the scan (files, candidates, folder listings, toolkit names,
-// the record as read), as in a fresh process; the files in the folder above stay. For tests and
-// benchmarks.
+// whole scans), as in a fresh process (with a new ScanPlace: a place's record is read once); the
+// files a place keeps stay. For tests and benchmarks.
 void forget_header_scans();
 
 // The folder part of `path` as the scan names folders: "/" for an entry of the root, "." for a
@@ -102,6 +97,10 @@ std::uint64_t header_files_read();
 // diagnostic for tests and benchmarks.
 std::uint64_t header_scans_memoized();
 
+// How many scans this process answered from a place's book of whole scans (scan_book.hpp): a
+// diagnostic for tests and benchmarks.
+std::uint64_t header_scans_booked();
+
 // Whether the file at `path` (a resolved HeaderDigest's, not relativized) may hold other bytes than
 // the ones hashed to `content_hash`: it cannot be read whole, its bytes hash otherwise, or its
 // ctime is after `since_ns` (CLOCK_REALTIME nanoseconds taken before the scan that produced the
@@ -115,5 +114,9 @@ bool header_changed_since(const std::string& path, const std::array<std::uint8_t
 std::vector<HeaderDigest> scan_headers(std::string_view source,
                                        const std::filesystem::path& source_dir,
                                        const std::vector<std::filesystem::path>& include_paths);
+std::vector<HeaderDigest> scan_headers(std::string_view source,
+                                       const std::filesystem::path& source_dir,
+                                       const std::vector<std::filesystem::path>& include_paths,
+                                       const ScanPlace& place);
 
 }  // namespace cubby

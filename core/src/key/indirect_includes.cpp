@@ -28,7 +28,7 @@ void Scanner::scan_toolkit_names() {
     }
     if (roots.empty()) return;
     for (const std::string& root : roots) {
-      for (const auto& [first, names] : *toolkit_closure(toolkit_dirs_, root)) {
+      for (const auto& [first, names] : *toolkit_closure(toolkit_dirs_, root, place_.folder())) {
         for (std::size_t d = 0; d < include_dirs_.size(); ++d) {
           if (!may_hold(include_dirs_[d], first)) continue;
           for (const std::string& name : names) try_candidate(name, include_dirs_[d] + "/" + name);

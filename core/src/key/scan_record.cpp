@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "key/include_lexer.hpp"
+#include "key/record_bytes.hpp"
 #include "key/scan_watch.hpp"
 #include "util/bytes.hpp"
 #include "util/file_trust.hpp"
@@ -21,63 +22,6 @@ namespace {
 
 constexpr std::string_view kMagic = "cubby scan record\n";
 constexpr std::size_t kChecksumBytes = 16;
-
-void put_str(std::string& out, std::string_view text) {
-  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(text.size()));
-  out.append(text);
-}
-
-void put_list(std::string& out, const std::vector<std::string>& list) {
-  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(list.size()));
-  for (const std::string& item : list) put_str(out, item);
-}
-
-// Reads the grammar of scan_record.hpp from `bytes`, every read bounds-checked: a failed read
-// leaves `ok` false and every later read fails too.
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  bool ok() const { return ok_; }
-  bool at_end() const { return at_ == bytes_.size(); }
-
-  template <class T>
-  T integer() {
-    if (!ok_ || bytes_.size() - at_ < sizeof(T)) {
-      ok_ = false;
-      return T{};
-    }
-    const T value = load_le<T>(bytes_, at_);
-    at_ += sizeof(T);
-    return value;
-  }
-  std::string_view raw(std::size_t size) {
-    if (!ok_ || bytes_.size() - at_ < size) {
-      ok_ = false;
-      return {};
-    }
-    const std::string_view out = bytes_.substr(at_, size);
-    at_ += size;
-    return out;
-  }
-  std::string str() { return std::string(raw(integer<std::uint32_t>())); }
-  std::vector<std::string> list() {
-    const auto count = integer<std::uint32_t>();
-    std::vector<std::string> out;
-    // Each item takes at least its 4-byte length: a count beyond what is left is corrupt.
-    if (!ok_ || count > (bytes_.size() - at_) / 4) {
-      ok_ = false;
-      return out;
-    }
-    out.reserve(count);
-    for (std::uint32_t i = 0; i < count && ok_; ++i) out.push_back(str());
-    return out;
-  }
-
- private:
-  std::string_view bytes_;
-  std::size_t at_ = 0;
-  bool ok_ = true;
-};
 
 }  // namespace
 
@@ -122,7 +66,7 @@ std::optional<ScanEntries> decode_scan_record(std::string_view bytes) {
   if (std::memcmp(checksum.data(), bytes.data() + body.size(), kChecksumBytes) != 0) {
     return std::nullopt;
   }
-  Reader in(body.substr(kMagic.size()));
+  RecordReader in(body.substr(kMagic.size()));
   if (in.integer<std::uint32_t>() != kScanRecordVersion ||
       in.integer<std::uint32_t>() != kIncludeLexerVersion) {
     return std::nullopt;

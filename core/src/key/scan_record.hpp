@@ -83,7 +83,7 @@ std::int64_t realtime_ns();
 //   checksum:= hash128 of everything before it (16 bytes)
 // Integers little-endian. Paths are canonical (realpath) and unique within a record.
 inline constexpr std::uint32_t kScanRecordVersion = 2;
-// The record's file in `folder` (the one set_toolkit_names_folder chose, include_scan.hpp): one
+// The record's file in `folder` (a ScanPlace's, scan_place.hpp: a store's tmp/): one
 // per user, "scan-record-<effective uid>", so users of a group-shared store never read each
 // other's record (nor fight over one file).
 std::filesystem::path scan_record_file(const std::filesystem::path& folder);

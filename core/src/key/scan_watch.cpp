@@ -13,6 +13,7 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "key/folder_listing.hpp"
@@ -216,65 +217,74 @@ std::shared_ptr<const HeaderScan> ScanWatch::find(const std::string& memo_key,
   return at->second.result;
 }
 
-void ScanWatch::remember(const std::string& memo_key, std::shared_ptr<const HeaderScan> scan,
-                         const std::set<std::string, std::less<>>& macros,
-                         const std::vector<std::string>& calls, const Looked& looked,
-                         std::int64_t scan_start_ns, std::int64_t too_new_ns) {
-  State& s = *state_;
-  const std::lock_guard lock(s.mutex);
-  if (!s.ready()) return;
-  if (!s.unchanged() && !s.ready()) return;  // older memos forgotten: a fresh queue
-  const std::int64_t limit = scan_start_ns - too_new_ns;
-  // Watches first, then the second look: a change before a watch shows in the second look, one
-  // after it as an event.
-  for (const Folder& folder : looked.folders) {
-    if (!s.watch_existence(folder.path)) return;
-    if (folder.every_name && folder.is_dir && !s.watch_folder(folder.path, "", true)) return;
-    for (const auto& asked : folder.asked) {
-      if (!s.watch_folder(folder.path, asked.first)) return;
-    }
-  }
-  // A candidate's folder is among the folders (its existence watched above): the candidate's
-  // own name in it is what is left to watch.
-  const auto watch_entry = [&s](const std::string& path) {
-    struct stat st {};
-    const std::string folder = parent_of(path);
-    return !is_folder(folder, st) ||
-           s.watch_folder(folder, std::string_view(path).substr(path.rfind('/') + 1));
-  };
-  for (const File& file : looked.files) {
-    if (!s.watch_file(file.path) || !watch_entry(file.path)) return;
-  }
-  for (const std::string& path : looked.absent) {
-    if (!watch_entry(path)) return;
-  }
+bool ScanWatch::still_true(const Looked& looked, std::int64_t limit_ns) {
   for (const Folder& folder : looked.folders) {
     struct stat st {};
     const bool is_dir = is_folder(folder.path, st);
-    if (is_dir != folder.is_dir) return;
+    if (is_dir != folder.is_dir) return false;
     if (!is_dir) continue;
-    if (st.st_dev != folder.st.st_dev || st.st_ino != folder.st.st_ino) return;
+    if (st.st_dev != folder.st.st_dev || st.st_ino != folder.st.st_ino) return false;
     if (folder.asked.empty() && !folder.every_name) continue;
+    // A folder in the state it was seen in, older than the limit, holds the names it held.
+    if (FileScan::same_state(st, folder.st) && FileScan::changed_before(st, limit_ns)) continue;
     const std::shared_ptr<const NameSet> names = listing_of(folder.path, st);
-    if (folder.every_name && (names == nullptr || !names->empty())) return;
+    if (folder.every_name && (names == nullptr || !names->empty())) return false;
     for (const auto& [name, answer] : folder.asked) {
-      if ((names == nullptr || names->may_contain(name)) != answer) return;
+      if ((names == nullptr || names->may_contain(name)) != answer) return false;
     }
   }
   for (const File& file : looked.files) {
     struct stat st {};
     if (::stat(file.path.c_str(), &st) != 0 || !FileScan::same_state(st, file.st) ||
-        !FileScan::changed_before(st, limit)) {
-      return;
+        !FileScan::changed_before(st, limit_ns)) {
+      return false;
     }
   }
   for (const std::string& path : looked.absent) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return;  // it appeared
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return false;  // it appeared
   }
-  if (!s.unchanged()) return;
+  return true;
+}
+
+bool ScanWatch::remember(const std::string& memo_key, std::shared_ptr<const HeaderScan> scan,
+                         const std::set<std::string, std::less<>>& macros,
+                         const std::vector<std::string>& calls, const Looked& looked,
+                         std::int64_t limit_ns) {
+  State& s = *state_;
+  const std::lock_guard lock(s.mutex);
+  if (!s.ready()) return false;
+  if (!s.unchanged() && !s.ready()) return false;  // older memos forgotten: a fresh queue
+  // Watches first, then the second look: a change before a watch shows in the second look, one
+  // after it as an event.
+  for (const Folder& folder : looked.folders) {
+    if (!s.watch_existence(folder.path)) return false;
+    if (folder.every_name && folder.is_dir && !s.watch_folder(folder.path, "", true)) return false;
+    for (const auto& asked : folder.asked) {
+      if (!s.watch_folder(folder.path, asked.first)) return false;
+    }
+  }
+  // A candidate's folder is among the folders (its existence watched above, what it is checked
+  // by the second look): the candidate's own name in it is what is left to watch.
+  std::unordered_set<std::string_view> dirs;
+  for (const Folder& folder : looked.folders) {
+    if (folder.is_dir) dirs.insert(folder.path);
+  }
+  const auto watch_entry = [&s, &dirs](const std::string& path) {
+    const std::string folder = parent_of(path);
+    return !dirs.contains(folder) ||
+           s.watch_folder(folder, std::string_view(path).substr(path.rfind('/') + 1));
+  };
+  for (const File& file : looked.files) {
+    if (!s.watch_file(file.path) || !watch_entry(file.path)) return false;
+  }
+  for (const std::string& path : looked.absent) {
+    if (!watch_entry(path)) return false;
+  }
+  if (!still_true(looked, limit_ns) || !s.unchanged()) return false;
   if (s.scans.size() >= kMaxScans) s.scans.clear();
   s.scans.insert_or_assign(memo_key, State::Scan{std::move(scan), macros, calls_of(calls, macros)});
+  return true;
 }
 
 void ScanWatch::forget() {

@@ -85,13 +85,21 @@ class ScanWatch {
   std::shared_ptr<const HeaderScan> find(const std::string& memo_key,
                                          const std::vector<std::string>& calls);
 
-  // Remembers `scan` for `memo_key` if its watches can be set up and it passes the re-check above;
-  // `macros`: every include-test macro the scan knew in the end; `calls`: the source's calls;
-  // `scan_start_ns`: CLOCK_REALTIME taken before the scan read anything.
-  void remember(const std::string& memo_key, std::shared_ptr<const HeaderScan> scan,
+  // Remembers `scan` for `memo_key` if its watches can be set up and it passes the second look
+  // (still_true): whether it did. `macros`: every include-test macro the scan knew in the end;
+  // `calls`: the source's calls; `limit_ns`: CLOCK_REALTIME taken before the scan read anything,
+  // less the "too new" window (ScanRecord::too_new_ns).
+  bool remember(const std::string& memo_key, std::shared_ptr<const HeaderScan> scan,
                 const std::set<std::string, std::less<>>& macros,
-                const std::vector<std::string>& calls, const Looked& looked,
-                std::int64_t scan_start_ns, std::int64_t too_new_ns);
+                const std::vector<std::string>& calls, const Looked& looked, std::int64_t limit_ns);
+
+  // Whether everything `looked` saw is still so (the second look of the contract above, with no
+  // watch): each folder is the same folder or still absent, each name asked of it gets the same
+  // answer (a folder in the state it was seen in and changed before `limit_ns` is not listed
+  // again: an entry added or removed changes its mtime and ctime), each file matches what was
+  // seen and was changed before `limit_ns`, and each absent candidate is still no file. What a
+  // scan saw in another process holds now if this says so (scan_book.hpp).
+  static bool still_true(const Looked& looked, std::int64_t limit_ns);
 
   // The calls among `calls` ("W ...") whose macro W is in `macros`, in order.
   static std::vector<std::string> calls_of(const std::vector<std::string>& calls,

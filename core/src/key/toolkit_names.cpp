@@ -17,27 +17,12 @@
 namespace cubby {
 namespace {
 
-// The folder set_toolkit_names_folder chose (empty: none).
-struct NamesFolder {
-  std::mutex mutex;
-  std::filesystem::path path;
-};
-NamesFolder& names_folder() {
-  static auto* instance = new NamesFolder();  // never destroyed: usable at exit
-  return *instance;
-}
-
-// The file that keeps the closure of `memo_key` between processes (empty: none): named by a hash
-// of the key and the identity of the toolkit's include folder (the last toolkit folder: the others
-// lie inside it), so an added, removed or resized toolkit header gives another file.
+// The file in `base` that keeps the closure of `memo_key` between processes (empty: none): named by
+// a hash of the key and the identity of the toolkit's include folder (the last toolkit folder: the
+// others lie inside it), so an added, removed or resized toolkit header gives another file.
 std::filesystem::path persisted_closure(const std::string& memo_key,
-                                        const std::vector<std::string>& toolkit_dirs) {
-  NamesFolder& folder = names_folder();
-  std::filesystem::path base;
-  {
-    const std::lock_guard lock(folder.mutex);
-    base = folder.path;
-  }
+                                        const std::vector<std::string>& toolkit_dirs,
+                                        const std::filesystem::path& base) {
   if (base.empty() || toolkit_dirs.empty()) return {};
   const auto digest = hash128(memo_key + '\1' + toolkit_headers_identity(toolkit_dirs.back()));
   return toolkit_names_file(base, to_hex(digest.data(), digest.size()));
@@ -55,7 +40,8 @@ ToolkitNames group_names(const std::set<std::string>& names) {
 }  // namespace
 
 std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
-                                                    const std::string& root) {
+                                                    const std::string& root,
+                                                    const std::filesystem::path& folder) {
   auto& [mutex, known] = memo_table<std::shared_ptr<const ToolkitNames>>();
   std::string memo_key = root;
   for (const std::string& dir : toolkit_dirs) memo_key += '\0' + dir;
@@ -64,7 +50,7 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
     if (auto found = known.find(memo_key); found != known.end()) return found->second;
   }
   // Another process's result: one name a line, the file ending in a line "end".
-  const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs);
+  const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs, folder);
   if (!file.empty()) {
     if (auto text = read_toolkit_names(file); text && text->ends_with("\nend\n")) {
       std::set<std::string> names;
@@ -117,12 +103,6 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
   auto result = std::make_shared<const ToolkitNames>(group_names(names));
   const std::lock_guard lock(mutex);
   return known.try_emplace(memo_key, std::move(result)).first->second;
-}
-
-void set_toolkit_names_path(const std::filesystem::path& folder) {
-  NamesFolder& names = names_folder();
-  const std::lock_guard lock(names.mutex);
-  names.path = folder;
 }
 
 void forget_toolkit_closures() {

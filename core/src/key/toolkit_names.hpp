@@ -18,12 +18,10 @@ using ToolkitNames = std::map<std::string, std::vector<std::string>, std::less<>
 // following each name into its includer's folder and every toolkit folder (all existing
 // candidates: a superset; literal names only: the toolkit's own computed includes are covered by
 // KeyInputs::toolkit_headers). Memoized per process by (toolkit folders, root); never
-// invalidated; kept between processes in the folder set_toolkit_names_path chose.
+// invalidated; kept between processes in `folder` (a store's tmp/; empty: nowhere).
 std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
-                                                    const std::string& root);
-
-// Where toolkit_closure keeps its results between processes (empty: nowhere).
-void set_toolkit_names_path(const std::filesystem::path& folder);
+                                                    const std::string& root,
+                                                    const std::filesystem::path& folder);
 
 // Forgets the per-process memo of toolkit_closure (the files stay).
 void forget_toolkit_closures();

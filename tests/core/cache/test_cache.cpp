@@ -16,6 +16,7 @@
 #include "cuda/compile_hook.hpp"
 #include "cuda/nvrtc_library.hpp"
 #include "format/blob.hpp"
+#include "key/include_scan.hpp"
 #include "storage/local/disk.hpp"
 #include "storage/local/manifests.hpp"
 #include "test_support.hpp"
@@ -130,6 +131,31 @@ TEST(Cache, CheckoutsInOtherFoldersShareEntriesWithABaseDir) {
   write_text(b_config.base_dir / "include" / "ops.cuh",
              "#pragma once\ntemplate <class T> __device__ T twice(T v) { return 2 * v; }\n");
   EXPECT_NE(Cache(b_config).key_of(b_request), a.key);
+}
+
+// Each Cache keeps its header scans' files in its own store, however many Caches a process has
+// (the scan's place was process-wide: the last Cache made decided for all).
+TEST(Cache, TwoCachesOnTwoStoresKeepTheirScanFilesApart) {
+  TempDir dir("cache-two-stores");
+  write_text(dir.path() / "inc" / "user.h", "#pragma once\n");  // a non-empty include path
+  Cache first(config_for(dir.path() / "first"));
+  Cache second(config_for(dir.path() / "second"));
+  CompileRequest r = request();
+  r.source = "#include <cuda/std/cstddef>\n" + r.source;
+  r.options = {"-I" + (dir.path() / "inc").string()};
+  forget_header_scans();  // as in a new process: the toolkit's names are looked for and kept
+  (void)first.key_of(r);
+  forget_header_scans();
+  const auto kept = [](const std::filesystem::path& store) {
+    std::size_t names = 0;
+    std::error_code ec;
+    for (const auto& item : std::filesystem::directory_iterator(store / "tmp", ec)) {
+      names += item.path().filename().string().starts_with("toolkit-names-") ? 1 : 0;
+    }
+    return names;
+  };
+  EXPECT_EQ(kept(dir.path() / "first"), 1u);
+  EXPECT_EQ(kept(dir.path() / "second"), 0u);
 }
 
 TEST(Cache, NameExpressionOrderAndDuplicatesShareAnEntry) {

@@ -1,5 +1,5 @@
-// Tests for core/src/cache/key_inputs.cpp: key_inputs_for (a request's key inputs under its
-// include plan) and headers_changed_since (the check after NVRTC returns).
+// Tests for core/src/cache/key_inputs.cpp: KeyDeriver::inputs (a request's key inputs under its
+// include plan) and KeyDeriver::headers_changed_since (the check after NVRTC returns).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,14 +25,14 @@ using cubby::testing::read_text;
 using cubby::testing::TempDir;
 using cubby::testing::write_text;
 
-// key_inputs_for under the request's own include plan, made as the Cache makes it.
+// KeyDeriver::inputs under the request's own include plan, made as the Cache makes it.
 KeyInputs inputs_for(const CompileRequest& request, const std::string& arch,
                      const NvrtcLibrary& nvrtc, const fs::path& base_dir) {
-  return key_inputs_for(request, plan_includes(request, nvrtc.include_dir), arch, nvrtc, base_dir);
+  return KeyDeriver(base_dir).inputs(request, plan_includes(request, nvrtc.include_dir), arch, nvrtc);
 }
 
 // ---------------------------------------------------------------------------------------------
-// key_inputs_for
+// KeyDeriver::inputs
 // ---------------------------------------------------------------------------------------------
 
 TEST(KeyInputsFor, RequestFieldsNvrtcIdentityAndScannedHeadersRelativizedToTheBase) {
@@ -109,7 +109,7 @@ TEST(KeyInputsFor, AnEditedToolkitHeaderChangesTheKey) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// headers_changed_since
+// KeyDeriver::headers_changed_since
 // ---------------------------------------------------------------------------------------------
 
 // The working folder while a test runs (restored at its end): the program folder of a relative
@@ -141,10 +141,11 @@ TEST(HeadersChangedSince, UnchangedHeadersUnderTheSamePlanAreNoChange) {
   const CompileRequest request = relative_program();
   const std::int64_t since = realtime_ns();
   const IncludePlan plan = plan_includes(request, nvrtc.include_dir);
-  const KeyInputs inputs = key_inputs_for(request, plan, "sm_90", nvrtc, {});
-  EXPECT_FALSE(headers_changed_since(request, plan, "sm_90", nvrtc, {}, inputs, since));
+  const KeyDeriver keys;
+  const KeyInputs inputs = keys.inputs(request, plan, "sm_90", nvrtc);
+  EXPECT_FALSE(keys.headers_changed_since(request, plan, "sm_90", nvrtc, inputs, since));
   write_text(dir / "ops.cuh", "#pragma once // edited\n");
-  EXPECT_TRUE(headers_changed_since(request, plan, "sm_90", nvrtc, {}, inputs, since));
+  EXPECT_TRUE(keys.headers_changed_since(request, plan, "sm_90", nvrtc, inputs, since));
 }
 
 // The plan is made once, before the key: NVRTC, which takes the program folder from the working
@@ -159,12 +160,13 @@ TEST(HeadersChangedSince, AWorkingFolderChangeSinceThePlanIsAChange) {
   const std::int64_t since = realtime_ns();
   const InFolder in_a(dir / "a");
   const IncludePlan plan = plan_includes(request, nvrtc.include_dir);
-  const KeyInputs inputs = key_inputs_for(request, plan, "sm_90", nvrtc, {});
+  const KeyDeriver keys;
+  const KeyInputs inputs = keys.inputs(request, plan, "sm_90", nvrtc);
   EXPECT_TRUE(plan_still_current(plan, request));
-  EXPECT_FALSE(headers_changed_since(request, plan, "sm_90", nvrtc, {}, inputs, since));
+  EXPECT_FALSE(keys.headers_changed_since(request, plan, "sm_90", nvrtc, inputs, since));
   const InFolder in_b(dir / "b");
   EXPECT_FALSE(plan_still_current(plan, request));
-  EXPECT_TRUE(headers_changed_since(request, plan, "sm_90", nvrtc, {}, inputs, since));
+  EXPECT_TRUE(keys.headers_changed_since(request, plan, "sm_90", nvrtc, inputs, since));
 }
 
 }  // namespace

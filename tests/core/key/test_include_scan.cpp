@@ -13,6 +13,7 @@
 
 #include "cubby/key.hpp"
 #include "key/include_scan.hpp"
+#include "key/scan_place.hpp"
 #include "key_test_inputs.hpp"
 #include "test_support.hpp"
 #include "util/hash.hpp"
@@ -370,11 +371,11 @@ TEST(ScanIncludes, AUserFolderShadowingANameTheToolkitIncludesIsRecorded) {
   search.include_paths = {dir / "inc"};
   search.toolkit_dirs = {toolkit};
   const std::string source = "#include <cuda/std/version>\n";
-  set_toolkit_names_folder(dir / "names");  // kept for later processes
-  const HeaderScan before = scan_includes(source, search);
-  set_toolkit_names_folder({});
+  const HeaderScan before = scan_includes(source, search, ScanPlace(dir / "names"));
   std::vector<fs::path> kept;
-  for (const auto& item : fs::directory_iterator(dir / "names")) kept.push_back(item.path());
+  for (const auto& item : fs::directory_iterator(dir / "names")) {
+    if (item.path().filename().string().starts_with("toolkit-names-")) kept.push_back(item.path());
+  }
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_TRUE(kept[0].filename().string().starts_with("toolkit-names-"));
   EXPECT_EQ(read_text(kept[0]), "cuda/std/version\ndetail.h\nprobe.h\nversion\nend\n");
@@ -573,30 +574,39 @@ TEST_F(ScanHeaders, ConcurrentScansAgree) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The scan record (scan_record.hpp) between processes; forget_header_scans() plays a new process.
+// The scan record (scan_record.hpp) between processes; forget_header_scans() and a new place play
+// a new process. The memo of whole scans is off: no scan is booked (scan_book.hpp), so every
+// fresh scan walks its headers through the record.
 // ---------------------------------------------------------------------------------------------
 
 class ScanRecordAcrossProcesses : public ScanHeaders {
  protected:
   void SetUp() override {
     ScanHeaders::SetUp();
+    ::setenv("CUBBY_SCAN_WATCH", "0", 1);
     forget_header_scans();
   }
   void TearDown() override {
-    set_toolkit_names_folder({});
+    ::unsetenv("CUBBY_SCAN_WATCH");
     forget_header_scans();
   }
   // The store's tmp/ folder, every file recorded however new (too_new_ns 0) unless told.
-  void use_record(std::int64_t too_new_ns = 0) { set_toolkit_names_folder(store(), too_new_ns); }
+  void use_record(std::int64_t too_new_ns = 0) {
+    place_ = std::make_unique<ScanPlace>(store(), too_new_ns);
+  }
+  void use_no_record() { place_ = std::make_unique<ScanPlace>(); }
   fs::path store() const { return dir_.path() / "store" / "tmp"; }
-  // A scan in a new process: how many headers it read, and what it found.
-  std::vector<HeaderDigest> scan_fresh(std::uint64_t& read) const {
+  // A scan in a new process (a new place reads the record anew): how many headers it read, and
+  // what it found.
+  std::vector<HeaderDigest> scan_fresh(std::uint64_t& read) {
     forget_header_scans();
+    place_ = std::make_unique<ScanPlace>(place_->folder(), place_->too_new_ns());
     const std::uint64_t before = header_files_read();
-    std::vector<HeaderDigest> headers = scan();
+    std::vector<HeaderDigest> headers = scan_headers(kSource, src(), include_paths(), *place_);
     read = header_files_read() - before;
     return headers;
   }
+  std::unique_ptr<ScanPlace> place_ = std::make_unique<ScanPlace>();
 };
 
 TEST_F(ScanRecordAcrossProcesses, ALaterProcessReadsNoHeaderAndFindsTheSame) {
@@ -660,7 +670,7 @@ TEST_F(ScanRecordAcrossProcesses, AStoreThatCannotBeWrittenScansAsWithoutOne) {
   use_record();
   std::uint64_t read = 0;
   const std::vector<HeaderDigest> headers = scan_fresh(read);
-  set_toolkit_names_folder({});
+  use_no_record();
   EXPECT_EQ(scan_fresh(read), headers);
 }
 

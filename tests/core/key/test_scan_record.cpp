@@ -388,7 +388,6 @@ TEST(ScanRecordTrust, AForgedRecordOfAnotherUserNeverServesAStaleKernel) {
     const CacheResult second = cache.compile(request);
     EXPECT_NE(second.entry->payload.find("2002"), std::string::npos) << second.entry->payload;
     EXPECT_EQ(second.tier, Source::compiled);
-    set_toolkit_names_folder({});
     forget_header_scans();
   }
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "key/include_scan.hpp"
+#include "key/scan_place.hpp"
 #include "key/scan_record.hpp"
 #include "key/scan_watch.hpp"
 #include "test_support.hpp"
@@ -29,19 +30,17 @@ class ScanWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ::unsetenv("CUBBY_SCAN_WATCH");
-    set_toolkit_names_folder({}, 0);
     forget_header_scans();
   }
   void TearDown() override {
     ::unsetenv("CUBBY_SCAN_WATCH");
-    set_toolkit_names_folder({});
     forget_header_scans();
   }
 
   HeaderScan scan(const std::string& source, std::vector<fs::path> include_paths) {
     IncludeSearch search;
     search.include_paths = std::move(include_paths);
-    return scan_includes(source, search);
+    return scan_includes(source, search, *place_);
   }
 
   // The content hash the scan has for the file it found at `path` (fails the test if none).
@@ -61,6 +60,8 @@ class ScanWatchTest : public ::testing::Test {
 
   TempDir dir_{"scan-watch"};
   fs::path inc_ = dir_.path() / "inc";
+  // No "too new" margin, nothing kept between processes.
+  std::unique_ptr<ScanPlace> place_ = std::make_unique<ScanPlace>(fs::path(), 0);
 };
 
 // A computed include's scan depends on the definitions of the names its expansion looked at:
@@ -83,7 +84,7 @@ TEST_F(ScanWatchTest, ASourceDefiningANameAComputedIncludeLooksAtGetsItsOwnScan)
   IncludeSearch search;
   search.include_paths = {inc_};
   search.defines = {"CONFIG=<b.h>"};
-  const HeaderScan by_option = scan_includes(body, search);
+  const HeaderScan by_option = scan_includes(body, search, *place_);
   EXPECT_TRUE(has_path(by_option, inc_ / "b.h"));
   EXPECT_FALSE(has_path(by_option, inc_ / "a.h"));
 }
@@ -248,11 +249,11 @@ TEST_F(ScanWatchTest, NothingIsMemoizedWhenTurnedOffOrWhileFilesAreTooNew) {
   scan(source, {inc_});
   EXPECT_EQ(header_scans_memoized(), served);
   ::unsetenv("CUBBY_SCAN_WATCH");
-  set_toolkit_names_folder({}, ScanRecord::kTooNewNs);  // b.h was written within 2 s
+  place_ = std::make_unique<ScanPlace>(fs::path(), ScanRecord::kTooNewNs);  // b.h: within 2 s
   scan(source, {inc_});
   scan(source, {inc_});
   EXPECT_EQ(header_scans_memoized(), served);
-  set_toolkit_names_folder({}, 0);
+  place_ = std::make_unique<ScanPlace>(fs::path(), 0);
   scan(source, {inc_});
   scan(source, {inc_});
   EXPECT_EQ(header_scans_memoized(), served + 1);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "key/include_scan.hpp"
+#include "key/scan_place.hpp"
 #include "key/toolkit_headers.hpp"
 #include "test_support.hpp"
 #include "util/hash.hpp"
@@ -91,10 +92,12 @@ TEST(ToolkitNames, AForgedNamesFileOfAnotherUserHidesNoHeaderFromTheScan) {
     search.toolkit_dirs = {toolkit};
     const std::string source = "#include <cuda/std/version>\n";
     forget_header_scans();
-    set_toolkit_names_folder(dir / "names");
-    (void)scan_includes(source, search);  // writes this user's names file
+    (void)scan_includes(source, search, ScanPlace(dir / "names"));  // writes this user's names
     std::vector<fs::path> kept;
-    for (const auto& item : fs::directory_iterator(dir / "names")) kept.push_back(item.path());
+    for (const auto& item : fs::directory_iterator(dir / "names")) {
+      if (item.path().filename().string().starts_with("toolkit-names-"))
+        kept.push_back(item.path());
+    }
     ASSERT_EQ(kept.size(), 1u);
     ASSERT_EQ(read_text(kept[0]), "cuda/std/version\nversion\nend\n");
     write_text(kept[0], "cuda/std/version\nend\n");  // the forgery: <version> left out
@@ -109,8 +112,7 @@ TEST(ToolkitNames, AForgedNamesFileOfAnotherUserHidesNoHeaderFromTheScan) {
     }
     write_text(dir / "inc" / "version", "#define SHADOW 1\n");
     forget_header_scans();  // a new process
-    const HeaderScan after = scan_includes(source, search);
-    set_toolkit_names_folder({});
+    const HeaderScan after = scan_includes(source, search, ScanPlace(dir / "names"));
     forget_header_scans();
     EXPECT_NE(std::find(after.headers.begin(), after.headers.end(),
                         HeaderDigest{"version", (dir / "inc" / "version").string(), true,

@@ -1,0 +1,91 @@
+// A store's book of whole header scans, kept between processes (ccache's manifest, for the scan):
+// a fresh process checks what an earlier process's scan of the same include set looked at (a
+// stat per file and folder) instead of walking the include graph again (CuPy's include folders:
+// ~950 headers, 20-50 ms a scan; one scan per include set per process).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "key/include_scan.hpp"
+#include "key/scan_watch.hpp"
+
+namespace cubby {
+
+// One whole scan as a later process may use it: its result, what it depends on besides files
+// (its include-test macros and the source's calls of them, as ScanWatch keeps them), everything
+// it looked at with what it saw, and `limit_ns` (CLOCK_REALTIME before the scan read anything,
+// less the "too new" window: what it saw was changed before then).
+struct BookedScan {
+  std::shared_ptr<const HeaderScan> result;
+  std::set<std::string, std::less<>> macros;
+  std::vector<std::string> calls;  // ScanWatch::calls_of(the source's calls, macros)
+  ScanWatch::Looked looked;
+  std::int64_t limit_ns = 0;
+};
+
+// A page's bytes (one file per memo key and toolkit):
+//   page    := magic version lexer memo_key:str toolkit:str count:u32 scan* checksum
+//   magic   := "cubby scan book\n" (16 bytes)
+//   version := u32 (kScanBookVersion)       lexer := u32 (kIncludeLexerVersion)
+//   scan    := limit_ns:i64 macros:list calls:list folders:u32 folder* files:u32 file*
+//              absent:list headers:u32 header* unresolvable:list
+//   folder  := path:str is_dir:u8 stat every_name:u8 asked:u32 (name:str answer:u8)*
+//   file    := path:str stat            stat := dev:u64 ino:u64 size:u64 mtime_ns:i64 ctime_ns:i64
+//   header  := include:str path:str resolved:u8 content_hash:16 bytes
+//   str, list: record_bytes.hpp        checksum := hash128 of everything before it (16 bytes)
+// Newest scan first; integers little-endian.
+inline constexpr std::uint32_t kScanBookVersion = 1;
+
+struct BookPage {
+  std::string memo_key;
+  std::string toolkit;
+  std::vector<BookedScan> scans;
+};
+std::string encode_book_page(const BookPage& page);
+// The page in `bytes`; nullopt for anything but a whole, intact page of this version and lexer.
+std::optional<BookPage> decode_book_page(std::string_view bytes);
+
+// The book in `folder` (a store's tmp/), one per user: "scan-book-<effective uid>/", a page a
+// file named by a hash of the memo key and the toolkit. Contract:
+// - `find` answers the newest booked scan of `memo_key` (include_scan.cpp's hash of what a scan
+//   reads besides files) under `toolkit` (toolkit_headers_identity of the toolkit folder: the
+//   toolkit's part of a scan is keyed by it) whose macros' calls in `calls` (the source's) are the
+//   booked ones. It does not check the files: the caller does (ScanWatch::still_true or
+//   ScanWatch::remember) before using the scan.
+// - Only a page this process's user alone can have written is read (io::read_own_file, as the
+//   scan record: another member of a group-shared store could otherwise hide a header from a
+//   key); another's, a missing, unreadable, corrupt or other version's page is no page.
+// - `add` puts `scan` first in its page, dropping a scan of the same macros and calls and any
+//   beyond kMaxScans, and writes the page whole (a temp file renamed over it: readers never see a
+//   torn page; last writer wins). Only scans ScanWatch could remember are added (every folder on
+//   a file system whose changes the kernel sees, each file changed before `limit_ns`). A failed
+//   write (read-only store) costs time only.
+// Thread-safe (no state but the folder).
+class ScanBook {
+ public:
+  static constexpr std::size_t kMaxScans = 4;            // variants of one include set
+  static constexpr std::uint64_t kMaxBytes = 16u << 20;  // a larger page is not read
+
+  explicit ScanBook(const std::filesystem::path& folder);
+
+  const std::filesystem::path& folder() const { return folder_; }
+  std::optional<BookedScan> find(const std::string& memo_key, std::string_view toolkit,
+                                 const std::vector<std::string>& calls) const;
+  void add(const std::string& memo_key, std::string_view toolkit, BookedScan scan) const;
+
+ private:
+  std::filesystem::path page_file(const std::string& memo_key, std::string_view toolkit) const;
+  std::optional<BookPage> read_page(const std::filesystem::path& file, const std::string& memo_key,
+                                    std::string_view toolkit) const;
+
+  std::filesystem::path folder_;  // <store>/tmp/scan-book-<uid>
+};
+
+}  // namespace cubby
