@@ -284,9 +284,14 @@ class Bench:
             record["note"] = "cupy_timer_plugin wrote nothing"
         else:
             key, hit = calls.get("cubby_key", {}), calls.get("cubby_compile", {})
+            again = calls.get("cubby_key_again", {})
             record.update(key_count=key.get("count", 0),
                           key_ms=round(key.get("total_s", 0.0) * 1000, 2),
                           key_max_ms=round(key.get("max_s", 0.0) * 1000, 3),
+                          key_first_ms=round(key.get("first_s", 0.0) * 1000, 3),
+                          key_p50_ms=round(key.get("p50_s", 0.0) * 1000, 3),
+                          key_p90_ms=round(key.get("p90_s", 0.0) * 1000, 3),
+                          key_again_ms=round(again.get("total_s", 0.0) * 1000, 2),
                           compile_calls=hit.get("count", 0),
                           compile_calls_ms=round(hit.get("total_s", 0.0) * 1000, 2),
                           files=files)
@@ -358,6 +363,8 @@ class Bench:
             r = keys[-1]
             goals[f"key derivation in a warm process <= {KEY_GOAL_MS:.0f} ms"] = {
                 "ms": r["key_ms"], "programs": r["key_count"], "max_ms": r["key_max_ms"],
+                "first_ms": r.get("key_first_ms"), "p50_ms": r.get("key_p50_ms"),
+                "p90_ms": r.get("key_p90_ms"), "again_ms": r.get("key_again_ms"),
                 "hit_path_ms": r["compile_calls_ms"], "files": r["files"],
                 "status": "pass" if r["key_ms"] <= KEY_GOAL_MS else "fail"}
         plain, _ = self.median("overhead", "plain")

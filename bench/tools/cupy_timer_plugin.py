@@ -3,7 +3,8 @@ it with ``-p cupy_timer_plugin``): the session's phases (start-up up to the firs
 collection, the test loop, the end), CuPy's module compile-with-cache calls (the whole per-module
 path: cache lookup, compile or cubby, module load) and, when the cubby plugin serves CuPy, each
 ``cubby.Cache.compile`` call, preceded by an untimed-for-the-run ``Cache.key`` of the same request
-(so the key derivation's share of a hit shows). Writes a JSON object to $CUPY_TIMER_OUT at the end;
+(so the key derivation's share of a hit shows) and that key again (``cubby_key_again``: the cost
+with nothing pending since the last call). Writes a JSON object to $CUPY_TIMER_OUT at the end;
 under pytest-xdist each worker writes its own to $CUPY_TIMER_OUT.<worker id> (the same fields, plus
 the worker's process start), and the controller adds when each worker went down and the CPU time
 of its children. Every mark is also kept as seconds since the epoch (``marks_epoch``), so the
@@ -25,7 +26,7 @@ import pytest
 _START = time.perf_counter()
 _EPOCH = time.time()  # the epoch time of _START
 _marks = {}
-_calls = {"module": [], "cubby_compile": [], "cubby_key": []}
+_calls = {"module": [], "cubby_compile": [], "cubby_key": [], "cubby_key_again": []}
 _tests = {"setup": 0.0, "call": 0.0, "teardown": 0.0}
 _nodes_down = {}
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
@@ -74,6 +75,10 @@ def _wrap_cubby() -> None:
             start = time.perf_counter()
             self.key(source, name_expressions, options, arch, program_name)
             _calls["cubby_key"].append(time.perf_counter() - start)
+            # The same key at once: what a key costs with nothing pending since the last call.
+            start = time.perf_counter()
+            self.key(source, name_expressions, options, arch, program_name)
+            _calls["cubby_key_again"].append(time.perf_counter() - start)
         start = time.perf_counter()
         try:
             return original(self, source, name_expressions, options, arch, program_name)
@@ -131,8 +136,14 @@ def pytest_unconfigure(config):
     out = os.environ.get("CUPY_TIMER_OUT")
     if not out:
         return
+    def quantile(values, q):
+        return round(sorted(values)[min(len(values) - 1, int(q * len(values)))], 6) if values else 0.0
+
+    # The first call apart (a new process's first key walks or checks its scan), then the spread.
     summary = {name: {"count": len(values), "total_s": round(sum(values), 6),
-                      "max_s": round(max(values), 6) if values else 0.0}
+                      "max_s": round(max(values), 6) if values else 0.0,
+                      "first_s": round(values[0], 6) if values else 0.0,
+                      "p50_s": quantile(values, 0.5), "p90_s": quantile(values, 0.9)}
                for name, values in _calls.items()}
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     record = {"marks_s": {k: round(v, 6) for k, v in _marks.items()},
