@@ -189,10 +189,11 @@ std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
   done.limit_ns = started_ns - place.too_new_ns();
   done.result = std::make_shared<const HeaderScan>(std::move(scanner).take());
   std::shared_ptr<const HeaderScan> result = done.result;
-  // Booked only when the memo could remember it: its folders are on file systems whose changes
-  // the kernel sees and its files are older than the "too new" window.
+  // Booked only when the memo could remember it (its folders are on file systems whose changes
+  // the kernel sees, its files older than the "too new" window) and it read a file: a scan that
+  // found no header costs next to nothing to make again.
   if (watch.remember(memo_key, result, done.macros, calls, done.looked, done.limit_ns) &&
-      place.book() != nullptr) {
+      place.book() != nullptr && !done.looked.files.empty()) {
     place.book()->add(memo_key, toolkit, std::move(done));
   }
   return named(std::move(result), search.program_name);

@@ -65,8 +65,9 @@ std::optional<BookPage> decode_book_page(std::string_view bytes);
 // - `add` puts `scan` first in its page, dropping a scan of the same macros and calls and any
 //   beyond kMaxScans, and writes the page whole (a temp file renamed over it: readers never see a
 //   torn page; last writer wins). Only scans ScanWatch could remember are added (every folder on
-//   a file system whose changes the kernel sees, each file changed before `limit_ns`). A failed
-//   write (read-only store) costs time only.
+//   a file system whose changes the kernel sees, each file changed before `limit_ns`), and only
+//   those that found a header file (include_scan.cpp). A failed write (read-only store) costs
+//   time only.
 // Thread-safe (no state but the folder).
 class ScanBook {
  public:
