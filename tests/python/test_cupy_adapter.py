@@ -22,7 +22,7 @@ from conftest import CLI, needs_library
 pytestmark = needs_library
 
 FAKE_COMPILER = '''
-import hashlib, os
+import hashlib, os, tempfile
 
 PROGRAM = "{program}"  # "_NVRTCProgram" as in CuPy 14; another name stands for moved internals
 
@@ -82,6 +82,25 @@ def cupy_name(source, options=(), name_expressions=None):
     text = repr((source, tuple(options), sorted(name_expressions or ())))
     return hashlib.sha1(text.encode()).hexdigest() + ".cubin"
 
+temp_folders = []  # every temporary folder _compile_using_nvrtc_no_warning made
+
+def _compile_using_nvrtc_no_warning(source, options=(), arch=None, filename="kern.cu",
+                                    name_expressions=None, log_stream=None,
+                                    cache_in_memory=False, jitify=None, method=None):
+    # CuPy 14's: the source is written into a temporary folder that is deleted before NVRTC runs
+    # (the program only gets its name); in memory, no folder and an empty name.
+    if not cache_in_memory:
+        with tempfile.TemporaryDirectory() as root:
+            path = os.path.join(root, filename)
+            with open(path, "w") as stream:
+                stream.write(source)
+        temp_folders.append(root)
+    else:
+        path = "" if not jitify else filename
+    headers = ("jitify-header",) if jitify else ()
+    program = globals()[PROGRAM](source, path, headers, headers, name_expressions, method)
+    return program.compile(options + (arch, "--device-as-default-execution-space"))
+
 def compile_with_cache(source, options=(), name_expressions=None, jitify=False,
                        method="cubin", cache_in_memory=False):
     # _compile_with_cache_cuda's flow: CuPy's name, its backend, else a program compiled with
@@ -91,12 +110,10 @@ def compile_with_cache(source, options=(), name_expressions=None, jitify=False,
     payload = None if cache_in_memory else _kernel_cache_backend.load(name)
     if payload is not None:
         return payload, None
-    headers = ("jitify-header",) if jitify else ()
-    path = "" if cache_in_memory else "/tmp/cupy-deleted-folder/" + name + ".cu"
-    program = globals()[PROGRAM](source, path, headers, headers, name_expressions, method)
     arch = "-arch=sm_90" if method == "cubin" else "-arch=compute_90"
-    payload, mapping = program.compile(
-        options + (arch, "--device-as-default-execution-space"))
+    payload, mapping = _compile_using_nvrtc_no_warning(
+        source, options, arch, name + ".cu", name_expressions, None, cache_in_memory, jitify,
+        method)
     if not cache_in_memory:
         _kernel_cache_backend.save(name, payload, source)
     return payload, mapping
@@ -459,6 +476,30 @@ def test_uninstall_puts_cupys_program_class_and_backend_back(cupy_compiler, thro
     assert cupy_compiler._kernel_cache_backend is backend
 
 
+def test_through_cubby_cupy_writes_no_temporary_source_and_keys_stay_the_same(cupy_compiler,
+                                                                              through_cubby):
+    from cubby.cupy_adapter import ABSENT_PROGRAM_DIR
+
+    wrapped = cupy_compiler._compile_using_nvrtc_no_warning
+    source = 'extern "C" __global__ void k(int* out) { *out = 1; }'
+    installed = through_cubby()
+    assert cupy_compiler._compile_using_nvrtc_no_warning is not wrapped
+    cupy_compiler.compile_with_cache(source)
+    assert cupy_compiler.temp_folders == []  # CuPy's folder for a deleted file: not made
+    name = cupy_compiler.cupy_name(source, ("-ftz=true",))
+    # Served under the key CuPy's temporary name gave (a program beside a folder that is gone).
+    options = ["-ftz=true", "--device-as-default-execution-space"]
+    assert installed.router.cache.compile(source, options=options, arch="sm_90",
+                                          program_name=f"{ABSENT_PROGRAM_DIR}/{name}.cu").hit
+    # Jitify compiles go CuPy's way as they did (their name is read).
+    cupy_compiler.compile_with_cache("__global__ void j() {}", jitify=True)
+    assert len(cupy_compiler.temp_folders) == 1
+    installed.uninstall()
+    assert cupy_compiler._compile_using_nvrtc_no_warning is wrapped
+    cupy_compiler.compile_with_cache(source + " ")
+    assert len(cupy_compiler.temp_folders) == 2
+
+
 CUPY_SUITE = '''
 import os
 from cupy.cuda import compiler
@@ -590,7 +631,8 @@ def test_the_cupy_line_and_the_summary_count_programs_compiled_without_the_store
     assert re.search(r"1 of 3 programs compiled without the store: an option the key cannot "
                      r"cover, first -Xcudafe --no_rtti \(program /dev/null/cupy/", text), text
     assert re.search(r"1 of 3 programs compiled without the store: compiled by the front end "
-                     r"itself, first CuPy's own way: jitify \(program /tmp/cupy-deleted-folder/",
+                     r"itself, first CuPy's own way: jitify "
+                     r"\(program /tmp/[^/ ]+/[0-9a-f]+\.cubin\.cu",
                      text), text
     warm = run(f"--cubby-dir={store}", "--no-cubby-prefetch", "--cubby-require-warm")
     warm.assert_outcomes(failed=1)

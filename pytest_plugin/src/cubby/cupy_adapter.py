@@ -18,6 +18,11 @@ the same mapping (and the same bytes: CuPy's ``getCUBIN`` drops the CUBIN's last
 cupys_payload). An NVRTC error raises ``cupy.cuda.compiler.CompileException`` with NVRTC's log,
 as CuPy's own compile does.
 
+CuPy's ``_compile_using_nvrtc_no_warning`` is wrapped so it makes no temporary folder (CuPy writes
+each program's source into one and deletes it before NVRTC runs, only to name the program): the
+wrapper asks CuPy's in-memory form and gives the program the name that folder would have led to
+(make_nvrtc_compile), so keys are the ones before.
+
 CuPy's own kernel cache is switched to a pass-through backend (every ``load`` misses, ``save``
 stores nothing), so a kernel whose headers changed is never served from it: CuPy's cache names
 hash the source and options but not the headers a source includes.
@@ -64,6 +69,9 @@ METHODS = {"cubin": ("cubin", "sm_"), "ptx": ("ptx", "compute_"), "lto": ("ltoir
 # machine, so keys are stable and shareable. An empty name is NVRTC's "default_program" (beside
 # it: the working folder), passed on as such.
 ABSENT_PROGRAM_DIR = "/dev/null/cupy"
+# The parameters of CuPy's _compile_using_nvrtc_no_warning the adapter wraps (CuPy 14.0 - 14.2).
+NVRTC_COMPILE_PARAMETERS = ("source", "options", "arch", "filename", "name_expressions",
+                            "log_stream", "cache_in_memory", "jitify", "method")
 
 # Called as observer(name) after every save() of the blob path (a compile CuPy did): require-warm.
 _save_observers: List[Callable[[str], None]] = []
@@ -221,6 +229,45 @@ def stable_program_name(name: str) -> str:
     return name
 
 
+# The name the wrapped _compile_using_nvrtc_no_warning gives the program it makes (per thread).
+_program_name = threading.local()
+
+
+def make_nvrtc_compile(original: Callable) -> Callable:
+    """CuPy's ``_compile_using_nvrtc_no_warning`` without its temporary folder: for each program
+    CuPy creates a folder, writes the source into it and deletes it before NVRTC runs (only the
+    program's name is used), about 0.5 ms a program on the H200 for nothing once cubby serves the
+    compile. The wrapper asks CuPy's in-memory form (no folder) and hands the program the name
+    the folder would have led to (ABSENT_PROGRAM_DIR/<CuPy's file name>: the same name, so the
+    same key and the same NVRTC search as before). A jitify compile (which reads the name) and one
+    already in memory are CuPy's as they were."""
+
+    def compile_(source, options=(), arch=None, filename="kern.cu", name_expressions=None,
+                 log_stream=None, cache_in_memory=False, jitify=None, method=None):
+        if cache_in_memory or jitify or not filename:
+            return original(source, options, arch, filename, name_expressions, log_stream,
+                            cache_in_memory, jitify, method)
+        _program_name.value = f"{ABSENT_PROGRAM_DIR}/{os.path.basename(filename)}"
+        try:
+            return original(source, options, arch, filename, name_expressions, log_stream, True,
+                            jitify, method)
+        finally:
+            _program_name.value = None
+
+    compile_.__wrapped__ = original  # type: ignore[attr-defined]
+    return compile_
+
+
+def nvrtc_compile_wrappable(compiler) -> bool:
+    """Whether CuPy's ``_compile_using_nvrtc_no_warning`` has the parameters make_nvrtc_compile
+    passes on (else it is left as it is: only the temporary folder's time is lost)."""
+    function = getattr(compiler, "_compile_using_nvrtc_no_warning", None)
+    try:
+        return tuple(inspect.signature(function).parameters) == NVRTC_COMPILE_PARAMETERS
+    except (TypeError, ValueError):
+        return False
+
+
 def make_program_class(base: type, router: CompileRouter, compiler) -> type:
     """A subclass of CuPy's _NVRTCProgram whose compile() goes through cubby where it can."""
 
@@ -233,6 +280,8 @@ def make_program_class(base: type, router: CompileRouter, compiler) -> type:
             elif method not in METHODS:
                 reason = f"method {method}"
             self._cubby_own = reason
+            if not name:  # made by make_nvrtc_compile's in-memory call: the name it would have had
+                name = getattr(_program_name, "value", None) or name
             if reason:
                 super().__init__(src, name, headers, include_names, name_expressions, method)
                 return
@@ -354,13 +403,15 @@ class Installed:
     ``note`` says why the blob path when it is; ``uninstall()`` puts CuPy back as it was."""
 
     def __init__(self, mode: str, note: str, backend, router: Optional[CompileRouter],
-                 previous_backend: object, previous_program: Optional[type]) -> None:
+                 previous_backend: object, previous_program: Optional[type],
+                 previous_nvrtc_compile: Optional[Callable] = None) -> None:
         self.mode = mode
         self.note = note
         self.backend = backend
         self.router = router
         self._previous_backend = previous_backend
         self._previous_program = previous_program
+        self._previous_nvrtc_compile = previous_nvrtc_compile
 
     def counters(self) -> Dict[str, float]:
         if self.router is not None:
@@ -372,6 +423,8 @@ class Installed:
         compiler._set_kernel_cache_backend(self._previous_backend)
         if self._previous_program is not None:
             compiler._NVRTCProgram = self._previous_program
+        if self._previous_nvrtc_compile is not None:
+            compiler._compile_using_nvrtc_no_warning = self._previous_nvrtc_compile
 
 
 def install(cache: Cache) -> Installed:
@@ -396,4 +449,8 @@ def install(cache: Cache) -> Installed:
     original = compiler._NVRTCProgram
     compiler._NVRTCProgram = make_program_class(original, router, compiler)
     compiler._set_kernel_cache_backend(_on_cupys_base(PassThroughBackend)())
-    return Installed("compile", "", None, router, previous, original)
+    nvrtc_compile = None
+    if nvrtc_compile_wrappable(compiler):
+        nvrtc_compile = compiler._compile_using_nvrtc_no_warning
+        compiler._compile_using_nvrtc_no_warning = make_nvrtc_compile(nvrtc_compile)
+    return Installed("compile", "", None, router, previous, original, nvrtc_compile)
