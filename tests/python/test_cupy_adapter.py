@@ -476,6 +476,24 @@ def test_uninstall_puts_cupys_program_class_and_backend_back(cupy_compiler, thro
     assert cupy_compiler._kernel_cache_backend is backend
 
 
+def test_warm_up_asks_the_first_keys_work_in_another_thread_and_never_raises():
+    import threading
+
+    from cubby import Error, cupy_adapter
+
+    calls = []
+
+    class Recording:
+        def explain(self, source, arch=None):
+            calls.append((source, arch, threading.current_thread() is threading.main_thread()))
+            raise Error("no NVRTC here")
+
+    thread = cupy_adapter.warm_up(Recording())
+    thread.join(10)
+    assert not thread.is_alive()
+    assert calls == [("", "sm_90", False)]
+
+
 def test_through_cubby_cupy_writes_no_temporary_source_and_keys_stay_the_same(cupy_compiler,
                                                                               through_cubby):
     from cubby.cupy_adapter import ABSENT_PROGRAM_DIR

@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from typing import Dict, Optional
 
 import pytest
@@ -63,6 +64,7 @@ class CubbyPlugin:
         self.cupy: Optional[cupy_adapter.Installed] = None
         self.cupy_cache: Optional[_cache.Cache] = None
         self.cupy_pending = False  # active, CuPy not imported yet: start_cupy_if_imported
+        self.cupy_warm_up: Optional[threading.Thread] = None  # cupy_adapter.warm_up's
         self.totals: Dict[str, float] = {}
         self.workers = 0
         self.prefetch: Optional[Prefetch] = None
@@ -161,7 +163,8 @@ class CubbyPlugin:
             self.cupy_note = f"not installed: cubby is disabled ({why})"
             return
         try:
-            self.cupy_cache = _cache.Cache()
+            if self.cupy_cache is None:
+                self.cupy_cache = _cache.Cache()
             self.cupy = cupy_adapter.install(self.cupy_cache)
             self.cupy_note = (
                 f"compiles through cubby ({why}, cupy.cuda.compiler._NVRTCProgram)"
@@ -189,6 +192,9 @@ class CubbyPlugin:
         if self.cupy is not None:
             self.cupy.uninstall()
             self.cupy = None
+        if self.cupy_warm_up is not None:
+            self.cupy_warm_up.join()
+            self.cupy_warm_up = None
         if self.cupy_cache is not None:
             self.cupy_cache.close()
         self.restore()
@@ -257,6 +263,17 @@ class CubbyPlugin:
         if failure is not None and report.outcome != "failed":
             report.outcome = "failed"
             report.longrepr = failure
+
+    def pytest_collectreport(self, report):
+        """Once a test module imported CuPy, the first key's work (cupy_adapter.warm_up) runs
+        beside the rest of collection; the adapter is installed when collection ends."""
+        if (self.active and self.cupy_pending and self.cupy_warm_up is None
+                and "cupy" in sys.modules and not self.settings.values["disable"]):
+            try:
+                self.cupy_cache = _cache.Cache()
+                self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache)
+            except Error:
+                pass  # install() meets it again and says it
 
     # -- activation by use, fixtures, summary, xdist ----------------------------------------
     def pytest_collection_finish(self, session):
