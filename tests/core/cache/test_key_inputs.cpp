@@ -28,7 +28,8 @@ using cubby::testing::write_text;
 // KeyDeriver::inputs under the request's own include plan, made as the Cache makes it.
 KeyInputs inputs_for(const CompileRequest& request, const std::string& arch,
                      const NvrtcLibrary& nvrtc, const fs::path& base_dir) {
-  return KeyDeriver(base_dir).inputs(request, plan_includes(request, nvrtc.include_dir), arch, nvrtc);
+  return KeyDeriver(base_dir).inputs(request, plan_includes(request, nvrtc.include_dir), arch,
+                                     nvrtc);
 }
 
 // ---------------------------------------------------------------------------------------------
