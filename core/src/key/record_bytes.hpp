@@ -4,11 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "util/bytes.hpp"
+#include "util/hash.hpp"
 
 namespace cubby {
 
@@ -72,5 +75,40 @@ class RecordReader {
   std::size_t at_ = 0;
   bool ok_ = true;
 };
+
+// The frame of such a file: magic version:u32 lexer:u32 body checksum, the checksum the 16-byte
+// hash128 of everything before it. start_record writes the head, seal_record appends the checksum.
+inline std::string start_record(std::string_view magic, std::uint32_t version,
+                                std::uint32_t lexer) {
+  std::string out(magic);
+  put_le<std::uint32_t>(out, version);
+  put_le<std::uint32_t>(out, lexer);
+  return out;
+}
+
+inline void seal_record(std::string& out) {
+  const auto checksum = hash128(out);
+  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+}
+
+// A reader of the body of `bytes` (which it views: keep them alive), if they start with `magic`,
+// end with the checksum of the rest and carry `version` and `lexer`; nullopt otherwise.
+inline std::optional<RecordReader> open_record(std::string_view bytes, std::string_view magic,
+                                               std::uint32_t version, std::uint32_t lexer) {
+  constexpr std::size_t kChecksumBytes = 16;
+  if (bytes.size() < magic.size() + 8 + kChecksumBytes || !bytes.starts_with(magic)) {
+    return std::nullopt;
+  }
+  const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
+  const auto checksum = hash128(body);
+  if (std::memcmp(checksum.data(), bytes.data() + body.size(), kChecksumBytes) != 0) {
+    return std::nullopt;
+  }
+  RecordReader in(body.substr(magic.size()));
+  if (in.integer<std::uint32_t>() != version || in.integer<std::uint32_t>() != lexer) {
+    return std::nullopt;
+  }
+  return in;
+}
 
 }  // namespace cubby

@@ -17,7 +17,6 @@ namespace cubby {
 namespace {
 
 constexpr std::string_view kMagic = "cubby scan book\n";
-constexpr std::size_t kChecksumBytes = 16;
 constexpr std::size_t kStatBytes = 40;
 
 void put_stat(std::string& out, const struct stat& st) {
@@ -126,32 +125,20 @@ BookedScan get_scan(RecordReader& in) {
 }  // namespace
 
 std::string encode_book_page(const BookPage& page) {
-  std::string out(kMagic);
-  put_le<std::uint32_t>(out, kScanBookVersion);
-  put_le<std::uint32_t>(out, kIncludeLexerVersion);
+  std::string out = start_record(kMagic, kScanBookVersion, kIncludeLexerVersion);
   put_str(out, page.memo_key);
   put_str(out, page.toolkit);
   put_le<std::uint32_t>(out, static_cast<std::uint32_t>(page.scans.size()));
   for (const BookedScan& scan : page.scans) put_scan(out, scan);
-  const auto checksum = hash128(out);
-  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  seal_record(out);
   return out;
 }
 
 std::optional<BookPage> decode_book_page(std::string_view bytes) {
-  if (bytes.size() < kMagic.size() + 8 + kChecksumBytes || !bytes.starts_with(kMagic)) {
-    return std::nullopt;
-  }
-  const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
-  const auto checksum = hash128(body);
-  if (std::memcmp(checksum.data(), bytes.data() + body.size(), kChecksumBytes) != 0) {
-    return std::nullopt;
-  }
-  RecordReader in(body.substr(kMagic.size()));
-  if (in.integer<std::uint32_t>() != kScanBookVersion ||
-      in.integer<std::uint32_t>() != kIncludeLexerVersion) {
-    return std::nullopt;
-  }
+  std::optional<RecordReader> opened =
+      open_record(bytes, kMagic, kScanBookVersion, kIncludeLexerVersion);
+  if (!opened) return std::nullopt;
+  RecordReader& in = *opened;
   BookPage page;
   page.memo_key = in.str();
   page.toolkit = in.str();

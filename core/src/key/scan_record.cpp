@@ -21,7 +21,6 @@ namespace cubby {
 namespace {
 
 constexpr std::string_view kMagic = "cubby scan record\n";
-constexpr std::size_t kChecksumBytes = 16;
 
 }  // namespace
 
@@ -32,9 +31,7 @@ std::int64_t realtime_ns() {
 }
 
 std::string encode_scan_record(const ScanEntries& entries) {
-  std::string out(kMagic);
-  put_le<std::uint32_t>(out, kScanRecordVersion);
-  put_le<std::uint32_t>(out, kIncludeLexerVersion);
+  std::string out = start_record(kMagic, kScanRecordVersion, kIncludeLexerVersion);
   put_le<std::uint32_t>(out, static_cast<std::uint32_t>(entries.size()));
   for (const auto& [path, scan] : entries) {
     put_str(out, path);
@@ -52,25 +49,15 @@ std::string encode_scan_record(const ScanEntries& entries) {
     put_list(out, scan->defines);
     put_list(out, scan->computed);
   }
-  const auto checksum = hash128(out);
-  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  seal_record(out);
   return out;
 }
 
 std::optional<ScanEntries> decode_scan_record(std::string_view bytes) {
-  if (bytes.size() < kMagic.size() + 12 + kChecksumBytes || !bytes.starts_with(kMagic)) {
-    return std::nullopt;
-  }
-  const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
-  const auto checksum = hash128(body);
-  if (std::memcmp(checksum.data(), bytes.data() + body.size(), kChecksumBytes) != 0) {
-    return std::nullopt;
-  }
-  RecordReader in(body.substr(kMagic.size()));
-  if (in.integer<std::uint32_t>() != kScanRecordVersion ||
-      in.integer<std::uint32_t>() != kIncludeLexerVersion) {
-    return std::nullopt;
-  }
+  std::optional<RecordReader> opened =
+      open_record(bytes, kMagic, kScanRecordVersion, kIncludeLexerVersion);
+  if (!opened) return std::nullopt;
+  RecordReader& in = *opened;
   const auto count = in.integer<std::uint32_t>();
   ScanEntries entries;
   for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
