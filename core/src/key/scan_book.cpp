@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "cubby/version.hpp"
 #include "key/include_lexer.hpp"
 #include "key/record_bytes.hpp"
 #include "util/bytes.hpp"
@@ -126,6 +127,7 @@ BookedScan get_scan(RecordReader& in) {
 
 std::string encode_book_page(const BookPage& page) {
   std::string out = start_record(kMagic, kScanBookVersion, kIncludeLexerVersion);
+  put_str(out, kVersion);
   put_str(out, page.memo_key);
   put_str(out, page.toolkit);
   put_le<std::uint32_t>(out, static_cast<std::uint32_t>(page.scans.size()));
@@ -139,6 +141,7 @@ std::optional<BookPage> decode_book_page(std::string_view bytes) {
       open_record(bytes, kMagic, kScanBookVersion, kIncludeLexerVersion);
   if (!opened) return std::nullopt;
   RecordReader& in = *opened;
+  if (in.str() != kVersion) return std::nullopt;
   BookPage page;
   page.memo_key = in.str();
   page.toolkit = in.str();

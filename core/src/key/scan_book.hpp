@@ -31,16 +31,19 @@ struct BookedScan {
 };
 
 // A page's bytes (one file per memo key and toolkit):
-//   page    := magic version lexer memo_key:str toolkit:str count:u32 scan* checksum
+//   page    := magic version lexer cubby:str memo_key:str toolkit:str count:u32 scan* checksum
 //   magic   := "cubby scan book\n" (16 bytes)
 //   version := u32 (kScanBookVersion)       lexer := u32 (kIncludeLexerVersion)
+//   cubby   := the library's version (kVersion): another release's scanner may find otherwise
 //   scan    := limit_ns:i64 macros:list calls:list folders:u32 folder* files:u32 file*
 //              absent:list headers:u32 header* unresolvable:list
 //   folder  := path:str is_dir:u8 stat every_name:u8 asked:u32 (name:str answer:u8)*
 //   file    := path:str stat            stat := dev:u64 ino:u64 size:u64 mtime_ns:i64 ctime_ns:i64
 //   header  := include:str path:str resolved:u8 content_hash:16 bytes
 //   str, list: record_bytes.hpp        checksum := hash128 of everything before it (16 bytes)
-// Newest scan first; integers little-endian.
+// Newest scan first; integers little-endian. A page holds a scan's result, not only its inputs:
+// bump kScanBookVersion with any change to what scan_includes finds for the same files (the
+// lexer's version covers the lexer alone), as a key change bumps the key's version.
 inline constexpr std::uint32_t kScanBookVersion = 1;
 
 struct BookPage {

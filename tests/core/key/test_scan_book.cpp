@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "key/include_scan.hpp"
+#include "key/record_bytes.hpp"
 #include "key/scan_book.hpp"
 #include "key/scan_place.hpp"
 #include "test_support.hpp"
@@ -236,6 +237,22 @@ TEST_F(ScanBookTest, AStoreThatCannotBeWrittenScansAsWithoutOne) {
   write_text(dir_.path() / "store", "a file where the store's folder should be");
   EXPECT_EQ(fresh(kSource).headers, truth(kSource).headers);
   EXPECT_EQ(fresh(kSource).headers, truth(kSource).headers);
+}
+
+// A page another scanner made (another book version, lexer or cubby release), its checksum right,
+// is no page.
+TEST(ScanBookPage, AnotherVersionLexerOrReleaseIsRejectedEvenWithAGoodChecksum) {
+  BookedScan scan;
+  scan.result = std::make_shared<HeaderScan>();
+  const std::string good = encode_book_page(BookPage{"key", "toolkit", {scan}});
+  ASSERT_TRUE(decode_book_page(good));
+  const std::size_t head = std::string_view("cubby scan book\n").size();
+  for (const std::size_t at : {head, head + 4, head + 8 + 4}) {  // version, lexer, release's text
+    std::string other = good.substr(0, good.size() - 16);
+    other[at] = static_cast<char>(other[at] + 1);
+    seal_record(other);
+    EXPECT_FALSE(decode_book_page(other)) << at;
+  }
 }
 
 TEST(ScanBookPage, EncodesAndDecodesEveryField) {
