@@ -42,13 +42,18 @@ configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERRO
 # wants it. CUBBY_CI_OVERLAP=0 runs them in the foreground, one after another, before the tests.
 background_dir="$(mktemp -d /tmp/cubby-ci-background.XXXXXX)"
 # background_step NAME COMMAND...: runs COMMAND with its output in $background_dir/NAME.log,
-# notes its wall minutes (NAME in $background_dir/times), a failure in $background_dir/failed,
-# then creates NAME.done.
+# notes its wall and CPU minutes (a line in $background_dir/times: the stage table counts the
+# background steps' CPU together, in the stage that waits for them), a failure in
+# $background_dir/failed, then creates NAME.done.
 background_step() {
-  local name="$1" started=$SECONDS
+  local name="$1" started=$SECONDS cpu_before
   shift
+  ci_cpu_now  # this (background) shell's finished children
+  cpu_before="$ci_cpu"
   ( "$@" ) >"$background_dir/$name.log" 2>&1 || echo "$name" >>"$background_dir/failed"
-  echo "$name $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
+  ci_cpu_now
+  awk -v n="$name" -v w=$((SECONDS - started)) -v c=$((ci_cpu - cpu_before)) \
+    'BEGIN { printf "%-16s %6.1f min wall %6.1f min CPU\n", n, w / 60, c / 6000 }' \
     >>"$background_dir/times"
   touch "$background_dir/$name.done"
 }
@@ -77,7 +82,7 @@ background_await() {
 background_wait() {
   wait "$background_pid" || true
   background_pid=""
-  log "background steps, wall minutes each (beside the tests):"
+  log "background steps, wall and CPU minutes each (beside the tests):"
   sed 's/^/  /' "$background_dir/times" >&2 || true
   local name
   for name in sanitizer-build lint; do background_failed "$name"; done
