@@ -9,7 +9,7 @@
 #   CUBBY_CI_LINT=0 ci/test.sh  # without clang-tidy / clang-format (ci/lint.sh)
 #   CUBBY_CI_OVERLAP=0 ci/test.sh  # lint and the sanitizer build before the tests, not beside them
 #   CUBBY_CI_WHEEL_ONE_STEP=0 ci/test.sh  # without the one-step `pip install ./pytest_plugin`
-#                               # test (a Release build of libcubby and the tool in build/wheel)
+#                               # test (its own build of libcubby and the tool, unoptimised here)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # Each stage logs its wall and CPU minutes when it ends; the table and the total come at the end,
@@ -42,13 +42,18 @@ configure_and_build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBBY_WERRO
 # wants it. CUBBY_CI_OVERLAP=0 runs them in the foreground, one after another, before the tests.
 background_dir="$(mktemp -d /tmp/cubby-ci-background.XXXXXX)"
 # background_step NAME COMMAND...: runs COMMAND with its output in $background_dir/NAME.log,
-# notes its wall minutes (NAME in $background_dir/times), a failure in $background_dir/failed,
-# then creates NAME.done.
+# notes its wall and CPU minutes (a line in $background_dir/times: the stage table counts the
+# background steps' CPU together, in the stage that waits for them), a failure in
+# $background_dir/failed, then creates NAME.done.
 background_step() {
-  local name="$1" started=$SECONDS
+  local name="$1" started=$SECONDS cpu_before
   shift
+  ci_cpu_now  # this (background) shell's finished children
+  cpu_before="$ci_cpu"
   ( "$@" ) >"$background_dir/$name.log" 2>&1 || echo "$name" >>"$background_dir/failed"
-  echo "$name $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min" \
+  ci_cpu_now
+  awk -v n="$name" -v w=$((SECONDS - started)) -v c=$((ci_cpu - cpu_before)) \
+    'BEGIN { printf "%-16s %6.1f min wall %6.1f min CPU\n", n, w / 60, c / 6000 }' \
     >>"$background_dir/times"
   touch "$background_dir/$name.done"
 }
@@ -77,7 +82,7 @@ background_await() {
 background_wait() {
   wait "$background_pid" || true
   background_pid=""
-  log "background steps, wall minutes each (beside the tests):"
+  log "background steps, wall and CPU minutes each (beside the tests):"
   sed 's/^/  /' "$background_dir/times" >&2 || true
   local name
   for name in sanitizer-build lint; do background_failed "$name"; done
@@ -113,7 +118,10 @@ start_test_redis
 # The Python tests run beside ctest (both mostly wait), their output in a log shown afterwards.
 # Against the libcubby and CLI just built; the system interpreter has the Debian pytest packages.
 # test_wheel.py installs the wheel into a fresh venv twice: from this build, and in one step as a
-# user does (its own Release build in build/wheel, with ccache when it is on PATH).
+# user does (its own build in the test's cache folder, with ccache when it is on PATH). That build
+# is CMake's build type None here (CMAKE_BUILD_TYPE through CUBBY_TEST_WHEEL_BUILD_TYPE): the same
+# configure, build, install and wheel as a user's Release build, without optimisation (a third
+# less CPU; the main build above already compiles the library optimised, -DNDEBUG).
 # run_pytest: exit status 5 (nothing collected: no Python tests in this checkout) is not a failure.
 python=/usr/bin/python3
 pytest_log="$background_dir/pytest.log"
@@ -121,7 +129,7 @@ log "running the Python tests (cubby package and pytest plugin; log: $pytest_log
 (
   started=$SECONDS
   status=0
-  CUBBY_TEST_WHEEL_ONE_STEP="${CUBBY_CI_WHEEL_ONE_STEP:-1}" \
+  CUBBY_TEST_WHEEL_ONE_STEP="${CUBBY_CI_WHEEL_ONE_STEP:-1}" CUBBY_TEST_WHEEL_BUILD_TYPE=None \
   CUBBY_LIBRARY="$build_dir/core/libcubby.so" CUBBY_CLI="$build_dir/cli/cubby" \
     run_pytest "$CUBBY_ROOT/tests/python" -q -rs -p no:cacheprovider --durations=5 || status=$?
   echo "pytest took $(((SECONDS - started) / 60)).$(((SECONDS - started) % 60 / 6)) min (wall)"

@@ -60,11 +60,10 @@ int run_clear(const Common& common, const ClearArgs& args) {
 Command add_clear(CLI::App& app, Common& common) {
   auto args = std::make_shared<ClearArgs>();
   CLI::App* command =
-      app.add_subcommand("clear", "Remove every entry of the store, or of one namespace");
-  command
-      ->add_option("--namespace", args->ns,
-                   "Only this namespace: \"programs\" (compiled programs) or a blob namespace "
-                   "such as \"cupy\" (CuPy's kernels); `cubby ls` shows each entry's")
+      add_command(app, "clear", "Remove every entry of the store, or of one namespace");
+  add_option(*command, "--namespace", args->ns,
+             "Only this namespace: \"programs\" (compiled programs) or a blob namespace "
+             "such as \"cupy\" (CuPy's kernels); `cubby ls` shows each entry's")
       ->type_name("NS")
       // An empty namespace must not read as "no --namespace" (which clears everything).
       ->check(CLI::Validator(

@@ -26,12 +26,50 @@ namespace cubby::cli {
 }
 
 void add_common(CLI::App& command, Common& common) {
-  command
-      .add_option("--dir", common.dir,
-                  "Store folder (default: $CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else "
-                  "~/.cache/cubby)")
+  add_option(command, "--dir", common.dir,
+             "Store folder (default: $CUBBY_DIR, else $XDG_CACHE_HOME/cubby, else "
+             "~/.cache/cubby)")
       ->type_name("DIR");
-  command.add_flag("--json", common.json, "Print the result as one JSON document");
+  add_flag(command, "--json", common.json, "Print the result as one JSON document");
+}
+
+CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description) {
+  return app.add_subcommand(name, description);
+}
+
+CLI::Option* add_option(CLI::App& command, const std::string& name, std::string& value,
+                        const std::string& description) {
+  return command.add_option(name, value, description);
+}
+
+CLI::Option* add_option(CLI::App& command, const std::string& name,
+                        std::vector<std::string>& values, const std::string& description) {
+  return command.add_option(name, values, description);
+}
+
+CLI::Option* add_option(CLI::App& command, const std::string& name,
+                        std::optional<std::string>& value, const std::string& description) {
+  return command.add_option(name, value, description);
+}
+
+CLI::Option* add_option(CLI::App& command, const std::string& name, double& value,
+                        const std::string& description) {
+  return command.add_option(name, value, description);
+}
+
+CLI::Option* add_option(CLI::App& command, const std::string& name, unsigned& value,
+                        const std::string& description) {
+  return command.add_option(name, value, description);
+}
+
+CLI::Option* add_option(CLI::App& command, const std::string& name, long& value,
+                        const std::string& description) {
+  return command.add_option(name, value, description);
+}
+
+CLI::Option* add_flag(CLI::App& command, const std::string& name, bool& value,
+                      const std::string& description) {
+  return command.add_flag(name, value, description);
 }
 
 // The settings of the store --dir (else the default) names: variables, its cubby.conf, defaults.

@@ -169,31 +169,28 @@ int run_compile(const Common& common, const CompileArgs& args) {
 
 Command add_compile(CLI::App& app, Common& common) {
   auto args = std::make_shared<CompileArgs>();
-  CLI::App* command = app.add_subcommand("compile", "Compile a .cu file through the cache");
-  command->add_option("FILE", args->file, "CUDA source file")->required();
-  command
-      ->add_option("--name-expr", args->name_expressions,
-                   "Name expression whose lowered name to capture (repeatable)")
+  CLI::App* command = add_command(app, "compile", "Compile a .cu file through the cache");
+  add_option(*command, "FILE", args->file, "CUDA source file")->required();
+  add_option(*command, "--name-expr", args->name_expressions,
+             "Name expression whose lowered name to capture (repeatable)")
       ->allow_extra_args(false)
       ->type_name("E");
-  command->add_option("--option", args->options, "NVRTC option (repeatable)")
+  add_option(*command, "--option", args->options, "NVRTC option (repeatable)")
       ->allow_extra_args(false)
       ->type_name("O");
-  command
-      ->add_option("--arch", args->arch,
-                   "Target architecture, e.g. sm_90 (default: $CUBBY_ARCH, GPU 0, else sm_90)")
+  add_option(*command, "--arch", args->arch,
+             "Target architecture, e.g. sm_90 (default: $CUBBY_ARCH, GPU 0, else sm_90)")
       ->type_name("sm_XX");
-  command
-      ->add_option("--program-name", args->program_name,
-                   "NVRTC program name (default: " + CompileRequest{}.program_name +
-                       ", the library's default, so the key is the library's for the same "
-                       "text); NVRTC looks up the source's "
-                       "quoted includes in its folder (from the working folder) first, then in the "
-                       "file's folder")
+  add_option(*command, "--program-name", args->program_name,
+             "NVRTC program name (default: " + CompileRequest{}.program_name +
+                 ", the library's default, so the key is the library's for the same "
+                 "text); NVRTC looks up the source's "
+                 "quoted includes in its folder (from the working folder) first, then in the "
+                 "file's folder")
       ->type_name("N");
-  command->add_option("--cubin-out", args->cubin_out, "Write the payload to FILE")
+  add_option(*command, "--cubin-out", args->cubin_out, "Write the payload to FILE")
       ->type_name("FILE");
-  command->add_flag("--explain", args->explain, "Print every key field with its hash");
+  add_flag(*command, "--explain", args->explain, "Print every key field with its hash");
   add_common(*command, common);
   return {command, [&common, args] { return run_compile(common, *args); }};
 }

@@ -123,12 +123,12 @@ Command add_config(CLI::App& app, Common& common) {
         "): " + std::string(setting.what);
   }
   CLI::App* command =
-      app.add_subcommand("config", "Show or change the store's settings (<store>/cubby.conf)");
+      add_command(app, "config", "Show or change the store's settings (<store>/cubby.conf)");
   command->footer("Settings (a CUBBY_* variable wins over the file, the file over the default):" +
                   keys);
-  command->add_option("KEY", args->key, "Setting to show, set or unset (none: list them all)");
-  command->add_option("VALUE", args->value, "New value, written to <store>/cubby.conf");
-  command->add_flag("--unset", args->unset, "Remove KEY from the file (its default applies)");
+  add_option(*command, "KEY", args->key, "Setting to show, set or unset (none: list them all)");
+  add_option(*command, "VALUE", args->value, "New value, written to <store>/cubby.conf");
+  add_flag(*command, "--unset", args->unset, "Remove KEY from the file (its default applies)");
   add_common(*command, common);
   return {command, [&common, args] { return run_config(common, *args); }};
 }

@@ -187,12 +187,11 @@ int run_export(const Common& common, const std::string& file) {
 Command add_export(CLI::App& app, Common& common) {
   auto file = std::make_shared<std::string>();
   CLI::App* command =
-      app.add_subcommand("export", "Write every good entry to one archive (for `cubby import`)");
-  command
-      ->add_option("FILE", *file,
-                   "Archive to write: a tar file, gzip'd when FILE ends with .tar.gz or .tgz; a "
-                   "FIFO or a character device is written in place, a folder or a link to a "
-                   "file is refused")
+      add_command(app, "export", "Write every good entry to one archive (for `cubby import`)");
+  add_option(*command, "FILE", *file,
+             "Archive to write: a tar file, gzip'd when FILE ends with .tar.gz or .tgz; a "
+             "FIFO or a character device is written in place, a folder or a link to a "
+             "file is refused")
       ->required();
   add_common(*command, common);
   return {command, [&common, file] { return run_export(common, *file); }};

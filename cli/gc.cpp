@@ -114,23 +114,19 @@ int run_gc(const Common& common, const GcArgs& args) {
 
 Command add_gc(CLI::App& app, Common& common) {
   auto args = std::make_shared<GcArgs>();
-  CLI::App* command = app.add_subcommand(
-      "gc", "Evict least recently used entries above the size bound; remove leftover files");
-  command
-      ->add_option(
-          "--max-size", args->max_size,
-          "Size bound of this run, e.g. 500M, 1.5G, 5Gi (a number alone: GiB, as in ccache); 0: "
-          "none (default: the store's max_size: "
-          "$CUBBY_MAX_SIZE, else `cubby config max_size`, else 5Gi)")
+  CLI::App* command = add_command(
+      app, "gc", "Evict least recently used entries above the size bound; remove leftover files");
+  add_option(*command, "--max-size", args->max_size,
+             "Size bound of this run, e.g. 500M, 1.5G, 5Gi (a number alone: GiB, as in ccache); 0: "
+             "none (default: the store's max_size: "
+             "$CUBBY_MAX_SIZE, else `cubby config max_size`, else 5Gi)")
       ->type_name("S");
-  command
-      ->add_option("--older-than", args->older_than,
-                   "First remove the entries unused for longer than D: a number and its unit, "
-                   "d, h, m or s (7d, 12h, 30m, 90s)")
+  add_option(*command, "--older-than", args->older_than,
+             "First remove the entries unused for longer than D: a number and its unit, "
+             "d, h, m or s (7d, 12h, 30m, 90s)")
       ->type_name("D");
-  command
-      ->add_option("--target", args->target,
-                   "Over the bound, evict down to this fraction of it, 0 to 1 (default 1.0)")
+  add_option(*command, "--target", args->target,
+             "Over the bound, evict down to this fraction of it, 0 to 1 (default 1.0)")
       ->check(finite_number(0.0, 1.0))
       ->type_name("F");
   add_common(*command, common);

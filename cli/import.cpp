@@ -118,10 +118,10 @@ int run_import(const Common& common, const std::string& file) {
 
 Command add_import(CLI::App& app, Common& common) {
   auto file = std::make_shared<std::string>();
-  CLI::App* command = app.add_subcommand(
-      "import", "Add the entries of an archive from `cubby export`, verifying each");
-  command
-      ->add_option("FILE", *file, "Archive to read (a tar file from `cubby export`, gzip'd or not)")
+  CLI::App* command = add_command(
+      app, "import", "Add the entries of an archive from `cubby export`, verifying each");
+  add_option(*command, "FILE", *file,
+             "Archive to read (a tar file from `cubby export`, gzip'd or not)")
       ->required();
   add_common(*command, common);
   return {command, [&common, file] { return run_import(common, *file); }};

@@ -115,10 +115,10 @@ int run_ls(const Common& common, bool verbose) {
 
 Command add_ls(CLI::App& app, Common& common) {
   auto verbose = std::make_shared<bool>(false);
-  CLI::App* command = app.add_subcommand(
-      "ls", "List the entries of the store: key, size, last use, kind, namespace, names");
-  command->add_flag("-v,--verbose", *verbose,
-                    "Every name expression with its lowered name, one per line");
+  CLI::App* command = add_command(
+      app, "ls", "List the entries of the store: key, size, last use, kind, namespace, names");
+  add_flag(*command, "-v,--verbose", *verbose,
+           "Every name expression with its lowered name, one per line");
   add_common(*command, common);
   return {command, [&common, verbose] { return run_ls(common, *verbose); }};
 }

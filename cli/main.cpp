@@ -33,7 +33,7 @@ int run_line(std::vector<std::string> args) {
   Common common;
   const std::vector<Command> commands = register_commands(app, common);
   std::string generate;
-  app.add_option("--generate", generate, "Internal: print the man page or the bash completion")
+  add_option(app, "--generate", generate, "Internal: print the man page or the bash completion")
       ->check(CLI::IsMember({"man", "bash-completion"}))
       ->group("");
 

@@ -129,17 +129,17 @@ int run_recover(const Common& common, const Args& args) {
 
 Command add_recover(CLI::App& app, Common& common) {
   auto args = std::make_shared<Args>();
-  CLI::App* command = app.add_subcommand(
-      "recover",
+  CLI::App* command = add_command(
+      app, "recover",
       "Recover the lowered (mangled) names of name expressions from a CUBIN's symbols, and list "
       "its kernels and variables");
-  command->add_option("CUBIN", args->cubin, "A CUBIN file (ELF), e.g. from --cubin-out")
+  add_option(*command, "CUBIN", args->cubin, "A CUBIN file (ELF), e.g. from --cubin-out")
       ->required();
-  command->add_option("--name-expr", args->expressions, "A name expression (repeatable)")
+  add_option(*command, "--name-expr", args->expressions, "A name expression (repeatable)")
       ->type_name("E");
-  command->add_option("--demangler", args->demangler, "cxa (default) or cufilt (the toolkit's)")
+  add_option(*command, "--demangler", args->demangler, "cxa (default) or cufilt (the toolkit's)")
       ->type_name("NAME");
-  command->add_flag("--strict", args->strict, "Exit 1 when an expression stays unresolved");
+  add_flag(*command, "--strict", args->strict, "Exit 1 when an expression stays unresolved");
   add_common(*command, common);
   return {command, [&common, args] { return run_recover(common, *args); }};
 }

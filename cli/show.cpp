@@ -83,13 +83,12 @@ Command add_show(CLI::App& app, Common& common) {
     std::string cubin_out;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* command = app.add_subcommand("show", "Decode one entry");
-  command
-      ->add_option("KEY", args->key,
-                   "Entry key: 32 hex digits, or a unique prefix of at least " +
-                       std::to_string(kMinKeyPrefix) + " (see `cubby ls`)")
+  CLI::App* command = add_command(app, "show", "Decode one entry");
+  add_option(*command, "KEY", args->key,
+             "Entry key: 32 hex digits, or a unique prefix of at least " +
+                 std::to_string(kMinKeyPrefix) + " (see `cubby ls`)")
       ->required();
-  command->add_option("--cubin-out", args->cubin_out, "Write the payload to FILE")
+  add_option(*command, "--cubin-out", args->cubin_out, "Write the payload to FILE")
       ->type_name("FILE");
   add_common(*command, common);
   return {command, [&common, args] { return run_show(common, args->key, args->cubin_out); }};

@@ -196,11 +196,12 @@ int run_stats(const Common& common, bool zero) {
 
 Command add_stats(CLI::App& app, Common& common) {
   auto zero = std::make_shared<bool>(false);
-  CLI::App* command = app.add_subcommand(
-      "stats", "Entries and bytes in the store; hits, misses, compiles and more of every process");
-  command->add_flag("--zero", *zero,
-                    "Reset the counters (not the entries) and say so in one line (--json: the "
-                    "zeroed stats); stats then shows the time as \"counting since\"");
+  CLI::App* command = add_command(
+      app, "stats",
+      "Entries and bytes in the store; hits, misses, compiles and more of every process");
+  add_flag(*command, "--zero", *zero,
+           "Reset the counters (not the entries) and say so in one line (--json: the "
+           "zeroed stats); stats then shows the time as \"counting since\"");
   add_common(*command, common);
   return {command, [&common, zero] { return run_stats(common, *zero); }};
 }

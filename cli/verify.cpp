@@ -53,11 +53,11 @@ int run_verify(const Common& common, bool fix) {
 
 Command add_verify(CLI::App& app, Common& common) {
   auto fix = std::make_shared<bool>(false);
-  CLI::App* command = app.add_subcommand(
-      "verify",
+  CLI::App* command = add_command(
+      app, "verify",
       "Check every entry (checksum, symbols of its CUBIN, its name map against the CUBIN's "
       "symbols); exit 1 if any is bad");
-  command->add_flag("--fix", *fix, "Remove the bad entries (they are recompiled when next used)");
+  add_flag(*command, "--fix", *fix, "Remove the bad entries (they are recompiled when next used)");
   add_common(*command, common);
   return {command, [&common, fix] { return run_verify(common, *fix); }};
 }

@@ -263,33 +263,29 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
 
 Command add_warm(CLI::App& app, Common& common) {
   auto args = std::make_shared<WarmArgs>();
-  CLI::App* command = app.add_subcommand(
-      "warm",
+  CLI::App* command = add_command(
+      app, "warm",
       "Compile the recorded recipes of test suites whose entries are missing (after a toolchain "
       "upgrade, a header edit, on a fresh runner), in parallel worker processes");
-  command
-      ->add_option("--suite", args->suites,
-                   "Warm this suite's recipes (repeatable; default: every suite of the store)")
+  add_option(*command, "--suite", args->suites,
+             "Warm this suite's recipes (repeatable; default: every suite of the store)")
       ->type_name("S");
-  command
-      ->add_option("-j,--jobs", args->jobs,
-                   "Worker processes (default: $CUBBY_JOBS, else one per core; never more than "
-                   "the cores)")
+  add_option(*command, "-j,--jobs", args->jobs,
+             "Worker processes (default: $CUBBY_JOBS, else one per core; never more than "
+             "the cores)")
       ->type_name("N");
-  command
-      ->add_option("--timeout", args->timeout_s,
-                   "Seconds one recipe may take before its worker is killed (default 300, at "
-                   "most a day)")
+  add_option(*command, "--timeout", args->timeout_s,
+             "Seconds one recipe may take before its worker is killed (default 300, at "
+             "most a day)")
       ->type_name("S")
       ->check(finite_number(0, kMaxTimeoutSeconds, true));
-  command->add_flag("-q,--quiet", args->quiet, "No progress and no summary (errors still show)");
-  command
-      ->add_flag("--prefetch", args->prefetch,
-                 "Run beside a test run: quiet, best effort (a read-only or disabled store is no "
-                 "failure), exits when another warm of the suite runs")
+  add_flag(*command, "-q,--quiet", args->quiet, "No progress and no summary (errors still show)");
+  add_flag(*command, "--prefetch", args->prefetch,
+           "Run beside a test run: quiet, best effort (a read-only or disabled store is no "
+           "failure), exits when another warm of the suite runs")
       ->group("");
-  command->add_flag("--worker", args->worker, "Internal: a worker process")->group("");
-  command->add_option("--parent", args->parent, "Internal: exit with this process")->group("");
+  add_flag(*command, "--worker", args->worker, "Internal: a worker process")->group("");
+  add_option(*command, "--parent", args->parent, "Internal: exit with this process")->group("");
   add_common(*command, common);
   command->footer(
       "Recipes are recorded by test runs under the harness (suite: the test binary's name), the "

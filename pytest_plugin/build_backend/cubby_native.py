@@ -8,7 +8,9 @@ with a message that says what to do.
 
 Where it builds (``CUBBY_WHEEL_BUILD_DIR``):
   unset            ``$XDG_CACHE_HOME/cubby-wheel-build/<hash of source_root>`` (else
-                   ``~/.cache/...``, else a temporary folder): out of the source tree, configured with -DCMAKE_BUILD_TYPE=Release, tests, benchmarks,
+                   ``~/.cache/...``, else a temporary folder): out of the source tree, configured
+                   as a Release build (``CMAKE_BUILD_TYPE`` in the environment names another,
+                   as CMake's own default does), tests, benchmarks,
                    GoogleTest harness and fuzz targets off, installed run path ``$ORIGIN/../lib``;
                    rebuilt incrementally by later installs; installed with ``cmake --install``.
   a configured     an existing cubby build (has CMakeCache.txt), used as configured: only the
@@ -37,7 +39,6 @@ NATIVE = "cubby/_native"
 TARGETS = ("libcubby", "cubby")  # core/CMakeLists.txt, cli/CMakeLists.txt
 # Everything but the library and the tool off: the wheel build is the top-level project.
 CONFIGURE_OPTIONS = (
-    "-DCMAKE_BUILD_TYPE=Release",
     "-DCUBBY_BUILD_TESTS=OFF",
     "-DCUBBY_BUILD_BENCH=OFF",
     "-DCUBBY_BUILD_GTEST=OFF",
@@ -190,6 +191,13 @@ def _launchers() -> List[str]:
     return options
 
 
+def build_type() -> str:
+    """The build type of a build the backend configures: ``CMAKE_BUILD_TYPE`` from the environment
+    (CMake's default for a new build folder; ci/test.sh gives ``None``, no optimisation, to its
+    one-step test), else Release."""
+    return os.environ.get("CMAKE_BUILD_TYPE", "").strip() or "Release"
+
+
 def _jobs() -> List[str]:
     if os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL"):
         return []  # cmake --build reads it itself
@@ -216,11 +224,12 @@ def _default_build_dir(source_root: Path) -> Tuple[Path, bool]:
 
 def _configure_and_install(cmake: str, source_root: Path, build_dir: Path, stage: Path) -> None:
     cuda = find_cuda()
-    progress(f"building libcubby and the cubby tool (a Release build with CMake) in {build_dir}: "
+    kind = build_type()
+    progress(f"building libcubby and the cubby tool (a {kind} build with CMake) in {build_dir}: "
              f"{_minutes_estimate()}, seconds when rebuilt; CUBBY_WHEEL_BUILD_DIR=<a configured "
              "cubby build folder> reuses a build you have instead")
-    configure = [cmake, "-S", str(source_root), "-B", str(build_dir), *CONFIGURE_OPTIONS,
-                 *_launchers()]
+    configure = [cmake, "-S", str(source_root), "-B", str(build_dir), f"-DCMAKE_BUILD_TYPE={kind}",
+                 *CONFIGURE_OPTIONS, *_launchers()]
     if cuda:
         configure.append(f"-DCUDAToolkit_ROOT={cuda}")
     _run(configure, "configuring cubby with CMake")

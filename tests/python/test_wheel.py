@@ -4,7 +4,8 @@ cubby tool, so a fresh virtual environment compiles with no variable set.
 Two ways to the wheel: from the configured build the other tests use (CUBBY_WHEEL_BUILD_DIR,
 seconds) and the one-step path a user takes (a Release build of libcubby and the tool in
 the user's cache folder, minutes on two cores: run when CUBBY_TEST_WHEEL_ONE_STEP=1, as ci/test.sh
-does). After either install, the README's Python example (its ```python readme-test block) runs in
+does; CUBBY_TEST_WHEEL_BUILD_TYPE=None, which ci/test.sh gives, builds it unoptimised through
+CMake's CMAKE_BUILD_TYPE variable, a third less CPU). After either install, the README's Python example (its ```python readme-test block) runs in
 the fresh venv as written: compiled first, then a disk hit.
 """
 
@@ -95,6 +96,8 @@ def _install_and_use(tmp_path: Path, **build_env: str) -> None:
     assert "cubby_build: " in said, said
     if "CUBBY_WHEEL_BUILD_DIR" not in build_env:
         assert " min on this machine's " in said and "CUBBY_WHEEL_BUILD_DIR=" in said, said
+        kind = build_env.get("CMAKE_BUILD_TYPE") or "Release"
+        assert f"(a {kind} build with CMake)" in said, said
 
     env = _clean_env(tmp_path)
     store = tmp_path / "store"
@@ -214,7 +217,8 @@ def test_the_readmes_venv_route_works_without_a_package_index(tmp_path):
                     reason="the one-step wheel build (a Release build of libcubby and the tool, "
                            "minutes) runs with CUBBY_TEST_WHEEL_ONE_STEP=1, as in ci/test.sh")
 def test_pip_install_in_one_step_into_a_fresh_venv_compiles(tmp_path):
-    _install_and_use(tmp_path)
+    kind = os.environ.get("CUBBY_TEST_WHEEL_BUILD_TYPE", "")
+    _install_and_use(tmp_path, **({"CMAKE_BUILD_TYPE": kind} if kind else {}))
 
 
 def _backend(tmp_path: Path, hook: str, **env: str) -> subprocess.CompletedProcess:
@@ -264,6 +268,28 @@ def test_the_build_uses_cmake_build_parallel_level_else_every_core(monkeypatch):
     assert cubby_native._jobs() == []  # cmake --build reads it
     monkeypatch.delenv("CMAKE_BUILD_PARALLEL_LEVEL")
     assert cubby_native._jobs() == ["-j", str(len(os.sched_getaffinity(0)))]
+
+
+def test_a_new_build_is_release_unless_cmake_build_type_names_another(tmp_path, monkeypatch):
+    sys.path.insert(0, str(BACKEND))
+    try:
+        import cubby_native
+    finally:
+        sys.path.remove(str(BACKEND))
+    commands = []
+    monkeypatch.setattr(cubby_native, "_run", lambda command, what: commands.append(command))
+    monkeypatch.setattr(cubby_native, "progress", lambda message: None)
+    monkeypatch.setattr(cubby_native, "find_cuda", lambda: None)
+    for kind in (None, "", "None"):
+        if kind is None:
+            monkeypatch.delenv("CMAKE_BUILD_TYPE", raising=False)
+        else:
+            monkeypatch.setenv("CMAKE_BUILD_TYPE", kind)
+        cubby_native._configure_and_install("cmake", REPO, tmp_path / "build", tmp_path / "stage")
+    types = [[option for option in command if option.startswith("-DCMAKE_BUILD_TYPE=")]
+             for command in commands if "-S" in command]
+    assert types == [["-DCMAKE_BUILD_TYPE=Release"], ["-DCMAKE_BUILD_TYPE=Release"],
+                     ["-DCMAKE_BUILD_TYPE=None"]]
 
 
 def test_an_editable_install_uses_the_checkouts_build(tmp_path):
