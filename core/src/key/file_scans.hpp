@@ -32,7 +32,6 @@ struct ScanMemo {
   std::unordered_map<std::string, std::shared_ptr<const FileScan>> files;
   std::unordered_map<std::string, Resolved> candidates;
   std::atomic<std::uint64_t> files_read{0};
-  std::atomic<std::uint64_t> booked_served{0};  // scans answered from a book (header_scans_booked)
 };
 
 // The process's one memo (never destroyed: usable from threads still running at exit).

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,9 @@
 
 namespace cubby {
 namespace {
+
+// Scans this process answered from a place's book (header_scans_booked).
+std::atomic<std::uint64_t> booked_served{0};
 
 // Absolute form of a search folder: relative folders are taken from the working folder, as NVRTC
 // (which opens them relative to it) does. Trailing slashes are dropped ("/" stays "/").
@@ -150,7 +154,7 @@ std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
       if (watch.remember(memo_key, booked->result, booked->macros, calls, booked->looked,
                          booked->limit_ns) ||
           ScanWatch::still_true(booked->looked, booked->limit_ns)) {
-        scan_memo().booked_served.fetch_add(1, std::memory_order_relaxed);
+        booked_served.fetch_add(1, std::memory_order_relaxed);
         return named(std::move(booked->result), search.program_name);
       }
     }
@@ -226,9 +230,7 @@ std::uint64_t header_files_read() { return scan_memo().files_read.load(std::memo
 
 std::uint64_t header_scans_memoized() { return ScanWatch::process().served(); }
 
-std::uint64_t header_scans_booked() {
-  return scan_memo().booked_served.load(std::memory_order_relaxed);
-}
+std::uint64_t header_scans_booked() { return booked_served.load(std::memory_order_relaxed); }
 
 bool header_changed_since(const std::string& path, const std::array<std::uint8_t, 16>& content_hash,
                           std::int64_t since_ns) {
