@@ -138,9 +138,15 @@ bool has_cccl_folder(const fs::path& toolkit_include_dir) {
 // The folder of the program name, as NVRTC takes it: from the working folder now.
 // Whether the folder `dir` (as given: relative from the working folder) really lies under
 // `folder`: its weakly_canonical path (a readlink per component: about 20 system calls for a
-// site-packages folder). Memoized per process by (working folder, dir, folder) while `dir` is the
-// same folder (device and inode: a folder's real place is its identity) or, missing, still missing.
+// site-packages folder). Memoized per process by (working folder, dir, folder). An answer "under"
+// stands while `dir` is the same folder (device and inode: a folder's real place is its identity)
+// or, missing, still missing: a stat a call. An answer "not under" stands without a look: a folder
+// taken for a user folder is scanned, so if it has moved under `folder` since, its headers are
+// keyed by their contents all the same (the key is wider than needed, never blind). `dir` spelled
+// as `folder` itself is under it with no look at all: NVRTC searches the very folder the toolkit
+// identity walked.
 bool inside_folder(const std::string& dir, const fs::path& folder) {
+  if (dir == folder.native()) return true;
   struct Known {
     dev_t dev = 0;
     ino_t ino = 0;
@@ -153,6 +159,12 @@ bool inside_folder(const std::string& dir, const fs::path& folder) {
   const std::string memo_key =
       (dir.empty() || dir.front() != '/' ? fs::current_path(ec).string() : std::string()) + '\0' +
       dir + '\0' + folder.string();
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = known->find(memo_key); found != known->end() && !found->second.inside) {
+      return false;
+    }
+  }
   struct stat st {};
   const bool exists = ::stat(dir.c_str(), &st) == 0;
   {
@@ -174,8 +186,10 @@ bool inside_folder(const std::string& dir, const fs::path& folder) {
 }
 
 fs::path program_folder(const CompileRequest& request) {
+  const fs::path name(request.program_name);
+  if (name.is_absolute()) return name.lexically_normal().parent_path();  // no working folder
   std::error_code ec;
-  return (fs::current_path(ec) / request.program_name).lexically_normal().parent_path();
+  return (fs::current_path(ec) / name).lexically_normal().parent_path();
 }
 
 }  // namespace

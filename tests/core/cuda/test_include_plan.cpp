@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "cuda/include_plan.hpp"
+#include "test_support.hpp"
 
 namespace cubby {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::TempDir;
 
 TEST(IncludePaths, AllFormsInOrder) {
   const std::vector<std::string> options = {"-std=c++17",
@@ -130,6 +132,64 @@ TEST(IncludeOptions, DefineOptionsAreReadInEverySpellingAndPassedOnVerbatim) {
   const IncludePlan plan = plan_includes(request, {});
   EXPECT_EQ(plan.search.defines, parsed.defines);
   EXPECT_EQ(plan.search.program_name, "k.cu");
+}
+
+// The user folders a plan searches (the toolkit's are covered by its identity, not scanned).
+std::vector<fs::path> user_folders(const std::vector<std::string>& options,
+                                   const fs::path& toolkit) {
+  CompileRequest request;
+  request.options = options;
+  request.program_name = "/nowhere/k.cu";
+  return plan_includes(request, toolkit).search.include_paths;
+}
+
+TEST(PlanIncludes, TheToolkitFolderAndALinkIntoItAreNotScannedAndAUserFolderIs) {
+  TempDir dir("plan-toolkit");
+  const fs::path toolkit = dir.path() / "toolkit" / "include";
+  fs::create_directories(toolkit / "sub");
+  fs::create_directories(dir.path() / "user");
+  fs::create_directory_symlink(toolkit / "sub", dir.path() / "into-toolkit");
+  const std::string user = (dir.path() / "user").string();
+  EXPECT_EQ(user_folders({"-I" + toolkit.string(), "-I" + user,
+                          "-I" + (dir.path() / "into-toolkit").string()},
+                         toolkit),
+            std::vector<fs::path>{user});
+  // The toolkit's folder spelled as NVRTC's own is the toolkit even where it is not (yet) there.
+  const fs::path absent = dir.path() / "absent" / "include";
+  EXPECT_TRUE(user_folders({"-I" + absent.string()}, absent).empty());
+}
+
+TEST(PlanIncludes, ALinkIntoTheToolkitSwappedForAUserFolderIsScannedFromThenOn) {
+  TempDir dir("plan-swap");
+  const fs::path toolkit = dir.path() / "toolkit";
+  fs::create_directories(toolkit);
+  fs::create_directories(dir.path() / "user");
+  const fs::path link = dir.path() / "inc";
+  fs::create_directory_symlink(toolkit, link);
+  EXPECT_TRUE(user_folders({"-I" + link.string()}, toolkit).empty());
+  fs::remove(link);
+  fs::create_directory_symlink(dir.path() / "user", link);  // now the user's headers
+  EXPECT_EQ(user_folders({"-I" + link.string()}, toolkit), std::vector<fs::path>{link});
+}
+
+TEST(PlanIncludes, AUserFolderThatLaterLeadsIntoTheToolkitStaysScannedInThisProcess) {
+  // Scanning it keys its headers by their contents: a wider key than needed, never a blind one.
+  TempDir dir("plan-widen");
+  const fs::path toolkit = dir.path() / "toolkit";
+  fs::create_directories(toolkit);
+  fs::create_directories(dir.path() / "user");
+  const fs::path link = dir.path() / "inc";
+  fs::create_directory_symlink(dir.path() / "user", link);
+  EXPECT_EQ(user_folders({"-I" + link.string()}, toolkit), std::vector<fs::path>{link});
+  fs::remove(link);
+  fs::create_directory_symlink(toolkit, link);
+  EXPECT_EQ(user_folders({"-I" + link.string()}, toolkit), std::vector<fs::path>{link});
+}
+
+TEST(PlanIncludes, AnAbsoluteProgramNameGivesItsOwnFolderWhateverTheWorkingFolder) {
+  CompileRequest request;
+  request.program_name = "/dev/null/cupy/../cupy/k.cu";
+  EXPECT_EQ(plan_includes(request, {}).search.program_dir, fs::path("/dev/null/cupy"));
 }
 
 }  // namespace
