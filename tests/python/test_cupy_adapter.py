@@ -296,6 +296,39 @@ def test_an_unconfigured_session_with_cupy_installed_but_unused_is_quiet(pyteste
                 if "cubby" in line and not line.startswith("rootdir:")], result.stdout.str()
 
 
+WARM_UP_PROBE = """
+import sys
+
+def _plugin(config):
+    return config.pluginmanager.get_plugin("cubby-session")
+
+def pytest_collection(session):  # before any test module is imported
+    plugin = _plugin(session.config)
+    print(f"before collection: cupy imported {'cupy' in sys.modules}, "
+          f"warm-up {plugin.cupy_warm_up is not None}")
+
+def pytest_collection_finish(session):  # this conftest's hook runs before the plugin's
+    print(f"collected: warm-up {_plugin(session.config).cupy_warm_up is not None}")
+"""
+
+
+@pytest.mark.parametrize("configured", [True, False])
+def test_the_first_keys_work_starts_before_cupy_is_installed(pytester, run, env, store,
+                                                             fake_cupy, configured):
+    # Configured: from activation, before collection imports CuPy. Not configured: once a
+    # collected module imported CuPy, before the session activates at the end of collection.
+    fake_cupy()
+    env.setenv("PYTHONPATH", f"{pytester.path}:{__import__('os').environ['PYTHONPATH']}")
+    pytester.makeconftest(WARM_UP_PROBE)
+    pytester.makepyfile(test_suite=SUITE.format(expect_default=False))
+    result = run("-s", *([f"--cubby-dir={store}"] if configured else []))
+    result.assert_outcomes(passed=4)
+    out = result.stdout.str()
+    assert f"before collection: cupy imported False, warm-up {configured}" in out, out
+    assert "collected: warm-up True" in out, out
+    assert "loads hit 0, missed 3, saved 3" in cupy_line(result)
+
+
 # ---- CuPy compiles through cubby (the fake has CuPy 14's _NVRTCProgram) ---------------------
 
 @pytest.fixture

@@ -46,6 +46,7 @@ import importlib
 import importlib.util
 import inspect
 import os
+import sys
 import threading
 import time
 import warnings
@@ -332,6 +333,14 @@ def _version(cupy) -> str:
     return str(getattr(cupy, "__version__", "0"))
 
 
+def cupy_findable() -> bool:
+    """Whether a CuPy is installed, without importing it (a few hundred ms)."""
+    try:
+        return "cupy" in sys.modules or importlib.util.find_spec("cupy") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def cupy_status() -> Tuple[bool, str]:
     """(usable, why): whether an importable CuPy >= 14 offers _set_kernel_cache_backend."""
     if importlib.util.find_spec("cupy") is None:
@@ -369,16 +378,21 @@ def compile_path_missing(compiler) -> str:
     return ""
 
 
-def warm_up(cache: Cache) -> threading.Thread:
+def warm_up(cache: Optional[Cache] = None) -> threading.Thread:
     """Starts, in a daemon thread, what install() and a process's first compile ask first: NVRTC
     located and the toolkit headers' identity (every file of NVRTC's include folder listed: about
-    0.1 s on the H200 with CuPy's NVRTC wheel), memoized for the process. The plugin starts it
-    while pytest collects (ctypes runs the call without the GIL), when the tests may import
-    CuPy. Never raises: a failure leaves the work to install()."""
+    0.1 s on the H200 with CuPy's NVRTC wheel), memoized for the process, so any Cache opened
+    later finds it done. ``cache``: the one to ask (None: the thread opens one on the store the
+    environment names and closes it). The plugin starts it while pytest collects (ctypes runs the
+    call without the GIL). Never raises: a failure leaves the work to install()."""
 
     def run() -> None:
         try:
-            cache.explain("", arch="sm_90")
+            if cache is not None:
+                cache.explain("", arch="sm_90")
+                return
+            with Cache() as own:
+                own.explain("", arch="sm_90")
         except Exception:  # a warm-up only: install() meets the same error and says it
             pass
 

@@ -153,6 +153,7 @@ class CubbyPlugin:
         if "cupy" not in sys.modules:
             self.cupy_pending = True
             self.cupy_note = "not installed: the tests did not import CuPy"
+            self.start_cupy_warm_up()
             return
         self.cupy_pending = False
         usable, why = cupy_adapter.cupy_status()
@@ -264,16 +265,28 @@ class CubbyPlugin:
             report.outcome = "failed"
             report.longrepr = failure
 
-    def pytest_collectreport(self, report):
-        """Once a test module imported CuPy, the first key's work (cupy_adapter.warm_up) runs
-        beside the rest of collection; the adapter is installed when collection ends."""
-        if (self.active and self.cupy_pending and self.cupy_warm_up is None
-                and "cupy" in sys.modules and not self.settings.values["disable"]):
-            try:
+    def start_cupy_warm_up(self) -> None:
+        """The first key's work (cupy_adapter.warm_up) in a thread while pytest collects (about
+        0.1 s on the H200 that the install would otherwise spend on the main thread), once, when
+        CuPy is installed (found, not imported: a session that never imports it pays that thread's
+        work only). Active, on this session's Cache (install() uses it); not active yet (a session
+        that activates when collection ends because its tests import CuPy), on a Cache of the
+        thread's own: the settings are exported only then, the memoized work is the process's."""
+        if (self.cupy_warm_up is not None or self.settings.values["disable"]
+                or not cupy_adapter.cupy_findable()):
+            return
+        try:
+            if self.active and self.cupy_cache is None:
                 self.cupy_cache = _cache.Cache()
-                self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache)
-            except Error:
-                pass  # install() meets it again and says it
+            self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache if self.active else None)
+        except Error:
+            pass  # install() meets it again and says it
+
+    def pytest_collectreport(self, report):
+        """A collected module imported CuPy before the session is active: it activates when
+        collection ends, so the first key's work starts now."""
+        if not self.active and "cupy" in sys.modules and not self.settings.values["no_cupy"]:
+            self.start_cupy_warm_up()
 
     # -- activation by use, fixtures, summary, xdist ----------------------------------------
     def pytest_collection_finish(self, session):
