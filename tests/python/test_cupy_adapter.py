@@ -492,11 +492,44 @@ def test_a_compile_error_raises_cupys_compile_exception_with_nvrtcs_log(
 
 def test_a_cupy_whose_nvrtc_is_not_cubbys_gets_the_blob_path(cupy_compiler, through_cubby,
                                                              monkeypatch):
+    # Found at the first program (the install does not wait for cubby's NVRTC): that program is
+    # CuPy's compile, saved on the blob path, and served from it by the next process.
     monkeypatch.setenv("FAKE_CUPY_NVRTC_VERSION", "1.0")
     installed = through_cubby()
+    assert installed.mode == "compile"
+    source = "__global__ void k() {}"
+    payload, _ = cupy_compiler.compile_with_cache(source)
+    assert payload == cupy_compiler.payload_for(source)
     assert installed.mode == "blob"
     assert installed.note.startswith("CuPy's NVRTC is 1.0, cubby's is ")
     assert type(cupy_compiler._kernel_cache_backend).__name__ == "CubbyKernelCacheBackend"
+    assert cupy_compiler._NVRTCProgram.__name__ == "_Program"  # CuPy's own class back
+    assert installed.counters()["cupy_saves"] == 1
+    installed.uninstall()
+    again = through_cubby()
+    assert cupy_compiler.compile_with_cache(source)[0] == payload
+    assert again.mode == "blob" and again.counters()["cupy_hits"] == 1
+
+
+def test_the_install_does_not_wait_for_cubbys_nvrtc_and_the_first_program_asks_once(
+        cupy_compiler, tmp_path, monkeypatch):
+    import cubby
+    from cubby import cupy_adapter
+
+    asked = []
+    with cubby.Cache(tmp_path / "store") as cache:
+        explain = cache.explain
+        monkeypatch.setattr(cache, "explain", lambda *a, **k: asked.append(a) or explain(*a, **k))
+        installed = cupy_adapter.install(cache)
+        try:
+            assert asked == [] and installed.mode == "compile"
+            for index in range(2):
+                source = f"__global__ void k{index}() {{}}"
+                assert cupy_compiler.compile_with_cache(source)[0].startswith(b"\x7fELF")
+            assert len(asked) == 1 and installed.mode == "compile"
+            assert installed.counters()["cupy_compiled"] == 2
+        finally:
+            installed.uninstall()
 
 
 def test_uninstall_puts_cupys_program_class_and_backend_back(cupy_compiler, through_cubby):

@@ -31,13 +31,15 @@ Compiles that go CuPy's own way, counted by reason in the plugin's summary (and 
 programs compiled without the store, reason ``compiled_elsewhere``):
 jitify-mode programs (they carry jitify's preprocessed headers), a payload kind cubby does not
 produce, options without exactly one architecture, a request cubby rejects (an option it cannot
-key), and a CuPy whose NVRTC is not cubby's (NVRTC versions differ: set CUBBY_NVRTC_LIBRARY to
-CuPy's libnvrtc). ``backend='nvcc'`` and HIP never reach ``_NVRTCProgram``'s NVRTC path through
-cubby (nvcc does not use it; on HIP the adapter is not installed).
+key). ``backend='nvcc'`` and HIP never reach ``_NVRTCProgram``'s NVRTC path through cubby (nvcc
+does not use it; on HIP the adapter is not installed).
 
 A CuPy >= 14 without that class (its internals moved) gets the blob path instead: CuPy's own
 payloads stored byte for byte in the cubby store under CuPy's names (``CubbyKernelCacheBackend``),
-with one warning naming the CuPy version; those names do not cover headers.
+with one warning naming the CuPy version; those names do not cover headers. So does a CuPy whose
+NVRTC is not cubby's (NVRTC versions differ: set CUBBY_NVRTC_LIBRARY to CuPy's libnvrtc), found at
+its first program: the install does not wait for cubby's NVRTC (warm_up), and that first program
+is compiled CuPy's way and saved on the blob path.
 """
 
 from __future__ import annotations
@@ -132,10 +134,16 @@ class CubbyKernelCacheBackend:
 
 class PassThroughBackend:
     """CuPy's kernel-cache backend while its compiles go through cubby: every load misses (CuPy
-    then builds the program, which asks cubby), save stores nothing (cubby stored it)."""
+    then builds the program, which asks cubby), save stores nothing (cubby stored it).
+    ``first_load(name)``, when given, answers the first load instead (install(): the NVRTC check,
+    which may move CuPy to the blob path, whose load then answers)."""
+
+    def __init__(self, first_load: Optional[Callable[[str], Optional[bytes]]] = None) -> None:
+        self._first_load = first_load
 
     def load(self, name: str) -> Optional[bytes]:
-        return None
+        first, self._first_load = self._first_load, None
+        return first(name) if first is not None else None
 
     def save(self, name: str, cubin: bytes, source: str = "") -> None:
         return None
@@ -147,13 +155,29 @@ class CompileRouter:
     Cache as compiled_elsewhere, so `cubby stats` and the summary's "compiled without the store"
     lines include them). Thread-safe."""
 
-    def __init__(self, cache: Cache) -> None:
+    def __init__(self, cache: Cache, check_nvrtc: Callable[[], str] = lambda: "") -> None:
         self.cache = cache
         self._lock = threading.Lock()
         self.served = 0  # hits
         self.compiled = 0  # compiled and stored (or failed to compile)
         self.uncached = 0  # compiled by cubby without the store
         self.own: Dict[str, int] = {}
+        self._check_nvrtc = check_nvrtc
+        self._nvrtc_note: Optional[str] = None
+        self.on_nvrtc_mismatch: Callable[[str], None] = lambda note: None
+
+    def nvrtc_differs(self) -> bool:
+        """Whether CuPy's NVRTC is not cubby's: asked at the first program only (install() does
+        not wait for cubby's NVRTC and toolkit listing, which a warm-up thread is doing), then
+        remembered; on a difference ``on_nvrtc_mismatch(note)`` runs once, first."""
+        with self._lock:
+            first = self._nvrtc_note is None
+            if first:
+                self._nvrtc_note = self._check_nvrtc()
+            note = self._nvrtc_note
+        if first and note:
+            self.on_nvrtc_mismatch(note)
+        return bool(note)
 
     def count_own(self, reason: str, name: str) -> None:
         with self._lock:
@@ -303,6 +327,11 @@ def make_program_class(base: type, router: CompileRouter, compiler) -> type:
             if self._cubby_own:
                 router.count_own(self._cubby_own, getattr(self, "name", ""))
                 return super().compile(options, log_stream)
+            if router.nvrtc_differs():  # CuPy is on the blob path now: its compile is saved there
+                if self.ptr is None:
+                    super().__init__(self.src, self.name, (), (), self.name_expressions,
+                                     self.method)
+                return super().compile(options, log_stream)
             kind, prefix = METHODS[self.method]
             rest, arch = split_arch(options)
             if arch is None or not arch.startswith(prefix):
@@ -450,39 +479,59 @@ class Installed:
             return self.router.counters()
         return self.backend.counters()
 
+    def _put_compile_path_back(self, compiler) -> None:
+        if self._previous_program is not None:
+            compiler._NVRTCProgram = self._previous_program
+            self._previous_program = None
+        if self._previous_nvrtc_compile is not None:
+            compiler._compile_using_nvrtc_no_warning = self._previous_nvrtc_compile
+            self._previous_nvrtc_compile = None
+
+    def to_blob(self, cache: Cache, note: str) -> None:
+        """From the compile path to the blob path (CuPy's NVRTC turned out not to be cubby's)."""
+        compiler = importlib.import_module("cupy.cuda.compiler")
+        self._put_compile_path_back(compiler)
+        self.backend = _on_cupys_base(CubbyKernelCacheBackend)(cache)
+        compiler._set_kernel_cache_backend(self.backend)
+        self.mode, self.note, self.router = "blob", note, None
+
     def uninstall(self) -> None:
         compiler = importlib.import_module("cupy.cuda.compiler")
         compiler._set_kernel_cache_backend(self._previous_backend)
-        if self._previous_program is not None:
-            compiler._NVRTCProgram = self._previous_program
-        if self._previous_nvrtc_compile is not None:
-            compiler._compile_using_nvrtc_no_warning = self._previous_nvrtc_compile
+        self._put_compile_path_back(compiler)
 
 
 def install(cache: Cache) -> Installed:
     """Makes CuPy compile through ``cache`` (requires cupy_status()[0]); the blob path, with one
-    warning naming the CuPy version, where CuPy's compile path moved or its NVRTC is not cubby's."""
+    warning naming the CuPy version, where CuPy's compile path moved. Whether CuPy's NVRTC is
+    cubby's is asked at the first program (a different one: the blob path from then on), so
+    the install does not wait for cubby's NVRTC and toolkit listing (see warm_up)."""
     cupy = importlib.import_module("cupy")
     compiler = importlib.import_module("cupy.cuda.compiler")
     previous = getattr(compiler, "_kernel_cache_backend", None)
     moved = compile_path_missing(compiler)
-    note = moved or nvrtc_mismatch(compiler, cache)
-    if note:
+    if moved:
         version = _version(cupy)
-        if moved and version not in _warned_versions:
+        if version not in _warned_versions:
             _warned_versions.add(version)
             warnings.warn(f"cubby: CuPy {version}: {moved}; CuPy's kernels are stored as blobs "
                           "under CuPy's own names, which do not cover the headers they include",
                           RuntimeWarning, stacklevel=2)
         backend = _on_cupys_base(CubbyKernelCacheBackend)(cache)
         compiler._set_kernel_cache_backend(backend)
-        return Installed("blob", note, backend, None, previous, None)
-    router = CompileRouter(cache)
+        return Installed("blob", moved, backend, None, previous, None)
+    router = CompileRouter(cache, lambda: nvrtc_mismatch(compiler, cache))
     original = compiler._NVRTCProgram
     compiler._NVRTCProgram = make_program_class(original, router, compiler)
-    compiler._set_kernel_cache_backend(_on_cupys_base(PassThroughBackend)())
+
+    def first_load(name: str) -> Optional[bytes]:  # CuPy asks its backend before compiling
+        return installed.backend.load(name) if router.nvrtc_differs() else None
+
+    compiler._set_kernel_cache_backend(_on_cupys_base(PassThroughBackend)(first_load))
     nvrtc_compile = None
     if nvrtc_compile_wrappable(compiler):
         nvrtc_compile = compiler._compile_using_nvrtc_no_warning
         compiler._compile_using_nvrtc_no_warning = make_nvrtc_compile(nvrtc_compile)
-    return Installed("compile", "", None, router, previous, original, nvrtc_compile)
+    installed = Installed("compile", "", None, router, previous, original, nvrtc_compile)
+    router.on_nvrtc_mismatch = lambda note: installed.to_blob(cache, note)
+    return installed

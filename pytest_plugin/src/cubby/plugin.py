@@ -60,7 +60,8 @@ class CubbyPlugin:
         self.require_warm = RequireWarm() if settings.values["require_warm"] else None
         self.library_error: Optional[str] = None
         self.cleared: Optional[int] = None
-        self.cupy_note = ""
+        self.cupy_note = ""  # why CuPy is not installed, when it is not
+        self.cupy_why = ""  # cupy_status()'s "CuPy <version>" once installed
         self.cupy: Optional[cupy_adapter.Installed] = None
         self.cupy_cache: Optional[_cache.Cache] = None
         self.cupy_pending = False  # active, CuPy not imported yet: start_cupy_if_imported
@@ -167,13 +168,20 @@ class CubbyPlugin:
             if self.cupy_cache is None:
                 self.cupy_cache = _cache.Cache()
             self.cupy = cupy_adapter.install(self.cupy_cache)
-            self.cupy_note = (
-                f"compiles through cubby ({why}, cupy.cuda.compiler._NVRTCProgram)"
-                if self.cupy.mode == "compile" else
-                f"blob path ({why}: {self.cupy.note}; namespace '{cupy_adapter.NAMESPACE}')")
+            self.cupy_why = why
         except Error as error:
             self.library_error = str(error)
             self.cupy_note = "not installed: libcubby unavailable"
+
+    def installed_cupy_note(self) -> str:
+        """The summary's word on CuPy: how it is installed (its mode may have changed since the
+        install: cupy_adapter.Installed.to_blob), else why not."""
+        if self.cupy is None:
+            return self.cupy_note
+        if self.cupy.mode == "compile":
+            return f"compiles through cubby ({self.cupy_why}, cupy.cuda.compiler._NVRTCProgram)"
+        return (f"blob path ({self.cupy_why}: {self.cupy.note}; "
+                f"namespace '{cupy_adapter.NAMESPACE}')")
 
     def start_cupy_if_imported(self) -> None:
         if self.cupy_pending and "cupy" in sys.modules:
@@ -344,7 +352,7 @@ class CubbyPlugin:
             store=values["dir"] or os.environ.get("CUBBY_DIR") or "(default)",
             store_origin=self.settings.origin["dir"], disabled=bool(values["disable"]),
             library_error=self.library_error, cleared=self.cleared, workers=self.workers,
-            prefetch_note=self.prefetch_note, cupy_note=self.cupy_note,
+            prefetch_note=self.prefetch_note, cupy_note=self.installed_cupy_note(),
             cupy_installed=self.cupy is not None, prefetch_started=self.prefetch_started))
 
 
