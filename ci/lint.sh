@@ -42,30 +42,38 @@ done
 jobs="${CUBBY_LINT_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 cache="${CUBBY_LINT_CACHE-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/cubby-lint}"
 
-# The layer order: one line per include against it (file:line, the two folders), from the list in
-# ARCHITECTURE.md.
-layers_check() {
-  /usr/bin/python3 "$CUBBY_ROOT/ci/check_layers.py" "$CUBBY_ROOT" && return 0
-  printf '%s\n' "[cubby lint] an include runs against the folder order of ARCHITECTURE.md (above);" \
-    "  move the code it needs down, or the including code up (ci/lint.sh --layers-only reruns it)" >&2
+# The checks a python script of ci/ makes (python3's standard library: no build, no packages):
+# `script_check MODE [--alone]` runs the check that --MODE-only runs alone. The script's findings
+# are on stderr (its stdout, a summary, is not shown); when it fails, the fix follows them and the
+# status is 1, or with --alone lint.sh exits 1 naming the check that failed.
+script_check() {
+  local name fix
+  local -a run
+  case "$1" in
+    # The layer order: one line per include against it (file:line, the two folders), from the
+    # list in ARCHITECTURE.md.
+    layers)
+      name="layer order" run=(check_layers.py "$CUBBY_ROOT")
+      fix=("an include runs against the folder order of ARCHITECTURE.md (above);"
+        "  move the code it needs down, or the including code up (ci/lint.sh --layers-only reruns it)") ;;
+    # The file length limits: one line per C++ file over its limit (ci/file-lengths.py's docstring).
+    lengths)
+      name="file length" run=(file-lengths.py)
+      fix=("a C++ file is over its length limit (above); split it by concept"
+        "  (ci/lint.sh --lengths-only reruns the check, ci/file-lengths.py prints the sizes)") ;;
+    *) die "script_check: no check $1" ;;
+  esac
+  /usr/bin/python3 "$CUBBY_ROOT/ci/${run[0]}" "${run[@]:1}" >/dev/null && return 0
+  printf '%s\n' "[cubby lint] ${fix[0]}" "${fix[@]:1}" >&2
+  [ "${2:-}" != --alone ] || die "$name check failed (above)"
   return 1
 }
-if [ "$mode" = layers ]; then
-  layers_check || die "layer order check failed (above)"
-  exit 0
-fi
-
-# The file length limits: one line per C++ file over its limit (ci/file-lengths.py's docstring).
-lengths_check() {
-  /usr/bin/python3 "$CUBBY_ROOT/ci/file-lengths.py" >/dev/null && return 0
-  printf '%s\n' "[cubby lint] a C++ file is over its length limit (above); split it by concept" \
-    "  (ci/lint.sh --lengths-only reruns the check, ci/file-lengths.py prints the sizes)" >&2
-  return 1
-}
-if [ "$mode" = lengths ]; then
-  lengths_check || die "file length check failed (above)"
-  exit 0
-fi
+case "$mode" in
+  layers | lengths)
+    script_check "$mode" --alone
+    exit 0
+    ;;
+esac
 
 apt_install "${CUBBY_LINT_APT_PACKAGES[@]}"
 # The findings and the formatting are those of Debian 12's LLVM 14; another version may differ.
@@ -184,8 +192,8 @@ case "$mode" in
   tidy) tidy_check || die "clang-tidy check failed (above)" ;;
   all)
     status=0
-    layers_check || status=1
-    lengths_check || status=1
+    script_check layers || status=1
+    script_check lengths || status=1
     format_check || status=1
     tidy_check || status=1
     [ "$status" = 0 ] || die "lint failed (above)"

@@ -148,8 +148,10 @@ std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
   const std::string toolkit = place.book() == nullptr || search.toolkit_dirs.empty()
                                   ? std::string()
                                   : toolkit_headers_identity(search.toolkit_dirs.back());
+  BookPage page;  // the book's page as read: a scan it cannot serve is added to it
   if (place.book() != nullptr) {
-    if (std::optional<BookedScan> booked = place.book()->find(memo_key, toolkit, calls)) {
+    page = place.book()->open(memo_key, toolkit);
+    if (BookedScan* booked = ScanBook::find(page, calls)) {
       // Remembered (its watches placed, then looked at again), or looked at again without watches.
       if (watch.remember(memo_key, booked->result, booked->macros, calls, booked->looked,
                          booked->limit_ns) ||
@@ -198,7 +200,7 @@ std::shared_ptr<const HeaderScan> scan_includes_shared(std::string_view source,
   // found no header costs next to nothing to make again.
   if (watch.remember(memo_key, result, done.macros, calls, done.looked, done.limit_ns) &&
       place.book() != nullptr && !done.looked.files.empty()) {
-    place.book()->add(memo_key, toolkit, std::move(done));
+    place.book()->add(std::move(page), std::move(done));
   }
   return named(std::move(result), search.program_name);
 }

@@ -164,43 +164,39 @@ std::filesystem::path ScanBook::page_file(const std::string& memo_key,
   return folder_ / to_hex(digest.data(), digest.size());
 }
 
-std::optional<BookPage> ScanBook::read_page(const std::filesystem::path& file,
-                                            const std::string& memo_key,
-                                            std::string_view toolkit) const {
-  auto bytes = io::read_own_file(file, kMaxBytes);
-  if (!bytes) return std::nullopt;
-  auto page = decode_book_page(*bytes);
+BookPage ScanBook::open(const std::string& memo_key, std::string_view toolkit) const {
+  pages_read_.fetch_add(1, std::memory_order_relaxed);
+  auto bytes = io::read_own_file(page_file(memo_key, toolkit), kMaxBytes);
+  std::optional<BookPage> page;
+  if (bytes) page = decode_book_page(*bytes);
   // A page renamed over another's name is not that page.
-  if (!page || page->memo_key != memo_key || page->toolkit != toolkit) return std::nullopt;
-  return page;
-}
-
-std::optional<BookedScan> ScanBook::find(const std::string& memo_key, std::string_view toolkit,
-                                         const std::vector<std::string>& calls) const {
-  auto page = read_page(page_file(memo_key, toolkit), memo_key, toolkit);
-  if (!page) return std::nullopt;
-  for (BookedScan& scan : page->scans) {
-    if (ScanWatch::calls_of(calls, scan.macros) == scan.calls) return std::move(scan);
+  if (!page || page->memo_key != memo_key || page->toolkit != toolkit) {
+    return BookPage{memo_key, std::string(toolkit), {}};
   }
-  return std::nullopt;
+  return std::move(*page);
 }
 
-void ScanBook::add(const std::string& memo_key, std::string_view toolkit, BookedScan scan) const {
-  const std::filesystem::path file = page_file(memo_key, toolkit);
-  BookPage page{memo_key, std::string(toolkit), {}};
-  auto old = read_page(file, memo_key, toolkit);
-  if (old) page.scans.reserve(old->scans.size() + 1);
+BookedScan* ScanBook::find(BookPage& page, const std::vector<std::string>& calls) {
+  for (BookedScan& scan : page.scans) {
+    if (ScanWatch::calls_of(calls, scan.macros) == scan.calls) return &scan;
+  }
+  return nullptr;
+}
+
+void ScanBook::add(BookPage page, BookedScan scan) const {
+  std::vector<BookedScan> old = std::move(page.scans);
+  page.scans.clear();
+  page.scans.reserve(old.size() + 1);
   page.scans.push_back(std::move(scan));
-  if (old) {
-    for (BookedScan& other : old->scans) {
-      if (page.scans.size() >= kMaxScans) break;
-      const BookedScan& added = page.scans.front();
-      if (other.macros == added.macros && other.calls == added.calls) continue;
-      page.scans.push_back(std::move(other));
-    }
+  for (BookedScan& other : old) {
+    if (page.scans.size() >= kMaxScans) break;
+    const BookedScan& added = page.scans.front();
+    if (other.macros == added.macros && other.calls == added.calls) continue;
+    page.scans.push_back(std::move(other));
   }
   // A cache: failure costs time. Writable by this user only (another's page is never read).
-  (void)io::write_file_atomic(file, encode_book_page(page), io::FileMode::owner_writable);
+  (void)io::write_file_atomic(page_file(page.memo_key, page.toolkit), encode_book_page(page),
+                              io::FileMode::owner_writable);
 }
 
 }  // namespace cubby

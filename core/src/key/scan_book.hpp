@@ -4,6 +4,7 @@
 // ~950 headers, 20-50 ms a scan; one scan per include set per process).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -57,21 +58,24 @@ std::optional<BookPage> decode_book_page(std::string_view bytes);
 
 // The book in `folder` (a store's tmp/), one per user: "scan-book-<effective uid>/", a page a
 // file named by a hash of the memo key and the toolkit. Contract:
-// - `find` answers the newest booked scan of `memo_key` (include_scan.cpp's hash of what a scan
-//   reads besides files) under `toolkit` (toolkit_headers_identity of the toolkit folder: the
-//   toolkit's part of a scan is keyed by it) whose macros' calls in `calls` (the source's) are the
-//   booked ones. It does not check the files: the caller does (ScanWatch::still_true or
-//   ScanWatch::remember) before using the scan.
+// - `open` reads the page of `memo_key` (include_scan.cpp's hash of what a scan reads besides
+//   files) under `toolkit` (toolkit_headers_identity of the toolkit folder: the toolkit's part of
+//   a scan is keyed by it), once for both uses: `find` a scan in it, else `add` a new scan to it.
 // - Only a page this process's user alone can have written is read (io::read_own_file, as the
 //   scan record: another member of a group-shared store could otherwise hide a header from a
-//   key); another's, a missing, unreadable, corrupt or other version's page is no page.
-// - `add` puts `scan` first in its page, dropping a scan of the same macros and calls and any
-//   beyond kMaxScans, and writes the page whole (a temp file renamed over it: readers never see a
-//   torn page; last writer wins). Only scans ScanWatch could remember are added (every folder on
-//   a file system whose changes the kernel sees, each file changed before `limit_ns`), and only
-//   those that found a header file (include_scan.cpp). A failed write (read-only store) costs
-//   time only.
-// Thread-safe (no state but the folder).
+//   key); another's, a missing, unreadable, corrupt or other version's page is opened as a page
+//   with no scans.
+// - `find` answers the newest scan of `page` whose macros' calls in `calls` (the source's) are
+//   the booked ones (null: none). It does not check the files: the caller does
+//   (ScanWatch::still_true or ScanWatch::remember) before using the scan.
+// - `add` puts `scan` first in `page` (as `open` gave it), dropping a scan of the same macros and
+//   calls and any beyond kMaxScans, and writes the page whole (a temp file renamed over it:
+//   readers never see a torn page; last writer wins, so a scan another process added since
+//   `open` is dropped). Only scans ScanWatch could remember are added (every folder on a file
+//   system whose changes the kernel sees, each file changed before `limit_ns`), and only those
+//   that found a header file (include_scan.cpp). A failed write (read-only store) costs time
+//   only.
+// Thread-safe (no state but the folder and a count of reads).
 class ScanBook {
  public:
   static constexpr std::size_t kMaxScans = 4;            // variants of one include set
@@ -80,16 +84,17 @@ class ScanBook {
   explicit ScanBook(const std::filesystem::path& folder);
 
   const std::filesystem::path& folder() const { return folder_; }
-  std::optional<BookedScan> find(const std::string& memo_key, std::string_view toolkit,
-                                 const std::vector<std::string>& calls) const;
-  void add(const std::string& memo_key, std::string_view toolkit, BookedScan scan) const;
+  BookPage open(const std::string& memo_key, std::string_view toolkit) const;
+  static BookedScan* find(BookPage& page, const std::vector<std::string>& calls);
+  void add(BookPage page, BookedScan scan) const;
+  // How many times this book read a page file (a missing one included): a diagnostic for tests.
+  std::uint64_t pages_read() const { return pages_read_.load(std::memory_order_relaxed); }
 
  private:
   std::filesystem::path page_file(const std::string& memo_key, std::string_view toolkit) const;
-  std::optional<BookPage> read_page(const std::filesystem::path& file, const std::string& memo_key,
-                                    std::string_view toolkit) const;
 
   std::filesystem::path folder_;  // <store>/tmp/scan-book-<uid>
+  mutable std::atomic<std::uint64_t> pages_read_{0};
 };
 
 }  // namespace cubby

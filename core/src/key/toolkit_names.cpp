@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <mutex>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -37,31 +38,68 @@ ToolkitNames group_names(const std::set<std::string>& names) {
   return grouped;
 }
 
+// A closure as memoized: content-keyed, for every folder. `text`: its names file's text (one name
+// a line, then a line "end"; empty: no toolkit file was reached, no file is kept). `kept_in`: the
+// folders whose names file this process has read or written (guarded by the table's mutex).
+struct Closure {
+  std::shared_ptr<const ToolkitNames> names;
+  std::string text;
+  std::set<std::filesystem::path> kept_in;
+};
+
+MemoTable<Closure>& closures() { return memo_table<Closure>(); }
+
+// The closure of `memo_key` now in the memo (the first published wins), `folder` noted as kept.
+std::shared_ptr<const ToolkitNames> publish(const std::string& memo_key, Closure closure,
+                                            const std::filesystem::path& folder) {
+  auto& [mutex, known] = closures();
+  const std::lock_guard lock(mutex);
+  Closure& known_closure = known.try_emplace(memo_key, std::move(closure)).first->second;
+  if (!folder.empty()) known_closure.kept_in.insert(folder);
+  return known_closure.names;
+}
+
 }  // namespace
 
 std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
                                                     const std::string& root,
                                                     const std::filesystem::path& folder) {
-  auto& [mutex, known] = memo_table<std::shared_ptr<const ToolkitNames>>();
   std::string memo_key = root;
   for (const std::string& dir : toolkit_dirs) memo_key += '\0' + dir;
+  Closure memoized;  // the memo's closure whose names file `folder` may lack
   {
+    auto& [mutex, known] = closures();
     const std::lock_guard lock(mutex);
-    if (auto found = known.find(memo_key); found != known.end()) return found->second;
-  }
-  // Another process's result: one name a line, the file ending in a line "end".
-  const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs, folder);
-  if (!file.empty()) {
-    if (auto text = read_toolkit_names(file); text && text->ends_with("\nend\n")) {
-      std::set<std::string> names;
-      std::size_t at = 0;
-      for (std::size_t end; (end = text->find('\n', at)) != text->size() - 1; at = end + 1) {
-        names.insert(text->substr(at, end - at));
+    if (auto found = known.find(memo_key); found != known.end()) {
+      Closure& closure = found->second;
+      if (folder.empty() || closure.text.empty() || !closure.kept_in.insert(folder).second) {
+        return closure.names;
       }
-      auto result = std::make_shared<const ToolkitNames>(group_names(names));
-      const std::lock_guard lock(mutex);
-      return known.try_emplace(memo_key, std::move(result)).first->second;
+      memoized.names = closure.names;
+      memoized.text = closure.text;
     }
+  }
+  // The folder's names file (another process's result): one name a line, then a line "end".
+  const std::filesystem::path file = persisted_closure(memo_key, toolkit_dirs, folder);
+  std::optional<std::string> text;
+  if (!file.empty()) {
+    text = read_toolkit_names(file);
+    if (text && !text->ends_with("\nend\n")) text.reset();
+  }
+  if (memoized.names) {  // a folder this process has not kept the closure in yet
+    if (!file.empty() && !text) write_toolkit_names(file, memoized.text);
+    return memoized.names;
+  }
+  if (text) {
+    std::set<std::string> names;
+    std::size_t at = 0;
+    for (std::size_t end; (end = text->find('\n', at)) != text->size() - 1; at = end + 1) {
+      names.insert(text->substr(at, end - at));
+    }
+    return publish(
+        memo_key,
+        Closure{std::make_shared<const ToolkitNames>(group_names(names)), std::move(*text), {}},
+        folder);
   }
   std::set<std::string> names{root};
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited;  // (device, inode); empty: no file
@@ -93,22 +131,22 @@ std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::strin
       }
     }
   }
-  if (!file.empty() && !visited.empty()) {  // a name no toolkit file has costs no file
-    std::string text;
+  Closure closure{std::make_shared<const ToolkitNames>(group_names(names)), {}, {}};
+  if (!visited.empty()) {  // a name no toolkit file has costs no file
     for (const std::string& name : names) {
-      if (name.find('\n') == std::string::npos) text += name + '\n';
+      if (name.find('\n') == std::string::npos) closure.text += name + '\n';
     }
-    write_toolkit_names(file, text + "end\n");  // a cache: a failed write costs time only
+    closure.text += "end\n";
+    // A cache: a failed write costs time only.
+    if (!file.empty()) write_toolkit_names(file, closure.text);
   }
-  auto result = std::make_shared<const ToolkitNames>(group_names(names));
-  const std::lock_guard lock(mutex);
-  return known.try_emplace(memo_key, std::move(result)).first->second;
+  return publish(memo_key, std::move(closure), file.empty() ? std::filesystem::path() : folder);
 }
 
 void forget_toolkit_closures() {
-  auto& closures = memo_table<std::shared_ptr<const ToolkitNames>>();
-  const std::lock_guard lock(closures.mutex);
-  closures.known.clear();
+  auto& [mutex, known] = closures();
+  const std::lock_guard lock(mutex);
+  known.clear();
 }
 
 }  // namespace cubby

@@ -17,8 +17,11 @@ using ToolkitNames = std::map<std::string, std::vector<std::string>, std::less<>
 // Every name the toolkit headers reached from `root` include or probe (root included), found by
 // following each name into its includer's folder and every toolkit folder (all existing
 // candidates: a superset; literal names only: the toolkit's own computed includes are covered by
-// KeyInputs::toolkit_headers). Memoized per process by (toolkit folders, root); never
-// invalidated; kept between processes in `folder` (a store's tmp/; empty: nowhere).
+// KeyInputs::toolkit_headers). Memoized per process by (toolkit folders, root), whatever the
+// folder; never invalidated; kept between processes in `folder` (a store's tmp/; empty: nowhere):
+// each folder's names file is read, and written unless it is whole, at most once per process,
+// the closure taken from the memo too (two stores in one process each get their file).
+// Thread-safe.
 std::shared_ptr<const ToolkitNames> toolkit_closure(const std::vector<std::string>& toolkit_dirs,
                                                     const std::string& root,
                                                     const std::filesystem::path& folder);

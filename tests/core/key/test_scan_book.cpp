@@ -174,6 +174,32 @@ TEST_F(ScanBookTest, VariantsOfOneIncludeSetAreKeptApart) {
   EXPECT_FALSE(has(y, inc() / "x.h"));
 }
 
+// A scan the page cannot serve (no page yet, a stale scan, another variant) reads the page file
+// once: the new scan is merged into the page as read, every other variant kept.
+TEST_F(ScanBookTest, AScanThePageCannotServeReadsThePageOnceAndKeepsEveryVariant) {
+  write_text(inc() / "x.h", "int x;\n");
+  write_text(inc() / "y.h", "int y;\n");
+  const std::string source = "#include CONFIG\n";
+  search_.defines = {"CONFIG=<x.h>"};
+  fresh(source);  // no page yet
+  EXPECT_EQ(place_->book()->pages_read(), 1u);
+  search_.defines = {"CONFIG=<y.h>"};
+  fresh(source);  // another variant
+  EXPECT_EQ(place_->book()->pages_read(), 1u);
+  write_text(inc() / "y.h", "int y2;\n");
+  fresh(source);  // a stale scan
+  EXPECT_EQ(place_->book()->pages_read(), 1u);
+  ASSERT_EQ(page_files().size(), 1u);
+  const std::uint64_t booked = header_scans_booked();
+  for (const char* define : {"CONFIG=<x.h>", "CONFIG=<y.h>"}) {
+    search_.defines = {define};
+    const HeaderScan served = fresh(source);
+    EXPECT_EQ(place_->book()->pages_read(), 1u) << define;
+    EXPECT_EQ(served.headers, truth(source).headers) << define;
+  }
+  EXPECT_EQ(header_scans_booked(), booked + 2);
+}
+
 TEST_F(ScanBookTest, APageAnotherUserCouldHaveWrittenIsNotRead) {
   for (const bool other_owner : {false, true}) {
     fresh(kSource);
