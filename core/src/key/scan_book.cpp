@@ -1,6 +1,7 @@
 // The book of whole scans between processes: its page format and the read-modify-write of a page.
 #include "key/scan_book.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "cubby/version.hpp"
 #include "key/include_lexer.hpp"
 #include "key/record_bytes.hpp"
+#include "key/scan_record.hpp"
 #include "util/bytes.hpp"
 #include "util/file_trust.hpp"
 #include "util/hash.hpp"
@@ -166,13 +168,15 @@ std::filesystem::path ScanBook::page_file(const std::string& memo_key,
 
 BookPage ScanBook::open(const std::string& memo_key, std::string_view toolkit) const {
   pages_read_.fetch_add(1, std::memory_order_relaxed);
-  auto bytes = io::read_own_file(page_file(memo_key, toolkit), kMaxBytes);
+  struct stat opened {};
+  auto bytes = io::read_own_file(page_file(memo_key, toolkit), kMaxBytes, &opened);
   std::optional<BookPage> page;
   if (bytes) page = decode_book_page(*bytes);
   // A page renamed over another's name is not that page.
   if (!page || page->memo_key != memo_key || page->toolkit != toolkit) {
-    return BookPage{memo_key, std::string(toolkit), {}};
+    page = BookPage{memo_key, std::string(toolkit), {}};
   }
+  page->opened = opened;
   return std::move(*page);
 }
 
@@ -184,6 +188,12 @@ BookedScan* ScanBook::find(BookPage& page, const std::vector<std::string>& calls
 }
 
 void ScanBook::add(BookPage page, BookedScan scan) const {
+  struct stat now {};
+  const std::filesystem::path file = page_file(page.memo_key, page.toolkit);
+  if (::stat(file.c_str(), &now) != 0) now = {};
+  if (!FileScan::same_state(now, page.opened)) {
+    page = open(page.memo_key, page.toolkit);  // another process wrote it since: merge into that
+  }
   std::vector<BookedScan> old = std::move(page.scans);
   page.scans.clear();
   page.scans.reserve(old.size() + 1);
@@ -195,8 +205,7 @@ void ScanBook::add(BookPage page, BookedScan scan) const {
     page.scans.push_back(std::move(other));
   }
   // A cache: failure costs time. Writable by this user only (another's page is never read).
-  (void)io::write_file_atomic(page_file(page.memo_key, page.toolkit), encode_book_page(page),
-                              io::FileMode::owner_writable);
+  (void)io::write_file_atomic(file, encode_book_page(page), io::FileMode::owner_writable);
 }
 
 }  // namespace cubby

@@ -4,6 +4,8 @@
 // ~950 headers, 20-50 ms a scan; one scan per include set per process).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -51,6 +53,7 @@ struct BookPage {
   std::string memo_key;
   std::string toolkit;
   std::vector<BookedScan> scans;
+  struct stat opened {};  // the page file as ScanBook::open read it (not encoded; zero: none)
 };
 std::string encode_book_page(const BookPage& page);
 // The page in `bytes`; nullopt for anything but a whole, intact page of this version and lexer.
@@ -70,10 +73,11 @@ std::optional<BookPage> decode_book_page(std::string_view bytes);
 //   (ScanWatch::still_true or ScanWatch::remember) before using the scan.
 // - `add` puts `scan` first in `page` (as `open` gave it), dropping a scan of the same macros and
 //   calls and any beyond kMaxScans, and writes the page whole (a temp file renamed over it:
-//   readers never see a torn page; last writer wins, so a scan another process added since
-//   `open` is dropped). Only scans ScanWatch could remember are added (every folder on a file
-//   system whose changes the kernel sees, each file changed before `limit_ns`), and only those
-//   that found a header file (include_scan.cpp). A failed write (read-only store) costs time
+//   readers never see a torn page). If the page file changed since `open` (another process
+//   added a scan meanwhile), it is read again and the scan merged into that; between that read
+//   and the rename, last writer wins. Only scans ScanWatch could remember are added (every folder
+//   on a file system whose changes the kernel sees, each file changed before `limit_ns`), and only
+//   those that found a header file (include_scan.cpp). A failed write (read-only store) costs time
 //   only.
 // Thread-safe (no state but the folder and a count of reads).
 class ScanBook {

@@ -43,12 +43,14 @@ std::string not_mine_because(const struct stat& st, bool root_too) {
          ((st.st_mode & S_IWGRP) != 0 ? "its group" : "other users") + " (mode " + mode + ")";
 }
 
-Result<std::string> read_own_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
-  struct stat opened {};
-  auto text = read_file(path, max_bytes, &opened);
+Result<std::string> read_own_file(const std::filesystem::path& path, std::uint64_t max_bytes,
+                                  struct stat* opened) {
+  struct stat info {};
+  auto text = read_file(path, max_bytes, &info);
+  if (opened != nullptr) *opened = info;
   if (!text) return text;
-  if (!written_only_by_me(opened, false)) {
-    return fail(Errc::corrupt, path.string(), " ", not_mine_because(opened, false),
+  if (!written_only_by_me(info, false)) {
+    return fail(Errc::corrupt, path.string(), " ", not_mine_because(info, false),
                 ": another user may have written it, so it is not read");
   }
   return text;

@@ -31,7 +31,9 @@ std::string user_text(uid_t uid);
 
 // io::read_file(path, max_bytes) of a file that only this process's user can have written
 // (written_only_by_me(.., false), judged on the open file): its errors, and Errc::corrupt saying
-// why for a file another user may have written (it is not read further).
-Result<std::string> read_own_file(const std::filesystem::path& path, std::uint64_t max_bytes);
+// why for a file another user may have written (it is not read further). `opened`: the file's
+// stat as opened (all zero when it could not be opened).
+Result<std::string> read_own_file(const std::filesystem::path& path, std::uint64_t max_bytes,
+                                  struct stat* opened = nullptr);
 
 }  // namespace cubby::io

@@ -281,6 +281,30 @@ TEST(ScanBookPage, AnotherVersionLexerOrReleaseIsRejectedEvenWithAGoodChecksum) 
   }
 }
 
+// A scan another process added to the page after this one opened it is kept: the page is read
+// again (only then) and the new scan merged into it.
+TEST(ScanBookPage, AScanAddedByAnotherProcessSinceOpenIsKept) {
+  TempDir dir("scan-book-merge");
+  const ScanBook mine(dir.path()), theirs(dir.path());
+  const auto booked = [](const char* call) {
+    BookedScan scan;
+    scan.macros = {"CONFIG"};
+    scan.calls = {call};
+    auto result = std::make_shared<HeaderScan>();
+    result->headers = {HeaderDigest{"a.h", "/inc/a.h", true, hash128(call)}};
+    scan.result = result;
+    return scan;
+  };
+  BookPage page = mine.open("key", "toolkit");
+  theirs.add(theirs.open("key", "toolkit"), booked("CONFIG <x.h>"));
+  mine.add(std::move(page), booked("CONFIG <y.h>"));
+  EXPECT_EQ(mine.pages_read(), 2u);  // the second read: the file changed since open
+  BookPage after = mine.open("key", "toolkit");
+  ASSERT_EQ(after.scans.size(), 2u);
+  EXPECT_EQ(after.scans[0].calls, std::vector<std::string>{"CONFIG <y.h>"});
+  EXPECT_EQ(after.scans[1].calls, std::vector<std::string>{"CONFIG <x.h>"});
+}
+
 TEST(ScanBookPage, EncodesAndDecodesEveryField) {
   BookedScan scan;
   scan.limit_ns = 1'700'000'000'123'456'789;
