@@ -248,6 +248,8 @@ def stable_program_name(name: str) -> str:
     """The program name cubby keys for CuPy's `name` (see ABSENT_PROGRAM_DIR)."""
     if not name:
         return "default_program"
+    if name.startswith(ABSENT_PROGRAM_DIR + "/"):  # make_nvrtc_compile's: no look needed
+        return name
     folder = os.path.dirname(name)
     if os.path.isabs(name) and not os.path.isdir(folder):
         return f"{ABSENT_PROGRAM_DIR}/{os.path.basename(name)}"

@@ -57,6 +57,7 @@ class CubbyPlugin:
         self.session_dir: Optional[str] = None
         self.stats_file: Optional[StatsFile] = None  # set by activate()
         self.test_start: Dict[str, float] = {}  # local_totals() when the running test started
+        self.test_end: Optional[Dict[str, float]] = None  # the last test's, at its teardown
         self.require_warm = RequireWarm() if settings.values["require_warm"] else None
         self.library_error: Optional[str] = None
         self.cleared: Optional[int] = None
@@ -240,7 +241,12 @@ class CubbyPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
         self.start_cupy_if_imported()
-        self.test_start = self.local_totals(exact=False) if self.active else {}
+        if not self.active:
+            self.test_start = {}
+        elif self.test_end is not None:  # nothing of cubby's runs between two tests
+            self.test_start, self.test_end = self.test_end, None
+        else:
+            self.test_start = self.local_totals(exact=False)
 
     def record_properties(self, item) -> None:
         """The test's cubby activity as record_property pairs (so --junitxml carries them, as
@@ -249,6 +255,7 @@ class CubbyPlugin:
         now = self.local_totals(exact=False)
         now.pop("processes", None)
         now.pop(UNCACHED_FIRST, None)  # details, not counters
+        self.test_end = now  # the next test's start
         moved = {name: value - self.test_start.get(name, 0) for name, value in now.items()}
         moved = {name: value for name, value in sorted(moved.items()) if value}
         if not moved:
