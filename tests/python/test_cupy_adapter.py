@@ -329,6 +329,30 @@ def test_the_first_keys_work_starts_before_cupy_is_installed(pytester, run, env,
     assert "loads hit 0, missed 3, saved 3" in cupy_line(result)
 
 
+XDIST_WARM_UP_PROBE = """
+import os, sys
+
+def pytest_sessionfinish(session):
+    role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    plugin = session.config.pluginmanager.get_plugin("cubby-session")
+    sys.stderr.write(f"\\n{role}: warm-up {plugin.cupy_warm_up is not None}\\n")
+"""
+
+
+def test_an_xdist_controller_starts_no_warm_up_and_its_workers_do(pytester, run, env, store,
+                                                                  fake_cupy):
+    pytest.importorskip("xdist")
+    fake_cupy()
+    env.setenv("PYTHONPATH", f"{pytester.path}:{__import__('os').environ['PYTHONPATH']}")
+    pytester.makeconftest(XDIST_WARM_UP_PROBE)
+    pytester.makepyfile(test_suite=SUITE.format(expect_default=False))
+    result = run("-p", "xdist.plugin", "-n", "2", f"--cubby-dir={store}")
+    result.assert_outcomes(passed=4)
+    err = result.stderr.str()
+    assert "controller: warm-up False" in err, err
+    assert err.count(": warm-up True") == 2 and "gw0: warm-up True" in err, err
+
+
 # ---- CuPy compiles through cubby (the fake has CuPy 14's _NVRTCProgram) ---------------------
 
 @pytest.fixture

@@ -283,12 +283,13 @@ class CubbyPlugin:
     def start_cupy_warm_up(self) -> None:
         """The first key's work (cupy_adapter.warm_up) in a thread while pytest collects (about
         0.1 s on the H200 that the install would otherwise spend on the main thread), once, when
-        CuPy is installed (found, not imported: a session that never imports it pays that thread's
-        work only). Active, on this session's Cache (install() uses it); not active yet (a session
-        that activates when collection ends because its tests import CuPy), on a Cache of the
-        thread's own: the settings are exported only then, the memoized work is the process's."""
+        CuPy is installed (found, not imported: a session that never imports it pays that
+        thread's work only; an xdist controller, which runs no test, does not start it). Active,
+        on this session's Cache (install() uses it); not active yet (a session that activates
+        when collection ends because its tests import CuPy), on a Cache of the thread's own: the
+        settings are exported only then, the memoized work is the process's."""
         if (self.cupy_warm_up is not None or self.settings.values["disable"]
-                or not cupy_adapter.cupy_findable()):
+                or self.distributes() or not cupy_adapter.cupy_findable()):
             return
         try:
             if self.active and self.cupy_cache is None:
@@ -296,6 +297,10 @@ class CubbyPlugin:
             self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache if self.active else None)
         except Error:
             pass  # install() meets it again and says it
+
+    def distributes(self) -> bool:
+        """Whether this process is a pytest-xdist controller: its workers run every test."""
+        return not self.worker and getattr(self.config.option, "dist", "no") not in ("no", None)
 
     def pytest_collectreport(self, report):
         """A collected module imported CuPy before the session is active: it activates when
