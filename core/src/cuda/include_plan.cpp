@@ -159,21 +159,17 @@ bool inside_folder(const std::string& dir, const fs::path& folder) {
   const std::string memo_key =
       (dir.empty() || dir.front() != '/' ? fs::current_path(ec).string() : std::string()) + '\0' +
       dir + '\0' + folder.string();
+  std::optional<Known> was;
   {
     const std::lock_guard lock(mutex);
-    if (auto found = known->find(memo_key); found != known->end() && !found->second.inside) {
-      return false;
-    }
+    if (auto found = known->find(memo_key); found != known->end()) was = found->second;
   }
+  if (was && !was->inside) return false;
   struct stat st {};
   const bool exists = ::stat(dir.c_str(), &st) == 0;
-  {
-    const std::lock_guard lock(mutex);
-    if (auto found = known->find(memo_key);
-        found != known->end() && found->second.exists == exists &&
-        (!exists || (found->second.dev == st.st_dev && found->second.ino == st.st_ino))) {
-      return found->second.inside;
-    }
+  if (was && was->exists == exists &&
+      (!exists || (was->dev == st.st_dev && was->ino == st.st_ino))) {
+    return true;
   }
   const fs::path canonical = fs::weakly_canonical(dir, ec);
   const fs::path relative = canonical.lexically_relative(folder);
