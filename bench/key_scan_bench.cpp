@@ -23,6 +23,10 @@
 //                                      (scan_book.hpp): the one scan is checked, not walked
 //   BM_KeyScan/cupy25/warm_watch       the same process again, as a warm test session keys its
 //                                      programs (the memo of whole scans on)
+//   BM_KeyScan/cupy25/warm_planned     warm_watch with each key's include plan made anew, as
+//                                      every Cache::compile makes it (the options read, each -I
+//                                      folder placed against the toolkit's), under the program
+//                                      names CuPy's adapter gives (/dev/null/cupy/<name>.cu)
 // The first three rows run with CUBBY_SCAN_WATCH=0 (the scan's own cost); before the others the
 // workload's files are made older than the "too new" window (2 s), as installed headers are.
 // A "new process" is forget_header_scans() and a new KeyDeriver (as a new Cache makes): every
@@ -148,7 +152,15 @@ Workload& workload(const Programs& programs) {
   return at->second;
 }
 
-enum class Mode { fresh_no_record, fresh_record, warm, fresh_watch, fresh_book, warm_watch };
+enum class Mode {
+  fresh_no_record,
+  fresh_record,
+  warm,
+  fresh_watch,
+  fresh_book,
+  warm_watch,
+  warm_planned
+};
 
 void BM_KeyScan(benchmark::State& state, Mode mode, const Programs& programs) {
   Workload& w = workload(programs);
@@ -157,8 +169,15 @@ void BM_KeyScan(benchmark::State& state, Mode mode, const Programs& programs) {
     state.SkipWithError(w.error.empty() ? nvrtc.error().message.c_str() : w.error.c_str());
     return;
   }
-  const bool watch =
-      mode == Mode::fresh_watch || mode == Mode::fresh_book || mode == Mode::warm_watch;
+  const bool watch = mode == Mode::fresh_watch || mode == Mode::fresh_book ||
+                     mode == Mode::warm_watch || mode == Mode::warm_planned;
+  const bool warm = mode == Mode::warm || mode == Mode::warm_watch || mode == Mode::warm_planned;
+  std::vector<cubby::CompileRequest> requests = w.requests;
+  if (mode == Mode::warm_planned) {
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      requests[i].program_name = "/dev/null/cupy/m" + std::to_string(i) + ".cu";
+    }
+  }
   if (watch) {
     ::unsetenv("CUBBY_SCAN_WATCH");
     std::this_thread::sleep_until(w.written + std::chrono::milliseconds(2100));
@@ -174,22 +193,24 @@ void BM_KeyScan(benchmark::State& state, Mode mode, const Programs& programs) {
   // The Cache's key derivation, made anew for each "new process" (its record is read once).
   auto keys = std::make_unique<cubby::KeyDeriver>(fs::path(), tmp, too_new);
   std::vector<cubby::IncludePlan> plans;
-  for (const auto& request : w.requests)
+  for (const auto& request : requests)
     plans.push_back(cubby::plan_includes(request, nvrtc->include_dir));
   const auto key_all = [&]() {
-    for (std::size_t i = 0; i < w.requests.size(); ++i) {
-      benchmark::DoNotOptimize(keys->prepare(w.requests[i], plans[i], "sm_90", *nvrtc).key());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (mode == Mode::warm_planned)
+        plans[i] = cubby::plan_includes(requests[i], nvrtc->include_dir);
+      benchmark::DoNotOptimize(keys->prepare(requests[i], plans[i], "sm_90", *nvrtc).key());
     }
   };
   key_all();  // fill the store's files
   std::uint64_t read = 0;
   std::int64_t rounds = 0;
   std::size_t uncached = 0;  // programs whose headers the scan cannot name
-  for (std::size_t i = 0; i < w.requests.size(); ++i) {
-    uncached += keys->inputs(w.requests[i], plans[i], "sm_90", *nvrtc).unresolvable.empty() ? 0 : 1;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    uncached += keys->inputs(requests[i], plans[i], "sm_90", *nvrtc).unresolvable.empty() ? 0 : 1;
   }
   for (auto _ : state) {
-    if (mode != Mode::warm && mode != Mode::warm_watch) {
+    if (!warm) {
       state.PauseTiming();
       cubby::forget_header_scans();
       keys = std::make_unique<cubby::KeyDeriver>(fs::path(), tmp, too_new);
@@ -204,7 +225,7 @@ void BM_KeyScan(benchmark::State& state, Mode mode, const Programs& programs) {
   }
   state.counters["headers_read"] =
       rounds == 0 ? 0.0 : static_cast<double>(read) / static_cast<double>(rounds);
-  state.counters["programs"] = static_cast<double>(w.requests.size());
+  state.counters["programs"] = static_cast<double>(requests.size());
   state.counters["uncached"] = static_cast<double>(uncached);
   cubby::forget_header_scans();
   ::unsetenv("CUBBY_SCAN_WATCH");
@@ -218,7 +239,8 @@ int main(int argc, char** argv) {
          {std::pair{"fresh_no_record", Mode::fresh_no_record},
           std::pair{"fresh_record", Mode::fresh_record}, std::pair{"warm", Mode::warm},
           std::pair{"fresh_watch", Mode::fresh_watch}, std::pair{"fresh_book", Mode::fresh_book},
-          std::pair{"warm_watch", Mode::warm_watch}}) {
+          std::pair{"warm_watch", Mode::warm_watch},
+          std::pair{"warm_planned", Mode::warm_planned}}) {
       benchmark::RegisterBenchmark(
           (std::string("BM_KeyScan/") + programs->name + "/" + name).c_str(),
           [mode = mode, programs](benchmark::State& state) { BM_KeyScan(state, mode, *programs); })
