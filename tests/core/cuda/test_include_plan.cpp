@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/include_plan.hpp"
@@ -159,31 +160,34 @@ TEST(PlanIncludes, TheToolkitFolderAndALinkIntoItAreNotScannedAndAUserFolderIs) 
   EXPECT_TRUE(user_folders({"-I" + absent.string()}, absent).empty());
 }
 
-TEST(PlanIncludes, ALinkIntoTheToolkitSwappedForAUserFolderIsScannedFromThenOn) {
+// The user folders of `-I<dir>/inc` while inc links into the toolkit's folder (or the user's,
+// `toolkit_first` false), then after the link is swapped for one to the other folder.
+std::pair<std::vector<fs::path>, std::vector<fs::path>> around_a_link_swap(bool toolkit_first) {
   TempDir dir("plan-swap");
   const fs::path toolkit = dir.path() / "toolkit";
+  const fs::path user = dir.path() / "user";
   fs::create_directories(toolkit);
-  fs::create_directories(dir.path() / "user");
+  fs::create_directories(user);
   const fs::path link = dir.path() / "inc";
-  fs::create_directory_symlink(toolkit, link);
-  EXPECT_TRUE(user_folders({"-I" + link.string()}, toolkit).empty());
+  fs::create_directory_symlink(toolkit_first ? toolkit : user, link);
+  auto before = user_folders({"-I" + link.string()}, toolkit);
   fs::remove(link);
-  fs::create_directory_symlink(dir.path() / "user", link);  // now the user's headers
-  EXPECT_EQ(user_folders({"-I" + link.string()}, toolkit), std::vector<fs::path>{link});
+  fs::create_directory_symlink(toolkit_first ? user : toolkit, link);
+  return {std::move(before), user_folders({"-I" + link.string()}, toolkit)};
+}
+
+TEST(PlanIncludes, ALinkIntoTheToolkitSwappedForAUserFolderIsScannedFromThenOn) {
+  const auto [before, after] = around_a_link_swap(true);
+  EXPECT_TRUE(before.empty());
+  ASSERT_EQ(after.size(), 1u);  // now the user's headers
+  EXPECT_EQ(after[0].filename(), "inc");
 }
 
 TEST(PlanIncludes, AUserFolderThatLaterLeadsIntoTheToolkitStaysScannedInThisProcess) {
   // Scanning it keys its headers by their contents: a wider key than needed, never a blind one.
-  TempDir dir("plan-widen");
-  const fs::path toolkit = dir.path() / "toolkit";
-  fs::create_directories(toolkit);
-  fs::create_directories(dir.path() / "user");
-  const fs::path link = dir.path() / "inc";
-  fs::create_directory_symlink(dir.path() / "user", link);
-  EXPECT_EQ(user_folders({"-I" + link.string()}, toolkit), std::vector<fs::path>{link});
-  fs::remove(link);
-  fs::create_directory_symlink(toolkit, link);
-  EXPECT_EQ(user_folders({"-I" + link.string()}, toolkit), std::vector<fs::path>{link});
+  const auto [before, after] = around_a_link_swap(false);
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(after, before);
 }
 
 TEST(PlanIncludes, AnAbsoluteProgramNameGivesItsOwnFolderWhateverTheWorkingFolder) {
