@@ -329,6 +329,24 @@ def test_the_first_keys_work_starts_before_cupy_is_installed(pytester, run, env,
     assert "loads hit 0, missed 3, saved 3" in cupy_line(result)
 
 
+LIBRARY_PROBE = """
+def pytest_sessionfinish(session):
+    from cubby import _library
+    print(f"\\nlibcubby loaded: {_library._lib is not None}")
+"""
+
+
+def test_an_unconfigured_session_importing_an_older_cupy_loads_no_libcubby(pytester, run, env,
+                                                                         fake_cupy):
+    fake_cupy(version="13.6.0")
+    env.setenv("PYTHONPATH", f"{pytester.path}:{__import__('os').environ['PYTHONPATH']}")
+    pytester.makeconftest(LIBRARY_PROBE)
+    pytester.makepyfile(test_suite=SUITE.format(expect_default=True))
+    result = run("-s")
+    result.assert_outcomes(passed=4)
+    assert "libcubby loaded: False" in result.stdout.str(), result.stdout.str()
+
+
 XDIST_WARM_UP_PROBE = """
 import os, sys
 

@@ -303,9 +303,11 @@ class CubbyPlugin:
         return not self.worker and getattr(self.config.option, "dist", "no") not in ("no", None)
 
     def pytest_collectreport(self, report):
-        """A collected module imported CuPy before the session is active: it activates when
-        collection ends, so the first key's work starts now."""
-        if not self.active and "cupy" in sys.modules and not self.settings.values["no_cupy"]:
+        """A collected module imported a CuPy the adapter serves before the session is active: it
+        activates when collection ends (pytest_collection_finish), so the first key's work starts
+        now. Any other CuPy leaves the session inactive, with no libcubby loaded."""
+        if (not self.active and self.cupy_warm_up is None and "cupy" in sys.modules
+                and not self.settings.values["no_cupy"] and cupy_adapter.cupy_status()[0]):
             self.start_cupy_warm_up()
 
     # -- activation by use, fixtures, summary, xdist ----------------------------------------
