@@ -37,35 +37,20 @@ CLI::App* add_command(CLI::App& app, const std::string& name, const std::string&
   return app.add_subcommand(name, description);
 }
 
-CLI::Option* add_option(CLI::App& command, const std::string& name, std::string& value,
+template <typename T>
+CLI::Option* add_option(CLI::App& command, const std::string& name, T& value,
                         const std::string& description) {
   return command.add_option(name, value, description);
 }
 
-CLI::Option* add_option(CLI::App& command, const std::string& name,
-                        std::vector<std::string>& values, const std::string& description) {
-  return command.add_option(name, values, description);
-}
-
-CLI::Option* add_option(CLI::App& command, const std::string& name,
-                        std::optional<std::string>& value, const std::string& description) {
-  return command.add_option(name, value, description);
-}
-
-CLI::Option* add_option(CLI::App& command, const std::string& name, double& value,
-                        const std::string& description) {
-  return command.add_option(name, value, description);
-}
-
-CLI::Option* add_option(CLI::App& command, const std::string& name, unsigned& value,
-                        const std::string& description) {
-  return command.add_option(name, value, description);
-}
-
-CLI::Option* add_option(CLI::App& command, const std::string& name, long& value,
-                        const std::string& description) {
-  return command.add_option(name, value, description);
-}
+template CLI::Option* add_option(CLI::App&, const std::string&, std::string&, const std::string&);
+template CLI::Option* add_option(CLI::App&, const std::string&, std::vector<std::string>&,
+                                 const std::string&);
+template CLI::Option* add_option(CLI::App&, const std::string&, std::optional<std::string>&,
+                                 const std::string&);
+template CLI::Option* add_option(CLI::App&, const std::string&, double&, const std::string&);
+template CLI::Option* add_option(CLI::App&, const std::string&, unsigned&, const std::string&);
+template CLI::Option* add_option(CLI::App&, const std::string&, long&, const std::string&);
 
 CLI::Option* add_flag(CLI::App& command, const std::string& name, bool& value,
                       const std::string& description) {

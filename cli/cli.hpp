@@ -55,19 +55,12 @@ void add_common(CLI::App& command, Common& common);
 // CLI11's App::add_subcommand, add_option and add_flag, with the same arguments and results, out
 // of line (cli.cpp). CLI11 is header-only: clang-tidy's static analyzer would explore its option
 // machinery in every function that registers an option, about 7 s of lint per command unit;
-// behind these calls it is explored once, and each command's unit compiles less.
+// behind these calls it is explored once, and each command's unit compiles less. add_option is
+// instantiated in cli.cpp for the value types the commands use: std::string, its vector and
+// optional, double, unsigned and long (another type is a link error: add it there).
 CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description);
-CLI::Option* add_option(CLI::App& command, const std::string& name, std::string& value,
-                        const std::string& description);
-CLI::Option* add_option(CLI::App& command, const std::string& name,
-                        std::vector<std::string>& values, const std::string& description);
-CLI::Option* add_option(CLI::App& command, const std::string& name,
-                        std::optional<std::string>& value, const std::string& description);
-CLI::Option* add_option(CLI::App& command, const std::string& name, double& value,
-                        const std::string& description);
-CLI::Option* add_option(CLI::App& command, const std::string& name, unsigned& value,
-                        const std::string& description);
-CLI::Option* add_option(CLI::App& command, const std::string& name, long& value,
+template <typename T>
+CLI::Option* add_option(CLI::App& command, const std::string& name, T& value,
                         const std::string& description);
 CLI::Option* add_flag(CLI::App& command, const std::string& name, bool& value,
                       const std::string& description);
