@@ -7,6 +7,10 @@
 //    10%); a fresh memory tier every iteration. Each store is filled once per process, however
 //    often Google Benchmark calls the family to settle its iteration count.
 //  - BM_StoreGc/100000: `gc` of a 100,000-entry store 10% over its bound (the goal: about 1 s).
+//  - BM_ManifestDecode: reading a suite manifest shaped like CuPy's own test files' (393 recipes
+//    of ~1.4 KB source reading one of 5 lists of ~960 header paths), what every prefetch beside a
+//    test run does first (format 1, each recipe with its own list: 47 MB, ~0.5 s on the dev VM).
+//    Counter `bytes`: the manifest's size.
 // Filling a 100,000-entry store takes 10-80 s on a 2-core machine (disk and load): the fill prints
 // its progress on stderr every 10,000 entries. ci/bench.sh runs the 100,000-entry families only in
 // its full run (--full; bench/tools/bench_select.py).
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "cubby/cubby.hpp"
+#include "format/recipe.hpp"
 #include "storage/local/gc.hpp"
 #include "storage/local/store_stats.hpp"
 
@@ -224,6 +229,44 @@ void BM_StoreGc(benchmark::State& state) {
   fs::remove_all(dir);
 }
 
+// A manifest shaped like the one CuPy's own test files record (bench/suite/cupy_files.txt).
+cubby::Manifest cupy_shaped_manifest() {
+  constexpr int kRecipes = 393;
+  constexpr int kLists = 5;
+  constexpr int kHeaders = 960;
+  std::vector<std::vector<std::string>> lists(kLists);
+  for (int list = 0; list < kLists; ++list) {
+    for (int header = 0; header < kHeaders + list; ++header) {
+      lists[list].push_back(
+          "/usr/lib/python3/site-packages/cupy/_core/include/cupy/_cccl/thrust/thrust/detail/h" +
+          std::to_string(header) + ".h");
+    }
+  }
+  cubby::Manifest manifest;
+  manifest.suite = "pytest-cupy";
+  for (int i = 0; i < kRecipes; ++i) {
+    cubby::Recipe recipe;
+    recipe.program_name = "/dev/null/cupy/" + std::to_string(i) + ".cubin.cu";
+    recipe.source = "#include <cupy/complex.cuh>\n" + std::string(1400, 'x') + std::to_string(i);
+    recipe.arch = "sm_90";
+    recipe.options = {"-I/usr/lib/python3/site-packages/cupy/_core/include", "-ftz=true",
+                      "--device-as-default-execution-space", "-std=c++17"};
+    recipe.header_paths = lists[i * kLists / kRecipes];  // each recipe its own copy, as recorded
+    manifest.recipes.push_back(std::move(recipe));
+  }
+  return manifest;
+}
+
+void BM_ManifestDecode(benchmark::State& state) {
+  const std::string bytes = cubby::encode_manifest(cupy_shaped_manifest());
+  for (auto _ : state) {
+    auto manifest = cubby::decode_manifest(bytes);
+    if (!manifest) state.SkipWithError(manifest.error().message.c_str());
+    benchmark::DoNotOptimize(manifest);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes.size());
+}
+
 }  // namespace
 
 BENCHMARK(BM_StoreColdOneProcess)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -234,4 +277,5 @@ BENCHMARK(BM_StoreColdEightProcesses)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StoreHitDisk)->Arg(100)->Arg(100000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_StoreGc)->Arg(100000)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ManifestDecode)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -1,7 +1,9 @@
 #include "format/recipe.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "util/bytes.hpp"
@@ -13,6 +15,8 @@ namespace {
 constexpr std::string_view kMagic = "CUBBYMAN";
 constexpr std::string_view kKeysMagic = "CUBBYKEY";
 constexpr std::size_t kChecksumBytes = 16;
+// The fewest bytes a recipe (and a format 2 manifest entry) takes: seven counts or lengths.
+constexpr std::size_t kMinRecipeBytes = 7 * 4;
 
 void put_str(std::string& out, std::string_view text) {
   put_le(out, static_cast<std::uint32_t>(text.size()));
@@ -24,14 +28,19 @@ void put_list(std::string& out, const std::vector<std::string>& list) {
   for (const std::string& item : list) put_str(out, item);
 }
 
-void put_recipe(std::string& out, const Recipe& recipe) {
+// The fields a recipe and a manifest entry share (all but the header paths).
+void put_request_fields(std::string& out, const Recipe& recipe) {
   put_str(out, recipe.program_name);
   put_str(out, recipe.source);
   put_str(out, recipe.arch);
   put_str(out, recipe.source_dir);
   put_list(out, recipe.options);
   put_list(out, recipe.name_expressions);
-  put_list(out, recipe.header_paths);
+}
+
+void put_recipe(std::string& out, const Recipe& recipe) {
+  put_request_fields(out, recipe);
+  put_list(out, recipe.header_paths.list());
 }
 
 // Reads the grammar's fields from `bytes`; every read checks what is left first, so a count or
@@ -54,18 +63,27 @@ class Reader {
     return true;
   }
   bool list(std::vector<std::string>& value) {
-    std::uint32_t count = 0;
-    if (!u32(count) || count > (bytes_.size() - pos_) / 4) return false;  // each item >= 4 bytes
-    value.resize(count);
+    std::uint32_t size = 0;
+    if (!count(size, 4)) return false;  // each item >= 4 bytes
+    value.resize(size);
     for (std::string& item : value) {
       if (!str(item)) return false;
     }
     return true;
   }
-  bool recipe(Recipe& value) {
+  // A count of items of at least `item_bytes` each that the bytes left can hold.
+  bool count(std::uint32_t& value, std::size_t item_bytes) {
+    return u32(value) && value <= (bytes_.size() - pos_) / item_bytes;
+  }
+  bool request_fields(Recipe& value) {
     return str(value.program_name) && str(value.source) && str(value.arch) &&
-           str(value.source_dir) && list(value.options) && list(value.name_expressions) &&
-           list(value.header_paths);
+           str(value.source_dir) && list(value.options) && list(value.name_expressions);
+  }
+  bool recipe(Recipe& value) {
+    std::vector<std::string> paths;
+    if (!request_fields(value) || !list(paths)) return false;
+    value.header_paths = std::move(paths);
+    return true;
   }
   std::size_t left() const { return bytes_.size() - pos_; }
 
@@ -158,6 +176,45 @@ std::string expand_base_dir(const std::string& text, std::size_t at,
   return expanded;
 }
 
+// The recipes of a format 1 manifest (each with its own header list).
+bool read_recipes_v1(Reader& reader, std::vector<Recipe>& recipes) {
+  std::uint32_t count = 0;
+  if (!reader.count(count, kMinRecipeBytes) || count > kMaxManifestRecipes) return false;
+  recipes.resize(count);
+  return std::all_of(recipes.begin(), recipes.end(),
+                     [&](Recipe& recipe) { return reader.recipe(recipe); });
+}
+
+// The recipes of a format 2 manifest: the path table, the header lists (each shared by the
+// recipes that name it), the entries; every index checked against its table.
+bool read_recipes_v2(Reader& reader, std::vector<Recipe>& recipes) {
+  std::vector<std::string> paths;
+  std::uint32_t list_count = 0;
+  if (!reader.list(paths) || !reader.count(list_count, 4)) return false;
+  std::vector<HeaderPaths> lists;
+  lists.reserve(list_count);
+  for (std::uint32_t i = 0; i < list_count; ++i) {
+    std::uint32_t size = 0;
+    if (!reader.count(size, 4)) return false;
+    std::vector<std::string> list(size);
+    for (std::string& path : list) {
+      std::uint32_t index = 0;
+      if (!reader.u32(index) || index >= paths.size()) return false;
+      path = paths[index];
+    }
+    lists.emplace_back(std::move(list));
+  }
+  std::uint32_t count = 0;
+  if (!reader.count(count, kMinRecipeBytes) || count > kMaxManifestRecipes) return false;
+  recipes.resize(count);
+  for (Recipe& recipe : recipes) {
+    std::uint32_t list = 0;
+    if (!reader.request_fields(recipe) || !reader.u32(list) || list >= lists.size()) return false;
+    recipe.header_paths = lists[list];
+  }
+  return true;
+}
+
 }  // namespace
 
 Recipe recipe_of(const CompileRequest& request, const KeyInputs& inputs,
@@ -179,9 +236,12 @@ Recipe recipe_of(const CompileRequest& request, const KeyInputs& inputs,
   recipe.source_dir = paths.headers.front().path;
   recipe.options = paths.options;
   recipe.name_expressions = request.name_expressions;
+  std::vector<std::string> header_paths;
+  header_paths.reserve(paths.headers.size() - 1);
   for (std::size_t i = 1; i < paths.headers.size(); ++i) {
-    recipe.header_paths.push_back(paths.headers[i].path);
+    header_paths.push_back(std::move(paths.headers[i].path));
   }
+  recipe.header_paths = std::move(header_paths);
   return recipe;
 }
 
@@ -208,7 +268,8 @@ CompileRequest request_of(const Recipe& recipe, const std::filesystem::path& bas
 std::vector<std::string> header_paths_of(const Recipe& recipe,
                                          const std::filesystem::path& base_dir) {
   std::vector<std::string> paths;
-  for (const std::string& path : recipe.header_paths) {
+  paths.reserve(recipe.header_paths.list().size());
+  for (const std::string& path : recipe.header_paths.list()) {
     paths.push_back(expand_base_dir(path, 0, base_dir));
   }
   return paths;
@@ -234,8 +295,48 @@ Result<Recipe> decode_recipe(std::string_view bytes) {
 }
 
 std::string encode_manifest(const Manifest& manifest) {
-  std::string out = header(kMagic, kManifestFormatVersion, manifest.suite, manifest.recipes.size());
-  for (const Recipe& recipe : manifest.recipes) put_recipe(out, recipe);
+  // Each distinct header list once (by identity first: the lists of a decoded manifest are
+  // shared; then by contents: a run's new recipes each have their own), each path once.
+  std::vector<const std::vector<std::string>*> lists;
+  std::unordered_map<const void*, std::uint32_t> list_of_identity;
+  std::map<std::vector<std::string>, std::uint32_t> list_of_contents;
+  std::vector<std::uint32_t> list_index;
+  list_index.reserve(manifest.recipes.size());
+  for (const Recipe& recipe : manifest.recipes) {
+    auto [known, added] =
+        list_of_identity.try_emplace(recipe.header_paths.identity(), std::uint32_t{0});
+    if (added) {
+      const auto& list = recipe.header_paths.list();
+      auto [by_contents, new_list] =
+          list_of_contents.try_emplace(list, static_cast<std::uint32_t>(lists.size()));
+      if (new_list) lists.push_back(&list);
+      known->second = by_contents->second;
+    }
+    list_index.push_back(known->second);
+  }
+  std::vector<std::string_view> paths;
+  std::unordered_map<std::string_view, std::uint32_t> path_index;
+  std::string sets;
+  put_le(sets, static_cast<std::uint32_t>(lists.size()));
+  for (const auto* list : lists) {
+    put_le(sets, static_cast<std::uint32_t>(list->size()));
+    for (const std::string& path : *list) {
+      auto [at, added] = path_index.try_emplace(path, static_cast<std::uint32_t>(paths.size()));
+      if (added) paths.push_back(path);
+      put_le(sets, at->second);
+    }
+  }
+  std::string out(kMagic);
+  put_le(out, kManifestFormatVersion);
+  put_str(out, manifest.suite);
+  put_le(out, static_cast<std::uint32_t>(paths.size()));
+  for (std::string_view path : paths) put_str(out, path);
+  out += sets;
+  put_le(out, static_cast<std::uint32_t>(manifest.recipes.size()));
+  for (std::size_t i = 0; i < manifest.recipes.size(); ++i) {
+    put_request_fields(out, manifest.recipes[i]);
+    put_le(out, list_index[i]);
+  }
   put_checksum(out);
   return out;
 }
@@ -243,15 +344,14 @@ std::string encode_manifest(const Manifest& manifest) {
 Result<Manifest> decode_manifest(std::string_view bytes) {
   auto body = checked_body(bytes, kMagic, kManifestFormatVersion, "manifest");
   if (!body) return body.error();
+  const std::uint32_t version = load_le<std::uint32_t>(bytes, kMagic.size());
   Reader reader(*body);
   Manifest manifest;
-  std::uint32_t count = 0;
-  if (!read_header(reader, manifest.suite, count)) {
-    return fail(Errc::corrupt, "manifest header is damaged");
-  }
-  manifest.recipes.resize(count);
-  for (Recipe& recipe : manifest.recipes) {
-    if (!reader.recipe(recipe)) return fail(Errc::corrupt, "manifest recipe is truncated");
+  if (!reader.str(manifest.suite)) return fail(Errc::corrupt, "manifest header is damaged");
+  const bool read = version < 2 ? read_recipes_v1(reader, manifest.recipes)
+                                : read_recipes_v2(reader, manifest.recipes);
+  if (!read) {
+    return fail(Errc::corrupt, "manifest is damaged (a count, length or index out of range)");
   }
   if (reader.left() != 0) return fail(Errc::corrupt, "manifest has trailing bytes");
   return manifest;

@@ -1,5 +1,6 @@
 #include "store/suite_recorder.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "storage/local/manifests.hpp"
@@ -16,7 +17,16 @@ void SuiteRecorder::add(const Key& key, const CompileRequest& request,
     for (const RecipeKey& pair : load_suite_keys(root_, suite_)) known_->insert(pair.key);
   }
   if (known_->contains(key)) return;  // its recipe is in the manifest already
-  recipes_.push_back(recipe_of(request, inputs_of(), base_dir_));
+  Recipe recipe = recipe_of(request, inputs_of(), base_dir_);
+  // Most recipes of a suite read one of a few header lists (CuPy's: 5 of ~960 paths): a list
+  // equal to one already recorded is shared, not kept again.
+  const auto shared = std::find(lists_.begin(), lists_.end(), recipe.header_paths);
+  if (shared != lists_.end()) {
+    recipe.header_paths = *shared;
+  } else if (lists_.size() < kSharedLists) {
+    lists_.push_back(recipe.header_paths);
+  }
+  recipes_.push_back(std::move(recipe));
   order_.push_back(key);
 }
 

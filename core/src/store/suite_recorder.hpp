@@ -57,7 +57,11 @@ class SuiteRecorder {
   std::optional<std::set<Key>> known_;  // the keys file's keys, once read
   std::vector<Recipe> recipes_;
   std::vector<Key> order_;  // the key of each of recipes_
-  std::size_t saved_ = 0;   // recipes_ up to here are in the manifest
+  // Distinct header lists of recipes_, shared by the recipes that read them (at most
+  // kSharedLists are looked through).
+  static constexpr std::size_t kSharedLists = 16;
+  std::vector<HeaderPaths> lists_;
+  std::size_t saved_ = 0;  // recipes_ up to here are in the manifest
   std::atomic<bool> warned_{false};
 };
 

@@ -48,7 +48,7 @@ TEST(Recipe, RequestRoundTripKeepsTheRequestAndTakesResolvedHeaderPaths) {
   KeyInputs inputs;
   inputs.headers = {{"ops.cuh", "/inc/ops.cuh", true, {}}, {"gone.cuh", "", false, {}}};
   const Recipe recipe = recipe_of(request, inputs);
-  EXPECT_EQ(recipe.header_paths, std::vector<std::string>{"/inc/ops.cuh"});
+  EXPECT_EQ(recipe.header_paths.list(), std::vector<std::string>{"/inc/ops.cuh"});
   EXPECT_EQ(recipe.arch, "");  // as requested: the warming process picks its default
   const CompileRequest again = request_of(recipe);
   EXPECT_EQ(again.source, request.source);
@@ -73,7 +73,8 @@ TEST(Recipe, PathsUnderTheBaseFolderAreRecordedRelativeAndReadInAnotherCheckout)
   EXPECT_EQ(recipe.options, (std::vector<std::string>{"-I${CUBBY_BASE_DIR}/include",
                                                       "--include-path=${CUBBY_BASE_DIR}/more",
                                                       "-DX=1", "-I/elsewhere"}));
-  EXPECT_EQ(recipe.header_paths, std::vector<std::string>{"${CUBBY_BASE_DIR}/include/ops.cuh"});
+  EXPECT_EQ(recipe.header_paths.list(),
+            std::vector<std::string>{"${CUBBY_BASE_DIR}/include/ops.cuh"});
   const CompileRequest there = request_of(recipe, "/ci/b/");
   EXPECT_EQ(there.program_name, "/ci/b/src/p.cu");
   EXPECT_EQ(there.source_dir, "/ci/b/src");
@@ -111,6 +112,94 @@ TEST(Manifest, ANewerFormatIsRefusedWithAMessageThatSaysSo) {
   ASSERT_FALSE(decoded);
   EXPECT_NE(decoded.error().message.find("newer cubby"), std::string::npos)
       << decoded.error().message;
+}
+
+// `body` (a manifest without its checksum) with the checksum appended.
+std::string checksummed(std::string body) {
+  const auto checksum = hash128(body);
+  body.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  return body;
+}
+
+// A format 1 manifest of `manifest`: every recipe with its own header list.
+std::string format_one(const Manifest& manifest) {
+  std::string body = "CUBBYMAN";
+  put_le(body, std::uint32_t{1});
+  put_le(body, static_cast<std::uint32_t>(manifest.suite.size()));
+  body += manifest.suite;
+  put_le(body, static_cast<std::uint32_t>(manifest.recipes.size()));
+  for (const Recipe& recipe : manifest.recipes) body += encode_recipe(recipe);
+  return checksummed(body);
+}
+
+// `count` recipes of one suite that read the same `headers` headers (each its own list, as a
+// run records them).
+Manifest many_reading_the_same_headers(std::size_t count, std::size_t headers) {
+  std::vector<std::string> paths;
+  for (std::size_t i = 0; i < headers; ++i) {
+    paths.push_back("/site-packages/cupy/_core/include/cupy/_cccl/thrust/header_" +
+                    std::to_string(i) + ".h");
+  }
+  Manifest manifest{"cupy", {}};
+  for (std::size_t i = 0; i < count; ++i) {
+    Recipe recipe = sample(std::to_string(i));
+    recipe.header_paths = paths;
+    manifest.recipes.push_back(std::move(recipe));
+  }
+  manifest.recipes.back().header_paths = std::vector<std::string>{paths.front()};
+  return manifest;
+}
+
+TEST(Manifest, HoldsEachHeaderListAndPathOnceAndSharesTheListAmongTheRecipesDecoded) {
+  const Manifest manifest = many_reading_the_same_headers(200, 500);
+  const std::string bytes = encode_manifest(manifest);
+  const std::size_t one_list = encode_recipe(manifest.recipes.front()).size();
+  EXPECT_LT(bytes.size(), 2 * one_list + 200 * 200) << "format 1: " << format_one(manifest).size();
+  auto decoded = decode_manifest(bytes);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->recipes, manifest.recipes);
+  EXPECT_EQ(decoded->recipes[0].header_paths.identity(),
+            decoded->recipes[198].header_paths.identity());
+  EXPECT_NE(decoded->recipes[0].header_paths.identity(),
+            decoded->recipes[199].header_paths.identity());
+  // Written again from the decoded form: the same bytes (the lists found by identity).
+  EXPECT_EQ(encode_manifest(*decoded), bytes);
+  // A recipe's identity does not depend on the list being shared.
+  EXPECT_EQ(recipe_id(decoded->recipes[5]), recipe_id(manifest.recipes[5]));
+}
+
+TEST(Manifest, AFormatOneManifestIsStillRead) {
+  const Manifest manifest = many_reading_the_same_headers(3, 4);
+  auto decoded = decode_manifest(format_one(manifest));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->suite, "cupy");
+  EXPECT_EQ(decoded->recipes, manifest.recipes);
+  std::string damaged = format_one(manifest);
+  damaged.resize(damaged.size() - 16 - 1);
+  EXPECT_EQ(decode_manifest(checksummed(damaged)).error().code, Errc::corrupt);
+}
+
+TEST(Manifest, AnIndexOutOfItsTableIsCorruptEvenUnderAGoodChecksum) {
+  // One recipe, one list of one path: the list's path index and the recipe's list index are the
+  // u32s at known places; each pointed one past its table, the checksum made again.
+  Manifest manifest{"s", {sample("a")}};
+  const std::string bytes = encode_manifest(manifest);
+  std::string body = bytes.substr(0, bytes.size() - 16);
+  const std::size_t tables = 8 + 4 + 4 + 1;  // magic, version, suite "s"
+  const std::size_t path_index = tables + 4 + 4 +
+                                 manifest.recipes[0].header_paths.list()[0].size() + 4 +
+                                 4;  // paths: count, one str; lists: count, list size
+  ASSERT_EQ(load_le<std::uint32_t>(body, path_index), 0U);
+  std::string bad_path = body;
+  store_le(bad_path.data() + path_index, std::uint32_t{1});
+  EXPECT_EQ(decode_manifest(checksummed(bad_path)).error().code, Errc::corrupt);
+  std::string bad_list = body;
+  ASSERT_EQ(load_le<std::uint32_t>(body, body.size() - 4), 0U);  // the last field: its list
+  store_le(bad_list.data() + bad_list.size() - 4, std::uint32_t{1});
+  auto refused = decode_manifest(checksummed(bad_list));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("index"), std::string::npos) << refused.error().message;
+  EXPECT_TRUE(decode_manifest(checksummed(body)));  // the checksum helper is right
 }
 
 TEST(Manifest, MergeKeepsTheRecentOrderFirstThenOlderRecipesOnce) {
