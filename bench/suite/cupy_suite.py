@@ -30,7 +30,9 @@ extracted by bench/suite/cupy_tests.sh) make the real-suite run (ci/gpu/cupy-rea
 --parts run in the order given. --warm-extra N: after each round, N more alternating warm runs
 each way on that round's folder and store (warm medians without another cold fill).
 
-Every run records its wall seconds, exit status, the tests' outcomes, the tests that failed by
+Every run records its wall seconds, its CPU seconds (user + system of the session and every
+process it waited for: xdist workers, the prefetch; a second figure, less moved by a noisy
+machine's stalls than the wall time), exit status, the tests' outcomes, the tests that failed by
 --cubby-require-warm, and (through bench/suite/suite_probe.py) the cubby plugin's counters for the
 session: compiles, hits, CuPy's programs through cubby and CuPy's own way, and every counter
 whose name says a program was compiled without the store ("without", "uncached", "fallback",
@@ -40,6 +42,9 @@ Writes whole_suite.py's schema 1 (bench/tools/bench_report.py --suite reads it: 
 cupy-cubby, cupy-own-xN, cupy-cubby-xN; medians of the rounds: runs whose pytest finished, failed
 tests or not), plus "goals" (a verdict each: pass, fail, or n/a when not measured) and "runs",
 and the verdict table as text beside it (OUT with .txt). The files are rewritten after every run.
+Python runs from compiled bytecode, as `pip install` leaves it: PYTHONDONTWRITEBYTECODE (set on
+some CI images) is taken out of the sessions' environment, so the plugin's modules and the test
+files pytest rewrites are compiled once, both ways, not in every session.
 --deadline is a hard end: no run starts with less than 5 s left, and a run still going then is
 stopped (recorded, exit "deadline", left out of the medians), so a time-bounded call keeps what
 was measured. Needs CuPy, a GPU and the cubby package (PYTHONPATH) with libcubby.
@@ -50,6 +55,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -80,6 +86,13 @@ def finished(run: dict) -> bool:
     """Whether the run's pytest session ran its tests to the end (some may have failed): its exit
     status says so and the probe wrote its outcomes (a session that could not start writes none)."""
     return run["exit"] in FINISHED and run.get("tests") is not None
+
+
+def cpu_seconds() -> float:
+    """User + system seconds of this process's children that have been waited for (and of
+    theirs): a run's figure is the difference around it (runs are one at a time)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def without_store(counters: dict) -> int:
@@ -117,12 +130,13 @@ class Bench:
         env["PYTHONPATH"] = os.pathsep.join(
             [p for p in [*(env_extra or {}).get("PYTHONPATH", "").split(os.pathsep), *paths] if p])
         env.pop("CUBBY_DIR", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         plugin = (["-p", "no:cubby"] if store is None
                   else ["-p", "cubby.plugin", f"--cubby-dir={store}"])
         command = [sys.executable, "-m", "pytest", *suite, "-q", "-p", "no:cacheprovider",
                    "-p", "no:random_order",  # it needs the cache provider
                    "-p", "suite_probe", *plugin, *extra]
-        start = time.perf_counter()
+        start, used = time.perf_counter(), cpu_seconds()
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
@@ -135,7 +149,8 @@ class Bench:
             stdout, stderr = process.communicate()
             status = "deadline"
         seconds = time.perf_counter() - start
-        record = {"row": row, "run": run, "seconds": round(seconds, 3), "exit": status}
+        record = {"row": row, "run": run, "seconds": round(seconds, 3),
+                  "cpu_s": round(cpu_seconds() - used, 3), "exit": status}
         try:
             found = json.loads(probe.read_text())
         except (OSError, ValueError):
@@ -297,9 +312,9 @@ class Bench:
                           files=files)
         self.write()
 
-    def median(self, row: str, run: str):
-        values = [r["seconds"] for r in self.runs
-                  if r["row"] == row and r["run"] == run and finished(r)]
+    def median(self, row: str, run: str, field: str = "seconds"):
+        values = [r[field] for r in self.runs
+                  if r["row"] == row and r["run"] == run and finished(r) and field in r]
         return (round(statistics.median(values), 3), len(values)) if values else (None, 0)
 
     def suites(self) -> dict:
@@ -310,6 +325,7 @@ class Bench:
                 value, count = self.median(row, run)
                 if value is not None:
                     record[f"{run}_s"], record[f"{run}_n"] = value, count
+                    record[f"{run}_cpu_s"] = self.median(row, run, "cpu_s")[0]
             if record.get("cold_s") and record.get("warm_s"):
                 record["ratio"] = round(record["cold_s"] / record["warm_s"], 2)
             if record.get("cold_s") and record.get("edit_s"):
@@ -321,15 +337,17 @@ class Bench:
         goals: dict = {}
         x = f"-x{self.args.xdist}"
         for name, top, bottom, least in GOALS:
-            values = []
-            for ref in (top, bottom):
-                row, field = ref.format(x=x).split(".")
-                values.append(suites.get(row, {}).get(field))
+            refs = [ref.format(x=x).split(".") for ref in (top, bottom)]
+            values = [suites.get(row, {}).get(field) for row, field in refs]
             if all(values):
                 ratio = values[0] / values[1]
-                goals[name.replace("-nN", f"-n {self.args.xdist}")] = {
-                    "ratio": round(ratio, 2), "own_s": values[0], "cubby_s": values[1],
-                    "at_least": least, "status": "pass" if ratio >= least else "fail"}
+                goal = {"ratio": round(ratio, 2), "own_s": values[0], "cubby_s": values[1],
+                        "at_least": least, "status": "pass" if ratio >= least else "fail"}
+                cpu = [suites.get(row, {}).get(field.replace("_s", "_cpu_s"))
+                       for row, field in refs]
+                if all(cpu):  # a second figure, not the verdict: the goal is the wall time
+                    goal["cpu_ratio"] = round(cpu[0] / cpu[1], 2)
+                goals[name.replace("-nN", f"-n {self.args.xdist}")] = goal
         ours = [r for r in self.runs if r["row"].startswith("cupy-cubby") and finished(r)]
         if ours:
             without = sum(r["without_store"] for r in ours)

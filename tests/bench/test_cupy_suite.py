@@ -1,0 +1,80 @@
+"""Tests of bench/suite/cupy_suite.py's bookkeeping (no CuPy, no GPU): medians, goals, the CPU
+figure beside the wall-time verdict, the sessions' environment."""
+import argparse
+import math
+import os
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "suite"))
+import cupy_suite  # noqa: E402
+
+
+def bench(work: str) -> cupy_suite.Bench:
+    args = argparse.Namespace(work=work, deadline=math.inf, xdist=8,
+                              out=os.path.join(work, "o.json"), suite=["tests"])
+    return cupy_suite.Bench(args)
+
+
+def run(row: str, seconds: float, cpu: float) -> dict:
+    return {"row": row, "run": "warm", "seconds": seconds, "cpu_s": cpu, "exit": 0,
+            "tests": {"passed": 3, "failed": 0, "errors": 0}, "counters": {},
+            "without_store": 0, "without_counted": True, "require_warm": 0}
+
+
+class Goals(unittest.TestCase):
+    def test_the_warm_goal_is_judged_by_wall_time_and_carries_the_cpu_ratio(self):
+        with tempfile.TemporaryDirectory() as work:
+            b = bench(work)
+            b.runs = [run("cupy-own", 4.0, 3.0), run("cupy-own", 5.0, 3.2),
+                      run("cupy-own", 4.4, 3.1), run("cupy-cubby", 4.2, 2.8),
+                      run("cupy-cubby", 4.5, 2.9), run("cupy-cubby", 9.0, 2.7)]
+            suites = b.suites()
+            self.assertEqual(suites["cupy-cubby"]["warm_s"], 4.5)
+            self.assertEqual(suites["cupy-cubby"]["warm_cpu_s"], 2.8)
+            goal = b.goals(suites)["warm alone: CuPy's own / cubby >= 1"]
+            self.assertEqual(goal["status"], "fail")  # 4.4 / 4.5: the wall time decides
+            self.assertEqual(goal["ratio"], 0.98)
+            self.assertEqual(goal["cpu_ratio"], 1.11)  # 3.1 / 2.8
+
+    def test_runs_without_a_cpu_figure_leave_it_out_of_the_goal(self):
+        with tempfile.TemporaryDirectory() as work:
+            b = bench(work)
+            b.runs = [run("cupy-own", 4.0, 3.0), run("cupy-cubby", 3.0, 2.0)]
+            del b.runs[1]["cpu_s"]
+            goal = b.goals(b.suites())["warm alone: CuPy's own / cubby >= 1"]
+            self.assertEqual(goal["status"], "pass")
+            self.assertNotIn("cpu_ratio", goal)
+
+
+class Sessions(unittest.TestCase):
+    def test_a_session_runs_from_compiled_bytecode_and_its_cpu_time_is_recorded(self):
+        with tempfile.TemporaryDirectory() as work:
+            b = bench(work)
+            seen = {}
+
+            class Finished:
+                returncode = 0
+                pid = 1
+
+                def __init__(self, command, env, **_):
+                    seen["env"] = env
+
+                def communicate(self, timeout=None):
+                    return "1 passed\n", ""
+
+            times = iter([10.0, 12.5])
+            with mock.patch.dict(os.environ, {"PYTHONDONTWRITEBYTECODE": "1"}), \
+                    mock.patch.object(cupy_suite.subprocess, "Popen", Finished), \
+                    mock.patch.object(cupy_suite, "cpu_seconds", lambda: next(times)):
+                record = b.pytest("cupy-own", "warm", ["tests"], Path(work) / "own", None)
+            self.assertNotIn("PYTHONDONTWRITEBYTECODE", seen["env"])
+            self.assertEqual(record["cpu_s"], 2.5)
+
+
+if __name__ == "__main__":
+    unittest.main()
