@@ -15,6 +15,7 @@
 #include "cubby/cache.hpp"
 #include "store/suites.hpp"
 #include "util/process.hpp"
+#include "warm/first_miss.hpp"
 #include "warm_pool.hpp"
 
 namespace cubby::cli {
@@ -33,6 +34,7 @@ struct WarmArgs {
   bool prefetch = false;
   bool worker = false;
   long parent = 0;
+  long after_miss = 0;  // wall_clock_ns of the run's start: wait for its first miss (prefetch)
 };
 
 // The recipes to warm, de-duplicated across suites, and what became of each.
@@ -257,6 +259,13 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   }
   Plan plan;
   load_recipes(config, args, plan);
+  // A prefetch started at_first_miss derives no key until a process of its run misses: a warm
+  // run ends it here, having read the manifest only.
+  if (args.after_miss != 0 && args.suites.size() == 1 && !plan.recipes.empty() &&
+      !wait_for_first_miss(config.dir, args.suites.front(), args.after_miss,
+                           [] { return g_signal.load() != 0; })) {
+    return kExitOk;
+  }
   find_missing(config, plan);
   const unsigned jobs = std::min(
       {args.jobs != 0 ? args.jobs : (config.jobs != 0 ? config.jobs : usable_cores()),
@@ -299,6 +308,9 @@ Command add_warm(CLI::App& app, Common& common) {
       ->group("");
   add_flag(*command, "--worker", args->worker, "Internal: a worker process")->group("");
   add_option(*command, "--parent", args->parent, "Internal: exit with this process")->group("");
+  add_option(*command, "--after-miss", args->after_miss,
+             "Internal: start when a run started at this time (ns) first misses")
+      ->group("");
   add_common(*command, common);
   command->footer(
       "Recipes are recorded by test runs under the harness (suite: the test binary's name), the "

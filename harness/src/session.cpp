@@ -119,7 +119,7 @@ std::string start_prefetch() {
   const Config config = cache().config();
   Session& s = session();
   std::lock_guard lock(s.mutex);
-  s.prefetch.start(config);
+  s.prefetch.start(config, PrefetchStart::at_first_miss);
   return s.prefetch.note();
 }
 

@@ -256,6 +256,11 @@ CUBBY_API int cubby_namespace_clear(cubby_cache* cache, const char* ns, uint64_t
  * thread, or with cubby_prefetch_stop (which frees the handle; NULL is ignored). */
 typedef struct cubby_prefetch cubby_prefetch;
 CUBBY_API int cubby_prefetch_start(const char* dir, const char* suite, cubby_prefetch** out);
+/* The same, but the prefetch only reads the suite's recipes until a process using the store for
+ * that suite (CUBBY_SUITE) misses a key; then it derives their keys and compiles what is missing.
+ * A warm run so pays for no key checks beside it. The pytest plugin starts its prefetch so. */
+CUBBY_API int cubby_prefetch_start_at_first_miss(const char* dir, const char* suite,
+                                                 cubby_prefetch** out);
 CUBBY_API long cubby_prefetch_pid(const cubby_prefetch* prefetch);
 CUBBY_API const char* cubby_prefetch_note(const cubby_prefetch* prefetch);
 CUBBY_API void cubby_prefetch_stop(cubby_prefetch* prefetch);

@@ -12,6 +12,11 @@
 
 namespace cubby {
 
+// When a prefetch starts deriving keys and compiling: at once, or when a process of the run
+// first misses (a warm run then costs it nothing beyond reading the suite's manifest; the
+// GoogleTest harness and the pytest plugin start theirs so).
+enum class PrefetchStart { now, at_first_miss };
+
 class CUBBY_API Prefetch {
  public:
   Prefetch() = default;
@@ -22,7 +27,9 @@ class CUBBY_API Prefetch {
   // prefetch ends with this process (even on kill -9: it gets SIGTERM, its workers SIGKILL),
   // with the thread that started it, and with stop(). A running one is stopped first. It and its
   // workers run at nice 19 (the lowest priority): the run it serves keeps the CPU it needs.
-  void start(const Config& config);
+  // With PrefetchStart::at_first_miss it waits, having read the recipes, until a process using
+  // the store for this suite (a Cache whose Config::suite is it) misses a key after this call.
+  void start(const Config& config, PrefetchStart when = PrefetchStart::now);
   ~Prefetch();  // stop()
   Prefetch(const Prefetch&) = delete;
   Prefetch& operator=(const Prefetch&) = delete;

@@ -24,6 +24,7 @@
 #include "storage/local/gc.hpp"
 #include "storage/local/local_store.hpp"
 #include "storage/local/lock.hpp"
+#include "storage/local/manifests.hpp"
 #include "storage/local/memory.hpp"
 #include "storage/local/pch_policy.hpp"
 #include "storage/local/verify.hpp"
@@ -135,6 +136,14 @@ Result<Entry> checked_entry(std::string_view bytes, const Key& key,
   if (!entry) return entry;
   if (auto valid = check(*entry); !valid) return valid.error();
   return entry;
+}
+
+// Tells a prefetch of the config's suite that waits for its run's first miss (warm/first_miss.hpp)
+// that there was one: the suite's miss file is touched at every miss (a few system calls beside a
+// compile; a process may serve several runs, each with its own prefetch).
+void signal_miss(const Config& config) {
+  if (config.suite.empty() || !config.prefetch || config.read_only || config.disabled) return;
+  touch_suite_miss(config.dir, config.suite);
 }
 
 }  // namespace
@@ -291,6 +300,7 @@ Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
     return found;
   }
   count([](Stats& s) { ++s.misses; });
+  signal_miss(config_);
   return {};
 }
 

@@ -14,6 +14,7 @@
 #include "storage/local/manifests.hpp"
 #include "util/process.hpp"
 #include "util/spawn.hpp"
+#include "warm/first_miss.hpp"
 
 namespace cubby {
 namespace {
@@ -73,7 +74,7 @@ std::filesystem::path locate_cli() {
   return {};
 }
 
-void Prefetch::start(const Config& config) {
+void Prefetch::start(const Config& config, PrefetchStart when) {
   stop();
   note_.clear();
   if (auto reason = reason_not_to_start(config)) {
@@ -93,6 +94,10 @@ void Prefetch::start(const Config& config) {
   if (config.jobs != 0) {
     args.push_back("--jobs");
     args.push_back(std::to_string(config.jobs));
+  }
+  if (when == PrefetchStart::at_first_miss) {
+    args.push_back("--after-miss");
+    args.push_back(std::to_string(wall_clock_ns()));
   }
   // It prints no result: its stdout goes to /dev/null.
   auto pid =

@@ -76,6 +76,7 @@ _SIGNATURES = {
     "cubby_namespace_usage": (c_int, [c_void_p, c_char_p, POINTER(c_uint64), POINTER(c_uint64)]),
     "cubby_namespace_clear": (c_int, [c_void_p, c_char_p, POINTER(c_uint64)]),
     "cubby_prefetch_start": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
+    "cubby_prefetch_start_at_first_miss": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
     "cubby_prefetch_pid": (ctypes.c_long, [c_void_p]),
     "cubby_prefetch_note": (c_char_p, [c_void_p]),
     "cubby_prefetch_stop": (None, [c_void_p]),

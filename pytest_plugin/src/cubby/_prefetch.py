@@ -16,18 +16,22 @@ from ._errors import Error
 class Prefetch:
     """Starts the prefetch of ``suite`` on the store ``dir`` (None: CUBBY_DIR / default).
 
+    With ``at_first_miss``, it reads the suite's recipes and waits until a process using the store
+    for that suite (``CUBBY_SUITE``) misses a key; only then does it derive their keys and compile
+    what is missing (a warm session so pays for no key checks beside it: the plugin's way).
     ``pid`` is 0 when nothing was started; ``note`` then says why when that is worth saying
     (prefetch off, read-only store, the cubby tool not found), "" otherwise (nothing recorded yet).
     It ends with this process, or with ``stop()`` (also on leaving a ``with`` block).
     """
 
-    def __init__(self, suite: str, dir: Optional[str] = None) -> None:
+    def __init__(self, suite: str, dir: Optional[str] = None, at_first_miss: bool = False) -> None:
         if not suite or "\0" in suite:
             raise Error("Prefetch: suite must be a non-empty string without NUL characters")
         lib = _library.lib()
         handle = ctypes.c_void_p()
-        status = lib.cubby_prefetch_start(dir.encode() if dir else None, suite.encode(),
-                                          ctypes.byref(handle))
+        start = (lib.cubby_prefetch_start_at_first_miss if at_first_miss
+                 else lib.cubby_prefetch_start)
+        status = start(dir.encode() if dir else None, suite.encode(), ctypes.byref(handle))
         if status != 0:
             raise Error(lib.cubby_last_error().decode(errors="replace"))
         self._handle: Optional[ctypes.c_void_p] = handle

@@ -133,11 +133,12 @@ class CubbyPlugin:
         self.start_prefetch()
 
     def start_prefetch(self) -> None:
-        # The controller prefetches for the session (xdist workers share its compiles).
+        # The controller prefetches for the session (xdist workers share its compiles), from the
+        # session's first miss in any of its processes: a warm session pays for no key checks.
         if self.worker or self.settings.values["disable"]:
             return
         try:
-            self.prefetch = Prefetch(self.suite())
+            self.prefetch = Prefetch(self.suite(), at_first_miss=True)
             self.prefetch_started = bool(self.prefetch.pid)
             self.prefetch_note = (f"started for suite '{self.suite()}' (pid {self.prefetch.pid})"
                                   if self.prefetch.pid else self.prefetch.note)

@@ -1,8 +1,16 @@
 // Tests of format/recipe: recipes and suite manifests, their encoding and merge.
+//
+// Golden files: tests/golden/manifest_v1.bin is golden_manifest() as format 1 wrote it (cubby at
+// 76602f8), read for ever; tests/golden/manifest_v2.bin as format 2 writes it: run the test with
+// CUBBY_UPDATE_GOLDEN=1 to rewrite it after a deliberate change (and bump the format version).
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "format/blob.hpp"
 #include "format/recipe.hpp"
+#include "test_support.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
 
@@ -200,6 +208,52 @@ TEST(Manifest, AnIndexOutOfItsTableIsCorruptEvenUnderAGoodChecksum) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("index"), std::string::npos) << refused.error().message;
   EXPECT_TRUE(decode_manifest(checksummed(body)));  // the checksum helper is right
+}
+
+// Three recipes, the first and the last reading one list of two headers, the second another.
+Manifest golden_manifest() {
+  const std::vector<std::string> common = {"/inc/ops.cuh", "/inc/detail/ops_impl.cuh"};
+  const auto recipe = [](const std::string& tag, std::vector<std::string> headers) {
+    Recipe r;
+    r.program_name = tag + ".cu";
+    r.source = "#include \"ops.cuh\"\n__global__ void k_" + tag + "() {}\n";
+    r.arch = tag == "a" ? "" : "sm_90";
+    r.source_dir = "/src";
+    r.options = {"-std=c++17", "-I/inc", "-DTAG=" + tag};
+    r.name_expressions = {"k_" + tag};
+    r.header_paths = std::move(headers);
+    return r;
+  };
+  return {"golden suite",
+          {recipe("a", common), recipe("b", {"/inc/ops.cuh"}), recipe("c", common)}};
+}
+
+std::filesystem::path golden(const std::string& name) {
+  return std::filesystem::path(CUBBY_TEST_DATA_DIR) / "golden" / name;
+}
+
+TEST(Manifest, TheGoldenFormatOneFileIsRead) {
+  auto decoded = decode_manifest(testing::read_text(golden("manifest_v1.bin")));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->suite, "golden suite");
+  EXPECT_EQ(decoded->recipes, golden_manifest().recipes);
+}
+
+TEST(Manifest, FormatTwoWritesTheGoldenFileAndReadsIt) {
+  const std::string bytes = encode_manifest(golden_manifest());
+  const char* update = std::getenv("CUBBY_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    testing::write_text(golden("manifest_v2.bin"), bytes);
+    GTEST_SKIP() << "rewrote " << golden("manifest_v2.bin");
+  }
+  EXPECT_EQ(testing::read_text(golden("manifest_v2.bin")), bytes)
+      << "the manifest encoding changed; if deliberate, bump kManifestFormatVersion and run with "
+         "CUBBY_UPDATE_GOLDEN=1";
+  auto decoded = decode_manifest(bytes);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->recipes, golden_manifest().recipes);
+  EXPECT_EQ(decoded->recipes[0].header_paths.identity(),
+            decoded->recipes[2].header_paths.identity());
 }
 
 TEST(Manifest, MergeKeepsTheRecentOrderFirstThenOlderRecipesOnce) {

@@ -131,6 +131,60 @@ TEST(Prefetch, CompilesTheRecordedKernelsSoTheRunHitsThem) {
   for (int n = 0; n < 4; ++n) EXPECT_TRUE(cache.compile(program(n)).hit) << n;
 }
 
+// The suite's miss file set an hour back: recorded_store's own misses are no signal.
+void forget_misses(const Config& config) {
+  const fs::path path = suite_miss_path(config.dir, config.suite);
+  ASSERT_TRUE(fs::exists(path)) << "recorded_store's misses touched no miss file";
+  fs::last_write_time(path, fs::file_time_type::clock::now() - 1h);
+}
+
+TEST(Prefetch, AtFirstMissItWaitsForARunToMissThenCompilesTheRest) {
+  TempDir dir("prefetch-first-miss");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const Config config = recorded_store(dir.path(), 4);
+  forget_misses(config);
+  Prefetch prefetch;
+  prefetch.start(config, PrefetchStart::at_first_miss);
+  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+  // Without a miss it starts no worker and compiles nothing (a warm run), however long it waits.
+  const DiskTier disk(dir.path());
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(children_of(static_cast<pid_t>(prefetch.pid())).empty());
+  EXPECT_EQ(testing::count_entries(disk), 0);
+  EXPECT_TRUE(prefetch.running());
+  // A process of the run misses p3 and compiles it; the prefetch then compiles p0..p2.
+  {
+    Cache cache(config);
+    EXPECT_FALSE(cache.compile(program(3)).hit);
+  }
+  EXPECT_TRUE(wait_until([&] { return testing::count_entries(disk) == 4; }, 120s));
+  prefetch.stop();
+  Cache cache(config);
+  for (int n = 0; n < 4; ++n) EXPECT_TRUE(cache.compile(program(n)).hit) << n;
+}
+
+TEST(Prefetch, AtFirstMissAMissOfAnotherSuiteOrOneWithoutASuiteIsNoSignal) {
+  TempDir dir("prefetch-other-miss");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const Config config = recorded_store(dir.path(), 2);
+  forget_misses(config);
+  Prefetch prefetch;
+  prefetch.start(config, PrefetchStart::at_first_miss);
+  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+  int n = 7;
+  for (const char* suite : {"another suite", ""}) {
+    Config other = config;
+    other.suite = suite;
+    Cache cache(other);
+    EXPECT_FALSE(cache.compile(program(n++)).hit);
+  }
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(testing::count_entries(DiskTier(dir.path())), 2);  // p7 and p8, compiled above
+  EXPECT_TRUE(prefetch.running());
+  prefetch.stop();
+  EXPECT_FALSE(prefetch.running());
+}
+
 TEST(Prefetch, AWorkerThatCrashesMeansTheRunCompilesThatKernelItself) {
   TempDir dir("prefetch-crash");
   const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);

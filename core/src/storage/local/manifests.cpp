@@ -1,6 +1,11 @@
 #include "storage/local/manifests.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <map>
 
@@ -137,6 +142,24 @@ Result<std::optional<std::string>> record_suite_keys(const std::filesystem::path
 
 Result<void> save_manifest(const std::filesystem::path& root, const Manifest& manifest) {
   return io::write_file_atomic(manifest_path(root, manifest.suite), encode_manifest(manifest));
+}
+
+std::filesystem::path suite_miss_path(const std::filesystem::path& root, std::string_view suite) {
+  return suite_file(root, suite, ".miss-" + std::to_string(::geteuid()));
+}
+
+void touch_suite_miss(const std::filesystem::path& root, std::string_view suite) {
+  const std::filesystem::path path = suite_miss_path(root, suite);
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW;
+  int fd = ::open(path.c_str(), kFlags, 0644);
+  if (fd < 0 && errno == ENOENT) {  // the suite's first run: no manifests folder yet
+    std::error_code error;
+    std::filesystem::create_directories(path.parent_path(), error);
+    fd = ::open(path.c_str(), kFlags, 0644);
+  }
+  if (fd < 0) return;
+  static_cast<void>(::futimens(fd, nullptr));  // now, also for a file that existed
+  ::close(fd);
 }
 
 std::vector<std::string> list_suites(const std::filesystem::path& root,

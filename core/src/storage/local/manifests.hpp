@@ -56,6 +56,14 @@ Result<std::optional<std::string>> record_suite_keys(const std::filesystem::path
 // Writes `manifest` as its suite's manifest, replacing any (import, remote fetch). Errc::io.
 Result<void> save_manifest(const std::filesystem::path& root, const Manifest& manifest);
 
+// The file a run's misses touch for a prefetch of `suite` that waits for the first one
+// (PrefetchStart::at_first_miss): <root>/manifests/<stem>.miss-<effective uid>, one per user (in a
+// shared store another user's file may not be ours to touch).
+std::filesystem::path suite_miss_path(const std::filesystem::path& root, std::string_view suite);
+// Sets that file's time to now (creating it, mode 0644). A failure is not reported: a waiting
+// prefetch then waits on, which costs time, never a kernel.
+void touch_suite_miss(const std::filesystem::path& root, std::string_view suite);
+
 // The suite names of the readable manifests of the store, sorted. Damaged files are skipped; when
 // `problems` is given, it gets a message for each (naming the file).
 std::vector<std::string> list_suites(const std::filesystem::path& root,
