@@ -259,9 +259,11 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   }
   Plan plan;
   load_recipes(config, args, plan);
-  // A prefetch started at_first_miss derives no key until a process of its run misses: a warm
-  // run ends it here, having read the manifest only.
+  // A prefetch started at_first_miss derives no key until a process of its run misses (or the
+  // store lacks an entry the suite's last run had): a warm run ends it here, having read the
+  // manifest and looked for the last run's entries only.
   if (args.after_miss != 0 && args.suites.size() == 1 && !plan.recipes.empty() &&
+      !recorded_entries_missing(config.dir, args.suites.front()) &&
       !wait_for_first_miss(config.dir, args.suites.front(), args.after_miss,
                            [] { return g_signal.load() != 0; })) {
     return kExitOk;

@@ -297,18 +297,23 @@ def test_prefetch_of_a_suite_never_recorded_starts_nothing_and_says_nothing(tmp_
 
 
 def test_a_prefetch_at_first_miss_waits_for_a_miss_of_its_suite_then_compiles(tmp_path, env):
-    import shutil
-
-    store = tmp_path / "store"
+    store, include = tmp_path / "store", tmp_path / "include"
+    include.mkdir()
+    (include / "v.cuh").write_text("constexpr int kV = 1;\n")
     env.setenv("CUBBY_SUITE", "s")
-    kernels = [KERNEL.replace("scale", f"scale{n}") for n in range(3)]
+    kernels = ['#include "v.cuh"\n' + KERNEL.replace("scale", f"scale{n}") for n in range(3)]
     names = [[name.replace("scale", f"scale{n}") for name in NAMES] for n in range(3)]
+    options = ["-std=c++17", f"-I{include}"]
     with cubby.Cache(store) as cache:  # records the suite's three recipes
         for kernel, expressions in zip(kernels, names):
-            cache.compile(kernel, expressions, ["-std=c++17"], "sm_90")
-    shutil.rmtree(store / "entries")
+            cache.compile(kernel, expressions, options, "sm_90")
+    (include / "v.cuh").write_text("constexpr int kV = 2;\n")  # every key changed
     for miss_file in (store / "manifests").glob("*.miss-*"):  # the recording's misses: old news
         os.utime(miss_file, (time.time() - 3600, time.time() - 3600))
+
+    def entries() -> int:
+        return len(list((store / "entries").rglob("*.entry")))
+
     with cubby.Prefetch("s", str(store), at_first_miss=True) as prefetch:
         assert prefetch.pid
         deadline = time.time() + 30
@@ -320,13 +325,13 @@ def test_a_prefetch_at_first_miss_waits_for_a_miss_of_its_suite_then_compiles(tm
             time.sleep(0.02)
         assert b"--after-miss" in args
         time.sleep(1.0)
-        assert not (store / "entries").exists() or not any((store / "entries").rglob("*.entry"))
+        assert entries() == 3  # the last run's: nothing compiled without a miss
         with cubby.Cache(store) as cache:  # the run misses its last kernel
-            assert not cache.compile(kernels[2], names[2], ["-std=c++17"], "sm_90").hit
+            assert not cache.compile(kernels[2], names[2], options, "sm_90").hit
         deadline = time.time() + 120
-        while time.time() < deadline and len(list((store / "entries").rglob("*.entry"))) < 3:
+        while time.time() < deadline and entries() < 6:
             time.sleep(0.05)
-        assert len(list((store / "entries").rglob("*.entry"))) == 3
+        assert entries() == 6
 
 
 def test_reprs_are_one_short_line_without_the_payload(cache):

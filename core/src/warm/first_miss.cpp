@@ -7,10 +7,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <system_error>
+#include <vector>
 
 #include "storage/local/manifests.hpp"
+#include "store/store.hpp"
 
 namespace cubby {
 namespace {
@@ -27,6 +30,14 @@ bool touched_since(const std::filesystem::path& path, std::int64_t since_ns) {
 }
 
 }  // namespace
+
+bool recorded_entries_missing(const std::filesystem::path& root, std::string_view suite) {
+  const std::vector<RecipeKey> keys = load_suite_keys(root, suite);
+  const Store store(root);
+  return keys.empty() || std::any_of(keys.begin(), keys.end(), [&store](const RecipeKey& pair) {
+           return !store.contains(pair.key);
+         });
+}
 
 std::int64_t wall_clock_ns() {
   struct timespec now {};

@@ -13,6 +13,12 @@
 
 namespace cubby {
 
+// Whether the store at `root` lacks an entry that `suite`'s last run had (its keys file, a key per
+// recipe), or has no such record (a fresh runner, a suite recorded elsewhere): a gc, a cleared or
+// a new store, the benchmark's deleted entries. A prefetch at first miss then starts at once, as
+// the run's first miss would start it, but before it. A stat a recipe, no key derived.
+bool recorded_entries_missing(const std::filesystem::path& root, std::string_view suite);
+
 // Nanoseconds since the epoch (CLOCK_REALTIME, the clock of file times): what a prefetch is told
 // as the time its run started.
 std::int64_t wall_clock_ns();

@@ -131,43 +131,63 @@ TEST(Prefetch, CompilesTheRecordedKernelsSoTheRunHitsThem) {
   for (int n = 0; n < 4; ++n) EXPECT_TRUE(cache.compile(program(n)).hit) << n;
 }
 
-// The suite's miss file set an hour back: recorded_store's own misses are no signal.
-void forget_misses(const Config& config) {
-  const fs::path path = suite_miss_path(config.dir, config.suite);
-  ASSERT_TRUE(fs::exists(path)) << "recorded_store's misses touched no miss file";
-  fs::last_write_time(path, fs::file_time_type::clock::now() - 1h);
+// Program n of a suite whose kernels read `include`/v.cuh.
+CompileRequest reading_header(int n, const fs::path& include) {
+  CompileRequest r = program(n);
+  r.source = "#include \"v.cuh\"\n" + r.source;
+  r.options = {"-I" + include.string()};
+  return r;
+}
+
+// A store whose suite "s" recorded `count` programs reading a header that was edited since: the
+// entries of the last run are there, under keys no run asks for any more (a header edit), and
+// the suite's miss file is set an hour back (the recording's own misses are no signal).
+Config edited_store(const fs::path& dir, int count) {
+  const fs::path include = dir / "include";
+  testing::write_text(include / "v.cuh", "constexpr int kV = 1;\n");
+  Config config;
+  config.dir = dir / "store";
+  config.suite = "s";
+  {
+    Cache cache(config);
+    for (int n = 0; n < count; ++n) (void)cache.compile(reading_header(n, include));
+  }
+  testing::write_text(include / "v.cuh", "constexpr int kV = 2;\n");
+  const fs::path miss = suite_miss_path(config.dir, config.suite);
+  if (fs::exists(miss)) fs::last_write_time(miss, fs::file_time_type::clock::now() - 1h);
+  return config;
 }
 
 TEST(Prefetch, AtFirstMissItWaitsForARunToMissThenCompilesTheRest) {
   TempDir dir("prefetch-first-miss");
   const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
-  const Config config = recorded_store(dir.path(), 4);
-  forget_misses(config);
+  const Config config = edited_store(dir.path(), 4);
   Prefetch prefetch;
   prefetch.start(config, PrefetchStart::at_first_miss);
   ASSERT_TRUE(prefetch.running()) << prefetch.note();
   // Without a miss it starts no worker and compiles nothing (a warm run), however long it waits.
-  const DiskTier disk(dir.path());
+  const DiskTier disk(config.dir);
   std::this_thread::sleep_for(1500ms);
   EXPECT_TRUE(children_of(static_cast<pid_t>(prefetch.pid())).empty());
-  EXPECT_EQ(testing::count_entries(disk), 0);
+  EXPECT_EQ(testing::count_entries(disk), 4);  // the last run's, before the edit
   EXPECT_TRUE(prefetch.running());
-  // A process of the run misses p3 and compiles it; the prefetch then compiles p0..p2.
+  // A process of the run misses program 3 and compiles it; the prefetch then compiles 0..2.
   {
     Cache cache(config);
-    EXPECT_FALSE(cache.compile(program(3)).hit);
+    EXPECT_FALSE(cache.compile(reading_header(3, dir.path() / "include")).hit);
   }
-  EXPECT_TRUE(wait_until([&] { return testing::count_entries(disk) == 4; }, 120s));
+  EXPECT_TRUE(wait_until([&] { return testing::count_entries(disk) == 8; }, 120s));
   prefetch.stop();
   Cache cache(config);
-  for (int n = 0; n < 4; ++n) EXPECT_TRUE(cache.compile(program(n)).hit) << n;
+  for (int n = 0; n < 4; ++n) {
+    EXPECT_TRUE(cache.compile(reading_header(n, dir.path() / "include")).hit) << n;
+  }
 }
 
 TEST(Prefetch, AtFirstMissAMissOfAnotherSuiteOrOneWithoutASuiteIsNoSignal) {
   TempDir dir("prefetch-other-miss");
   const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
-  const Config config = recorded_store(dir.path(), 2);
-  forget_misses(config);
+  const Config config = edited_store(dir.path(), 2);
   Prefetch prefetch;
   prefetch.start(config, PrefetchStart::at_first_miss);
   ASSERT_TRUE(prefetch.running()) << prefetch.note();
@@ -179,10 +199,24 @@ TEST(Prefetch, AtFirstMissAMissOfAnotherSuiteOrOneWithoutASuiteIsNoSignal) {
     EXPECT_FALSE(cache.compile(program(n++)).hit);
   }
   std::this_thread::sleep_for(1500ms);
-  EXPECT_EQ(testing::count_entries(DiskTier(dir.path())), 2);  // p7 and p8, compiled above
+  EXPECT_TRUE(children_of(static_cast<pid_t>(prefetch.pid())).empty());
+  EXPECT_EQ(testing::count_entries(DiskTier(config.dir)), 4);  // 2 of the last run, p7 and p8
   EXPECT_TRUE(prefetch.running());
   prefetch.stop();
   EXPECT_FALSE(prefetch.running());
+}
+
+TEST(Prefetch, AtFirstMissItStartsAtOnceWhenTheLastRunsEntriesAreGone) {
+  // Cleared, collected or a new store: the run would miss at once; the prefetch does not wait.
+  TempDir dir("prefetch-entries-gone");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  Config config = recorded_store(dir.path(), 3);
+  const fs::path miss = suite_miss_path(config.dir, config.suite);
+  fs::last_write_time(miss, fs::file_time_type::clock::now() - 1h);
+  Prefetch prefetch;
+  prefetch.start(config, PrefetchStart::at_first_miss);
+  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+  EXPECT_TRUE(wait_until([&] { return testing::count_entries(DiskTier(dir.path())) == 3; }, 120s));
 }
 
 TEST(Prefetch, AWorkerThatCrashesMeansTheRunCompilesThatKernelItself) {
