@@ -158,52 +158,59 @@ Config edited_store(const fs::path& dir, int count) {
   return config;
 }
 
-TEST(Prefetch, AtFirstMissItWaitsForARunToMissThenCompilesTheRest) {
-  TempDir dir("prefetch-first-miss");
-  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
-  const Config config = edited_store(dir.path(), 4);
-  Prefetch prefetch;
-  prefetch.start(config, PrefetchStart::at_first_miss);
-  ASSERT_TRUE(prefetch.running()) << prefetch.note();
-  // Without a miss it starts no worker and compiles nothing (a warm run), however long it waits.
-  const DiskTier disk(config.dir);
+// After 1.5 s, `prefetch` still waits: no worker started, the store holds `entries` entries.
+void expect_still_waiting(const Prefetch& prefetch, const fs::path& store, int entries) {
   std::this_thread::sleep_for(1500ms);
   EXPECT_TRUE(children_of(static_cast<pid_t>(prefetch.pid())).empty());
-  EXPECT_EQ(testing::count_entries(disk), 4);  // the last run's, before the edit
+  EXPECT_EQ(testing::count_entries(DiskTier(store)), entries);
   EXPECT_TRUE(prefetch.running());
-  // A process of the run misses program 3 and compiles it; the prefetch then compiles 0..2.
-  {
-    Cache cache(config);
-    EXPECT_FALSE(cache.compile(reading_header(3, dir.path() / "include")).hit);
-  }
-  EXPECT_TRUE(wait_until([&] { return testing::count_entries(disk) == 8; }, 120s));
-  prefetch.stop();
-  Cache cache(config);
-  for (int n = 0; n < 4; ++n) {
-    EXPECT_TRUE(cache.compile(reading_header(n, dir.path() / "include")).hit) << n;
-  }
 }
 
-TEST(Prefetch, AtFirstMissAMissOfAnotherSuiteOrOneWithoutASuiteIsNoSignal) {
-  TempDir dir("prefetch-other-miss");
-  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
-  const Config config = edited_store(dir.path(), 2);
-  Prefetch prefetch;
-  prefetch.start(config, PrefetchStart::at_first_miss);
-  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+// A store whose header was edited since its suite's last run (edited_store) and a prefetch of
+// that suite started at the run's first miss.
+class PrefetchAtFirstMiss : public ::testing::Test {
+ protected:
+  void start(int programs) {
+    config_ = edited_store(dir_.path(), programs);
+    prefetch_.start(config_, PrefetchStart::at_first_miss);
+    ASSERT_TRUE(prefetch_.running()) << prefetch_.note();
+  }
+
+  TempDir dir_{"prefetch-first-miss"};
+  ScopedEnv cli_{"CUBBY_CLI", CUBBY_CLI_PATH};
+  Config config_;
+  Prefetch prefetch_;
+};
+
+TEST_F(PrefetchAtFirstMiss, ItWaitsForARunToMissThenCompilesTheRest) {
+  ASSERT_NO_FATAL_FAILURE(start(4));
+  // Without a miss it starts no worker and compiles nothing (a warm run), however long it waits;
+  // the store holds the last run's entries, from before the edit.
+  expect_still_waiting(prefetch_, config_.dir, 4);
+  // A process of the run misses program 3 and compiles it; the prefetch then compiles 0..2.
+  const fs::path include = dir_.path() / "include";
+  {
+    Cache cache(config_);
+    EXPECT_FALSE(cache.compile(reading_header(3, include)).hit);
+  }
+  EXPECT_TRUE(wait_until([&] { return testing::count_entries(DiskTier(config_.dir)) == 8; }, 120s));
+  prefetch_.stop();
+  Cache cache(config_);
+  for (int n = 0; n < 4; ++n) EXPECT_TRUE(cache.compile(reading_header(n, include)).hit) << n;
+}
+
+TEST_F(PrefetchAtFirstMiss, AMissOfAnotherSuiteOrOneWithoutASuiteIsNoSignal) {
+  ASSERT_NO_FATAL_FAILURE(start(2));
   int n = 7;
   for (const char* suite : {"another suite", ""}) {
-    Config other = config;
+    Config other = config_;
     other.suite = suite;
     Cache cache(other);
     EXPECT_FALSE(cache.compile(program(n++)).hit);
   }
-  std::this_thread::sleep_for(1500ms);
-  EXPECT_TRUE(children_of(static_cast<pid_t>(prefetch.pid())).empty());
-  EXPECT_EQ(testing::count_entries(DiskTier(config.dir)), 4);  // 2 of the last run, p7 and p8
-  EXPECT_TRUE(prefetch.running());
-  prefetch.stop();
-  EXPECT_FALSE(prefetch.running());
+  expect_still_waiting(prefetch_, config_.dir, 4);  // 2 of the last run, p7 and p8
+  prefetch_.stop();
+  EXPECT_FALSE(prefetch_.running());
 }
 
 TEST(Prefetch, AtFirstMissItStartsAtOnceWhenTheLastRunsEntriesAreGone) {
