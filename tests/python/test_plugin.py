@@ -341,6 +341,50 @@ def test_a_session_records_its_suite_and_the_next_one_prefetches_it(pytester, ru
     assert counter(second, "compiles") == 3
 
 
+HEADER_SUITE = """
+import os, time
+KERNEL = '#include "v.cuh"\\n' + {kernel!r}
+OPTIONS = ['-std=c++17', '-I' + {include!r}]
+
+def compile(cache, n):
+    return cache.compile(KERNEL, ['ns::scale<float, %d>' % n], OPTIONS, 'sm_90')
+
+def test_1_misses(cubby_cache):
+    compile(cubby_cache, 1)
+
+def test_2_finds_what_the_prefetch_compiled(cubby_cache):
+    # Waits (bounded) for the prefetch's workers: kernels 2 and 3 of this run beside the last
+    # run's three, and kernel 1 of test 1.
+    deadline = time.time() + 120
+    while cubby_cache.usage()[0] < 6 and time.time() < deadline:
+        time.sleep(0.05)
+    assert compile(cubby_cache, 2).hit
+    assert compile(cubby_cache, 3).hit
+"""
+
+
+def test_after_a_header_edit_the_prefetch_starts_at_the_sessions_first_miss(pytester, run, store):
+    include = pytester.path / "include"
+    include.mkdir()
+    (include / "v.cuh").write_text("constexpr int kV = 1;\n")
+    pytester.makepyfile(test_k=HEADER_SUITE.format(kernel=KERNEL, include=str(include)))
+    first = run(f"--cubby-dir={store}", "-k", "not finds")
+    first.assert_outcomes(passed=1, deselected=1)
+    warm_up = pytester.makepyfile(test_w=f"""
+from test_k import compile
+def test_records(cubby_cache):
+    for n in (2, 3):
+        compile(cubby_cache, n)
+""")
+    run(f"--cubby-dir={store}", str(warm_up)).assert_outcomes(passed=1)
+    warm_up.unlink()
+    # The header changes: every key does, the last run's entries stay (under their old keys).
+    (include / "v.cuh").write_text("constexpr int kV = 2;\n")
+    second = run(f"--cubby-dir={store}")
+    second.assert_outcomes(passed=2)
+    assert counter(second, "compiles") == 3  # kernel 1 by the session, 2 and 3 by the prefetch
+
+
 def test_a_fully_warm_session_does_not_mention_the_prefetch_it_started(pytester, run, store):
     # Issue 36 item 7: with every kernel in the store the prefetch has nothing to do, and a
     # "prefetch: started" line would suggest it did.
