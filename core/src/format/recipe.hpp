@@ -22,7 +22,7 @@
 // suite read mostly the same headers (CuPy's 393 recorded recipes: 5 distinct lists of up to 970
 // paths, 959 distinct paths). Format 1, which repeated every recipe's list (`u32 count |
 // recipe{count}` after the suite), made CuPy's manifest 47 MB, 0.5 s of CPU for each prefetch
-// beside a warm run to read; format 2 makes it 0.7 MB. Format 1 is still read. The worker protocol
+// beside a warm run to read; format 2 makes it 0.9 MB. Format 1 is still read. The worker protocol
 // of `cubby warm` sends a bare `recipe`, and a recipe's identity (recipe_id) is the hash of that
 // encoding.
 #pragma once
