@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "util/bytes.hpp"
@@ -186,33 +187,49 @@ bool read_recipes_v1(Reader& reader, std::vector<Recipe>& recipes) {
 }
 
 // The recipes of a format 2 manifest: the path table, the header lists (each shared by the
-// recipes that name it), the entries; every index checked against its table.
+// recipes that name it), the entries; every index checked against its table. Format 2 is read only
+// as encode_manifest writes it (decoding is exact): every path and every list used, each first
+// used in table order, no path and no list twice.
 bool read_recipes_v2(Reader& reader, std::vector<Recipe>& recipes) {
   std::vector<std::string> paths;
   std::uint32_t list_count = 0;
   if (!reader.list(paths) || !reader.count(list_count, 4)) return false;
   std::vector<HeaderPaths> lists;
   lists.reserve(list_count);
+  std::unordered_set<std::string_view> distinct_paths;
+  std::set<std::vector<std::uint32_t>> distinct_lists;
+  std::uint32_t next_path = 0;  // the first path no list has used yet
   for (std::uint32_t i = 0; i < list_count; ++i) {
     std::uint32_t size = 0;
     if (!reader.count(size, 4)) return false;
+    std::vector<std::uint32_t> indexes(size);
     std::vector<std::string> list(size);
-    for (std::string& path : list) {
-      std::uint32_t index = 0;
-      if (!reader.u32(index) || index >= paths.size()) return false;
-      path = paths[index];
+    for (std::uint32_t j = 0; j < size; ++j) {
+      std::uint32_t& index = indexes[j];
+      if (!reader.u32(index) || index > next_path || index >= paths.size()) return false;
+      if (index == next_path && !distinct_paths.insert(paths[next_path++]).second) return false;
+      list[j] = paths[index];
     }
+    if (!distinct_lists.insert(std::move(indexes)).second) return false;
     lists.emplace_back(std::move(list));
   }
   std::uint32_t count = 0;
-  if (!reader.count(count, kMinRecipeBytes) || count > kMaxManifestRecipes) return false;
+  if (next_path != paths.size() || !reader.count(count, kMinRecipeBytes) ||
+      count > kMaxManifestRecipes) {
+    return false;
+  }
   recipes.resize(count);
+  std::uint32_t next_list = 0;  // likewise for the lists
   for (Recipe& recipe : recipes) {
     std::uint32_t list = 0;
-    if (!reader.request_fields(recipe) || !reader.u32(list) || list >= lists.size()) return false;
+    if (!reader.request_fields(recipe) || !reader.u32(list) || list > next_list ||
+        list >= lists.size()) {
+      return false;
+    }
+    if (list == next_list) ++next_list;
     recipe.header_paths = lists[list];
   }
-  return true;
+  return next_list == lists.size();
 }
 
 }  // namespace

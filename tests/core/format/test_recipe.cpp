@@ -210,6 +210,57 @@ TEST(Manifest, AnIndexOutOfItsTableIsCorruptEvenUnderAGoodChecksum) {
   EXPECT_TRUE(decode_manifest(checksummed(body)));  // the checksum helper is right
 }
 
+// The body (no checksum) of a format 2 manifest of suite "s" from its tables: `paths`, `lists`
+// (indexes into paths) and, per recipe sample(tag), its list index.
+std::string format_two(const std::vector<std::string>& paths,
+                       const std::vector<std::vector<std::uint32_t>>& lists,
+                       const std::vector<std::pair<std::string, std::uint32_t>>& recipes) {
+  std::string body = "CUBBYMAN";
+  put_le(body, std::uint32_t{2});
+  const auto str = [&body](const std::string& text) {
+    put_le(body, static_cast<std::uint32_t>(text.size()));
+    body += text;
+  };
+  str("s");
+  put_le(body, static_cast<std::uint32_t>(paths.size()));
+  for (const std::string& path : paths) str(path);
+  put_le(body, static_cast<std::uint32_t>(lists.size()));
+  for (const auto& list : lists) {
+    put_le(body, static_cast<std::uint32_t>(list.size()));
+    for (std::uint32_t index : list) put_le(body, index);
+  }
+  put_le(body, static_cast<std::uint32_t>(recipes.size()));
+  for (const auto& [tag, list] : recipes) {
+    Recipe fields = sample(tag);
+    fields.header_paths = {};
+    const std::string bare = encode_recipe(fields);
+    body += bare.substr(0, bare.size() - 4);  // the request fields: all but the empty list
+    put_le(body, list);
+  }
+  return checksummed(body);
+}
+
+TEST(Manifest, FormatTwoIsReadOnlyAsItIsWrittenSoDecodingIsExact) {
+  // The canonical form decodes, and encodes to the same bytes.
+  const std::string good = format_two({"/a.h", "/b.h"}, {{0, 1}, {1}}, {{"x", 0}, {"y", 1}});
+  auto decoded = decode_manifest(good);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(encode_manifest(*decoded), good);
+  // Anything else is corrupt: a path never used, a path first used out of order, a path twice,
+  // a list twice, a list never used, a list first used out of order.
+  for (const std::string& other :
+       {format_two({"/a.h", "/b.h", "/c.h"}, {{0, 1}, {1}}, {{"x", 0}, {"y", 1}}),
+        format_two({"/a.h", "/b.h"}, {{1, 0}, {1}}, {{"x", 0}, {"y", 1}}),
+        format_two({"/a.h", "/a.h"}, {{0, 1}, {1}}, {{"x", 0}, {"y", 1}}),
+        format_two({"/a.h", "/b.h"}, {{0, 1}, {0, 1}}, {{"x", 0}, {"y", 1}}),
+        format_two({"/a.h", "/b.h"}, {{0, 1}, {1}}, {{"x", 0}, {"y", 0}}),
+        format_two({"/a.h", "/b.h"}, {{0, 1}, {1}}, {{"x", 1}, {"y", 0}})}) {
+    auto refused = decode_manifest(other);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, Errc::corrupt);
+  }
+}
+
 // Three recipes, the first and the last reading one list of two headers, the second another.
 Manifest golden_manifest() {
   const std::vector<std::string> common = {"/inc/ops.cuh", "/inc/detail/ops_impl.cuh"};
