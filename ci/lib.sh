@@ -87,8 +87,10 @@ ctest_slowest() {
   local data="$1/Testing/Temporary/CTestCostData.txt"
   [ -f "$data" ] || return 0
   log "slowest tests (seconds, last run):"
+  # awk, not head, takes the first N: head would leave sort writing into a closed pipe, and
+  # under `set -o pipefail` sort's SIGPIPE (exit 141) would end the caller's script.
   awk '/^---/ { exit } NF == 3 { printf "  %8.2f  %s\n", $3, $1 }' "$data" | sort -rn \
-    | head -n "${2:-15}" >&2
+    | awk -v n="${2:-15}" 'NR <= n' >&2
   awk '/^---/ { exit } NF == 3 { total += $3; n++ }
     END { printf "  %d tests, %.1f test-minutes in all\n", n, total / 60 }' "$data" >&2
 }

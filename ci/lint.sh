@@ -78,7 +78,7 @@ esac
 apt_install "${CUBBY_LINT_APT_PACKAGES[@]}"
 # The findings and the formatting are those of Debian 12's LLVM 14; another version may differ.
 for tool in clang-tidy clang-format; do
-  version="$("$tool" --version | grep -o 'version [0-9]*' | head -n 1)"
+  version="$("$tool" --version | grep -o 'version [0-9]*' | awk 'NR == 1')"
   [ "$version" = "version 14" ] || log "note: $tool $version; CI uses version 14 (results may differ)"
 done
 

@@ -72,7 +72,7 @@ run() {
 # attr NAME ATTRIBUTE: an attribute of <testsuites> (the run's totals) in NAME's XML report.
 attr() {
   local value
-  value="$(sed -n "s/.*<testsuites [^>]* $2=\"\([0-9.]*\)\".*/\1/p" "$logs/$1.xml" | head -1)"
+  value="$(sed -n "s/.*<testsuites [^>]* $2=\"\([0-9.]*\)\".*/\1/p" "$logs/$1.xml" | awk 'NR == 1')"
   [ -n "$value" ] || { echo "error: no $2 in $logs/$1.xml; is the harness built from this tree?" >&2; exit 1; }
   echo "$value"
 }

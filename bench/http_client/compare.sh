@@ -20,7 +20,7 @@ cmake --build "$build" --target cubby_core >/dev/null
 work="$(mktemp -d /tmp/cubby-http-compare.XXXXXX)"
 trap 'stop_nginx "$work" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-cuda_include="$(sed -n 's/^CUDAToolkit_INCLUDE_DIR:[A-Z]*=//p' "$build/CMakeCache.txt" | head -n 1)"
+cuda_include="$(sed -n 's/^CUDAToolkit_INCLUDE_DIR:[A-Z]*=//p' "$build/CMakeCache.txt" | awk 'NR == 1')"
 source="$CUBBY_ROOT/bench/http_client/compare.cpp"
 # shellcheck disable=SC2046  # pkg-config's flags are words
 g++ -std=c++20 -O2 -DCOMPARE_CUBBY -I"$CUBBY_ROOT/core/src" -I"$CUBBY_ROOT/core/include" \

@@ -23,7 +23,7 @@ source "$root/bench/suite/discover.sh"
 python="$(command -v python3 || echo /usr/bin/python3)"
 
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } >"$out/gpu.txt" 2>&1
-gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)"
+gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | awk 'NR == 1')"
 log "GPU: ${gpu_name:-none found}"
 
 store="$(mktemp -d /tmp/cubby-gpu-bench.XXXXXX)"

@@ -66,7 +66,7 @@ else
   missing redis-server "apt-get install redis-server"
 fi
 
-module="$(cmake --system-information 2>/dev/null | sed -n 's/^CMAKE_ROOT "\(.*\)"$/\1/p' | head -n 1)"
+module="$(cmake --system-information 2>/dev/null | sed -n 's/^CMAKE_ROOT "\(.*\)"$/\1/p' | awk 'NR == 1')"
 if [ -n "$module" ] && [ -f "$module/Modules/GoogleTestAddTests.cmake" ]; then
   cp "$module/Modules/GoogleTestAddTests.cmake" "$dir/"
 else

@@ -36,11 +36,11 @@ forbidden='nlohmann|hiredis|redis|[Ll][Zz]4|XXH|EVP_|HMAC|(^|[^_])detail::|seal_
 forbidden+='|cubby::(DiskTier|MemoryTier|RemoteTier|Tier|StoreStats|Background|Counters)\b'
 forbidden+='|cubby::(scan_includes|scan_headers|list_includes|hash128|to_hex|blob_key|plan_includes)\('
 if leaked="$(grep -E "$forbidden" <<<"$symbols")"; then
-  bad "internal symbols are exported:"; echo "$leaked" | head -20
+  bad "internal symbols are exported:"; echo "$leaked" | awk 'NR <= 20'
 fi
 # Everything exported is the C API, cubby::, or libstdc++'s own templates.
 if stray="$(grep -vE '^cubby_[a-z_]+$|cubby::|^(typeinfo|typeinfo name|vtable|VTT) for (std|__gnu_cxx)::|^([a-z_ ]+[*&]? )?(std|__gnu_cxx)::' <<<"$symbols")"; then
-  bad "exported symbols outside the API:"; echo "$stray" | head -20
+  bad "exported symbols outside the API:"; echo "$stray" | awk 'NR <= 20'
 fi
 
 echo "libcubby.so exports $(wc -l <<<"$symbols") symbols ($(wc -w <<<"$api") C API functions)"

@@ -40,7 +40,7 @@ step cc -std=c11 -Wall -Wextra -Werror -o "$work/app_c" "$work/app.c" \
 compiled_then_hit "README C" "$work/app_c"
 
 snippet python >"$work/app.py"
-lib="$(ls "$prefix/$libdir"/libcubby.so.* | head -n 1)"
+lib="$(ls "$prefix/$libdir"/libcubby.so.* | awk 'NR == 1')"
 compiled_then_hit "README Python" env CUBBY_LIBRARY="$lib" PYTHONPATH="$repo/pytest_plugin/src" \
   python3 "$work/app.py"
 

@@ -29,3 +29,22 @@ def test_a_stage_counts_the_cpu_its_children_used_and_the_total_adds_it_up():
     assert table["busy"][1] >= 0.1, table
     assert table["idle"][1] == 0.0, table
     assert table["total"][1] >= 0.1, table
+
+
+def test_the_slowest_tests_list_survives_pipefail_with_many_tests(tmp_path):
+    # ctest's cost file of a large suite: its sorted list is longer than a pipe holds, so a
+    # `sort | head` there ended ci/test.sh with sort's SIGPIPE (exit 141) under pipefail.
+    build = tmp_path / "build"
+    data = build / "Testing" / "Temporary"
+    data.mkdir(parents=True)
+    rows = "".join(f"Suite{i:05d}.AVeryLongTestNameToFillThePipeQuickly_{i} 1 {i % 997}.5\n"
+                   for i in range(20000))
+    (data / "CTestCostData.txt").write_text(rows + "---\n")
+    done = subprocess.run(["bash", "-c", f"set -euo pipefail\nsource ci/lib.sh\n"
+                           f"ctest_slowest {build} 3\necho after"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "after\n"
+    slowest = re.findall(r"^\s+([0-9.]+)  (\S+)$", done.stderr, re.MULTILINE)
+    assert [float(seconds) for seconds, _ in slowest] == [996.5, 996.5, 996.5], done.stderr
+    assert "20000 tests" in done.stderr
