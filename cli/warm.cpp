@@ -260,10 +260,13 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   Plan plan;
   load_recipes(config, args, plan);
   // A prefetch started at_first_miss derives no key until a process of its run misses (or the
-  // store lacks an entry the suite's last run had): a warm run ends it here, having read the
-  // manifest and looked for the last run's entries only.
+  // store lacks an entry the suite's last run had, or a header the recipes read was written since
+  // that run): a warm run ends it here, having read the manifest, looked for the last run's
+  // entries and at its headers' times only.
   if (args.after_miss != 0 && args.suites.size() == 1 && !plan.recipes.empty() &&
       !recorded_entries_missing(config.dir, args.suites.front()) &&
+      !headers_written_since_last_run(config.dir, args.suites.front(), plan.recipes,
+                                      config.base_dir) &&
       !wait_for_first_miss(config.dir, args.suites.front(), args.after_miss,
                            [] { return g_signal.load() != 0; })) {
     return kExitOk;

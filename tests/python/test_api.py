@@ -308,6 +308,9 @@ def test_a_prefetch_at_first_miss_waits_for_a_miss_of_its_suite_then_compiles(tm
         for kernel, expressions in zip(kernels, names):
             cache.compile(kernel, expressions, options, "sm_90")
     (include / "v.cuh").write_text("constexpr int kV = 2;\n")  # every key changed
+    # ... by an edit that keeps an old time (a copy with its time): only a miss shows it (an edit
+    # with a new time starts the prefetch at once: tests/core/warm/test_prefetch.cpp).
+    os.utime(include / "v.cuh", (time.time() - 7200, time.time() - 7200))
     for miss_file in (store / "manifests").glob("*.miss-*"):  # the recording's misses: old news
         os.utime(miss_file, (time.time() - 3600, time.time() - 3600))
 

@@ -363,7 +363,7 @@ def test_2_finds_what_the_prefetch_compiled(cubby_cache):
 """
 
 
-def test_after_a_header_edit_the_prefetch_starts_at_the_sessions_first_miss(pytester, run, store):
+def test_after_a_header_edit_the_prefetch_compiles_what_the_session_has_not(pytester, run, store):
     include = pytester.path / "include"
     include.mkdir()
     (include / "v.cuh").write_text("constexpr int kV = 1;\n")
@@ -378,7 +378,8 @@ def test_records(cubby_cache):
 """)
     run(f"--cubby-dir={store}", str(warm_up)).assert_outcomes(passed=1)
     warm_up.unlink()
-    # The header changes: every key does, the last run's entries stay (under their old keys).
+    # The header changes: every key does, the last run's entries stay (under their old keys). The
+    # prefetch starts at activation (the header is newer than the last run), else at the first miss.
     (include / "v.cuh").write_text("constexpr int kV = 2;\n")
     second = run(f"--cubby-dir={store}")
     second.assert_outcomes(passed=2)

@@ -258,7 +258,9 @@ typedef struct cubby_prefetch cubby_prefetch;
 CUBBY_API int cubby_prefetch_start(const char* dir, const char* suite, cubby_prefetch** out);
 /* The same, but the prefetch only reads the suite's recipes until a process using the store for
  * that suite (CUBBY_SUITE) misses a key; then it derives their keys and compiles what is missing.
- * A warm run so pays for no key checks beside it. The pytest plugin starts its prefetch so. */
+ * A warm run so pays for no key checks beside it. It goes on at once where the run will miss (an
+ * entry of the suite's last run gone, a header its recipes read written since that run). The
+ * pytest plugin starts its prefetch so. */
 CUBBY_API int cubby_prefetch_start_at_first_miss(const char* dir, const char* suite,
                                                  cubby_prefetch** out);
 CUBBY_API long cubby_prefetch_pid(const cubby_prefetch* prefetch);

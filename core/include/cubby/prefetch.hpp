@@ -28,7 +28,9 @@ class CUBBY_API Prefetch {
   // with the thread that started it, and with stop(). A running one is stopped first. It and its
   // workers run at nice 19 (the lowest priority): the run it serves keeps the CPU it needs.
   // With PrefetchStart::at_first_miss it waits, having read the recipes, until a process using
-  // the store for this suite (a Cache whose Config::suite is it) misses a key after this call.
+  // the store for this suite (a Cache whose Config::suite is it) misses a key after this call;
+  // not where the run will miss: an entry of the suite's last run is gone, or a header its
+  // recipes read was written since that run (warm/first_miss.hpp).
   void start(const Config& config, PrefetchStart when = PrefetchStart::now);
   ~Prefetch();  // stop()
   Prefetch(const Prefetch&) = delete;

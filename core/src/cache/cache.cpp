@@ -125,6 +125,9 @@ Result<void> validate(const Entry& entry, const std::vector<std::string>& names)
       return fail(Errc::corrupt, "entry has no lowered name for '", name, "'");
     }
   }
+  // No name to look up (most of CuPy's kernels: a CCCL CUBIN has a thousand symbols and more):
+  // the checksum has covered the payload; `cubby verify` still parses it.
+  if (names.empty()) return {};
   return verify_entry_symbols(entry);
 }
 

@@ -213,6 +213,7 @@ Result<std::vector<CubinSymbolRef>> read_symbols(std::string_view elf, const Sym
   std::vector<CubinSymbolRef> symbols;
   const auto& [symtab, strings] = table;
   const std::uint64_t count = symtab.size / symtab.entsize;
+  symbols.reserve(static_cast<std::size_t>(count));  // in bounds: the table is inside `elf`
   for (std::uint64_t i = 1; i < count; ++i) {
     const auto at = static_cast<std::size_t>(symtab.offset + i * symtab.entsize);
     const auto name_offset = load_le<std::uint32_t>(elf, at);

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <system_error>
+#include <unordered_set>
 #include <vector>
 
 #include "storage/local/manifests.hpp"
@@ -20,13 +22,15 @@ namespace {
 
 constexpr int kLookAgainMs = 250;
 
+std::int64_t modified_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
 // Whether `path` was touched at or after `since_ns` (less the clock slack).
 bool touched_since(const std::filesystem::path& path, std::int64_t since_ns) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
-  const std::int64_t touched =
-      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-  return touched >= since_ns - kMissClockSlack;
+  return modified_ns(st) >= since_ns - kMissClockSlack;
 }
 
 }  // namespace
@@ -37,6 +41,25 @@ bool recorded_entries_missing(const std::filesystem::path& root, std::string_vie
   return keys.empty() || std::any_of(keys.begin(), keys.end(), [&store](const RecipeKey& pair) {
            return !store.contains(pair.key);
          });
+}
+
+bool headers_written_since_last_run(const std::filesystem::path& root, std::string_view suite,
+                                    const std::vector<Recipe>& recipes,
+                                    const std::filesystem::path& base_dir) {
+  struct stat keys {};
+  if (::stat(suite_keys_path(root, suite).c_str(), &keys) != 0) return false;
+  const std::int64_t last_run = modified_ns(keys);
+  std::unordered_set<const void*> lists;
+  std::unordered_set<std::string> paths;
+  for (const Recipe& recipe : recipes) {
+    if (!lists.insert(recipe.header_paths.identity()).second) continue;
+    for (std::string& path : header_paths_of(recipe, base_dir)) {
+      const auto [seen, added] = paths.insert(std::move(path));
+      struct stat st {};
+      if (added && ::stat(seen->c_str(), &st) == 0 && modified_ns(st) > last_run) return true;
+    }
+  }
+  return false;
 }
 
 std::int64_t wall_clock_ns() {

@@ -3,13 +3,18 @@
 // suite_miss_path at every miss of a key, when its Config::suite is set), and only then derives the
 // recipes' keys and compiles what is missing. A warm run, which misses nothing, so pays for no key
 // checks beside it (measured on the H200 with CuPy's own test files: 0.37 s of CPU and ~0.2 s of
-// wall time a run).
+// wall time a run). It does not wait where the run is sure to miss: the store lacks an entry of
+// the suite's last run (recorded_entries_missing), or a header the recipes read was written since
+// that run (headers_written_since_last_run).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string_view>
+#include <vector>
+
+#include "format/recipe.hpp"
 
 namespace cubby {
 
@@ -18,6 +23,17 @@ namespace cubby {
 // a new store, the benchmark's deleted entries. A prefetch at first miss then starts at once, as
 // the run's first miss would start it, but before it. A stat a recipe, no key derived.
 bool recorded_entries_missing(const std::filesystem::path& root, std::string_view suite);
+
+// Whether a header that `recipes` (the suite's) read when they were recorded (header_paths_of,
+// under `base_dir`) was written (its modification time) after the suite's last run saved its keys
+// file: a header edit since that run, whose first test will miss. So after an edit the prefetch
+// starts with the run, not at its first test's miss. One stat per distinct header path (each list
+// looked at once), no key derived. An edit this cannot see (a header copied with its old time, a
+// new header that shadows one, a header gone: cubby warm skips its recipes) is left to the run's
+// first miss. False without a keys file.
+bool headers_written_since_last_run(const std::filesystem::path& root, std::string_view suite,
+                                    const std::vector<Recipe>& recipes,
+                                    const std::filesystem::path& base_dir);
 
 // Nanoseconds since the epoch (CLOCK_REALTIME, the clock of file times): what a prefetch is told
 // as the time its run started.

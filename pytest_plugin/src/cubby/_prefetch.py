@@ -18,7 +18,9 @@ class Prefetch:
 
     With ``at_first_miss``, it reads the suite's recipes and waits until a process using the store
     for that suite (``CUBBY_SUITE``) misses a key; only then does it derive their keys and compile
-    what is missing (a warm session so pays for no key checks beside it: the plugin's way).
+    what is missing (a warm session so pays for no key checks beside it: the plugin's way). It
+    does not wait where the run will miss: an entry of the suite's last run is gone, or a header
+    its recipes read was written since that run.
     ``pid`` is 0 when nothing was started; ``note`` then says why when that is worth saying
     (prefetch off, read-only store, the cubby tool not found), "" otherwise (nothing recorded yet).
     It ends with this process, or with ``stop()`` (also on leaving a ``with`` block).

@@ -134,7 +134,8 @@ class CubbyPlugin:
 
     def start_prefetch(self) -> None:
         # The controller prefetches for the session (xdist workers share its compiles), from the
-        # session's first miss in any of its processes: a warm session pays for no key checks.
+        # session's first miss in any of its processes (at once when a recorded header is newer
+        # than the last session): a warm session pays for no key checks.
         if self.worker or self.settings.values["disable"]:
             return
         try:

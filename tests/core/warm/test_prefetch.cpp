@@ -139,10 +139,14 @@ CompileRequest reading_header(int n, const fs::path& include) {
   return r;
 }
 
+// How a header is edited after the suite's last run: as an editor does (a new modification
+// time), or with a time from before that run (a copy that keeps its time: only a miss shows it).
+enum class Edit { now, keeping_an_old_time };
+
 // A store whose suite "s" recorded `count` programs reading a header that was edited since: the
 // entries of the last run are there, under keys no run asks for any more (a header edit), and
 // the suite's miss file is set an hour back (the recording's own misses are no signal).
-Config edited_store(const fs::path& dir, int count) {
+Config edited_store(const fs::path& dir, int count, Edit edit = Edit::keeping_an_old_time) {
   const fs::path include = dir / "include";
   testing::write_text(include / "v.cuh", "constexpr int kV = 1;\n");
   Config config;
@@ -152,7 +156,14 @@ Config edited_store(const fs::path& dir, int count) {
     Cache cache(config);
     for (int n = 0; n < count; ++n) (void)cache.compile(reading_header(n, include));
   }
+  // The last run an hour ago (file times have a coarse tick: an edit right after the run may
+  // carry the run's own time), the edit now or before that run.
+  fs::last_write_time(suite_keys_path(config.dir, config.suite),
+                      fs::file_time_type::clock::now() - 1h);
   testing::write_text(include / "v.cuh", "constexpr int kV = 2;\n");
+  if (edit == Edit::keeping_an_old_time) {
+    fs::last_write_time(include / "v.cuh", fs::file_time_type::clock::now() - 2h);
+  }
   const fs::path miss = suite_miss_path(config.dir, config.suite);
   if (fs::exists(miss)) fs::last_write_time(miss, fs::file_time_type::clock::now() - 1h);
   return config;
@@ -166,8 +177,9 @@ void expect_still_waiting(const Prefetch& prefetch, const fs::path& store, int e
   EXPECT_TRUE(prefetch.running());
 }
 
-// A store whose header was edited since its suite's last run (edited_store) and a prefetch of
-// that suite started at the run's first miss.
+// A store whose header was edited since its suite's last run, keeping an old time, so that only
+// a miss shows the edit (edited_store), and a prefetch of that suite started at the run's first
+// miss.
 class PrefetchAtFirstMiss : public ::testing::Test {
  protected:
   void start(int programs) {
@@ -211,6 +223,22 @@ TEST_F(PrefetchAtFirstMiss, AMissOfAnotherSuiteOrOneWithoutASuiteIsNoSignal) {
   expect_still_waiting(prefetch_, config_.dir, 4);  // 2 of the last run, p7 and p8
   prefetch_.stop();
   EXPECT_FALSE(prefetch_.running());
+}
+
+TEST(Prefetch, AtFirstMissItStartsAtOnceWhenAHeaderWasWrittenSinceTheLastRun) {
+  // An edit as an editor makes it: the run's first test will miss; the prefetch does not wait
+  // for that miss (no process of the run misses here) and compiles the suite for the new header.
+  TempDir dir("prefetch-header-written");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const Config config = edited_store(dir.path(), 3, Edit::now);
+  Prefetch prefetch;
+  prefetch.start(config, PrefetchStart::at_first_miss);
+  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+  EXPECT_TRUE(wait_until([&] { return testing::count_entries(DiskTier(config.dir)) == 6; }, 120s));
+  prefetch.stop();
+  Cache cache(config);
+  for (int n = 0; n < 3; ++n)
+    EXPECT_TRUE(cache.compile(reading_header(n, dir.path() / "include")).hit) << n;
 }
 
 TEST(Prefetch, AtFirstMissItStartsAtOnceWhenTheLastRunsEntriesAreGone) {
