@@ -263,15 +263,20 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
   // store lacks an entry the suite's last run had, or a header the recipes read was written since
   // that run): a warm run ends it here, having read the manifest, looked for the last run's
   // entries and at its headers' times only.
+  bool headers_written = false;
   if (args.after_miss != 0 && args.suites.size() == 1 && !plan.recipes.empty() &&
       !recorded_entries_missing(config.dir, args.suites.front()) &&
-      !headers_written_since_last_run(config.dir, args.suites.front(), plan.recipes,
-                                      config.base_dir) &&
+      !(headers_written = headers_written_since_last_run(config.dir, args.suites.front(),
+                                                         plan.recipes, config.base_dir)) &&
       !wait_for_first_miss(config.dir, args.suites.front(), args.after_miss,
                            [] { return g_signal.load() != 0; })) {
     return kExitOk;
   }
+  const std::int64_t checked_at = wall_clock_ns();
   find_missing(config, plan);
+  if (headers_written && plan.missing.empty() && g_signal.load() == 0) {
+    note_headers_unchanged(config.dir, args.suites.front(), checked_at);
+  }
   const unsigned jobs = std::min(
       {args.jobs != 0 ? args.jobs : (config.jobs != 0 ? config.jobs : usable_cores()),
        usable_cores(), static_cast<unsigned>(std::max<std::size_t>(1, plan.missing.size()))});

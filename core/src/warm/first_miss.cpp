@@ -1,6 +1,7 @@
 // Waiting for a run's first miss; contract in warm/first_miss.hpp.
 #include "warm/first_miss.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -60,6 +61,17 @@ bool headers_written_since_last_run(const std::filesystem::path& root, std::stri
     }
   }
   return false;
+}
+
+void note_headers_unchanged(const std::filesystem::path& root, std::string_view suite,
+                            std::int64_t checked_ns) {
+  const std::filesystem::path path = suite_keys_path(root, suite);
+  struct stat keys {};
+  if (::stat(path.c_str(), &keys) != 0 || modified_ns(keys) >= checked_ns) return;
+  const std::array<struct timespec, 2> times{
+      timespec{.tv_sec = 0, .tv_nsec = UTIME_OMIT},
+      timespec{.tv_sec = checked_ns / 1'000'000'000, .tv_nsec = checked_ns % 1'000'000'000}};
+  (void)::utimensat(AT_FDCWD, path.c_str(), times.data(), AT_SYMLINK_NOFOLLOW);
 }
 
 std::int64_t wall_clock_ns() {

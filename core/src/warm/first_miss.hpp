@@ -25,15 +25,22 @@ namespace cubby {
 bool recorded_entries_missing(const std::filesystem::path& root, std::string_view suite);
 
 // Whether a header that `recipes` (the suite's) read when they were recorded (header_paths_of,
-// under `base_dir`) was written (its modification time) after the suite's last run saved its keys
-// file: a header edit since that run, whose first test will miss. So after an edit the prefetch
-// starts with the run, not at its first test's miss. One stat per distinct header path (each list
-// looked at once), no key derived. An edit this cannot see (a header copied with its old time, a
-// new header that shadows one, a header gone: cubby warm skips its recipes) is left to the run's
-// first miss. False without a keys file.
+// under `base_dir`) was written (its modification time) after the suite's keys file: a header
+// edit since the last run that changed a key, whose first test will miss. So after an edit the
+// prefetch starts with the run, not at its first test's miss. One stat per distinct header path
+// (each list looked at once), no key derived. An edit this cannot see (a header copied with its
+// old time, a new header that shadows one, a header gone: cubby warm skips its recipes) is left
+// to the run's first miss. False without a keys file.
 bool headers_written_since_last_run(const std::filesystem::path& root, std::string_view suite,
                                     const std::vector<Recipe>& recipes,
                                     const std::filesystem::path& base_dir);
+
+// After a prefetch that started on headers_written_since_last_run found every recipe's entry (the
+// headers were written, not changed: a touch, a checkout back and forth, a reinstall): sets the
+// suite's keys file's time to `checked_ns` (wall_clock_ns before the keys were derived) where it
+// is older, so the next run's prefetch waits for a miss again. Best effort.
+void note_headers_unchanged(const std::filesystem::path& root, std::string_view suite,
+                            std::int64_t checked_ns);
 
 // Nanoseconds since the epoch (CLOCK_REALTIME, the clock of file times): what a prefetch is told
 // as the time its run started.

@@ -140,8 +140,9 @@ CompileRequest reading_header(int n, const fs::path& include) {
 }
 
 // How a header is edited after the suite's last run: as an editor does (a new modification
-// time), or with a time from before that run (a copy that keeps its time: only a miss shows it).
-enum class Edit { now, keeping_an_old_time };
+// time), with a time from before that run (a copy that keeps its time: only a miss shows it), or
+// not at all but touched (a new time, the same text: every key stays).
+enum class Edit { now, keeping_an_old_time, touch };
 
 // A store whose suite "s" recorded `count` programs reading a header that was edited since: the
 // entries of the last run are there, under keys no run asks for any more (a header edit), and
@@ -160,7 +161,8 @@ Config edited_store(const fs::path& dir, int count, Edit edit = Edit::keeping_an
   // carry the run's own time), the edit now or before that run.
   fs::last_write_time(suite_keys_path(config.dir, config.suite),
                       fs::file_time_type::clock::now() - 1h);
-  testing::write_text(include / "v.cuh", "constexpr int kV = 2;\n");
+  testing::write_text(include / "v.cuh",
+                      edit == Edit::touch ? "constexpr int kV = 1;\n" : "constexpr int kV = 2;\n");
   if (edit == Edit::keeping_an_old_time) {
     fs::last_write_time(include / "v.cuh", fs::file_time_type::clock::now() - 2h);
   }
@@ -239,6 +241,33 @@ TEST(Prefetch, AtFirstMissItStartsAtOnceWhenAHeaderWasWrittenSinceTheLastRun) {
   Cache cache(config);
   for (int n = 0; n < 3; ++n)
     EXPECT_TRUE(cache.compile(reading_header(n, dir.path() / "include")).hit) << n;
+}
+
+TEST(Prefetch, AtFirstMissAHeaderTouchedButNotChangedStartsItOnceAndThenNoMore) {
+  // A touch, a checkout back and forth, a reinstall: the header is newer than the suite's keys
+  // file, but every key is the same. The first prefetch derives them, finds every entry, and
+  // notes that; the next waits for a miss again instead of deriving keys beside every warm run.
+  TempDir dir("prefetch-header-touched");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const Config config = edited_store(dir.path(), 2, Edit::touch);
+  const fs::path keys = suite_keys_path(config.dir, config.suite);
+  const fs::path header = dir.path() / "include" / "v.cuh";
+  ASSERT_LT(fs::last_write_time(keys), fs::last_write_time(header));
+  {
+    Prefetch first;
+    first.start(config, PrefetchStart::at_first_miss);
+    ASSERT_TRUE(first.running()) << first.note();
+    const auto pid = static_cast<pid_t>(first.pid());
+    EXPECT_TRUE(wait_until([&] { return gone(pid); }, 60s));  // nothing to compile: it ends
+  }
+  EXPECT_GE(fs::last_write_time(keys), fs::last_write_time(header));
+  EXPECT_EQ(testing::count_entries(DiskTier(config.dir)), 2);
+  Prefetch next;
+  next.start(config, PrefetchStart::at_first_miss);
+  ASSERT_TRUE(next.running()) << next.note();
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_FALSE(gone(static_cast<pid_t>(next.pid())));  // waiting for a miss
+  EXPECT_TRUE(children_of(static_cast<pid_t>(next.pid())).empty());
 }
 
 TEST(Prefetch, AtFirstMissItStartsAtOnceWhenTheLastRunsEntriesAreGone) {
