@@ -49,7 +49,7 @@ bool headers_written_since_last_run(const std::filesystem::path& root, std::stri
                                     const std::filesystem::path& base_dir) {
   struct stat keys {};
   if (::stat(suite_keys_path(root, suite).c_str(), &keys) != 0) return false;
-  const std::int64_t last_run = modified_ns(keys);
+  const std::int64_t keys_written = modified_ns(keys);
   std::unordered_set<const void*> lists;
   std::unordered_set<std::string> paths;
   for (const Recipe& recipe : recipes) {
@@ -57,7 +57,7 @@ bool headers_written_since_last_run(const std::filesystem::path& root, std::stri
     for (std::string& path : header_paths_of(recipe, base_dir)) {
       const auto [seen, added] = paths.insert(std::move(path));
       struct stat st {};
-      if (added && ::stat(seen->c_str(), &st) == 0 && modified_ns(st) > last_run) return true;
+      if (added && ::stat(seen->c_str(), &st) == 0 && modified_ns(st) > keys_written) return true;
     }
   }
   return false;
