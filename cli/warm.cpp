@@ -13,6 +13,7 @@
 
 #include "cli.hpp"
 #include "cubby/cache.hpp"
+#include "key/scan_record.hpp"
 #include "store/suites.hpp"
 #include "util/process.hpp"
 #include "warm/first_miss.hpp"
@@ -34,7 +35,7 @@ struct WarmArgs {
   bool prefetch = false;
   bool worker = false;
   long parent = 0;
-  long after_miss = 0;  // wall_clock_ns of the run's start: wait for its first miss (prefetch)
+  long after_miss = 0;  // realtime_ns of the run's start: wait for its first miss (prefetch)
 };
 
 // The recipes to warm, de-duplicated across suites, and what became of each.
@@ -272,7 +273,7 @@ int run_warm(const Common& common, const WarmArgs& args_in) {
                            [] { return g_signal.load() != 0; })) {
     return kExitOk;
   }
-  const std::int64_t checked_at = wall_clock_ns();
+  const std::int64_t checked_at = realtime_ns();
   find_missing(config, plan);
   if (headers_written && plan.missing.empty() && g_signal.load() == 0) {
     note_headers_unchanged(config.dir, args.suites.front(), checked_at);

@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "key/scan_record.hpp"
 #include "storage/local/manifests.hpp"
 #include "store/store.hpp"
 
@@ -23,15 +23,11 @@ namespace {
 
 constexpr int kLookAgainMs = 250;
 
-std::int64_t modified_ns(const struct stat& st) {
-  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
-
 // Whether `path` was touched at or after `since_ns` (less the clock slack).
 bool touched_since(const std::filesystem::path& path, std::int64_t since_ns) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
-  return modified_ns(st) >= since_ns - kMissClockSlack;
+  return FileScan::mtime_of(st) >= since_ns - kMissClockSlack;
 }
 
 }  // namespace
@@ -49,7 +45,7 @@ bool headers_written_since_last_run(const std::filesystem::path& root, std::stri
                                     const std::filesystem::path& base_dir) {
   struct stat keys {};
   if (::stat(suite_keys_path(root, suite).c_str(), &keys) != 0) return false;
-  const std::int64_t keys_written = modified_ns(keys);
+  const std::int64_t keys_written = FileScan::mtime_of(keys);
   std::unordered_set<const void*> lists;
   std::unordered_set<std::string> paths;
   for (const Recipe& recipe : recipes) {
@@ -57,7 +53,8 @@ bool headers_written_since_last_run(const std::filesystem::path& root, std::stri
     for (std::string& path : header_paths_of(recipe, base_dir)) {
       const auto [seen, added] = paths.insert(std::move(path));
       struct stat st {};
-      if (added && ::stat(seen->c_str(), &st) == 0 && modified_ns(st) > keys_written) return true;
+      if (added && ::stat(seen->c_str(), &st) == 0 && FileScan::mtime_of(st) > keys_written)
+        return true;
     }
   }
   return false;
@@ -67,17 +64,11 @@ void note_headers_unchanged(const std::filesystem::path& root, std::string_view 
                             std::int64_t checked_ns) {
   const std::filesystem::path path = suite_keys_path(root, suite);
   struct stat keys {};
-  if (::stat(path.c_str(), &keys) != 0 || modified_ns(keys) >= checked_ns) return;
+  if (::stat(path.c_str(), &keys) != 0 || FileScan::mtime_of(keys) >= checked_ns) return;
   const std::array<struct timespec, 2> times{
       timespec{.tv_sec = 0, .tv_nsec = UTIME_OMIT},
       timespec{.tv_sec = checked_ns / 1'000'000'000, .tv_nsec = checked_ns % 1'000'000'000}};
   (void)::utimensat(AT_FDCWD, path.c_str(), times.data(), AT_SYMLINK_NOFOLLOW);
-}
-
-std::int64_t wall_clock_ns() {
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 bool wait_for_first_miss(const std::filesystem::path& root, std::string_view suite,

@@ -37,17 +37,14 @@ bool headers_written_since_last_run(const std::filesystem::path& root, std::stri
 
 // After a prefetch that started on headers_written_since_last_run found every recipe's entry (the
 // headers were written, not changed: a touch, a checkout back and forth, a reinstall): sets the
-// suite's keys file's time to `checked_ns` (wall_clock_ns before the keys were derived) where it
-// is older, so the next run's prefetch waits for a miss again. Best effort.
+// suite's keys file's time to `checked_ns` (realtime_ns, key/scan_record.hpp, taken before the
+// keys were derived) where it is older, so the next run's prefetch waits for a miss again. Best
+// effort.
 void note_headers_unchanged(const std::filesystem::path& root, std::string_view suite,
                             std::int64_t checked_ns);
 
-// Nanoseconds since the epoch (CLOCK_REALTIME, the clock of file times): what a prefetch is told
-// as the time its run started.
-std::int64_t wall_clock_ns();
-
 // Waits until `suite`'s miss file in the store at `root` was touched at or after `since_ns`
-// (wall_clock_ns; a touch up to kMissClockSlack earlier counts too: file times come from a coarser
+// (realtime_ns; a touch up to kMissClockSlack earlier counts too: file times come from a coarser
 // clock), watching the manifests folder (inotify) and looking again every 250 ms; true then.
 // False as soon as `stop()` is true (looked at after every wake-up; a signal wakes it).
 bool wait_for_first_miss(const std::filesystem::path& root, std::string_view suite,

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "key/scan_record.hpp"
 #include "storage/local/manifests.hpp"
 #include "util/process.hpp"
 #include "util/spawn.hpp"
@@ -97,7 +98,7 @@ void Prefetch::start(const Config& config, PrefetchStart when) {
   }
   if (when == PrefetchStart::at_first_miss) {
     args.push_back("--after-miss");
-    args.push_back(std::to_string(wall_clock_ns()));
+    args.push_back(std::to_string(realtime_ns()));
   }
   // It prints no result: its stdout goes to /dev/null.
   auto pid =
