@@ -152,9 +152,8 @@ void touch_suite_miss(const std::filesystem::path& root, std::string_view suite)
   const std::filesystem::path path = suite_miss_path(root, suite);
   constexpr int kFlags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW;
   int fd = ::open(path.c_str(), kFlags, 0644);
-  if (fd < 0 && errno == ENOENT) {  // the suite's first run: no manifests folder yet
-    std::error_code error;
-    std::filesystem::create_directories(path.parent_path(), error);
+  // The suite's first run: no manifests folder yet (made for every user of the store).
+  if (fd < 0 && errno == ENOENT && io::make_folders(path.parent_path())) {
     fd = ::open(path.c_str(), kFlags, 0644);
   }
   if (fd < 0) return;

@@ -443,5 +443,22 @@ TEST(Sharing, EntriesLocksAndStatsAreGroupWritableWhateverTheUmask) {
   }
 }
 
+TEST(Sharing, TheManifestsFolderThatASuitesFirstMissMakesIsGroupWritableWhateverTheUmask) {
+  // A miss of a suite touches its miss file (a prefetch may wait for it) before anything else of
+  // the store's manifests exists: the folder it makes is for every user of the store.
+  TempDir dir("share-manifests");
+  Config config = config_for(dir.path() / "store");
+  config.suite = "s";
+  const mode_t old = ::umask(077);
+  {
+    Cache cache(config);
+    (void)cache.compile(kernel(11));
+  }
+  ::umask(old);
+  struct stat info {};
+  ASSERT_EQ(::stat((dir.path() / "store" / "manifests").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 02775u);
+}
+
 }  // namespace
 }  // namespace cubby
