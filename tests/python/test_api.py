@@ -296,6 +296,31 @@ def test_prefetch_of_a_suite_never_recorded_starts_nothing_and_says_nothing(tmp_
         cubby.Prefetch("")
 
 
+def test_read_ahead_serves_a_suites_recorded_entries_from_memory_and_stops_when_asked(
+        tmp_path, env):
+    env.setenv("CUBBY_SUITE", "s")
+    kernels = [KERNEL.replace("scale", f"scale{n}") for n in range(2)]
+    names = [[name.replace("scale", f"scale{n}") for name in NAMES] for n in range(2)]
+    with cubby.Cache(tmp_path / "store") as cache:  # records the suite's two recipes
+        assert cache.read_ahead() == 0  # nothing recorded yet
+        for kernel, expressions in zip(kernels, names):
+            cache.compile(kernel, expressions, ["-std=c++17"], "sm_90")
+    with cubby.Cache(tmp_path / "store") as cache:
+        read = {}
+        thread = threading.Thread(target=lambda: read.update(count=cache.read_ahead()))
+        thread.start()
+        thread.join(60)
+        assert read == {"count": 2}
+        tiers = [cache.compile(kernel, expressions, ["-std=c++17"], "sm_90").tier
+                 for kernel, expressions in zip(kernels, names)]
+        assert tiers == ["memory", "memory"]
+        assert (cache.stats()["hits_memory"], cache.stats()["hits_disk"]) == (2, 0)
+    with cubby.Cache(tmp_path / "store") as cache:
+        cache.stop_read_ahead()
+        assert cache.read_ahead() == 0
+        assert cache.compile(kernels[0], names[0], ["-std=c++17"], "sm_90").tier == "disk"
+
+
 def test_a_prefetch_at_first_miss_waits_for_a_miss_of_its_suite_then_compiles(tmp_path, env):
     store, include = tmp_path / "store", tmp_path / "include"
     include.mkdir()

@@ -348,10 +348,13 @@ def test_an_unconfigured_session_importing_an_older_cupy_loads_no_libcubby(pytes
 
 
 XDIST_WARM_UP_PROBE = """
-import os, sys
+import sys
 
 def pytest_sessionfinish(session):
-    role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    # By workerinput, not PYTEST_XDIST_WORKER: this controller inherits that from an outer xdist
+    # worker when the project's own tests run under -n.
+    worker = getattr(session.config, "workerinput", None)
+    role = worker["workerid"] if worker else "controller"
     plugin = session.config.pluginmanager.get_plugin("cubby-session")
     sys.stderr.write(f"\\n{role}: warm-up {plugin.cupy_warm_up is not None}\\n")
 """
@@ -672,6 +675,34 @@ def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header
     pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x05060708"))
     after = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--cubby-require-warm")
     after.assert_outcomes(passed=1)
+
+
+JOIN_WARM_UP = """
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):  # the tests start once the warm-up has read ahead
+    warm_up = session.config.pluginmanager.get_plugin("cubby-session").cupy_warm_up
+    if warm_up is not None:
+        warm_up.join(60)
+"""
+
+
+def test_a_warm_cupy_session_reads_its_suites_entries_ahead_and_serves_them_from_memory(
+        pytester, run, env, store, fake_cupy):
+    _, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
+    pytester.makeconftest(JOIN_WARM_UP)
+    warm = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--no-cubby-prefetch",
+               "--cubby-require-warm")
+    warm.assert_outcomes(passed=1)
+    assert "hits: 3 (memory 3, disk 0, remote 0), misses: 0" in warm.stdout.str()
+    # After a header edit nothing of the old kernels is read ahead: all three compile anew (the
+    # test checks the new value in each CUBIN).
+    (include / "val.cuh").write_text("#define VALUE 0x05060708\n")
+    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x05060708"))
+    after = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--no-cubby-prefetch")
+    after.assert_outcomes(passed=1)
+    assert "hits: 0 (memory 0, disk 0, remote 0), misses: 3" in after.stdout.str()
 
 
 def counted(result, label: str) -> int:

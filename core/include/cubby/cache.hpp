@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -127,6 +128,19 @@ class CUBBY_API Cache {
   void release_blob_claim(std::string_view ns, std::string_view name);
   // Whether this Cache holds the claim on blob `name` of `ns`.
   bool holds_blob_claim(std::string_view ns, std::string_view name);
+
+  // Reads ahead, into this Cache's memory tier, the entries the recipes of Config::suite's
+  // manifest (a suite's earlier runs, format/recipe.hpp) have now: each recipe's key derived as
+  // compile() derives it (so the header scans are memoized for the run's own keys too), its entry
+  // read from disk and checked as a disk hit is. For a background thread while the run gets ready
+  // (the pytest plugin's CuPy warm-up while pytest collects): the run's lookups then hit memory.
+  // Asks no remote, compiles nothing and counts no miss: a recipe whose entry is missing (a
+  // header edited since) is left to compile(); a bad entry is handled as compile() handles it.
+  // At most Config::memory_entries entries and 256 MiB of payloads, in the manifest's order (the
+  // order the suite first asked for them). `stop` is asked before each recipe. The count read;
+  // 0 without a suite or its manifest, and for a disabled Cache. Stops at the first error of key
+  // derivation (no NVRTC: compile() reports it). Thread-safe, as every member.
+  std::size_t read_ahead_suite(const std::function<bool()>& stop = {});
 
   // The key inputs / key of `request` (arch resolved as `compile` would). No NVRTC work.
   KeyInputs key_inputs(const CompileRequest& request) const;

@@ -174,6 +174,15 @@ CUBBY_API int cubby_store_estimate(cubby_cache* cache, uint64_t* entries, uint64
  * CUBBY_ERROR_INVALID_ARGUMENT, with nothing removed. */
 CUBBY_API int cubby_clear(cubby_cache* cache, uint64_t* removed);
 
+/* Reads ahead, into this handle's memory tier, the entries the recipes of the handle's suite
+ * (CUBBY_SUITE) have now, so that the run's lookups hit memory (Cache::read_ahead_suite in
+ * cubby/cache.hpp: keys derived as cubby_compile derives them, entries checked as disk hits are;
+ * no remote, no compile, no miss counted; at most CUBBY_MEMORY_ENTRIES entries and 256 MiB). For
+ * a background thread while the run gets ready. `stop` (may be NULL): read before each recipe; a
+ * non-zero value ends the read-ahead. *count (may be NULL) receives how many entries were read.
+ * 0 entries without a suite or its manifest. */
+CUBBY_API int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uint64_t* count);
+
 /* Every field the key of a request hashes, as a JSON array of {"label", "summary", "hash"}
  * (what `cubby compile --explain` prints). The string lives until this thread's next call of
  * cubby_explain_json (other threads have their own), whatever happens to the handle. */

@@ -259,6 +259,16 @@ int cubby_clear(cubby_cache* cache, uint64_t* removed) {
   });
 }
 
+int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uint64_t* count) {
+  if (count != nullptr) *count = 0;
+  return with_cache(cache, "cubby_read_ahead", [&](const Call& call) -> int {
+    const std::size_t read =
+        call.cache().read_ahead_suite([stop] { return stop != nullptr && *stop != 0; });
+    if (count != nullptr) *count = read;
+    return CUBBY_OK;
+  });
+}
+
 const char* cubby_explain_json(cubby_cache* cache, const char* source, const char* program_name,
                                const char* const* name_expressions, size_t name_expression_count,
                                const char* const* options, size_t option_count, const char* arch) {

@@ -12,6 +12,7 @@
 
 #include "cache/cache_counters.hpp"
 #include "cache/default_arch.hpp"
+#include "cache/entry_check.hpp"
 #include "cache/key_claims.hpp"
 #include "cache/key_inputs.hpp"
 #include "cubby/cubin.hpp"
@@ -45,13 +46,6 @@ constexpr std::chrono::milliseconds kCompileLockWait = std::chrono::minutes(5);
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// The sorted, de-duplicated name expressions of a request (what an entry under its key holds).
-std::vector<std::string> distinct(std::vector<std::string> names) {
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  return names;
 }
 
 // The program's name as NVRTC calls it ("default_program" when a request clears the default).
@@ -111,24 +105,6 @@ void warn_headers_changed(const std::string& program) {
                "cubby: a header of %s changed while NVRTC compiled it; the result is used but "
                "not stored (the next compile stores it; this warning is shown once)\n",
                program.c_str());
-}
-
-// Checks that an entry stored under a key derived from `names` is the entry for them: it holds a
-// lowered name for each expression, and each lowered name is a symbol of its payload.
-Result<void> validate(const Entry& entry, const std::vector<std::string>& names) {
-  if (entry.lowered_names.size() != names.size()) {
-    return fail(Errc::corrupt, "entry holds ", std::to_string(entry.lowered_names.size()),
-                " lowered names, the request has ", std::to_string(names.size()));
-  }
-  for (const std::string& name : names) {
-    if (!entry.lowered_names.contains(name)) {
-      return fail(Errc::corrupt, "entry has no lowered name for '", name, "'");
-    }
-  }
-  // No name to look up (most of CuPy's kernels: a CCCL CUBIN has a thousand symbols and more):
-  // the checksum has covered the payload; `cubby verify` still parses it.
-  if (names.empty()) return {};
-  return verify_entry_symbols(entry);
 }
 
 // The entry a remote holds for `key`: decode_entry(bytes, key), then `check`. Errc::not_found (an
@@ -289,8 +265,8 @@ Cache::Found Cache::find_local(const Key& key, const char* what, const Check& ch
 
 Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
                          std::optional<FileLock>& key_lock) {
-  const std::vector<std::string> names = distinct(inputs.name_expressions);
-  const auto check = [&names](const Entry& entry) { return validate(entry, names); };
+  const std::vector<std::string> names = distinct_names(inputs.name_expressions);
+  const auto check = [&names](const Entry& entry) { return validate_entry(entry, names); };
   if (Found found = find_local(key, "entry", check); found.entry) return found;
   // The remote is asked before the compile lock: a hit needs no lock, no lock folder and no wait.
   if (remote_) {

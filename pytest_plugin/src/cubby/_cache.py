@@ -189,6 +189,7 @@ class Cache:
         self._calls = 0  # calls into libcubby in flight on this handle
         self.uses = 0  # calls into libcubby begun on this handle (stats_since)
         self._stats: Optional[Tuple[int, Dict[str, float]]] = None  # (uses, stats()) last read
+        self._read_ahead_stop = ctypes.c_int(0)  # read by cubby_read_ahead before each recipe
         handle = ctypes.c_void_p()
         path = None if dir is None else _no_nul(os.fsencode(os.fspath(dir)), "dir")
         _check(self._lib.cubby_open(path, ctypes.byref(handle)))
@@ -200,6 +201,7 @@ class Cache:
     def close(self) -> None:
         """Closes the handle (its stats go to CUBBY_STATS_FILE when that is set). Calls in flight
         on other threads finish first; later calls raise cubby.Error. Closing twice is fine."""
+        self._read_ahead_stop.value = 1  # a read-ahead in flight ends at its next recipe
         with self._state:
             handle, self._handle = self._handle, None
             if handle is None:
@@ -293,6 +295,24 @@ class Cache:
         if text is None:
             raise Error(_text(self._lib.cubby_last_error()))
         return _text(text)
+
+    def read_ahead(self) -> int:
+        """Reads ahead, into this handle's memory, the entries the recipes of its suite
+        (CUBBY_SUITE: what earlier runs of the suite recorded) have now, so that the run's
+        lookups hit memory (cubby_read_ahead: keys derived as compile() derives them, entries
+        checked as disk hits are; nothing compiled, no miss counted). For a background thread
+        while the run gets ready; returns how many entries were read (0 without a suite or a
+        recorded run). stop_read_ahead() and close() end it at its next recipe."""
+        count = ctypes.c_uint64()
+        with self._call() as handle:
+            _check(self._lib.cubby_read_ahead(handle, ctypes.byref(self._read_ahead_stop),
+                                              ctypes.byref(count)))
+        return count.value
+
+    def stop_read_ahead(self) -> None:
+        """Ends a read_ahead() in flight on another thread at its next recipe; a later one on
+        this handle reads nothing."""
+        self._read_ahead_stop.value = 1
 
     def _result(self, handle: Optional[int]) -> CompileResult:
         lib = self._lib

@@ -205,6 +205,8 @@ class CubbyPlugin:
             self.cupy.uninstall()
             self.cupy = None
         if self.cupy_warm_up is not None:
+            if self.cupy_cache is not None:
+                self.cupy_cache.stop_read_ahead()
             self.cupy_warm_up.join()
             self.cupy_warm_up = None
         if self.cupy_cache is not None:
@@ -287,7 +289,8 @@ class CubbyPlugin:
         0.1 s on the H200 that the install would otherwise spend on the main thread), once, when
         CuPy is installed (found, not imported: a session that never imports it pays that
         thread's work only; an xdist controller, which runs no test, does not start it). Active,
-        on this session's Cache (install() uses it); not active yet (a session that activates
+        on this session's Cache (install() uses it), which it then reads the suite's recorded
+        entries into (Cache.read_ahead; not in an xdist worker); not active yet (a session that activates
         when collection ends because its tests import CuPy), on a Cache of the thread's own: the
         settings are exported only then, the memoized work is the process's."""
         if (self.cupy_warm_up is not None or self.settings.values["disable"]
@@ -296,7 +299,10 @@ class CubbyPlugin:
         try:
             if self.active and self.cupy_cache is None:
                 self.cupy_cache = _cache.Cache()
-            self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache if self.active else None)
+            # An xdist worker runs a share of the tests: reading every recorded entry ahead
+            # would read the other workers' too.
+            self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache if self.active else None,
+                                                     read_ahead=not self.worker)
         except Error:
             pass  # install() meets it again and says it
 

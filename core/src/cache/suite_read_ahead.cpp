@@ -1,0 +1,50 @@
+// Cache::read_ahead_suite (contract in cubby/cache.hpp): the entries a suite's recipes have now,
+// read into the memory tier before the run asks for them.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/entry_check.hpp"
+#include "cubby/cache.hpp"
+#include "format/recipe.hpp"
+#include "storage/local/local_store.hpp"
+#include "storage/local/manifests.hpp"
+#include "storage/local/memory.hpp"
+
+namespace cubby {
+namespace {
+
+// The payload bytes read ahead at most (a quarter of the memory tier's own bound).
+constexpr std::size_t kReadAheadBytes = std::size_t{256} << 20;
+
+}  // namespace
+
+std::size_t Cache::read_ahead_suite(const std::function<bool()>& stop) {
+  if (config_.suite.empty() || config_.disabled) return 0;
+  const auto manifest = load_manifest(config_.dir, config_.suite);
+  if (!manifest || !manifest->has_value()) return 0;
+  std::size_t read = 0;
+  std::size_t bytes = 0;
+  for (const Recipe& recipe : (*manifest)->recipes) {
+    if (read >= config_.memory_entries || bytes >= kReadAheadBytes || (stop && stop())) break;
+    const CompileRequest request = request_of(recipe, config_.base_dir);
+    Key key;
+    try {
+      key = key_of(request);
+    } catch (const Error&) {
+      break;  // no NVRTC or toolkit to key with: compile() says so
+    }
+    if (memory_->get(key) != nullptr) continue;
+    const std::vector<std::string> names = distinct_names(request.name_expressions);
+    std::shared_ptr<const Entry> entry = local_->get(
+        key, "entry", [&names](const Entry& found) { return validate_entry(found, names); });
+    if (entry == nullptr) continue;
+    bytes += entry->payload.size();
+    memory_->put(key, std::move(entry));
+    ++read;
+  }
+  return read;
+}
+
+}  // namespace cubby
