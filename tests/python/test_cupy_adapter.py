@@ -679,6 +679,7 @@ def test_a_cupy_suite_records_recipes_so_cubby_warm_recompiles_it_after_a_header
 
 JOIN_WARM_UP = """
 import pytest
+{imports}
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):  # the tests start once the warm-up has read ahead
@@ -688,10 +689,14 @@ def pytest_runtestloop(session):  # the tests start once the warm-up has read ah
 """
 
 
+@pytest.mark.parametrize("imported_by", ["the test module", "conftest.py"])
 def test_a_warm_cupy_session_reads_its_suites_entries_ahead_and_serves_them_from_memory(
-        pytester, run, env, store, fake_cupy):
+        pytester, run, env, store, fake_cupy, imported_by):
+    # CuPy imported by the tests (the warm-up starts from activation) or before the session
+    # activates (CuPy's own tests/conftest.py: the backend is installed at once, then the warm-up).
     _, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
-    pytester.makeconftest(JOIN_WARM_UP)
+    pytester.makeconftest(JOIN_WARM_UP.format(
+        imports="import cupy.cuda.compiler" if imported_by == "conftest.py" else ""))
     warm = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--no-cubby-prefetch",
                "--cubby-require-warm")
     warm.assert_outcomes(passed=1)

@@ -172,6 +172,9 @@ class CubbyPlugin:
                 self.cupy_cache = _cache.Cache()
             self.cupy = cupy_adapter.install(self.cupy_cache)
             self.cupy_why = why
+            # CuPy imported before activation (a conftest.py, as CuPy's own tests have): the
+            # warm-up (its first key's work done by the install) reads the suite ahead.
+            self.start_cupy_warm_up()
         except Error as error:
             self.library_error = str(error)
             self.cupy_note = "not installed: libcubby unavailable"
