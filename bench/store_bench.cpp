@@ -267,8 +267,45 @@ void BM_ManifestDecode(benchmark::State& state) {
   state.counters["bytes"] = static_cast<double>(bytes.size());
 }
 
+// What a warm run of a recorded suite of kKernels programs costs the thread that asks for them
+// (a fresh Cache each iteration, as a new test process has), with the suite read ahead into
+// memory first (Cache::read_ahead_suite, untimed: the pytest plugin runs it in a thread while
+// pytest collects) or without (every lookup a disk hit).
+void BM_SuiteLookups(benchmark::State& state) {
+  const bool read_ahead = state.range(0) != 0;
+  static const fs::path dir = [] {
+    fs::path made = fresh_dir("suite");
+    cubby::Config config = config_at(made);
+    config.suite = "bench-suite";
+    cubby::Cache cache(config);  // compiles and records the suite (at its end)
+    for (int i = 0; i < kKernels; ++i) (void)cache.compile(kernel(i));
+    return made;
+  }();
+  cubby::Config config = config_at(dir);
+  config.suite = "bench-suite";
+  const cubby::Source expected = read_ahead ? cubby::Source::memory : cubby::Source::disk;
+  for (auto _ : state) {
+    cubby::Cache cache(config);
+    if (read_ahead && cache.read_ahead_suite() != kKernels) state.SkipWithError("read ahead");
+    const auto start = Clock::now();
+    for (int i = 0; i < kKernels; ++i) {
+      const cubby::CacheResult result = cache.compile(kernel(i));
+      if (result.tier != expected) state.SkipWithError("not the tier expected");
+      benchmark::DoNotOptimize(result);
+    }
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  state.counters["programs"] = kKernels;
+}
+
 }  // namespace
 
+BENCHMARK(BM_SuiteLookups)
+    ->ArgName("read_ahead")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_StoreColdOneProcess)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_StoreColdEightProcesses)
     ->Arg(8)

@@ -7,7 +7,9 @@ path: cache lookup, compile or cubby, module load) and, when the cubby plugin se
 with nothing pending since the last call). Writes a JSON object to $CUPY_TIMER_OUT at the end;
 under pytest-xdist each worker writes its own to $CUPY_TIMER_OUT.<worker id> (the same fields, plus
 the worker's process start), and the controller adds when each worker went down and the CPU time
-of its children. Every mark is also kept as seconds since the epoch (``marks_epoch``), so the
+of its children. With CUPY_TIMER_REQUESTS=FILE each ``cubby.Cache.compile`` request is
+appended to FILE as one JSON line (source, names, options, arch, program_name), for
+bench/tools/replay_requests.py to replay off the GPU machine. Every mark is also kept as seconds since the epoch (``marks_epoch``), so the
 controller's and the workers' phases line up. With CUPY_TIMER_KEYS=0 no extra key call is made
 (the plain run's timings); with CUPY_TIMER_PROFILE=DIR every process runs under cProfile from its
 configure to its unconfigure and writes DIR/<worker id or "main">.prof."""
@@ -69,8 +71,15 @@ def _wrap_cubby() -> None:
     original = _cache.Cache.compile
     with_key = os.environ.get("CUPY_TIMER_KEYS", "1") != "0"
 
+    requests = os.environ.get("CUPY_TIMER_REQUESTS")
+
     @functools.wraps(original)
     def compile_(self, source, name_expressions=(), options=(), arch=None, program_name=None):
+        if requests:
+            with open(requests, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"source": source, "names": list(name_expressions),
+                                      "options": list(options), "arch": arch,
+                                      "program_name": program_name}) + "\n")
         if with_key:
             start = time.perf_counter()
             self.key(source, name_expressions, options, arch, program_name)
