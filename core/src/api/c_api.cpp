@@ -262,8 +262,9 @@ int cubby_clear(cubby_cache* cache, uint64_t* removed) {
 int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uint64_t* count) {
   if (count != nullptr) *count = 0;
   return with_cache(cache, "cubby_read_ahead", [&](const Call& call) -> int {
-    const std::size_t read =
-        call.cache().read_ahead_suite([stop] { return stop != nullptr && *stop != 0; });
+    // The caller sets *stop from another thread: read atomically.
+    const std::size_t read = call.cache().read_ahead_suite(
+        [stop] { return stop != nullptr && __atomic_load_n(stop, __ATOMIC_RELAXED) != 0; });
     if (count != nullptr) *count = read;
     return CUBBY_OK;
   });
