@@ -710,6 +710,23 @@ def test_a_warm_cupy_session_reads_its_suites_entries_ahead_and_serves_them_from
     assert "hits: 0 (memory 0, disk 0, remote 0), misses: 3" in after.stdout.str()
 
 
+def test_an_unconfigured_session_reads_the_suite_ahead_once_its_tests_import_cupy(
+        pytester, run, env, fake_cupy):
+    # No option, variable or ini key: the session activates when collection ends (its tests
+    # import CuPy), after a warm-up on a Cache of its own; the install then reads ahead.
+    fake_cupy(program="_NVRTCProgram")
+    env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
+    include = pytester.path / "include"
+    include.mkdir()
+    (include / "val.cuh").write_text("#define VALUE 0x01020304\n")
+    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x01020304"))
+    run().assert_outcomes(passed=1)  # the default store and suite, recorded
+    pytester.makeconftest(JOIN_WARM_UP.format(imports=""))
+    warm = run()
+    warm.assert_outcomes(passed=1)
+    assert "hits: 3 (memory 3, disk 0, remote 0), misses: 0" in warm.stdout.str()
+
+
 def counted(result, label: str) -> int:
     match = re.search(rf"\b{label}: (\d+)", result.stdout.str())
     assert match, result.stdout.str()

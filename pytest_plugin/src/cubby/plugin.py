@@ -67,6 +67,7 @@ class CubbyPlugin:
         self.cupy_cache: Optional[_cache.Cache] = None
         self.cupy_pending = False  # active, CuPy not imported yet: start_cupy_if_imported
         self.cupy_warm_up: Optional[threading.Thread] = None  # cupy_adapter.warm_up's
+        self.cupy_warm_up_reads = False  # cupy_warm_up reads the suite ahead
         self.totals: Dict[str, float] = {}
         self.workers = 0
         self.prefetch: Optional[Prefetch] = None
@@ -212,6 +213,7 @@ class CubbyPlugin:
                 self.cupy_cache.stop_read_ahead()
             self.cupy_warm_up.join()
             self.cupy_warm_up = None
+            self.cupy_warm_up_reads = False
         if self.cupy_cache is not None:
             self.cupy_cache.close()
         self.restore()
@@ -293,19 +295,23 @@ class CubbyPlugin:
         CuPy is installed (found, not imported: a session that never imports it pays that
         thread's work only; an xdist controller, which runs no test, does not start it). Active,
         on this session's Cache (install() uses it), which it then reads the suite's recorded
-        entries into (Cache.read_ahead; not in an xdist worker); not active yet (a session that activates
-        when collection ends because its tests import CuPy), on a Cache of the thread's own: the
-        settings are exported only then, the memoized work is the process's."""
-        if (self.cupy_warm_up is not None or self.settings.values["disable"]
-                or self.distributes() or not cupy_adapter.cupy_findable()):
+        entries into (Cache.read_ahead; not in an xdist worker, which runs a share of the tests:
+        it would read the other workers' too). Not active yet (a session that activates when
+        collection ends because its tests import CuPy), on a Cache of the thread's own: the
+        settings are exported only then, the memoized work is the process's; the activation's
+        install then starts a second thread that reads ahead."""
+        reads = self.active and not self.worker
+        if (self.cupy_warm_up_reads or (self.cupy_warm_up is not None and not reads)
+                or self.settings.values["disable"] or self.distributes()
+                or not cupy_adapter.cupy_findable()):
             return
         try:
             if self.active and self.cupy_cache is None:
                 self.cupy_cache = _cache.Cache()
-            # An xdist worker runs a share of the tests: reading every recorded entry ahead
-            # would read the other workers' too.
+            # A first thread, on a Cache of its own, is done or nearly: it closes its Cache.
             self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache if self.active else None,
-                                                     read_ahead=not self.worker)
+                                                     read_ahead=reads)
+            self.cupy_warm_up_reads = reads
         except Error:
             pass  # install() meets it again and says it
 
