@@ -645,15 +645,21 @@ def test_kernels():
 '''
 
 
-def cold_cupy_suite(pytester, run, env, store, fake_cupy):
-    """CUPY_SUITE with include/val.cuh through the fake CuPy 14 and cubby, run once cold as suite
-    'cupy-suite' without prefetch (its recipes recorded): (the run's result, the include folder)."""
+def cupy_suite_files(pytester, env, fake_cupy):
+    """The fake CuPy 14 and CUPY_SUITE with include/val.cuh; returns the include folder."""
     fake_cupy(program="_NVRTCProgram")
     env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
     include = pytester.path / "include"
     include.mkdir()
     (include / "val.cuh").write_text("#define VALUE 0x01020304\n")
     pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x01020304"))
+    return include
+
+
+def cold_cupy_suite(pytester, run, env, store, fake_cupy):
+    """cupy_suite_files through cubby, run once cold as suite 'cupy-suite' without prefetch (its
+    recipes recorded): (the run's result, the include folder)."""
+    include = cupy_suite_files(pytester, env, fake_cupy)
     cold = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--no-cubby-prefetch")
     cold.assert_outcomes(passed=1)
     return cold, include
@@ -714,12 +720,7 @@ def test_an_unconfigured_session_reads_the_suite_ahead_once_its_tests_import_cup
         pytester, run, env, fake_cupy):
     # No option, variable or ini key: the session activates when collection ends (its tests
     # import CuPy), after a warm-up on a Cache of its own; the install then reads ahead.
-    fake_cupy(program="_NVRTCProgram")
-    env.setenv("PYTHONPATH", f"{pytester.path}:{os.environ['PYTHONPATH']}")
-    include = pytester.path / "include"
-    include.mkdir()
-    (include / "val.cuh").write_text("#define VALUE 0x01020304\n")
-    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x01020304"))
+    cupy_suite_files(pytester, env, fake_cupy)
     run().assert_outcomes(passed=1)  # the default store and suite, recorded
     pytester.makeconftest(JOIN_WARM_UP.format(imports=""))
     warm = run()
