@@ -1,16 +1,13 @@
 // Cache::read_ahead_suite (contract in cubby/cache.hpp): the entries a suite's recipes have now,
 // read into the memory tier before the run asks for them.
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "cache/entry_check.hpp"
 #include "cubby/cache.hpp"
 #include "format/recipe.hpp"
-#include "storage/local/local_store.hpp"
 #include "storage/local/manifests.hpp"
-#include "storage/local/memory.hpp"
 
 namespace cubby {
 namespace {
@@ -35,13 +32,12 @@ std::size_t Cache::read_ahead_suite(const std::function<bool()>& stop) {
     } catch (const Error&) {
       break;  // no NVRTC or toolkit to key with: compile() says so
     }
-    if (memory_->get(key) != nullptr) continue;
     const std::vector<std::string> names = distinct_names(request.name_expressions);
-    std::shared_ptr<const Entry> entry = local_->get(
-        key, "entry", [&names](const Entry& found) { return validate_entry(found, names); });
-    if (entry == nullptr) continue;
-    bytes += entry->payload.size();
-    memory_->put(key, std::move(entry));
+    // The lookup of memory, then disk (kept in memory), that compile() makes first.
+    const Found found = find_local(
+        key, "entry", [&names](const Entry& entry) { return validate_entry(entry, names); });
+    if (found.tier != Source::disk) continue;  // in memory already, or no good entry on disk
+    bytes += found.entry->payload.size();
     ++read;
   }
   return read;
