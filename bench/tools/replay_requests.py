@@ -45,7 +45,7 @@ def main(argv=None) -> int:
 
         def read_ahead() -> None:
             begun = time.perf_counter()
-            read["count"] = cache.read_ahead()
+            read["count"] = cache.read_ahead().read
             read["ms"] = round((time.perf_counter() - begun) * 1000.0, 1)
 
         reader = threading.Thread(target=read_ahead)

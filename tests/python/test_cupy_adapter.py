@@ -716,6 +716,34 @@ def test_a_warm_cupy_session_reads_its_suites_entries_ahead_and_serves_them_from
     assert "hits: 0 (memory 0, disk 0, remote 0), misses: 3" in after.stdout.str()
 
 
+SHOW_PREFETCH = """
+def pytest_terminal_summary(terminalreporter, config):
+    plugin = config.pluginmanager.get_plugin("cubby-session")
+    terminalreporter.write_line(f"prefetch process started: {plugin.prefetch_started}")
+"""
+
+
+@pytest.mark.skipif(not CLI, reason="the cubby tool (CUBBY_CLI) runs the prefetch")
+def test_a_warm_cupy_session_starts_no_prefetch_when_the_store_has_every_recorded_kernel(
+        pytester, run, env, store, fake_cupy):
+    # The read-ahead found the entry of each of the suite's recipes: the prefetch would find
+    # nothing to compile, so no process is started beside the run.
+    _, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
+    pytester.makeconftest(JOIN_WARM_UP.format(imports="import cupy.cuda.compiler") + SHOW_PREFETCH)
+    warm = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite", "--cubby-require-warm")
+    warm.assert_outcomes(passed=1)
+    assert "hits: 3 (memory 3, disk 0, remote 0), misses: 0" in warm.stdout.str()
+    assert "prefetch process started: False" in warm.stdout.str()
+    assert "prefetch:" not in warm.stdout.str()
+    # After a header edit the recipes' entries are lacking: the prefetch starts as before.
+    (include / "val.cuh").write_text("#define VALUE 0x05060708\n")
+    pytester.makepyfile(test_suite=CUPY_SUITE.format(value="0x05060708"))
+    after = run(f"--cubby-dir={store}", "--cubby-suite=cupy-suite")
+    after.assert_outcomes(passed=1)
+    assert "prefetch: started for suite 'cupy-suite'" in after.stdout.str()
+    assert "prefetch process started: True" in after.stdout.str()
+
+
 def test_an_unconfigured_session_reads_the_suite_ahead_once_its_tests_import_cupy(
         pytester, run, env, fake_cupy):
     # No option, variable or ini key: the session activates when collection ends (its tests

@@ -129,6 +129,16 @@ class CUBBY_API Cache {
   // Whether this Cache holds the claim on blob `name` of `ns`.
   bool holds_blob_claim(std::string_view ns, std::string_view name);
 
+  // What read_ahead_suite did: the entries it read into memory, and how many of the suite's
+  // recipes the store may lack an entry for now (none: a run of the recorded programs misses
+  // nothing, so a prefetch has nothing to do). A recipe not looked at (a bound, `stop`, a key
+  // that cannot be derived) counts as lacking; an unreadable manifest makes it kUnknown.
+  struct ReadAhead {
+    static constexpr std::size_t kUnknown = static_cast<std::size_t>(-1);
+    std::size_t read = 0;
+    std::size_t lacking = 0;
+  };
+
   // Reads ahead, into this Cache's memory tier, the entries the recipes of Config::suite's
   // manifest (a suite's earlier runs, format/recipe.hpp) have now: each recipe's key derived as
   // compile() derives it (so the header scans are memoized for the run's own keys too), its entry
@@ -137,10 +147,10 @@ class CUBBY_API Cache {
   // Asks no remote, compiles nothing and counts no miss: a recipe whose entry is missing (a
   // header edited since) is left to compile(); a bad entry is handled as compile() handles it.
   // At most Config::memory_entries entries and 256 MiB of payloads, in the manifest's order (the
-  // order the suite first asked for them). `stop` is asked before each recipe. The count read;
-  // 0 without a suite or its manifest, and for a disabled Cache. Stops at the first error of key
-  // derivation (no NVRTC: compile() reports it). Thread-safe, as every member.
-  std::size_t read_ahead_suite(const std::function<bool()>& stop = {});
+  // order the suite first asked for them). `stop` is asked before each recipe. Nothing read and
+  // nothing lacking without a suite or its manifest, and for a disabled Cache. Stops at the first
+  // error of key derivation (no NVRTC: compile() reports it). Thread-safe, as every member.
+  ReadAhead read_ahead_suite(const std::function<bool()>& stop = {});
 
   // The key inputs / key of `request` (arch resolved as `compile` would). No NVRTC work.
   KeyInputs key_inputs(const CompileRequest& request) const;

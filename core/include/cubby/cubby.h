@@ -179,9 +179,13 @@ CUBBY_API int cubby_clear(cubby_cache* cache, uint64_t* removed);
  * cubby/cache.hpp: keys derived as cubby_compile derives them, entries checked as disk hits are;
  * no remote, no compile, no miss counted; at most CUBBY_MEMORY_ENTRIES entries and 256 MiB). For
  * a background thread while the run gets ready. `stop` (may be NULL): read before each recipe; a
- * non-zero value ends the read-ahead. *count (may be NULL) receives how many entries were read.
- * 0 entries without a suite or its manifest. */
-CUBBY_API int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uint64_t* count);
+ * non-zero value ends the read-ahead. *count (may be NULL) receives how many entries were read;
+ * *lacking (may be NULL) how many of the suite's recipes the store may lack an entry for now
+ * (those not looked at, after a bound or `stop`, included; UINT64_MAX: the manifest could not be
+ * read, or the call failed): 0 means a run of the recorded programs misses nothing, so a
+ * prefetch beside it has nothing to do. 0 and 0 without a suite or its manifest. */
+CUBBY_API int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uint64_t* count,
+                               uint64_t* lacking);
 
 /* Every field the key of a request hashes, as a JSON array of {"label", "summary", "hash"}
  * (what `cubby compile --explain` prints). The string lives until this thread's next call of

@@ -259,13 +259,18 @@ int cubby_clear(cubby_cache* cache, uint64_t* removed) {
   });
 }
 
-int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uint64_t* count) {
+int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uint64_t* count,
+                     uint64_t* lacking) {
   if (count != nullptr) *count = 0;
+  if (lacking != nullptr) *lacking = UINT64_MAX;
   return with_cache(cache, "cubby_read_ahead", [&](const Call& call) -> int {
     // The caller sets *stop from another thread: read atomically.
-    const std::size_t read = call.cache().read_ahead_suite(
+    const cubby::Cache::ReadAhead done = call.cache().read_ahead_suite(
         [stop] { return stop != nullptr && __atomic_load_n(stop, __ATOMIC_RELAXED) != 0; });
-    if (count != nullptr) *count = read;
+    if (count != nullptr) *count = done.read;
+    if (lacking != nullptr) {
+      *lacking = done.lacking == cubby::Cache::ReadAhead::kUnknown ? UINT64_MAX : done.lacking;
+    }
     return CUBBY_OK;
   });
 }

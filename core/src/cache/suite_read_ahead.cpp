@@ -17,14 +17,17 @@ constexpr std::size_t kReadAheadBytes = std::size_t{256} << 20;
 
 }  // namespace
 
-std::size_t Cache::read_ahead_suite(const std::function<bool()>& stop) {
-  if (config_.suite.empty() || config_.disabled) return 0;
+Cache::ReadAhead Cache::read_ahead_suite(const std::function<bool()>& stop) {
+  ReadAhead done;
+  if (config_.suite.empty() || config_.disabled) return done;
   const auto manifest = load_manifest(config_.dir, config_.suite);
-  if (!manifest || !manifest->has_value()) return 0;
-  std::size_t read = 0;
+  if (!manifest) return {0, ReadAhead::kUnknown};
+  if (!manifest->has_value()) return done;
+  const std::vector<Recipe>& recipes = (*manifest)->recipes;
+  std::size_t looked = 0;
   std::size_t bytes = 0;
-  for (const Recipe& recipe : (*manifest)->recipes) {
-    if (read >= config_.memory_entries || bytes >= kReadAheadBytes || (stop && stop())) break;
+  for (const Recipe& recipe : recipes) {
+    if (done.read >= config_.memory_entries || bytes >= kReadAheadBytes || (stop && stop())) break;
     const CompileRequest request = request_of(recipe, config_.base_dir);
     Key key;
     try {
@@ -32,15 +35,20 @@ std::size_t Cache::read_ahead_suite(const std::function<bool()>& stop) {
     } catch (const Error&) {
       break;  // no NVRTC or toolkit to key with: compile() says so
     }
+    ++looked;
     const std::vector<std::string> names = distinct_names(request.name_expressions);
     // The lookup of memory, then disk (kept in memory), that compile() makes first.
     const Found found = find_local(
         key, "entry", [&names](const Entry& entry) { return validate_entry(entry, names); });
-    if (found.tier != Source::disk) continue;  // in memory already, or no good entry on disk
-    bytes += found.entry->payload.size();
-    ++read;
+    if (!found.entry) {
+      ++done.lacking;  // a header edited since, a bad or evicted entry: compile() makes it
+    } else if (found.tier == Source::disk) {
+      bytes += found.entry->payload.size();
+      ++done.read;
+    }
   }
-  return read;
+  done.lacking += recipes.size() - looked;
+  return done;
 }
 
 }  // namespace cubby

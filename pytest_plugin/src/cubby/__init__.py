@@ -12,7 +12,7 @@ libcubby and the ``cubby`` tool and bundles both; ``_library`` says how libcubby
 
 from __future__ import annotations
 
-from ._cache import Cache, CompileResult, Request
+from ._cache import Cache, CompileResult, ReadAhead, Request
 from ._cli import cli_path
 from ._errors import CompileError, Error, LibraryError
 from ._library import library_path
@@ -25,6 +25,7 @@ __all__ = [
     "Error",
     "LibraryError",
     "Prefetch",
+    "ReadAhead",
     "Request",
     "cli_path",
     "library_path",

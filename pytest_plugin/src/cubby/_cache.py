@@ -43,6 +43,16 @@ class Request:
                 f"program_name={self.program_name!r})")
 
 
+@dataclass(frozen=True)
+class ReadAhead:
+    """What Cache.read_ahead did: ``read`` entries read into memory; ``lacking``: how many of the
+    suite's recipes the store may lack an entry for now (those not looked at included; None: its
+    manifest could not be read). 0 lacking: a run of the recorded programs misses nothing."""
+
+    read: int
+    lacking: Optional[int]
+
+
 @dataclass(frozen=True, repr=False)
 class CompileResult:
     """What Cache.compile returns. Its repr is one short line (key, tier, hit, sizes), never the
@@ -296,18 +306,19 @@ class Cache:
             raise Error(_text(self._lib.cubby_last_error()))
         return _text(text)
 
-    def read_ahead(self) -> int:
+    def read_ahead(self) -> ReadAhead:
         """Reads ahead, into this handle's memory, the entries the recipes of its suite
         (CUBBY_SUITE: what earlier runs of the suite recorded) have now, so that the run's
         lookups hit memory (cubby_read_ahead: keys derived as compile() derives them, entries
         checked as disk hits are; nothing compiled, no miss counted). For a background thread
-        while the run gets ready; returns how many entries were read (0 without a suite or a
-        recorded run). stop_read_ahead() and close() end it at its next recipe."""
-        count = ctypes.c_uint64()
+        while the run gets ready; returns how many entries were read and how many recipes the
+        store may lack (both 0 without a suite or a recorded run). stop_read_ahead() and close()
+        end it at its next recipe."""
+        count, lacking = ctypes.c_uint64(), ctypes.c_uint64()
         with self._call() as handle:
             _check(self._lib.cubby_read_ahead(handle, ctypes.byref(self._read_ahead_stop),
-                                              ctypes.byref(count)))
-        return count.value
+                                              ctypes.byref(count), ctypes.byref(lacking)))
+        return ReadAhead(count.value, None if lacking.value == 2**64 - 1 else lacking.value)
 
     def stop_read_ahead(self) -> None:
         """Ends a read_ahead() in flight on another thread at its next recipe; a later one on

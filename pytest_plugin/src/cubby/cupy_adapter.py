@@ -54,7 +54,7 @@ import time
 import warnings
 from typing import Callable, Dict, List, Optional, Tuple
 
-from ._cache import Cache
+from ._cache import Cache, ReadAhead
 from ._errors import CompileError, Error
 
 NAMESPACE = "cupy"
@@ -409,27 +409,33 @@ def compile_path_missing(compiler) -> str:
     return ""
 
 
-def warm_up(cache: Optional[Cache] = None, read_ahead: bool = False) -> threading.Thread:
+def warm_up(cache: Optional[Cache] = None, read_ahead: bool = False,
+            then: Optional[Callable[[Optional[ReadAhead]], None]] = None) -> threading.Thread:
     """Starts, in a daemon thread, what install() and a process's first compile ask first: NVRTC
     located and the toolkit headers' identity (every file of NVRTC's include folder listed: about
     0.1 s on the H200 with CuPy's NVRTC wheel), memoized for the process, so any Cache opened
     later finds it done. ``cache``: the one to ask (None: the thread opens one on the store the
     environment names and closes it). With ``read_ahead`` (and a ``cache``), then the entries of
     the suite's recorded recipes (Cache.read_ahead): the session's lookups hit that Cache's memory
-    and their header scans are done. The plugin starts it while pytest collects (ctypes runs the
-    calls without the GIL). Never raises: a failure leaves the work to install()."""
+    and their header scans are done; ``then`` is called with what it did (None: it failed). The
+    plugin starts it while pytest collects (ctypes runs the calls without the GIL). Never raises:
+    a failure leaves the work to install()."""
 
     def run() -> None:
+        done: Optional[ReadAhead] = None
         try:
             if cache is not None:
                 cache.explain("", arch="sm_90")
                 if read_ahead:
-                    cache.read_ahead()
+                    done = cache.read_ahead()
                 return
             with Cache() as own:
                 own.explain("", arch="sm_90")
         except Exception:  # a warm-up only: install() meets the same error and says it
             pass
+        finally:
+            if read_ahead and cache is not None and then is not None:
+                then(done)
 
     thread = threading.Thread(target=run, name="cubby-cupy-warm-up", daemon=True)
     thread.start()

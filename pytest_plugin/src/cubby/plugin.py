@@ -73,6 +73,10 @@ class CubbyPlugin:
         self.prefetch: Optional[Prefetch] = None
         self.prefetch_note = ""
         self.prefetch_started = False
+        # The warm-up thread may start the prefetch (after_read_ahead): the lock orders that with
+        # the session's end, after which none starts.
+        self.prefetch_lock = threading.Lock()
+        self.prefetch_closed = False
 
     # -- set-up and tear-down ---------------------------------------------------------------
     @property
@@ -134,11 +138,35 @@ class CubbyPlugin:
         self.start_prefetch()
 
     def start_prefetch(self) -> None:
-        # The controller prefetches for the session (xdist workers share its compiles), from the
-        # session's first miss in any of its processes (at once when a recorded header is newer
-        # than the last session): a warm session pays for no key checks.
+        """The controller prefetches for the session (xdist workers share its compiles), from the
+        session's first miss in any of its processes (at once when a recorded header is newer
+        than the last session): a warm session pays for no key checks. Where the CuPy warm-up
+        reads the suite ahead, that thread decides once it has (after_read_ahead)."""
         if self.worker or self.settings.values["disable"]:
             return
+        with self.prefetch_lock:
+            if not self.cupy_warm_up_reads and not self.prefetch_closed:
+                self.start_prefetch_locked()
+
+    def after_read_ahead(self, done: Optional[_cache.ReadAhead]) -> None:
+        """The warm-up thread's read-ahead ended: no prefetch process when the store has the
+        entry of every recipe the suite recorded (a run of those programs misses nothing, and
+        the prefetch would find nothing to compile: a warm session starts no process beside it),
+        else the prefetch as start_prefetch starts it (``done`` None: the read-ahead failed)."""
+        if self.worker or self.settings.values["disable"]:
+            return
+        with self.prefetch_lock:
+            if not self.prefetch_closed and (done is None or done.lacking != 0):
+                self.start_prefetch_locked()
+
+    def stop_prefetch(self) -> None:
+        """Ends the prefetch, if any, and lets none start after this."""
+        with self.prefetch_lock:
+            self.prefetch_closed = True
+            if self.prefetch is not None:
+                self.prefetch.stop()
+
+    def start_prefetch_locked(self) -> None:
         try:
             self.prefetch = Prefetch(self.suite(), at_first_miss=True)
             self.prefetch_started = bool(self.prefetch.pid)
@@ -195,9 +223,8 @@ class CubbyPlugin:
             self.start_cupy()
 
     def stop(self) -> None:
-        if self.prefetch is not None:
-            self.prefetch.stop()
-            self.prefetch = None
+        self.stop_prefetch()
+        self.prefetch = None
         if self.require_warm is not None:
             if self.require_warm.on_compile in _cache._compile_observers:
                 _cache._compile_observers.remove(self.require_warm.on_compile)
@@ -310,7 +337,8 @@ class CubbyPlugin:
                 self.cupy_cache = _cache.Cache()
             # A first thread, on a Cache of its own, is done or nearly: it closes its Cache.
             self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache if self.active else None,
-                                                     read_ahead=reads)
+                                                     read_ahead=reads,
+                                                     then=self.after_read_ahead)
             self.cupy_warm_up_reads = reads
         except Error:
             pass  # install() meets it again and says it
@@ -355,8 +383,7 @@ class CubbyPlugin:
     def pytest_sessionfinish(self, session):
         if not self.active:
             return
-        if self.prefetch is not None:  # what it has not compiled yet, no test of this run needs
-            self.prefetch.stop()
+        self.stop_prefetch()  # what it has not compiled yet, no test of this run needs
         local = self.local_totals()
         if self.worker:
             self.config.workeroutput["cubby"] = json.dumps(local)

@@ -7,6 +7,7 @@
 
 #include "cubby/cache.hpp"
 #include "storage/local/disk.hpp"
+#include "storage/local/manifests.hpp"
 #include "test_support.hpp"
 
 namespace cubby {
@@ -61,7 +62,9 @@ TEST(CacheReadAhead, TheSuitesRecordedEntriesAreReadIntoMemoryAndTheRunHitsThere
   const std::vector<Key> keys = record_run(config, dir.path(), {"a", "b", "c"});
 
   Cache cache(config);
-  EXPECT_EQ(cache.read_ahead_suite(), 3u);
+  const Cache::ReadAhead first = cache.read_ahead_suite();
+  EXPECT_EQ(first.read, 3u);
+  EXPECT_EQ(first.lacking, 0u);  // a run of the recorded programs misses nothing
   const Stats read = cache.stats();
   EXPECT_EQ(read.hits_memory + read.hits_disk + read.misses + read.compiles, 0u);  // none counted
   for (std::size_t i = 0; i < 3; ++i) {
@@ -75,8 +78,10 @@ TEST(CacheReadAhead, TheSuitesRecordedEntriesAreReadIntoMemoryAndTheRunHitsThere
   EXPECT_EQ(stats.hits_memory, 3u);
   EXPECT_EQ(stats.hits_disk, 0u);
   EXPECT_EQ(stats.misses, 0u);
-  // What is in memory already is not read again.
-  EXPECT_EQ(cache.read_ahead_suite(), 0u);
+  // What is in memory already is not read again, and is not lacking.
+  const Cache::ReadAhead again = cache.read_ahead_suite();
+  EXPECT_EQ(again.read, 0u);
+  EXPECT_EQ(again.lacking, 0u);
 }
 
 TEST(CacheReadAhead, ARecipeWhoseHeaderWasEditedIsLeftToCompileWhichServesTheNewKernel) {
@@ -87,7 +92,9 @@ TEST(CacheReadAhead, ARecipeWhoseHeaderWasEditedIsLeftToCompileWhichServesTheNew
   write_ops(dir.path(), "3 * v");  // both programs include it: both keys change
 
   Cache cache(config);
-  EXPECT_EQ(cache.read_ahead_suite(), 0u);
+  const Cache::ReadAhead done = cache.read_ahead_suite();
+  EXPECT_EQ(done.read, 0u);
+  EXPECT_EQ(done.lacking, 2u);  // the run will miss: a prefetch has work
   const CacheResult result = cache.compile(program("a", dir.path()));
   EXPECT_EQ(result.tier, Source::compiled);
   EXPECT_NE(result.key, keys[0]);
@@ -108,7 +115,9 @@ TEST(CacheReadAhead, ABadEntryIsNotReadAndTheRunCompilesItAgain) {
   write_text(path, bytes);
 
   Cache cache(config);
-  EXPECT_EQ(cache.read_ahead_suite(), 1u);
+  const Cache::ReadAhead done = cache.read_ahead_suite();
+  EXPECT_EQ(done.read, 1u);
+  EXPECT_EQ(done.lacking, 1u);
   EXPECT_EQ(cache.stats().corrupt, 1u);  // found, said and removed as a lookup does
   EXPECT_EQ(cache.compile(program("a", dir.path())).tier, Source::memory);
   const CacheResult again = cache.compile(program("b", dir.path()));
@@ -123,9 +132,13 @@ TEST(CacheReadAhead, ItReadsNoMoreThanTheMemoryTierHoldsAndStopsWhenAsked) {
   record_run(config, dir.path(), {"a", "b", "c"});
 
   config.memory_entries = 2;
-  EXPECT_EQ(Cache(config).read_ahead_suite(), 2u);
+  const Cache::ReadAhead bounded = Cache(config).read_ahead_suite();
+  EXPECT_EQ(bounded.read, 2u);
+  EXPECT_EQ(bounded.lacking, 1u);  // not looked at: it may be missing
   std::atomic<int> asked{0};
-  EXPECT_EQ(Cache(config).read_ahead_suite([&asked] { return ++asked > 1; }), 1u);
+  const Cache::ReadAhead stopped = Cache(config).read_ahead_suite([&asked] { return ++asked > 1; });
+  EXPECT_EQ(stopped.read, 1u);
+  EXPECT_EQ(stopped.lacking, 2u);
   EXPECT_EQ(asked.load(), 2);
 }
 
@@ -137,14 +150,28 @@ TEST(CacheReadAhead, NothingIsReadWithoutASuiteOrItsManifestOrWhenDisabled) {
 
   Config no_suite = config;
   no_suite.suite.clear();
-  EXPECT_EQ(Cache(no_suite).read_ahead_suite(), 0u);
   Config other = config;
   other.suite = "never ran";
-  EXPECT_EQ(Cache(other).read_ahead_suite(), 0u);
   Config disabled = config;
   disabled.disabled = true;
-  EXPECT_EQ(Cache(disabled).read_ahead_suite(), 0u);
-  EXPECT_EQ(Cache(config).read_ahead_suite(), 1u);
+  for (const Config& none : {no_suite, other, disabled}) {
+    const Cache::ReadAhead done = Cache(none).read_ahead_suite();
+    EXPECT_EQ(done.read, 0u) << none.suite;
+    EXPECT_EQ(done.lacking, 0u) << none.suite;  // nothing recorded: nothing to prefetch
+  }
+  EXPECT_EQ(Cache(config).read_ahead_suite().read, 1u);
+}
+
+TEST(CacheReadAhead, AnUnreadableManifestLeavesWhatIsLackingUnknown) {
+  TempDir dir("read-ahead-unreadable");
+  write_ops(dir.path(), "v + v");
+  const Config config = suite_config(dir.path());
+  record_run(config, dir.path(), {"a"});
+  write_text(manifest_path(config.dir, kSuite), "not a manifest");
+
+  const Cache::ReadAhead done = Cache(config).read_ahead_suite();
+  EXPECT_EQ(done.read, 0u);
+  EXPECT_EQ(done.lacking, Cache::ReadAhead::kUnknown);
 }
 
 }  // namespace
