@@ -159,6 +159,8 @@ def pytest_unconfigure(config):
               "marks_epoch": {k: round(_EPOCH + v, 6) for k, v in _marks.items()},
               "process_start_epoch": round(_process_start_epoch(), 3),
               "cpu_s": round(time.process_time(), 4),
+              # The main thread's own (pytest's loop and hooks; cpu_s less this: other threads).
+              "main_thread_cpu_s": round(time.thread_time(), 4),
               "children_cpu_s": round(children.ru_utime + children.ru_stime, 4),
               "tests_s": {k: round(v, 4) for k, v in _tests.items()},
               "calls": summary}

@@ -11,7 +11,8 @@ fresh pytest processes, every run under bench/tools/cupy_timer_plugin.py:
 
 and finally one run of `own` and `cubby` under cProfile (the top functions by cumulative and own
 time; with --xdist, each process of the session is profiled and the workers' profiles are added
-up). Writes one JSON object (--out): per run the process wall time, the session's phase marks
+up). Writes one JSON object (--out): per run the process wall time, its CPU and its main thread's
+(cpu_s, main_thread_cpu_s), the session's phase marks
 and the per-module call totals, and under --xdist the workers' (`workers`: their phases in
 seconds from the controller's launch, median and latest over the workers; their CPU time, test
 time and module calls added up); per configuration the medians; `own_over`: CuPy's own median
@@ -143,6 +144,10 @@ def medians(runs: list) -> dict:
                     row["workers"][which][phase] = round(statistics.median(values), 4)
             for field in (f for f in with_workers[0] if f.endswith("_sum")):  # workers_summary's
                 row["workers"][field] = round(statistics.median(w[field] for w in with_workers), 4)
+        for field in ("cpu_s", "main_thread_cpu_s"):  # the process's, its main thread's
+            values = [r[field] for r in mine if field in r]
+            if values:
+                row[field] = round(statistics.median(values), 4)
         for call in ("module", "cubby_compile", "cubby_key"):
             values = [r["calls"][call]["total_s"] for r in mine
                       if r.get("calls", {}).get(call, {}).get("count")]
