@@ -32,11 +32,14 @@ each way on that round's folder and store (warm medians without another cold fil
 
 Every run records its wall seconds, its CPU seconds (user + system of the session and every
 process it waited for: xdist workers, the prefetch; a second figure, less moved by a noisy
-machine's stalls than the wall time), exit status, the tests' outcomes, the tests that failed by
---cubby-require-warm, and (through bench/suite/suite_probe.py) the cubby plugin's counters for the
-session: compiles, hits, CuPy's programs through cubby and CuPy's own way, and every counter
-whose name says a program was compiled without the store ("without", "uncached", "fallback",
-"no_store"); CuPy's own runs record how many kernels CuPy's cache folder holds after them.
+machine's stalls than the wall time), the CPU seconds of the session's main thread alone
+(main_thread_cpu_s, from the probe: the rows' <run>_main_cpu_s, the goals' main_cpu_ratio; the
+CPU seconds beyond it are other threads' and processes'), exit status, the tests' outcomes, the
+tests that failed by --cubby-require-warm, and (through bench/suite/suite_probe.py) the cubby
+plugin's counters for the session: compiles, hits, CuPy's programs through cubby and CuPy's own
+way, and every counter whose name says a program was compiled without the store ("without",
+"uncached", "fallback", "no_store"); CuPy's own runs record how many kernels CuPy's cache folder
+holds after them.
 
 Writes whole_suite.py's schema 1 (bench/tools/bench_report.py --suite reads it: rows cupy-own,
 cupy-cubby, cupy-own-xN, cupy-cubby-xN; medians of the rounds: runs whose pytest finished, failed
@@ -163,6 +166,8 @@ class Bench:
                                               for name in found.get("counters", {})))
         else:
             record["cupy_cache_files"] = sum(1 for p in cupy_dir.rglob("*") if p.is_file())
+        if "main_thread_cpu_s" in found:
+            record["main_thread_cpu_s"] = found["main_thread_cpu_s"]
         record.update(tests=found.get("tests"), require_warm=found.get("require_warm"),
                       failed_tests=found.get("failed_tests", []))
         text = stdout + stderr
@@ -326,6 +331,9 @@ class Bench:
                 if value is not None:
                     record[f"{run}_s"], record[f"{run}_n"] = value, count
                     record[f"{run}_cpu_s"] = self.median(row, run, "cpu_s")[0]
+                    main = self.median(row, run, "main_thread_cpu_s")[0]
+                    if main is not None:
+                        record[f"{run}_main_cpu_s"] = main
             if record.get("cold_s") and record.get("warm_s"):
                 record["ratio"] = round(record["cold_s"] / record["warm_s"], 2)
             if record.get("cold_s") and record.get("edit_s"):
@@ -347,6 +355,10 @@ class Bench:
                        for row, field in refs]
                 if all(cpu):  # a second figure, not the verdict: the goal is the wall time
                     goal["cpu_ratio"] = round(cpu[0] / cpu[1], 2)
+                main = [suites.get(row, {}).get(field.replace("_s", "_main_cpu_s"))
+                        for row, field in refs]
+                if all(main):  # the sessions' main threads alone (suite_probe)
+                    goal["main_cpu_ratio"] = round(main[0] / main[1], 3)
                 goals[name.replace("-nN", f"-n {self.args.xdist}")] = goal
         ours = [r for r in self.runs if r["row"].startswith("cupy-cubby") and finished(r)]
         if ours:

@@ -7,6 +7,9 @@ PYTHONPATH): at the end of a session it writes one JSON object to $CUBBY_SUITE_P
   failed_tests   the first 20 node ids that failed or errored
   counters       the cubby plugin's counters for the session, every process added up (xdist
                  workers included): what its terminal section prints; {} without the plugin
+  main_thread_cpu_s  the CPU seconds of the session's main thread until then (pytest's loop and
+                 hooks, the tests' own work), against cupy_suite.py's CPU of the whole process
+                 tree: what other threads and processes (a warm-up, xdist workers) add
 
 Only the controller writes (pytest-xdist sends the workers' reports to it). It reads the cubby
 plugin's session totals (the object pytest registers as "cubby-session"), so it must run before
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -53,4 +57,5 @@ def pytest_unconfigure(config) -> None:
     counters = dict(getattr(plugin, "totals", None) or {})
     with open(out, "w") as stream:
         json.dump({"tests": _outcomes, "require_warm": _require_warm, "failed_tests": _failed,
-                   "counters": counters}, stream)
+                   "counters": counters, "main_thread_cpu_s": round(time.thread_time(), 4)},
+                  stream)
