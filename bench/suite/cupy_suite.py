@@ -166,8 +166,9 @@ class Bench:
                                               for name in found.get("counters", {})))
         else:
             record["cupy_cache_files"] = sum(1 for p in cupy_dir.rglob("*") if p.is_file())
-        if "main_thread_cpu_s" in found:
-            record["main_thread_cpu_s"] = found["main_thread_cpu_s"]
+        for field in ("main_thread_cpu_s", "nvrtc_libraries"):
+            if field in found:
+                record[field] = found[field]
         record.update(tests=found.get("tests"), require_warm=found.get("require_warm"),
                       failed_tests=found.get("failed_tests", []))
         text = stdout + stderr

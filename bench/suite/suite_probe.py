@@ -10,6 +10,8 @@ PYTHONPATH): at the end of a session it writes one JSON object to $CUBBY_SUITE_P
   main_thread_cpu_s  the CPU seconds of the session's main thread until then (pytest's loop and
                  hooks, the tests' own work), against cupy_suite.py's CPU of the whole process
                  tree: what other threads and processes (a warm-up, xdist workers) add
+  nvrtc_libraries  the libnvrtc files mapped into the session's process (/proc/self/maps): one
+                 when CuPy and cubby use the same NVRTC, two when each loaded its own
 
 Only the controller writes (pytest-xdist sends the workers' reports to it). It reads the cubby
 plugin's session totals (the object pytest registers as "cubby-session"), so it must run before
@@ -48,6 +50,15 @@ def pytest_runtest_logreport(report) -> None:
             _require_warm += 1
 
 
+def _nvrtc_libraries() -> list:
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {line.split(None, 5)[-1].strip() for line in maps if "libnvrtc" in line}
+    except OSError:
+        return []
+    return sorted(path for path in paths if "libnvrtc-builtins" not in path)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_unconfigure(config) -> None:
     out = os.environ.get("CUBBY_SUITE_PROBE")
@@ -57,5 +68,6 @@ def pytest_unconfigure(config) -> None:
     counters = dict(getattr(plugin, "totals", None) or {})
     with open(out, "w") as stream:
         json.dump({"tests": _outcomes, "require_warm": _require_warm, "failed_tests": _failed,
-                   "counters": counters, "main_thread_cpu_s": round(time.thread_time(), 4)},
+                   "counters": counters, "main_thread_cpu_s": round(time.thread_time(), 4),
+                   "nvrtc_libraries": _nvrtc_libraries()},
                   stream)
