@@ -15,9 +15,25 @@ namespace cubby::names {
 
 namespace {
 
+// The parse steps (names and types begun) one name may take: a few per token for any real name
+// (its arguments parsed once, a value or an odd type tried twice); past it the parse stops, so a
+// crafted name whose every level fails late cannot take exponential time (each level is tried as
+// a type, then again within its bounds).
+std::size_t step_budget(std::size_t tokens) { return 64 * tokens + 1024; }
+
+constexpr std::string_view kNestsTooDeeply = "template arguments nest too deeply";
+constexpr std::string_view kTooComplex = "the name is too complex to parse";
+
+// Whether `error` ends the whole parse (a sub-parse's failure that another reading cannot mend).
+bool fatal(const std::string& error) {
+  return error.rfind(kNestsTooDeeply, 0) == 0 || error.rfind(kTooComplex, 0) == 0;
+}
+
 class Parser {
  public:
-  explicit Parser(const std::vector<Token>& tokens) : t_(tokens), limit_(tokens.size() - 1) {}
+  // `steps`: what the parse may still spend, shared by its sub-parses (step_budget).
+  Parser(const std::vector<Token>& tokens, std::size_t& steps)
+      : t_(tokens), limit_(tokens.size() - 1), steps_(steps) {}
 
   std::string error;
   std::size_t pos = 0;
@@ -38,9 +54,17 @@ class Parser {
     return false;
   }
 
+  // One step of the budget: false (with the error set) when it is spent.
+  bool step() {
+    if (steps_ == 0) return set_error(std::string(kTooComplex));
+    --steps_;
+    return true;
+  }
+
   // qualified-name := ['::'] component ('::' component)*
   bool parse_qualified(QualifiedName& out, int depth) {
-    if (depth > kMaxDepth) return set_error("template arguments nest too deeply");
+    if (depth > kMaxDepth) return set_error(std::string(kNestsTooDeeply));
+    if (!step()) return false;
     if (at_punct("::")) ++pos;
     if (out.parts.empty()) out.parts.reserve(4);
     while (true) {
@@ -82,9 +106,7 @@ class Parser {
           if (direct.at_punct(">")) return true;
           continue;
         }
-        if (!direct.error.empty() && direct.error.rfind("template arguments nest", 0) == 0) {
-          return set_error(direct.error);
-        }
+        if (fatal(direct.error)) return set_error(direct.error);
       }
       int nesting = 0;
       while (true) {
@@ -116,7 +138,7 @@ class Parser {
   }
 
   bool parse_arg(std::size_t start, std::size_t stop, NameArg& arg, int depth) {
-    if (depth > kMaxDepth) return set_error("template arguments nest too deeply");
+    if (depth > kMaxDepth) return set_error(std::string(kNestsTooDeeply));
     {
       Parser sub = sub_parser(start, stop);
       NameArg type;
@@ -124,17 +146,13 @@ class Parser {
         arg = std::move(type);
         return true;
       }
-      if (!sub.error.empty() && sub.error.rfind("template arguments nest", 0) == 0) {
-        return set_error(sub.error);
-      }
+      if (fatal(sub.error)) return set_error(sub.error);
     }
     {
       Parser sub = sub_parser(start, stop);
       Value value;
       const bool parsed = sub.parse_expression(value, depth);
-      if (!sub.error.empty() && sub.error.rfind("template arguments nest", 0) == 0) {
-        return set_error(sub.error);
-      }
+      if (fatal(sub.error)) return set_error(sub.error);
       if (parsed && sub.pos == stop) {
         arg.kind = NameArg::Kind::value;
         arg.negative = value_negative(value);
@@ -158,6 +176,7 @@ class Parser {
   // type := cv* (builtin-words | ['typename'|'class'|'struct'|'enum'] qualified) cv* declarator*
   bool parse_type(NameArg& out, int depth) {
     out = NameArg{};
+    if (!step()) return false;
     auto take_cv = [&] {
       while (peek().word == kCv) {
         if (peek().text == "const") out.is_const = true;
@@ -242,7 +261,7 @@ class Parser {
   }
 
   bool parse_binary(Value& out, int min_precedence, int depth) {
-    if (depth > kMaxDepth) return set_error("template arguments nest too deeply");
+    if (depth > kMaxDepth) return set_error(std::string(kNestsTooDeeply));
     if (!parse_unary(out, depth + 1)) return false;
     while (true) {
       std::size_t length = 1;
@@ -307,7 +326,7 @@ class Parser {
   }
 
   bool parse_unary(Value& out, int depth) {
-    if (depth > kMaxDepth) return set_error("template arguments nest too deeply");
+    if (depth > kMaxDepth) return set_error(std::string(kNestsTooDeeply));
     const Token& token = peek();
     if (token.kind == Tok::punct &&
         (token.text == "-" || token.text == "+" || token.text == "~" || token.text == "!")) {
@@ -382,7 +401,7 @@ class Parser {
 
  private:
   Parser sub_parser(std::size_t start, std::size_t stop) const {
-    Parser sub(t_);
+    Parser sub(t_, steps_);
     sub.pos = start;
     sub.limit_ = stop;
     return sub;
@@ -390,6 +409,7 @@ class Parser {
 
   const std::vector<Token>& t_;
   std::size_t limit_;
+  std::size_t& steps_;
 };
 
 Result<ParsedName> parse_tokens(const Tokens& tokens, bool demangled, std::string_view text) {
@@ -402,7 +422,8 @@ Result<ParsedName> parse_tokens(const Tokens& tokens, bool demangled, std::strin
   };
   if (!tokens.error.empty()) return invalid(tokens.error);
   const std::vector<Token>& t = tokens.items;
-  Parser parser(t);
+  std::size_t steps = step_budget(t.size());
+  Parser parser(t, steps);
   ParsedName out;
   std::size_t stop = t.size() - 1;  // the end token
   if (demangled) {

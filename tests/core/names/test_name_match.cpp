@@ -116,6 +116,24 @@ TEST(ParseNameExpression, HostileInputFailsCleanly) {
   EXPECT_EQ(canonical("k<1 << 99>"), "k<1<<99>");
 }
 
+TEST(ParseNameExpression, ANameWhoseEveryLevelFailsLateStopsWithinItsStepBudget) {
+  // Each level parses as a type that a stray word then follows, so it is read again within its
+  // bounds: once exponential in the depth (a fuzzer's input ran for minutes), now bounded.
+  std::string late;
+  for (int i = 0; i < 20; ++i) late += "a" + std::to_string(i) + "<";
+  late += "b";
+  for (int i = 0; i < 20; ++i) late += "> c&";
+  const auto parsed = parse_name_expression(late);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().message.find("too complex"), std::string::npos)
+      << parsed.error().message;
+  // A real name of the same depth parses in a few steps a token.
+  std::string deep;
+  for (int i = 0; i < 20; ++i) deep += "a" + std::to_string(i) + "<";
+  deep += "b" + std::string(20, '>');
+  EXPECT_TRUE(parse_name_expression(deep).ok());
+}
+
 TEST(ParseDemangledName, StripsReturnTypeAndParameters) {
   auto function = parse_demangled_name(kK128m);
   ASSERT_TRUE(function.ok()) << function.error().message;
