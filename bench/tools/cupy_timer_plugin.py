@@ -9,10 +9,11 @@ under pytest-xdist each worker writes its own to $CUPY_TIMER_OUT.<worker id> (th
 the worker's process start), and the controller adds when each worker went down and the CPU time
 of its children. With CUPY_TIMER_REQUESTS=FILE each ``cubby.Cache.compile`` request is
 appended to FILE as one JSON line (source, names, options, arch, program_name), for
-bench/tools/replay_requests.py to replay off the GPU machine. Every mark is also kept as seconds since the epoch (``marks_epoch``), so the
-controller's and the workers' phases line up. With CUPY_TIMER_KEYS=0 no extra key call is made
-(the plain run's timings); with CUPY_TIMER_PROFILE=DIR every process runs under cProfile from its
-configure to its unconfigure and writes DIR/<worker id or "main">.prof."""
+bench/tools/replay_requests.py to replay off the GPU machine. Every mark is also kept as seconds
+since the epoch (``marks_epoch``), so the controller's and the workers' phases line up. With
+CUPY_TIMER_KEYS=0 no extra key call is made (the plain run's timings); with CUPY_TIMER_PROFILE=DIR
+every process runs under cProfile from its configure to its unconfigure and writes
+DIR/<worker id or "main">.prof."""
 
 from __future__ import annotations
 

@@ -699,7 +699,8 @@ def pytest_runtestloop(session):  # the tests start once the warm-up has read ah
 def test_a_warm_cupy_session_reads_its_suites_entries_ahead_and_serves_them_from_memory(
         pytester, run, env, store, fake_cupy, imported_by):
     # CuPy imported by the tests (the warm-up starts from activation) or before the session
-    # activates (CuPy's own tests import it in their conftest.py: the backend is installed at once, then the warm-up).
+    # activates (CuPy's own tests import it in their conftest.py: the backend is installed at
+    # once, then the warm-up).
     _, include = cold_cupy_suite(pytester, run, env, store, fake_cupy)
     pytester.makeconftest(JOIN_WARM_UP.format(
         imports="import cupy.cuda.compiler" if imported_by == "conftest.py" else ""))

@@ -142,8 +142,6 @@ class CubbyPlugin:
         session's first miss in any of its processes (at once when a recorded header is newer
         than the last session): a warm session pays for no key checks. Where the CuPy warm-up
         reads the suite ahead, that thread decides once it has (after_read_ahead)."""
-        if self.worker or self.settings.values["disable"]:
-            return
         with self.prefetch_lock:
             if not self.cupy_warm_up_reads and not self.prefetch_closed:
                 self.start_prefetch_locked()
@@ -153,8 +151,6 @@ class CubbyPlugin:
         entry of every recipe the suite recorded (a run of those programs misses nothing, and
         the prefetch would find nothing to compile: a warm session starts no process beside it),
         else the prefetch as start_prefetch starts it (``done`` None: the read-ahead failed)."""
-        if self.worker or self.settings.values["disable"]:
-            return
         with self.prefetch_lock:
             if not self.prefetch_closed and (done is None or done.lacking != 0):
                 self.start_prefetch_locked()
@@ -167,6 +163,8 @@ class CubbyPlugin:
                 self.prefetch.stop()
 
     def start_prefetch_locked(self) -> None:
+        if self.worker or self.settings.values["disable"]:
+            return
         try:
             self.prefetch = Prefetch(self.suite(), at_first_miss=True)
             self.prefetch_started = bool(self.prefetch.pid)
