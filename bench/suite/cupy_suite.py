@@ -17,15 +17,16 @@ extracted by bench/suite/cupy_tests.sh) make the real-suite run (ci/gpu/cupy-rea
            alternating: the warm rows' medians over more runs than the rounds give
   alone-warm (--parts xdist,alone-warm) --warm-repeat warm runs each way alone, alternating, on
            the folder and store the first -nN round filled (no cold alone run: CuPy's own takes
-           minutes there)
+           minutes there); with --warm-control a third row, cupy-cubby-control, runs cubby again
+           (the three rotate): the spread between identical runs, the noise to read the rest by
   keys     (--parts keys) one more warm cubby run of the --key-file tests alone on a warm store,
            with bench/tools/cupy_timer_plugin.py: the time its Cache.key calls took (cubby's key
            derivation for every program the file compiles, in a warm process)
 
   cupy_suite.py --out cupy_suite.json --work DIR [--suite PATH]... [--repeat 2] [--xdist 8]
                 [--parts alone,xdist,alone-warm,overhead,warm,keys] [--runs cold,warm,edit]
-                [--warm-extra N] [--overhead-repeat 7] [--warm-repeat 5] [--key-file NAME]
-                [--deadline SECONDS]
+                [--warm-extra N] [--overhead-repeat 7] [--warm-repeat 5] [--warm-control]
+                [--key-file NAME] [--deadline SECONDS]
 
 --parts run in the order given. --warm-extra N: after each round, N more alternating warm runs
 each way on that round's folder and store (warm medians without another cold fill).
@@ -34,7 +35,10 @@ Every run records its wall seconds, its CPU seconds (user + system of the sessio
 process it waited for: xdist workers, the prefetch; a second figure, less moved by a noisy
 machine's stalls than the wall time), the CPU seconds of the session's main thread alone
 (main_thread_cpu_s, from the probe: the rows' <run>_main_cpu_s, the goals' main_cpu_ratio; the
-CPU seconds beyond it are other threads' and processes'), exit status, the tests' outcomes, the
+CPU seconds beyond it are other threads' and processes'; process_cpu_s: the session process's
+threads, <run>_process_cpu_s; what it lacks of cpu_s is child processes'), whether the plugin
+started a prefetch and what its read-ahead found (<run>_prefetch_started: how many runs started
+one), exit status, the tests' outcomes, the
 tests that failed by --cubby-require-warm, and (through bench/suite/suite_probe.py) the cubby
 plugin's counters for the session: compiles, hits, CuPy's programs through cubby and CuPy's own
 way, and every counter whose name says a program was compiled without the store ("without",
@@ -43,7 +47,12 @@ holds after them.
 
 Writes whole_suite.py's schema 1 (bench/tools/bench_report.py --suite reads it: rows cupy-own,
 cupy-cubby, cupy-own-xN, cupy-cubby-xN; medians of the rounds: runs whose pytest finished, failed
-tests or not), plus "goals" (a verdict each: pass, fail, or n/a when not measured) and "runs",
+tests or not), plus "goals" (a verdict each: pass, fail, or n/a when not measured; a ratio of
+medians from 5 runs a side on carries interval_90, its 90% bootstrap interval: on a shared machine
+the medians of identical runs can differ by 10%, so a verdict near 1 is read against it and
+against the A/A row of --warm-control; speed_ratio and speed_interval_90: the same ratio of each
+run's seconds over its speed_calib_s, the probe's measure of the machine's speed at the session's
+end, which takes out some of that noise; the verdict stays the plain medians') and "runs",
 and the verdict table as text beside it (OUT with .txt). The files are rewritten after every run.
 Python runs from compiled bytecode, as `pip install` leaves it: PYTHONDONTWRITEBYTECODE (set on
 some CI images) is taken out of the sessions' environment, so the plugin's modules and the test
@@ -57,6 +66,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -82,6 +92,8 @@ GOALS = (  # (name, numerator row.field, denominator row.field, at least)
 WITHOUT = re.compile(r"without|uncached|fallback|no_store")
 KEY_GOAL_MS = 50.0
 MIN_START_S = 5.0  # no run starts with less time left than this
+RESAMPLES = 2000  # the bootstrap's, for a ratio's 90% interval (a fixed seed: one answer per data)
+CONTROL = "cupy-cubby-control"  # --warm-control's row: cubby again, the A/A measure of the noise
 FINISHED = (0, 1)  # pytest's exit statuses of a session that ran to its end (1: tests failed)
 
 
@@ -166,7 +178,8 @@ class Bench:
                                               for name in found.get("counters", {})))
         else:
             record["cupy_cache_files"] = sum(1 for p in cupy_dir.rglob("*") if p.is_file())
-        for field in ("main_thread_cpu_s", "nvrtc_libraries"):
+        for field in ("main_thread_cpu_s", "process_cpu_s", "speed_calib_s", "nvrtc_libraries",
+                      "prefetch_started", "read_ahead"):
             if field in found:
                 record[field] = found[field]
         record.update(tests=found.get("tests"), require_warm=found.get("require_warm"),
@@ -257,10 +270,17 @@ class Bench:
             return
         steps = [("cupy-own", own_dir, None, ()),
                  ("cupy-cubby", self.work / "cupy-unused-alone", store, ("--cubby-require-warm",))]
+        if self.args.warm_control:
+            steps.append((CONTROL, self.work / "cupy-unused-control", store,
+                          ("--cubby-require-warm",)))
         for round_ in range(self.args.warm_repeat):
             if not self.time_left():
                 return
-            for row, cupy_dir, at, more in (steps if round_ % 2 == 0 else steps[::-1]):
+            # Two rows alternate; three rotate, so each row runs first, second and last in turn.
+            turn = round_ % len(steps)
+            order = (steps if round_ % 2 == 0 else steps[::-1]) if len(steps) == 2 else \
+                steps[turn:] + steps[:turn]
+            for row, cupy_dir, at, more in order:
                 self.pytest(row, "warm", self.args.suite, cupy_dir, at, *more)
 
     def overhead(self) -> None:
@@ -332,15 +352,29 @@ class Bench:
                 if value is not None:
                     record[f"{run}_s"], record[f"{run}_n"] = value, count
                     record[f"{run}_cpu_s"] = self.median(row, run, "cpu_s")[0]
-                    main = self.median(row, run, "main_thread_cpu_s")[0]
-                    if main is not None:
-                        record[f"{run}_main_cpu_s"] = main
+                    for field, name in (("main_thread_cpu_s", "main_cpu_s"),
+                                        ("process_cpu_s", "process_cpu_s")):
+                        value = self.median(row, run, field)[0]
+                        if value is not None:
+                            record[f"{run}_{name}"] = value
+                    started = [r for r in self.runs if r["row"] == row and r["run"] == run
+                               and r.get("prefetch_started")]
+                    if started:
+                        record[f"{run}_prefetch_started"] = len(started)
             if record.get("cold_s") and record.get("warm_s"):
                 record["ratio"] = round(record["cold_s"] / record["warm_s"], 2)
             if record.get("cold_s") and record.get("edit_s"):
                 record["edit_ratio"] = round(record["cold_s"] / record["edit_s"], 2)
             suites[row] = record
         return suites
+
+    def samples(self, row: str, run: str, per_speed: bool = False) -> list:
+        """The row's finished runs' seconds; `per_speed`: over each run's speed calibration
+        (the runs that have one)."""
+        runs = [r for r in self.runs if r["row"] == row and r["run"] == run and finished(r)]
+        if per_speed:
+            return [r["seconds"] / r["speed_calib_s"] for r in runs if r.get("speed_calib_s")]
+        return [r["seconds"] for r in runs]
 
     def goals(self, suites: dict) -> dict:
         goals: dict = {}
@@ -360,7 +394,26 @@ class Bench:
                         for row, field in refs]
                 if all(main):  # the sessions' main threads alone (suite_probe)
                     goal["main_cpu_ratio"] = round(main[0] / main[1], 3)
+                run = refs[0][1][:-2]
+                interval = ratio_interval(self.samples(refs[0][0], run),
+                                          self.samples(refs[1][0], run))
+                if interval:  # how far the medians' ratio moves with the machine's noise
+                    goal["interval_90"] = interval
+                tops, bottoms = (self.samples(row, run, per_speed=True) for row, _ in refs)
+                speed = ratio_interval(tops, bottoms)
+                if speed:  # each run over the machine's speed then: less noise, not the verdict
+                    goal["speed_ratio"] = round(statistics.median(tops)
+                                                / statistics.median(bottoms), 3)
+                    goal["speed_interval_90"] = speed
                 goals[name.replace("-nN", f"-n {self.args.xdist}")] = goal
+        ours, again = self.samples("cupy-cubby", "warm"), self.samples(CONTROL, "warm")
+        if ours and again:
+            ratio = statistics.median(again) / statistics.median(ours)
+            interval = ratio_interval(again, ours)
+            goals["A/A: cubby control / cubby, warm alone (the noise; no goal)"] = {
+                "ratio": round(ratio, 2), "control_s": round(statistics.median(again), 3),
+                "cubby_s": round(statistics.median(ours), 3), "n": min(len(ours), len(again)),
+                **({"interval_90": interval} if interval else {}), "status": "info"}
         ours = [r for r in self.runs if r["row"].startswith("cupy-cubby") and finished(r)]
         if ours:
             without = sum(r["without_store"] for r in ours)
@@ -417,6 +470,18 @@ class Bench:
         Path(self.args.out).with_suffix(".txt").write_text(verdict_table(suites, goals, stopped))
 
 
+def ratio_interval(tops: list, bottoms: list) -> list | None:
+    """The 90% bootstrap interval of median(tops) / median(bottoms): resampled with a fixed
+    seed, so the same runs give the same interval; None under 5 runs a side."""
+    if min(len(tops), len(bottoms)) < 5:
+        return None
+    draw = random.Random(0)
+    ratios = sorted(statistics.median(draw.choices(tops, k=len(tops)))
+                    / statistics.median(draw.choices(bottoms, k=len(bottoms)))
+                    for _ in range(RESAMPLES))
+    return [round(ratios[int(0.05 * RESAMPLES)], 3), round(ratios[int(0.95 * RESAMPLES) - 1], 3)]
+
+
 def verdict_table(suites: dict, goals: dict, stopped: list) -> str:
     lines = ["| row | cold s (n) | warm s (n) | edit s (n) |", "| --- | ---: | ---: | ---: |"]
     for row, record in suites.items():
@@ -447,6 +512,9 @@ def main() -> int:
     parser.add_argument("--warm-extra", type=int, default=0)
     parser.add_argument("--overhead-repeat", type=int, default=7)
     parser.add_argument("--warm-repeat", type=int, default=5)
+    parser.add_argument("--warm-control", action="store_true",
+                        help=f"alone-warm: a third row, {CONTROL}, runs cubby again (A/A: the "
+                             "spread between identical runs, against which to read the others)")
     parser.add_argument("--key-file", default="test_mdspan",
                         help="the keys part's tests: a path, or a name the suite's paths contain")
     parser.add_argument("--deadline", type=float, default=float("inf"),

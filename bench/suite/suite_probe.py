@@ -10,8 +10,18 @@ PYTHONPATH): at the end of a session it writes one JSON object to $CUBBY_SUITE_P
   main_thread_cpu_s  the CPU seconds of the session's main thread until then (pytest's loop and
                  hooks, the tests' own work), against cupy_suite.py's CPU of the whole process
                  tree: what other threads and processes (a warm-up, xdist workers) add
+  process_cpu_s  the CPU seconds of the session's process (every thread) until then: with
+                 main_thread_cpu_s, what its other threads add (the cubby warm-up, CUDA's)
   nvrtc_libraries  the libnvrtc files mapped into the session's process (/proc/self/maps): one
                  when CuPy and cubby use the same NVRTC, two when each loaded its own
+  speed_calib_s  the CPU seconds the main thread then takes for a fixed loop (CALIBRATION_LOOPS
+                 additions): the machine's speed at the session's end. On a shared machine one
+                 configuration's runs spread by 30% or more with its speed; a run's seconds over
+                 it compare configurations with less of that noise (cupy_suite.py's
+                 speed_ratio). Measured after the main thread's CPU above, so not in it
+  prefetch_started  whether the cubby plugin started a prefetch process beside the session
+  read_ahead     [read, lacking] of the plugin's CuPy warm-up read-ahead (Cache.read_ahead), null
+                 when it made none or it failed
 
 Only the controller writes (pytest-xdist sends the workers' reports to it). It reads the cubby
 plugin's session totals (the object pytest registers as "cubby-session"), so it must run before
@@ -26,6 +36,7 @@ import time
 import pytest
 
 _REQUIRE_WARM = "--cubby-require-warm"
+CALIBRATION_LOOPS = 2_000_000  # about 60 ms of one H200 host core
 _outcomes = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0, "xfailed": 0, "xpassed": 0}
 _failed: list = []
 _require_warm = 0
@@ -50,6 +61,14 @@ def pytest_runtest_logreport(report) -> None:
             _require_warm += 1
 
 
+def _speed_calibration() -> float:
+    start = time.thread_time()
+    total = 0
+    for value in range(CALIBRATION_LOOPS):
+        total += value
+    return time.thread_time() - start
+
+
 def _nvrtc_libraries() -> list:
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
@@ -66,8 +85,14 @@ def pytest_unconfigure(config) -> None:
         return
     plugin = config.pluginmanager.get_plugin("cubby-session")
     counters = dict(getattr(plugin, "totals", None) or {})
+    done = getattr(plugin, "read_ahead_done", None)
+    main_thread_cpu_s = round(time.thread_time(), 4)
     with open(out, "w") as stream:
         json.dump({"tests": _outcomes, "require_warm": _require_warm, "failed_tests": _failed,
-                   "counters": counters, "main_thread_cpu_s": round(time.thread_time(), 4),
-                   "nvrtc_libraries": _nvrtc_libraries()},
+                   "counters": counters, "main_thread_cpu_s": main_thread_cpu_s,
+                   "process_cpu_s": round(time.process_time(), 4),
+                   "speed_calib_s": round(_speed_calibration(), 5),
+                   "nvrtc_libraries": _nvrtc_libraries(),
+                   "prefetch_started": bool(getattr(plugin, "prefetch_started", False)),
+                   "read_ahead": [done.read, done.lacking] if done is not None else None},
                   stream)

@@ -9,7 +9,8 @@
 # session: --parts $CUBBY_CUPY_PARTS (default xdist,keys,alone: -n $CUBBY_GPU_XDIST (8) first,
 # then the key derivation of test_mdspan.py's programs in a warm process, then alone; alone-warm
 # instead of alone: $CUBBY_CUPY_WARM_REPEAT (5) warm runs each way alone, alternating, on the
-# folder and store the -n N round filled); each round
+# folder and store the -n N round filled; CUBBY_CUPY_WARM_CONTROL=1 adds an A/A row, cubby again,
+# to read them against); each round
 # runs both cold runs, then both warm ones (cubby's with --cubby-require-warm), then
 # $CUBBY_CUPY_WARM_EXTRA (1) more alternating warm runs each way; $CUBBY_CUPY_REPEAT rounds (1).
 # It stops cleanly $CUBBY_CUPY_SECONDS after it starts (default: CUBBY_GPU_STEP_SECONDS - 15,
@@ -39,11 +40,12 @@ seconds="${CUBBY_CUPY_SECONDS:-$(( ${CUBBY_GPU_STEP_SECONDS:-240} - 15 ))}"
 { nvidia-smi -L; cat "$tests/SOURCE"
   "$python" -c 'import cupy, numpy, pytest; print("cupy", cupy.__version__, "numpy", numpy.__version__, "pytest", pytest.__version__)'
   echo "sets $sets; ${suites[*]}"; } >"$out/env.txt" 2>&1
+control=(); [ "${CUBBY_CUPY_WARM_CONTROL:-0}" = 1 ] && control=(--warm-control)
 work="$(mktemp -d /tmp/cubby-cupy-real.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 "$python" "$root/bench/suite/cupy_suite.py" --out "$out/cupy_real.json" --work "$work" \
   "${suites[@]}" --parts "${CUBBY_CUPY_PARTS:-xdist,keys,alone}" --runs cold,warm \
   --repeat "${CUBBY_CUPY_REPEAT:-1}" --warm-extra "${CUBBY_CUPY_WARM_EXTRA:-1}" \
-  --warm-repeat "${CUBBY_CUPY_WARM_REPEAT:-5}" \
+  --warm-repeat "${CUBBY_CUPY_WARM_REPEAT:-5}" "${control[@]}" \
   --xdist "${CUBBY_GPU_XDIST:-8}" --key-file test_mdspan --deadline "$seconds" || status=1
 exit $status

@@ -50,8 +50,58 @@ class Goals(unittest.TestCase):
             self.assertEqual(goal["status"], "pass")
             self.assertNotIn("cpu_ratio", goal)
 
+    def test_a_ratio_of_medians_carries_its_bootstrap_interval_and_the_control_row_the_noise(self):
+        with tempfile.TemporaryDirectory() as work:
+            b = bench(work)
+            own = [3.0, 3.4, 4.1, 4.5, 3.2, 4.8, 3.9]
+            b.runs = ([run("cupy-own", s, 1.0) for s in own]
+                      + [run("cupy-cubby", s + 0.1, 1.0) for s in own]
+                      + [run(cupy_suite.CONTROL, s, 1.0) for s in own])
+            goals = b.goals(b.suites())
+            goal = goals["warm alone: CuPy's own / cubby >= 1"]
+            low, high = goal["interval_90"]
+            self.assertLess(low, goal["ratio"])  # 3.9 / 4.0 lies inside, and 1 too
+            self.assertGreater(high, 1.0)
+            self.assertEqual(goal["status"], "fail")  # the verdict stays the medians'
+            self.assertEqual(goal["interval_90"], b.goals(b.suites())[
+                "warm alone: CuPy's own / cubby >= 1"]["interval_90"])  # a fixed seed
+            control = goals["A/A: cubby control / cubby, warm alone (the noise; no goal)"]
+            # 3.9 / 4.0, as round() leaves 0.975
+            self.assertEqual((control["ratio"], control["n"], control["status"]), (0.97, 7, "info"))
+            self.assertIn("interval_90", control)
+
+    def test_the_speed_ratio_takes_each_runs_machine_speed_out(self):
+        with tempfile.TemporaryDirectory() as work:
+            b = bench(work)
+            fast, slow = [1.0] * 4, [1.5] * 3  # most slow runs fell on cubby's side
+            b.runs = [dict(run("cupy-own", 3.0 * s, 1.0), speed_calib_s=0.05 * s)
+                      for s in fast + slow]
+            b.runs += [dict(run("cupy-cubby", 2.9 * s, 1.0), speed_calib_s=0.05 * s)
+                       for s in slow + [1.5] + fast[1:]]
+            b.runs[0].pop("speed_calib_s")  # a run without a calibration is left out of it
+            goal = b.goals(b.suites())["warm alone: CuPy's own / cubby >= 1"]
+            self.assertEqual(goal["status"], "fail")  # the medians: 3.0 / 4.35
+            self.assertAlmostEqual(goal["speed_ratio"], 3.0 / 2.9, places=3)
+            self.assertEqual(goal["speed_interval_90"], [1.034, 1.034])
+
+    def test_under_five_runs_a_side_there_is_no_interval(self):
+        self.assertIsNone(cupy_suite.ratio_interval([1.0] * 4, [1.0] * 9))
+        self.assertEqual(cupy_suite.ratio_interval([2.0] * 5, [1.0] * 5), [2.0, 2.0])
+
 
 class Sessions(unittest.TestCase):
+    def test_the_control_row_rotates_with_the_other_two_on_the_xdist_rounds_stores(self):
+        with tempfile.TemporaryDirectory() as work:
+            b = bench(work)
+            b.args.warm_control, b.args.warm_repeat, b.args.suite = True, 3, ["tests"]
+            for name in ("own-x8-0", "store-x8-0"):
+                (Path(work) / name).mkdir()
+            order = []
+            with mock.patch.object(b, "pytest", lambda row, *_a, **_k: order.append(row)):
+                b.alone_on_xdist_stores()
+            own, ours, again = "cupy-own", "cupy-cubby", cupy_suite.CONTROL
+            self.assertEqual(order, [own, ours, again, ours, again, own, again, own, ours])
+
     def test_a_session_runs_from_compiled_bytecode_and_its_cpu_time_is_recorded(self):
         with tempfile.TemporaryDirectory() as work:
             b = bench(work)

@@ -77,6 +77,7 @@ class CubbyPlugin:
         # the session's end, after which none starts.
         self.prefetch_lock = threading.Lock()
         self.prefetch_closed = False
+        self.read_ahead_done: Optional[_cache.ReadAhead] = None  # the warm-up's, once it read
 
     # -- set-up and tear-down ---------------------------------------------------------------
     @property
@@ -152,6 +153,7 @@ class CubbyPlugin:
         the prefetch would find nothing to compile: a warm session starts no process beside it),
         else the prefetch as start_prefetch starts it (``done`` None: the read-ahead failed)."""
         with self.prefetch_lock:
+            self.read_ahead_done = done
             if not self.prefetch_closed and (done is None or done.lacking != 0):
                 self.start_prefetch_locked()
 
