@@ -276,11 +276,9 @@ class Bench:
         for round_ in range(self.args.warm_repeat):
             if not self.time_left():
                 return
-            # Two rows alternate; three rotate, so each row runs first, second and last in turn.
+            # The rows rotate (two alternate): each runs first, second (and last) in turn.
             turn = round_ % len(steps)
-            order = (steps if round_ % 2 == 0 else steps[::-1]) if len(steps) == 2 else \
-                steps[turn:] + steps[:turn]
-            for row, cupy_dir, at, more in order:
+            for row, cupy_dir, at, more in steps[turn:] + steps[:turn]:
                 self.pytest(row, "warm", self.args.suite, cupy_dir, at, *more)
 
     def overhead(self) -> None:
@@ -394,7 +392,7 @@ class Bench:
                         for row, field in refs]
                 if all(main):  # the sessions' main threads alone (suite_probe)
                     goal["main_cpu_ratio"] = round(main[0] / main[1], 3)
-                run = refs[0][1][:-2]
+                run = refs[0][1].removesuffix("_s")
                 interval = ratio_interval(self.samples(refs[0][0], run),
                                           self.samples(refs[1][0], run))
                 if interval:  # how far the medians' ratio moves with the machine's noise

@@ -101,6 +101,11 @@ class Sessions(unittest.TestCase):
                 b.alone_on_xdist_stores()
             own, ours, again = "cupy-own", "cupy-cubby", cupy_suite.CONTROL
             self.assertEqual(order, [own, ours, again, ours, again, own, again, own, ours])
+            order.clear()
+            b.args.warm_control, b.args.warm_repeat = False, 2
+            with mock.patch.object(b, "pytest", lambda row, *_a, **_k: order.append(row)):
+                b.alone_on_xdist_stores()
+            self.assertEqual(order, [own, ours, ours, own])  # without it, two alternate
 
     def test_a_session_runs_from_compiled_bytecode_and_its_cpu_time_is_recorded(self):
         with tempfile.TemporaryDirectory() as work:
