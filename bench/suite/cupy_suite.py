@@ -64,6 +64,7 @@ was measured. Needs CuPy, a GPU and the cubby package (PYTHONPATH) with libcubby
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -336,9 +337,12 @@ class Bench:
                           files=files)
         self.write()
 
+    def runs_of(self, row: str, run: str, only_finished: bool = True) -> list:
+        return [r for r in self.runs if r["row"] == row and r["run"] == run
+                and (finished(r) or not only_finished)]
+
     def median(self, row: str, run: str, field: str = "seconds"):
-        values = [r[field] for r in self.runs
-                  if r["row"] == row and r["run"] == run and finished(r) and field in r]
+        values = [r[field] for r in self.runs_of(row, run) if field in r]
         return (round(statistics.median(values), 3), len(values)) if values else (None, 0)
 
     def suites(self) -> dict:
@@ -355,8 +359,8 @@ class Bench:
                         value = self.median(row, run, field)[0]
                         if value is not None:
                             record[f"{run}_{name}"] = value
-                    started = [r for r in self.runs if r["row"] == row and r["run"] == run
-                               and r.get("prefetch_started")]
+                    started = [r for r in self.runs_of(row, run, only_finished=False)
+                               if r.get("prefetch_started")]
                     if started:
                         record[f"{run}_prefetch_started"] = len(started)
             if record.get("cold_s") and record.get("warm_s"):
@@ -369,7 +373,7 @@ class Bench:
     def samples(self, row: str, run: str, per_speed: bool = False) -> list:
         """The row's finished runs' seconds; `per_speed`: over each run's speed calibration
         (the runs that have one)."""
-        runs = [r for r in self.runs if r["row"] == row and r["run"] == run and finished(r)]
+        runs = self.runs_of(row, run)
         if per_speed:
             return [r["seconds"] / r["speed_calib_s"] for r in runs if r.get("speed_calib_s")]
         return [r["seconds"] for r in runs]
@@ -473,11 +477,18 @@ def ratio_interval(tops: list, bottoms: list) -> list | None:
     seed, so the same runs give the same interval; None under 5 runs a side."""
     if min(len(tops), len(bottoms)) < 5:
         return None
+    return list(_interval(tuple(tops), tuple(bottoms)))
+
+
+@functools.lru_cache(maxsize=64)
+def _interval(tops: tuple, bottoms: tuple) -> tuple:
+    """ratio_interval's work (tens of ms at 60 runs a side), kept per set of runs: the files are
+    rewritten after every run, and a run changes one row's intervals only."""
     draw = random.Random(0)
     ratios = sorted(statistics.median(draw.choices(tops, k=len(tops)))
                     / statistics.median(draw.choices(bottoms, k=len(bottoms)))
                     for _ in range(RESAMPLES))
-    return [round(ratios[int(0.05 * RESAMPLES)], 3), round(ratios[int(0.95 * RESAMPLES) - 1], 3)]
+    return round(ratios[int(0.05 * RESAMPLES)], 3), round(ratios[int(0.95 * RESAMPLES) - 1], 3)
 
 
 def verdict_table(suites: dict, goals: dict, stopped: list) -> str:
