@@ -15,6 +15,7 @@
 #include "cubby/cache.hpp"
 #include "cubby/cubby.h"
 #include "cubby/error.hpp"
+#include "cuda/module_shelf.hpp"
 
 namespace cubby::c_api {
 
@@ -22,6 +23,7 @@ namespace cubby::c_api {
 struct OpenCache {
   std::unique_ptr<cubby::Cache> cache;
   std::string dir;        // the store folder, for cubby_store_dir
+  cubby::ModuleShelf modules;  // cubby_preload_modules' (unloaded with the handle)
   std::size_t calls = 0;  // calls in flight (guarded by Registry::mutex)
   bool closing = false;   // cubby_close is waiting for `calls` to reach 0 (guarded likewise)
 };

@@ -281,6 +281,15 @@ Result<void> ensure_context() {
   return {};
 }
 
+Result<CUcontext> current_context() {
+  if (Result<void> status = gpu_status(); !status.ok()) return status.error();
+  CUcontext current = nullptr;
+  if (CUresult result = api().ctx_get_current(&current); result != CUDA_SUCCESS) {
+    return cuda_failure("cuCtxGetCurrent", result);
+  }
+  return current;
+}
+
 Module::Module(std::shared_ptr<const Entry> entry) : entry_(std::move(entry)) {
   if (entry_ == nullptr) throw Error(Errc::invalid_argument, "Module needs an entry, got null");
   if (entry_->kind == PayloadKind::ltoir) {
@@ -300,16 +309,18 @@ Module::Module(std::shared_ptr<const Entry> entry) : entry_(std::move(entry)) {
         "gpu_arch()");
 }
 
-Module::~Module() {
-  if (module_ != nullptr) static_cast<void>(api().module_unload(module_));
+void unload_module(CUmodule module) noexcept {
+  if (module != nullptr && driver().loaded) static_cast<void>(api().module_unload(module));
 }
+
+Module::~Module() { unload_module(module_); }
 
 Module::Module(Module&& other) noexcept
     : entry_(std::move(other.entry_)), module_(std::exchange(other.module_, nullptr)) {}
 
 Module& Module::operator=(Module&& other) noexcept {
   if (this != &other) {
-    if (module_ != nullptr) static_cast<void>(api().module_unload(module_));
+    unload_module(module_);
     entry_ = std::move(other.entry_);
     module_ = std::exchange(other.module_, nullptr);
   }
