@@ -18,7 +18,7 @@ constexpr std::size_t kReadAheadBytes = std::size_t{256} << 20;
 }  // namespace
 
 Cache::ReadAhead Cache::read_ahead_suite(const std::function<bool()>& stop,
-                                          const ReadAheadVisitor& each) {
+                                         const ReadAheadVisitor& each) {
   ReadAhead done;
   if (config_.suite.empty() || config_.disabled) return done;
   const auto manifest = load_manifest(config_.dir, config_.suite);

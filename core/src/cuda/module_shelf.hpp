@@ -13,8 +13,8 @@
 #include <unordered_set>
 
 #include "cubby/driver.hpp"
-#include "cubby/types.hpp"
 #include "cubby/error.hpp"
+#include "cubby/types.hpp"
 
 namespace cubby {
 

@@ -21,7 +21,8 @@ constexpr const char* kSuite = "c-api-modules";
 
 // Whether cubby can use a GPU here (the preload's own answer on an empty suite), and why not.
 bool have_gpu(std::string* why) {
-  const fs::path dir = fs::temp_directory_path() / ("cubby_test_gpu_probe_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("cubby_test_gpu_probe_" + std::to_string(::getpid()));
   cubby_cache* cache = nullptr;
   if (cubby_open(dir.c_str(), &cache) != CUBBY_OK) return false;
   const int status = cubby_preload_modules(cache, nullptr, nullptr);

@@ -1,8 +1,6 @@
 // Tests of core/src/cuda/module_shelf.cpp: modules loaded ahead and handed over. Without a GPU
 // (the usual CI machine) loads fail with the driver's status and nothing is kept; with one, a
 // module is handed over once, to a thread of the context it was loaded in.
-#include "cuda/module_shelf.hpp"
-
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -12,6 +10,7 @@
 
 #include "cubby/driver.hpp"
 #include "cubby/nvrtc.hpp"
+#include "cuda/module_shelf.hpp"
 
 namespace cubby {
 namespace {
@@ -47,7 +46,9 @@ TEST(ModuleShelf, AKeyAskedForBeforeItsLoadIsNeverLoaded) {
   ModuleShelf shelf;
   EXPECT_EQ(shelf.take("k"), nullptr);
   // Skipped before the driver is asked, GPU or not: the thread that asked loads it itself.
-  const Result<bool> loaded = shelf.load("k", entry_of(PayloadKind::cubin, "\x7f" "ELF"));
+  const Result<bool> loaded = shelf.load("k", entry_of(PayloadKind::cubin,
+                                                       "\x7f"
+                                                       "ELF"));
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   EXPECT_FALSE(*loaded);
   EXPECT_EQ(shelf.size(), 0u);
@@ -56,7 +57,9 @@ TEST(ModuleShelf, AKeyAskedForBeforeItsLoadIsNeverLoaded) {
 TEST(ModuleShelfWithoutGpu, ALoadFailsWithTheDriversStatusAndKeepsNothing) {
   SKIP_IF_GPU();
   ModuleShelf shelf;
-  const Result<bool> loaded = shelf.load("k", entry_of(PayloadKind::cubin, "\x7f" "ELF"));
+  const Result<bool> loaded = shelf.load("k", entry_of(PayloadKind::cubin,
+                                                       "\x7f"
+                                                       "ELF"));
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().code, gpu_status().error().code);
   EXPECT_EQ(shelf.size(), 0u);
