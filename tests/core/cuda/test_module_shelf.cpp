@@ -11,23 +11,12 @@
 #include "cubby/driver.hpp"
 #include "cubby/nvrtc.hpp"
 #include "cuda/module_shelf.hpp"
+#include "gpu_skip.hpp"
 
 namespace cubby {
 namespace {
 
-bool have_gpu() { return gpu_status().ok(); }
-
-#define SKIP_IF_GPU() \
-  if (have_gpu()) GTEST_SKIP() << "a GPU is present: no-GPU behaviour not observable here"
-#define SKIP_IF_NO_GPU() \
-  if (!have_gpu()) GTEST_SKIP() << gpu_status().error().message
-
-std::shared_ptr<const Entry> entry_of(PayloadKind kind, std::string payload) {
-  auto entry = std::make_shared<Entry>();
-  entry->kind = kind;
-  entry->payload = std::move(payload);
-  return entry;
-}
+using testing::entry_of;
 
 TEST(ModuleShelf, WhatIsNoCubinIsSkippedWithoutTheDriver) {
   ModuleShelf shelf;
