@@ -446,13 +446,13 @@ def warm_up(cache: Optional[Cache] = None, read_ahead: bool = False,
     def run() -> None:
         done: Optional[ReadAhead] = None
         try:
-            if cache is not None:
-                cache.explain("", arch="sm_90")
-                if read_ahead:
-                    done = cache.read_ahead()
+            if cache is None:
+                with Cache() as own:
+                    own.explain("", arch="sm_90")
                 return
-            with Cache() as own:
-                own.explain("", arch="sm_90")
+            cache.explain("", arch="sm_90")
+            if read_ahead:
+                done = cache.read_ahead()
         except Exception:  # a warm-up only: install() meets the same error and says it
             pass
         finally:

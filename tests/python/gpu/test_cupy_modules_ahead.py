@@ -53,10 +53,10 @@ SUITE = textwrap.dedent('''
     def test_elementwise_and_reduction(dtype):
         a = numpy.linspace(-2, 2, 1000).astype(dtype)
         x = cupy.asarray(a)
-        numpy.testing.assert_allclose(cupy.exp(x).get(), numpy.exp(a), rtol=1e-5)
+        numpy.testing.assert_allclose(cupy.exp(x).get(), numpy.exp(a), rtol=1e-5, atol=1e-6)
         numpy.testing.assert_allclose(float(abs(x).sum().get()), float(abs(a).sum()), rtol=1e-4)
         mix = cupy.ElementwiseKernel("T a, T b", "T c", "c = a * b + a", "cubby_mix")
-        numpy.testing.assert_allclose(mix(x, x).get(), a * a + a, rtol=1e-5)
+        numpy.testing.assert_allclose(mix(x, x).get(), a * a + a, rtol=1e-5, atol=1e-6)
 ''')
 
 
