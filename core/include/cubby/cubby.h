@@ -191,7 +191,9 @@ CUBBY_API int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uin
  * entries the handle's suite's recipes have in its memory and on disk (after cubby_read_ahead:
  * those it read) into the context current on that thread, device 0's primary context when none is,
  * and keeps them with the handle, in the recipes' order. For the background thread that read
- * ahead: a process whose kernels are on disk then finds them loaded too. `stop` as for
+ * ahead while the run gets ready: its module loads are then done before it asks. It ends at the
+ * first cubby_take_module (the run uses the GPU from then on, and the driver serializes module
+ * loads with a context's other calls: loading beside it would slow it down). `stop` as for
  * cubby_read_ahead; *loaded (may be NULL) receives how many modules it loaded. Ends at the first
  * module the driver refuses (CUBBY_ERROR_CUDA: the entries are for another GPU architecture);
  * CUBBY_ERROR_DRIVER_UNAVAILABLE or CUBBY_ERROR_NO_GPU without a GPU, with nothing loaded.

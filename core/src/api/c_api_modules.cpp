@@ -18,15 +18,19 @@ int cubby_preload_modules(cubby_cache* cache, const volatile int* stop, uint64_t
     cubby::ensure_context().value_or_throw();
     std::uint64_t count = 0;
     std::unique_ptr<cubby::Failure> refused;
-    // The caller sets *stop from another thread: read atomically. A refusal ends the walk too.
+    // The caller sets *stop from another thread: read atomically. A refusal ends the walk, and
+    // so does the first module asked for: the driver serializes a module load with the context's
+    // other calls, so loads beside a thread that runs kernels slow it down (measured on the H200:
+    // 0.4 s more per warm run of CuPy's test files, with less CPU on its main thread).
+    cubby::ModuleShelf& modules = call.open().modules;
     call.cache().read_ahead_suite(
-        [stop, &refused] {
-          return refused != nullptr ||
+        [stop, &refused, &modules] {
+          return refused != nullptr || modules.asked_any() ||
                  (stop != nullptr && __atomic_load_n(stop, __ATOMIC_RELAXED) != 0);
         },
         [&](const cubby::Key& key, const std::shared_ptr<const cubby::Entry>& entry) {
           if (refused != nullptr) return;
-          cubby::Result<bool> done = call.open().modules.load(key.hex(), entry);
+          cubby::Result<bool> done = modules.load(key.hex(), entry);
           if (!done.ok()) {
             refused = std::make_unique<cubby::Failure>(done.error());
           } else if (*done) {

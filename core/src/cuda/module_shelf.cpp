@@ -41,6 +41,11 @@ CUmodule ModuleShelf::take(const std::string& key) noexcept {
   }
 }
 
+bool ModuleShelf::asked_any() const {
+  std::lock_guard lock(mutex_);
+  return !asked_.empty();
+}
+
 std::size_t ModuleShelf::size() const {
   std::lock_guard lock(mutex_);
   return loaded_.size();

@@ -36,6 +36,9 @@ class ModuleShelf {
   // Modules loaded and not taken.
   std::size_t size() const;
 
+  // Whether a module was asked for (take), loaded or not: the asking thread uses the GPU now.
+  bool asked_any() const;
+
  private:
   struct Loaded {
     CUcontext context = nullptr;

@@ -126,6 +126,13 @@ TEST_F(CApiModules, TheSuitesKernelsAreLoadedAheadAndHandedOverOnce) {
   EXPECT_EQ(cubby_preload_modules(cache, nullptr, &loaded), CUBBY_OK) << cubby_last_error();
   EXPECT_EQ(loaded, 0u);
   cubby_close(cache);
+  // A handle whose run asked for a module already (it uses the GPU): the preload ends at once.
+  cubby_cache* late = open();
+  ASSERT_EQ(cubby_take_module(late, "0123456789abcdef0123456789abcdef", &again), CUBBY_OK);
+  loaded = 7;
+  EXPECT_EQ(cubby_preload_modules(late, nullptr, &loaded), CUBBY_OK) << cubby_last_error();
+  EXPECT_EQ(loaded, 0u);
+  cubby_close(late);
   // The module is the caller's: it outlives the handle and is unloaded by the caller.
   void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(driver, nullptr);

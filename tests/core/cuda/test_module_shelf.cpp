@@ -33,7 +33,9 @@ TEST(ModuleShelf, WhatIsNoCubinIsSkippedWithoutTheDriver) {
 
 TEST(ModuleShelf, AKeyAskedForBeforeItsLoadIsNeverLoaded) {
   ModuleShelf shelf;
+  EXPECT_FALSE(shelf.asked_any());
   EXPECT_EQ(shelf.take("k"), nullptr);
+  EXPECT_TRUE(shelf.asked_any());
   // Skipped before the driver is asked, GPU or not: the thread that asked loads it itself.
   const Result<bool> loaded = shelf.load("k", entry_of(PayloadKind::cubin,
                                                        "\x7f"
