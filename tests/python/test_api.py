@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from pathlib import Path
@@ -320,26 +319,6 @@ def test_read_ahead_serves_a_suites_recorded_entries_from_memory_and_stops_when_
         cache.stop_read_ahead()
         assert cache.read_ahead() == cubby.ReadAhead(0, 2)  # not looked at: may be missing
         assert cache.compile(kernels[0], names[0], ["-std=c++17"], "sm_90").tier == "disk"
-
-
-def test_preloading_modules_loads_the_suites_kernel_or_says_why_not(tmp_path, env):
-    env.setenv("CUBBY_SUITE", "s")
-    with cubby.Cache(tmp_path / "store") as cache:
-        key = cache.compile(KERNEL, NAMES, ["-std=c++17"], "sm_90").key
-    with cubby.Cache(tmp_path / "store") as cache:
-        assert cache.read_ahead().read == 1
-        try:
-            loaded = cache.preload_modules()
-        except cubby.Error as error:  # no GPU (CI): nothing loaded, nothing handed over
-            assert re.search(r"libcuda|cuInit|device|GPU", str(error)), str(error)
-            assert not cache.modules_ahead  # compiles ask for no module
-            assert cache.take_module(key) == 0
-        else:  # an sm_90 GPU: loaded on this thread, so handed over to it, once
-            assert loaded == 1 and cache.modules_ahead
-            assert cache.take_module(key) != 0
-            assert cache.take_module(key) == 0
-    with pytest.raises(cubby.Error, match="closed"):
-        cache.take_module(key)
 
 
 def test_a_prefetch_at_first_miss_waits_for_a_miss_of_its_suite_then_compiles(tmp_path, env):

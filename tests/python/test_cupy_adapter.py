@@ -605,38 +605,6 @@ def test_warm_up_asks_the_first_keys_work_in_another_thread_and_never_raises():
     assert calls == [("", "sm_90", False)]
 
 
-def test_warm_up_loads_the_modules_it_read_ahead_after_saying_what_it_read():
-    from cubby import Error, ReadAhead, cupy_adapter
-
-    def warm(read, preload=True, refuse=False):
-        calls = []
-
-        class Recording:
-            def explain(self, source, arch=None):
-                calls.append("explain")
-
-            def read_ahead(self):
-                calls.append("read_ahead")
-                return ReadAhead(read, 0)
-
-            def preload_modules(self):
-                calls.append("preload")
-                if refuse:
-                    raise Error("no GPU here")
-                return read
-
-        thread = cupy_adapter.warm_up(Recording(), read_ahead=True, preload=preload,
-                                      then=lambda done: calls.append(("then", done.read)))
-        thread.join(10)
-        assert not thread.is_alive()
-        return calls
-
-    assert warm(3) == ["explain", "read_ahead", ("then", 3), "preload"]
-    assert warm(3, refuse=True) == ["explain", "read_ahead", ("then", 3), "preload"]
-    assert warm(0) == ["explain", "read_ahead", ("then", 0)]  # nothing read: nothing to load
-    assert warm(3, preload=False) == ["explain", "read_ahead", ("then", 3)]
-
-
 def test_through_cubby_cupy_writes_no_temporary_source_and_keys_stay_the_same(cupy_compiler,
                                                                               through_cubby):
     from cubby.cupy_adapter import ABSENT_PROGRAM_DIR

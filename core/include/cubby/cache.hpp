@@ -149,12 +149,8 @@ class CUBBY_API Cache {
   // At most Config::memory_entries entries and 256 MiB of payloads, in the manifest's order (the
   // order the suite first asked for them). `stop` is asked before each recipe. Nothing read and
   // nothing lacking without a suite or its manifest, and for a disabled Cache. Stops at the first
-  // error of key derivation (no NVRTC: compile() reports it). `each`, when given, is called with
-  // every entry found, in memory or on disk (the C API preloads their modules with it).
-  // Thread-safe, as every member.
-  using ReadAheadVisitor = std::function<void(const Key&, const std::shared_ptr<const Entry>&)>;
-  ReadAhead read_ahead_suite(const std::function<bool()>& stop = {},
-                             const ReadAheadVisitor& each = {});
+  // error of key derivation (no NVRTC: compile() reports it). Thread-safe, as every member.
+  ReadAhead read_ahead_suite(const std::function<bool()>& stop = {});
 
   // The key inputs / key of `request` (arch resolved as `compile` would). No NVRTC work.
   KeyInputs key_inputs(const CompileRequest& request) const;

@@ -187,25 +187,6 @@ CUBBY_API int cubby_clear(cubby_cache* cache, uint64_t* removed);
 CUBBY_API int cubby_read_ahead(cubby_cache* cache, const volatile int* stop, uint64_t* count,
                                uint64_t* lacking);
 
-/* Modules loaded ahead: cubby_preload_modules loads, on the calling thread, the CUBINs of the
- * entries the handle's suite's recipes have in its memory and on disk (after cubby_read_ahead:
- * those it read) into the context current on that thread, device 0's primary context when none is,
- * and keeps them with the handle, in the recipes' order. For the background thread that read
- * ahead while the run gets ready: its module loads are then done before it asks. It ends at the
- * first cubby_take_module (the run uses the GPU from then on, and the driver serializes module
- * loads with a context's other calls: loading beside it would slow it down). `stop` as for
- * cubby_read_ahead; *loaded (may be NULL) receives how many modules it loaded. Ends at the first
- * module the driver refuses (CUBBY_ERROR_CUDA: the entries are for another GPU architecture);
- * CUBBY_ERROR_DRIVER_UNAVAILABLE or CUBBY_ERROR_NO_GPU without a GPU, with nothing loaded.
- *
- * cubby_take_module hands over the module loaded for `key` (32 hex digits, a result's key): *module
- * receives its CUmodule, which the caller then owns (cuModuleUnload), or NULL: none was loaded
- * (and none will be: a later cubby_preload_modules skips the key), or the calling thread's current
- * context is not the one it was loaded in. The handle unloads, when closed, every module nobody
- * took. */
-CUBBY_API int cubby_preload_modules(cubby_cache* cache, const volatile int* stop, uint64_t* loaded);
-CUBBY_API int cubby_take_module(cubby_cache* cache, const char* key, void** module);
-
 /* Every field the key of a request hashes, as a JSON array of {"label", "summary", "hash"}
  * (what `cubby compile --explain` prints). The string lives until this thread's next call of
  * cubby_explain_json (other threads have their own), whatever happens to the handle. */

@@ -9,7 +9,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "cubby/error.hpp"
@@ -27,13 +26,6 @@ CUBBY_API Result<std::string> gpu_arch();
 
 // Makes the primary context of device 0 current on this thread if none is. Requires a GPU.
 CUBBY_API Result<void> ensure_context();
-
-// The context current on this thread (nullptr: none). Requires a GPU.
-CUBBY_API Result<CUcontext> current_context();
-
-// Unloads a module the caller owns (one Module::release or a ModuleShelf handed over). Nothing
-// for nullptr or without a driver; the driver's errors are ignored.
-CUBBY_API void unload_module(CUmodule module) noexcept;
 
 // A device variable found by name expression.
 struct DeviceVariable {
@@ -65,9 +57,6 @@ class CUBBY_API Module {
   std::vector<std::string> enumerate_kernels() const;
 
   CUmodule native() const { return module_; }
-  // Hands the loaded module to the caller, who unloads it (cuModuleUnload) from then on; this
-  // Module is left as a moved-from one.
-  CUmodule release() noexcept { return std::exchange(module_, nullptr); }
   const Entry& entry() const { return *entry_; }
 
  private:

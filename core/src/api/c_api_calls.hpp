@@ -15,17 +15,15 @@
 #include "cubby/cache.hpp"
 #include "cubby/cubby.h"
 #include "cubby/error.hpp"
-#include "cuda/module_shelf.hpp"
 
 namespace cubby::c_api {
 
 // An open cache: what a cubby_cache handle names while it is open.
 struct OpenCache {
   std::unique_ptr<cubby::Cache> cache;
-  std::string dir;             // the store folder, for cubby_store_dir
-  cubby::ModuleShelf modules;  // cubby_preload_modules' (unloaded with the handle)
-  std::size_t calls = 0;       // calls in flight (guarded by Registry::mutex)
-  bool closing = false;        // cubby_close is waiting for `calls` to reach 0 (guarded likewise)
+  std::string dir;        // the store folder, for cubby_store_dir
+  std::size_t calls = 0;  // calls in flight (guarded by Registry::mutex)
+  bool closing = false;   // cubby_close is waiting for `calls` to reach 0 (guarded likewise)
 };
 
 // The open caches by handle id. Never destroyed, so handles may be closed from static destructors

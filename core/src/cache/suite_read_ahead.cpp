@@ -17,8 +17,7 @@ constexpr std::size_t kReadAheadBytes = std::size_t{256} << 20;
 
 }  // namespace
 
-Cache::ReadAhead Cache::read_ahead_suite(const std::function<bool()>& stop,
-                                         const ReadAheadVisitor& each) {
+Cache::ReadAhead Cache::read_ahead_suite(const std::function<bool()>& stop) {
   ReadAhead done;
   if (config_.suite.empty() || config_.disabled) return done;
   const auto manifest = load_manifest(config_.dir, config_.suite);
@@ -43,13 +42,10 @@ Cache::ReadAhead Cache::read_ahead_suite(const std::function<bool()>& stop,
         key, "entry", [&names](const Entry& entry) { return validate_entry(entry, names); });
     if (!found.entry) {
       ++done.lacking;  // a header edited since, a bad or evicted entry: compile() makes it
-      continue;
-    }
-    if (found.tier == Source::disk) {
+    } else if (found.tier == Source::disk) {
       bytes += found.entry->payload.size();
       ++done.read;
     }
-    if (each) each(key, found.entry);
   }
   done.lacking += recipes.size() - looked;
   return done;

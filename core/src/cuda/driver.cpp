@@ -281,15 +281,6 @@ Result<void> ensure_context() {
   return {};
 }
 
-Result<CUcontext> current_context() {
-  if (Result<void> status = gpu_status(); !status.ok()) return status.error();
-  CUcontext current = nullptr;
-  if (CUresult result = api().ctx_get_current(&current); result != CUDA_SUCCESS) {
-    return cuda_failure("cuCtxGetCurrent", result);
-  }
-  return current;
-}
-
 Module::Module(std::shared_ptr<const Entry> entry) : entry_(std::move(entry)) {
   if (entry_ == nullptr) throw Error(Errc::invalid_argument, "Module needs an entry, got null");
   if (entry_->kind == PayloadKind::ltoir) {
@@ -309,18 +300,16 @@ Module::Module(std::shared_ptr<const Entry> entry) : entry_(std::move(entry)) {
         "gpu_arch()");
 }
 
-void unload_module(CUmodule module) noexcept {
-  if (module != nullptr && driver().loaded) static_cast<void>(api().module_unload(module));
+Module::~Module() {
+  if (module_ != nullptr) static_cast<void>(api().module_unload(module_));
 }
-
-Module::~Module() { unload_module(module_); }
 
 Module::Module(Module&& other) noexcept
     : entry_(std::move(other.entry_)), module_(std::exchange(other.module_, nullptr)) {}
 
 Module& Module::operator=(Module&& other) noexcept {
   if (this != &other) {
-    unload_module(module_);
+    if (module_ != nullptr) static_cast<void>(api().module_unload(module_));
     entry_ = std::move(other.entry_);
     module_ = std::exchange(other.module_, nullptr);
   }

@@ -200,8 +200,6 @@ class Cache:
         self.uses = 0  # calls into libcubby begun on this handle (stats_since)
         self._stats: Optional[Tuple[int, Dict[str, float]]] = None  # (uses, stats()) last read
         self._read_ahead_stop = ctypes.c_int(0)  # read by cubby_read_ahead before each recipe
-        # preload_modules() began on this handle: take_module() may hand one over.
-        self.modules_ahead = False
         handle = ctypes.c_void_p()
         path = None if dir is None else _no_nul(os.fsencode(os.fspath(dir)), "dir")
         _check(self._lib.cubby_open(path, ctypes.byref(handle)))
@@ -321,34 +319,6 @@ class Cache:
             _check(self._lib.cubby_read_ahead(handle, ctypes.byref(self._read_ahead_stop),
                                               ctypes.byref(count), ctypes.byref(lacking)))
         return ReadAhead(count.value, None if lacking.value == 2**64 - 1 else lacking.value)
-
-    def preload_modules(self) -> int:
-        """Loads onto the GPU, on the calling thread, the CUBINs of the entries the recipes of
-        its suite have (after read_ahead(): the ones it read), into the thread's current CUDA
-        context (device 0's primary context when none is; cubby_preload_modules), and keeps them
-        for take_module(). For the thread that read ahead: the run's module loads are then done
-        too. Returns how many it loaded; raises cubby.Error without a GPU (nothing loaded) and at
-        the first module the driver refuses (entries for another GPU). stop_read_ahead() and
-        close() end it at its next recipe; close() unloads what nobody took."""
-        self.modules_ahead = True
-        loaded = ctypes.c_uint64()
-        try:
-            with self._call() as handle:
-                _check(self._lib.cubby_preload_modules(
-                    handle, ctypes.byref(self._read_ahead_stop), ctypes.byref(loaded)))
-        except Error:
-            self.modules_ahead = bool(loaded.value)
-            raise
-        return loaded.value
-
-    def take_module(self, key: str) -> int:
-        """The CUmodule preload_modules() loaded for ``key`` (a result's key), handed over: the
-        caller unloads it (cuModuleUnload) from then on; 0 when none was loaded, or when the
-        calling thread's current context is not the one it was loaded in."""
-        module = ctypes.c_void_p()
-        with self._call() as handle:
-            _check(self._lib.cubby_take_module(handle, key.encode(), ctypes.byref(module)))
-        return module.value or 0
 
     def stop_read_ahead(self) -> None:
         """Ends a read_ahead() in flight on another thread at its next recipe; a later one on

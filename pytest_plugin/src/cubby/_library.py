@@ -69,8 +69,6 @@ _SIGNATURES = {
     "cubby_clear": (c_int, [c_void_p, POINTER(c_uint64)]),
     "cubby_read_ahead": (c_int, [c_void_p, POINTER(c_int), POINTER(c_uint64),
                                   POINTER(c_uint64)]),
-    "cubby_preload_modules": (c_int, [c_void_p, POINTER(c_int), POINTER(c_uint64)]),
-    "cubby_take_module": (c_int, [c_void_p, c_char_p, POINTER(c_void_p)]),
     "cubby_blob_get": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "cubby_blob_put": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, c_size_t, c_double]),
     "cubby_blob_get_or_claim": (c_int, [c_void_p, c_char_p, c_char_p, ctypes.c_uint,

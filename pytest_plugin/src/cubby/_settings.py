@@ -32,9 +32,6 @@ SETTINGS = [
      "worker processes of the prefetch (default: one per core)"),
     ("no_prefetch", "--no-cubby-prefetch", "bool", "CUBBY_NO_PREFETCH",
      "do not compile the kernels an earlier session recorded in worker processes at the start"),
-    ("no_preload", "--no-cubby-preload", "bool", "CUBBY_NO_PRELOAD",
-     "do not load the CuPy kernels an earlier session recorded onto the GPU (device 0) while "
-     "pytest collects"),
 ]
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")

@@ -140,10 +140,8 @@ def _write_cupy_line(write: Callable[[str], None], t: Dict[str, Any], section: S
         return
     detail = ""
     if programs:
-        ahead = int(t.get("cupy_loaded_ahead", 0))
-        loaded = f" ({ahead} loaded onto the GPU ahead)" if ahead else ""
-        detail = (f"; {programs} program(s): {served} served by the store{loaded}, {compiled} "
-                  f"compiled into it, {without} compiled without it")
+        detail = (f"; {programs} program(s): {served} served by the store, {compiled} compiled "
+                  f"into it, {without} compiled without it")
         if own:
             detail += (" (CuPy's own way: "
                        + ", ".join(f"{reason} {count}" for reason, count in own.items()) + ")")

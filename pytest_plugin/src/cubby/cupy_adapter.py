@@ -56,7 +56,6 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from ._cache import Cache, ReadAhead
 from ._errors import CompileError, Error
-from ._modules_ahead import HandOver, replace_module_class
 
 NAMESPACE = "cupy"
 MIN_CUPY_MAJOR = 14
@@ -166,7 +165,6 @@ class CompileRouter:
         self._check_nvrtc = check_nvrtc
         self._nvrtc_note: Optional[str] = None
         self.on_nvrtc_mismatch: Callable[[str], None] = lambda note: None
-        self.hand_over: Optional[HandOver] = None  # install()'s, where CuPy's Module allows it
 
     def nvrtc_differs(self) -> bool:
         """Whether CuPy's NVRTC is not cubby's: asked at the first program only (install() does
@@ -180,18 +178,6 @@ class CompileRouter:
         if first and note:
             self.on_nvrtc_mismatch(note)
         return bool(note)
-
-    def leave_module(self, payload: bytes, key: str) -> None:
-        """The module the warm-up thread loaded for ``key``, if any, left for CuPy's load of
-        ``payload`` (_modules_ahead)."""
-        if self.hand_over is None:
-            return
-        try:
-            module = self.cache.take_module(key)
-        except Error:  # closed meanwhile: CuPy loads the payload itself
-            return
-        if module:
-            self.hand_over.leave(payload, module)
 
     def count_own(self, reason: str, name: str) -> None:
         with self._lock:
@@ -221,8 +207,6 @@ class CompileRouter:
                                           "cupy_uncached": self.uncached}
             for reason, count in self.own.items():
                 counters[f"cupy_own:{reason}"] = count
-            if self.hand_over is not None:
-                counters["cupy_loaded_ahead"] = self.hand_over.handed
             return counters
 
 
@@ -370,10 +354,7 @@ def make_program_class(base: type, router: CompileRouter, compiler) -> type:
             if log_stream is not None:
                 log_stream.write(result.log)
             mapping = {name: result.lowered_names[name] for name in names} if names else None
-            payload = cupys_payload(self.method, result.cubin)
-            if self.method == "cubin" and router.cache.modules_ahead:
-                router.leave_module(payload, result.key)
-            return payload, mapping
+            return cupys_payload(self.method, result.cubin), mapping
 
     CubbyNVRTCProgram.__qualname__ = CubbyNVRTCProgram.__name__ = "CubbyNVRTCProgram"
     return CubbyNVRTCProgram
@@ -429,40 +410,32 @@ def compile_path_missing(compiler) -> str:
 
 
 def warm_up(cache: Optional[Cache] = None, read_ahead: bool = False,
-            then: Optional[Callable[[Optional[ReadAhead]], None]] = None,
-            preload: bool = False) -> threading.Thread:
+            then: Optional[Callable[[Optional[ReadAhead]], None]] = None) -> threading.Thread:
     """Starts, in a daemon thread, what install() and a process's first compile ask first: NVRTC
     located and the toolkit headers' identity (every file of NVRTC's include folder listed: about
     0.1 s on the H200 with CuPy's NVRTC wheel), memoized for the process, so any Cache opened
     later finds it done. ``cache``: the one to ask (None: the thread opens one on the store the
     environment names and closes it). With ``read_ahead`` (and a ``cache``), then the entries of
     the suite's recorded recipes (Cache.read_ahead): the session's lookups hit that Cache's memory
-    and their header scans are done; ``then`` is called with what it did (None: it failed). With
-    ``preload`` too, after ``then``, the CUBINs it read are loaded onto the GPU for CuPy's loads
-    (Cache.preload_modules, _modules_ahead; nothing without a GPU). The plugin starts it while
-    pytest collects (ctypes runs the calls without the GIL). Never raises: a failure leaves the
-    work to install() and to CuPy."""
+    and their header scans are done; ``then`` is called with what it did (None: it failed). The
+    plugin starts it while pytest collects (ctypes runs the calls without the GIL). Never raises:
+    a failure leaves the work to install()."""
 
     def run() -> None:
         done: Optional[ReadAhead] = None
         try:
-            if cache is None:
-                with Cache() as own:
-                    own.explain("", arch="sm_90")
+            if cache is not None:
+                cache.explain("", arch="sm_90")
+                if read_ahead:
+                    done = cache.read_ahead()
                 return
-            cache.explain("", arch="sm_90")
-            if read_ahead:
-                done = cache.read_ahead()
+            with Cache() as own:
+                own.explain("", arch="sm_90")
         except Exception:  # a warm-up only: install() meets the same error and says it
             pass
         finally:
             if read_ahead and cache is not None and then is not None:
                 then(done)
-        if preload and cache is not None and done is not None and done.read:
-            try:
-                cache.preload_modules()
-            except Exception:  # no GPU, entries for another one, closed: CuPy loads its own
-                pass
 
     thread = threading.Thread(target=run, name="cubby-cupy-warm-up", daemon=True)
     thread.start()
@@ -504,8 +477,7 @@ class Installed:
 
     def __init__(self, mode: str, note: str, backend, router: Optional[CompileRouter],
                  previous_backend: object, previous_program: Optional[type],
-                 previous_nvrtc_compile: Optional[Callable] = None,
-                 previous_function: object = None) -> None:
+                 previous_nvrtc_compile: Optional[Callable] = None) -> None:
         self.mode = mode
         self.note = note
         self.backend = backend
@@ -513,7 +485,6 @@ class Installed:
         self._previous_backend = previous_backend
         self._previous_program = previous_program
         self._previous_nvrtc_compile = previous_nvrtc_compile
-        self._previous_function = previous_function
 
     def counters(self) -> Dict[str, float]:
         if self.router is not None:
@@ -527,11 +498,6 @@ class Installed:
         if self._previous_nvrtc_compile is not None:
             compiler._compile_using_nvrtc_no_warning = self._previous_nvrtc_compile
             self._previous_nvrtc_compile = None
-        if self._previous_function is not None:
-            compiler.function = self._previous_function
-            self._previous_function = None
-            if self.router is not None and self.router.hand_over is not None:
-                self.router.hand_over.drop()
 
     def to_blob(self, cache: Cache, note: str) -> None:
         """From the compile path to the blob path (CuPy's NVRTC turned out not to be cubby's)."""
@@ -578,8 +544,6 @@ def install(cache: Cache) -> Installed:
     if nvrtc_compile_wrappable(compiler):
         nvrtc_compile = compiler._compile_using_nvrtc_no_warning
         compiler._compile_using_nvrtc_no_warning = make_nvrtc_compile(nvrtc_compile)
-    function, router.hand_over = replace_module_class(compiler)
-    installed = Installed("compile", "", None, router, previous, original, nvrtc_compile,
-                          function)
+    installed = Installed("compile", "", None, router, previous, original, nvrtc_compile)
     router.on_nvrtc_mismatch = lambda note: installed.to_blob(cache, note)
     return installed

@@ -336,11 +336,9 @@ class CubbyPlugin:
             if self.active and self.cupy_cache is None:
                 self.cupy_cache = _cache.Cache()
             # A first thread, on a Cache of its own, is done or nearly: it closes its Cache.
-            preload = reads and not self.settings.values["no_preload"]
             self.cupy_warm_up = cupy_adapter.warm_up(self.cupy_cache if self.active else None,
                                                      read_ahead=reads,
-                                                     then=self.after_read_ahead,
-                                                     preload=preload)
+                                                     then=self.after_read_ahead)
             self.cupy_warm_up_reads = reads
         except Error:
             pass  # install() meets it again and says it

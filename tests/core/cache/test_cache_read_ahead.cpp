@@ -84,27 +84,6 @@ TEST(CacheReadAhead, TheSuitesRecordedEntriesAreReadIntoMemoryAndTheRunHitsThere
   EXPECT_EQ(again.lacking, 0u);
 }
 
-TEST(CacheReadAhead, TheVisitorSeesEveryEntryFoundInMemoryOrOnDiskInTheRecipesOrder) {
-  TempDir dir("read-ahead-visit");
-  write_ops(dir.path(), "v + v");
-  const Config config = suite_config(dir.path());
-  const std::vector<Key> keys = record_run(config, dir.path(), {"a", "b", "c"});
-  DiskTier(config.dir).remove(keys[1]).value_or_throw();  // evicted since: not found, not seen
-
-  Cache cache(config);
-  EXPECT_EQ(cache.compile(program("a", dir.path())).tier, Source::disk);  // in memory now
-  std::vector<Key> seen;
-  const Cache::ReadAhead done = cache.read_ahead_suite(
-      {}, [&seen](const Key& key, const std::shared_ptr<const Entry>& entry) {
-        ASSERT_NE(entry, nullptr);
-        EXPECT_EQ(entry->kind, PayloadKind::cubin);
-        seen.push_back(key);
-      });
-  EXPECT_EQ(done.read, 1u);  // c, from disk; a was in memory already
-  EXPECT_EQ(done.lacking, 1u);
-  EXPECT_EQ(seen, (std::vector<Key>{keys[0], keys[2]}));
-}
-
 TEST(CacheReadAhead, ARecipeWhoseHeaderWasEditedIsLeftToCompileWhichServesTheNewKernel) {
   TempDir dir("read-ahead-edit");
   write_ops(dir.path(), "v + v");

@@ -12,12 +12,24 @@
 
 #include "cubby/driver.hpp"
 #include "cubby/nvrtc.hpp"
-#include "gpu_skip.hpp"
 
 namespace cubby {
 namespace {
 
-using testing::entry_of;
+bool have_gpu() { return gpu_status().ok(); }
+
+#define SKIP_IF_GPU() \
+  if (have_gpu()) GTEST_SKIP() << "a GPU is present: no-GPU behaviour not observable here"
+#define SKIP_IF_NO_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << gpu_status().error().message
+
+std::shared_ptr<const Entry> entry_of(PayloadKind kind, std::string payload) {
+  auto entry = std::make_shared<Entry>();
+  entry->kind = kind;
+  entry->payload = std::move(payload);
+  entry->lowered_names = {{"ns::k<int>", "_ZN2ns1kIiEEvv"}};
+  return entry;
+}
 
 // Runs `body`, which must throw cubby::Error, and returns it.
 template <class Body>
