@@ -410,11 +410,11 @@ class Bench:
                 goals[name.replace("-nN", f"-n {self.args.xdist}")] = goal
         ours, again = self.samples("cupy-cubby", "warm"), self.samples(CONTROL, "warm")
         if ours and again:
-            ratio = statistics.median(again) / statistics.median(ours)
+            control_s, cubby_s = statistics.median(again), statistics.median(ours)
             interval = ratio_interval(again, ours)
             goals["A/A: cubby control / cubby, warm alone (the noise; no goal)"] = {
-                "ratio": round(ratio, 2), "control_s": round(statistics.median(again), 3),
-                "cubby_s": round(statistics.median(ours), 3), "n": min(len(ours), len(again)),
+                "ratio": round(control_s / cubby_s, 2), "control_s": round(control_s, 3),
+                "cubby_s": round(cubby_s, 3), "n": min(len(ours), len(again)),
                 **({"interval_90": interval} if interval else {}), "status": "info"}
         ours = [r for r in self.runs if r["row"].startswith("cupy-cubby") and finished(r)]
         if ours:
