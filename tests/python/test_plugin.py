@@ -153,6 +153,21 @@ def test_a_relative_ini_dir_is_relative_to_the_ini_file(pytester, run, env):
     assert values["CUBBY_BASE_DIR"] == str(pytester.path)  # the checkout: the ini file's folder
 
 
+@pytest.mark.parametrize("configured_by", ["ini", "env"])
+def test_a_store_under_the_rootdir_is_never_collected(pytester, run, env, configured_by):
+    # A relative store folder under the rootdir: pytest must not walk it (its lock files come and
+    # go while pytest lists and looks at them), so a test file inside it is not collected either.
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    if configured_by == "ini":
+        pytester.makeini("[pytest]\ncubby_dir = rel/store\n")
+    else:
+        env.setenv("CUBBY_DIR", "rel/store")
+    store = pytester.path / "rel" / "store"
+    store.mkdir(parents=True)
+    (store / "test_inside.py").write_text("def test_inside():\n    assert False\n")
+    run().assert_outcomes(passed=1)
+
+
 def test_settings_are_restored_after_the_session(pytester, env, store):
     env.setenv("CUBBY_MAX_SIZE", "7G")
     pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
@@ -370,7 +385,7 @@ def test_after_a_header_edit_the_prefetch_compiles_what_the_session_has_not(pyte
     pytester.makepyfile(test_k=HEADER_SUITE.format(kernel=KERNEL, include=str(include)))
     first = run(f"--cubby-dir={store}", "-k", "not finds")
     first.assert_outcomes(passed=1, deselected=1)
-    warm_up = pytester.makepyfile(test_w=f"""
+    warm_up = pytester.makepyfile(test_w="""
 from test_k import compile
 def test_records(cubby_cache):
     for n in (2, 3):

@@ -78,6 +78,10 @@ class CubbyPlugin:
         self.prefetch_lock = threading.Lock()
         self.prefetch_closed = False
         self.read_ahead_done: Optional[_cache.ReadAhead] = None  # the warm-up's, once it read
+        # The configured store's folder, as given and with links resolved (pytest_ignore_collect).
+        configured = settings.values["dir"] or os.environ.get("CUBBY_DIR")
+        self.store_folders = ({os.path.abspath(str(configured)), os.path.realpath(str(configured))}
+                              if configured else set())
 
     # -- set-up and tear-down ---------------------------------------------------------------
     @property
@@ -354,6 +358,16 @@ class CubbyPlugin:
         if (not self.active and self.cupy_warm_up is None and "cupy" in sys.modules
                 and not self.settings.values["no_cupy"] and cupy_adapter.cupy_status()[0]):
             self.start_cupy_warm_up()
+
+    def pytest_ignore_collect(self, collection_path, config):
+        """The store folder is never collected: a relative cubby_dir may put it under the rootdir,
+        and its lock and temporary files come and go while pytest walks it (a file that vanished
+        between pytest's listing and its look fails the collection)."""
+        path = str(collection_path)
+        for store in self.store_folders:
+            if path == store or path.startswith(store + os.sep):
+                return True
+        return None
 
     # -- activation by use, fixtures, summary, xdist ----------------------------------------
     def pytest_collection_finish(self, session):
