@@ -168,6 +168,11 @@ def test_a_store_under_the_rootdir_is_never_collected(pytester, run, env, config
     run().assert_outcomes(passed=1)
 
 
+def test_a_store_that_holds_the_rootdir_hides_no_test(pytester, run, env):
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    run(f"--cubby-dir={pytester.path}").assert_outcomes(passed=1)
+
+
 def test_settings_are_restored_after_the_session(pytester, env, store):
     env.setenv("CUBBY_MAX_SIZE", "7G")
     pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")

@@ -78,10 +78,14 @@ class CubbyPlugin:
         self.prefetch_lock = threading.Lock()
         self.prefetch_closed = False
         self.read_ahead_done: Optional[_cache.ReadAhead] = None  # the warm-up's, once it read
-        # The configured store's folder, as given and with links resolved (pytest_ignore_collect).
+        # The configured store's folder, as given and with links resolved (pytest_ignore_collect);
+        # none when the store holds the rootdir (a store there would hide every test).
         configured = settings.values["dir"] or os.environ.get("CUBBY_DIR")
         self.store_folders = ({os.path.abspath(str(configured)), os.path.realpath(str(configured))}
                               if configured else set())
+        root = str(config.rootpath)
+        if any(root == store or root.startswith(store + os.sep) for store in self.store_folders):
+            self.store_folders = set()
 
     # -- set-up and tear-down ---------------------------------------------------------------
     @property
