@@ -80,7 +80,7 @@ class CubbyPlugin:
         self.read_ahead_done: Optional[_cache.ReadAhead] = None  # the warm-up's, once it read
         # The configured store's folder, as given and with links resolved (pytest_ignore_collect);
         # none when the store holds the rootdir (a store there would hide every test).
-        configured = settings.values["dir"] or os.environ.get("CUBBY_DIR")
+        configured = settings.values["dir"]  # --cubby-dir, CUBBY_DIR or the ini's, made absolute
         self.store_folders = ({os.path.abspath(str(configured)), os.path.realpath(str(configured))}
                               if configured else set())
         root = str(config.rootpath)
@@ -363,7 +363,7 @@ class CubbyPlugin:
                 and not self.settings.values["no_cupy"] and cupy_adapter.cupy_status()[0]):
             self.start_cupy_warm_up()
 
-    def pytest_ignore_collect(self, collection_path, config):
+    def pytest_ignore_collect(self, collection_path):
         """The store folder is never collected: a relative cubby_dir may put it under the rootdir,
         and its lock and temporary files come and go while pytest walks it (a file that vanished
         between pytest's listing and its look fails the collection)."""
