@@ -44,6 +44,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+def _within(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies under it (both absolute, as given)."""
+    return path == folder or path.startswith(folder + os.sep)
+
+
 class CubbyPlugin:
     """One per pytest process (the controller and each xdist worker); does nothing until
     ``activate()``."""
@@ -84,7 +89,7 @@ class CubbyPlugin:
         self.store_folders = ({os.path.abspath(str(configured)), os.path.realpath(str(configured))}
                               if configured else set())
         root = str(config.rootpath)
-        if any(root == store or root.startswith(store + os.sep) for store in self.store_folders):
+        if any(_within(root, store) for store in self.store_folders):
             self.store_folders = set()
 
     # -- set-up and tear-down ---------------------------------------------------------------
@@ -368,10 +373,7 @@ class CubbyPlugin:
         and its lock and temporary files come and go while pytest walks it (a file that vanished
         between pytest's listing and its look fails the collection)."""
         path = str(collection_path)
-        for store in self.store_folders:
-            if path == store or path.startswith(store + os.sep):
-                return True
-        return None
+        return True if any(_within(path, store) for store in self.store_folders) else None
 
     # -- activation by use, fixtures, summary, xdist ----------------------------------------
     def pytest_collection_finish(self, session):
