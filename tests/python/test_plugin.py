@@ -526,6 +526,19 @@ def test_per_test_cubby_data_reaches_junitxml(pytester, run, store):
     assert cold["test_unrelated"] == {}  # it did not use cubby
     run(f"--cubby-dir={store}", f"--junitxml={report}").assert_outcomes(passed=3)
     warm = junit_properties(report)
+    assert warm["test_unrelated"] == {}
     for name in ("test_kernel_0", "test_kernel_1"):
         assert warm[name]["cubby_hits"] == "1" and warm[name]["cubby_hits_disk"] == "1", warm
         assert "cubby_compiles" not in warm[name], warm
+
+
+def test_per_test_cubby_data_counts_what_a_child_process_did(pytester, run, store):
+    # The child's counters reach this process only through the session's stats file (the test
+    # opens no handle of its own): its test gets them, the test after it gets none.
+    child = CHILD.format(kernel=KERNEL).replace("(cubby_cache):", "():")
+    pytester.makepyfile(test_child=child + "\ndef test_after():\n    pass\n")
+    report = pytester.path / "junit.xml"
+    run(f"--cubby-dir={store}", f"--junitxml={report}").assert_outcomes(passed=2)
+    properties = junit_properties(report)
+    assert properties["test_child"]["cubby_compiles"] == "1", properties
+    assert properties["test_after"] == {}, properties

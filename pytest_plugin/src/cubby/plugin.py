@@ -26,7 +26,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import pytest
 
@@ -61,8 +61,10 @@ class CubbyPlugin:
         self.saved_env: Dict[str, Optional[str]] = {}
         self.session_dir: Optional[str] = None
         self.stats_file: Optional[StatsFile] = None  # set by activate()
-        self.test_start: Dict[str, float] = {}  # local_totals() when the running test started
-        self.test_end: Optional[Dict[str, float]] = None  # the last test's, at its teardown
+        # (counters_mark(), local_totals()) when the running test started, and at the last test's
+        # teardown (the next test's start: nothing of cubby's runs between two tests).
+        self.test_start: Tuple[tuple, Dict[str, float]] = ((), {})
+        self.test_end: Optional[Tuple[tuple, Dict[str, float]]] = None
         self.require_warm = RequireWarm() if settings.values["require_warm"] else None
         self.library_error: Optional[str] = None
         self.cleared: Optional[int] = None
@@ -286,26 +288,45 @@ class CubbyPlugin:
             add_counters(total, self.cupy.counters())
         return total
 
+    def counters_mark(self) -> tuple:
+        """What moves whenever local_totals(exact=False) may have: the stats file's lines read and
+        each open handle's calls (the CuPy adapter counts only beside a call of its handle). Taken
+        before the totals it stands for, so a call between the two only costs a later recount."""
+        self.read_stats_file()
+        offset = self.stats_file.offset if self.stats_file else 0
+        return offset, tuple((id(cache), cache.uses) for cache in _cache.live_caches())
+
+    def counters_now(self) -> Tuple[tuple, Dict[str, float]]:
+        """(counters_mark(), local_totals(exact=False)): this process's counters for per-test
+        figures."""
+        mark = self.counters_mark()
+        return mark, self.local_totals(exact=False)
+
     # -- per-test properties and require-warm -----------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
         self.start_cupy_if_imported()
         if not self.active:
-            self.test_start = {}
+            self.test_start = ((), {})
         elif self.test_end is not None:  # nothing of cubby's runs between two tests
             self.test_start, self.test_end = self.test_end, None
         else:
-            self.test_start = self.local_totals(exact=False)
+            self.test_start = self.counters_now()
 
     def record_properties(self, item) -> None:
         """The test's cubby activity as record_property pairs (so --junitxml carries them, as
         the GoogleTest harness's RecordProperty does): cubby_hits and cubby_<counter> for every
-        counter that moved; nothing for a test that did not use cubby."""
+        counter that moved; nothing for a test that did not use cubby (then no counter is read:
+        the counters' mark has not moved)."""
+        start_mark, start = self.test_start
+        mark = self.counters_mark()
+        if mark == start_mark:
+            self.test_end = self.test_start
+            return
         now = self.local_totals(exact=False)
-        now.pop("processes", None)
-        now.pop(UNCACHED_FIRST, None)  # details, not counters
-        self.test_end = now  # the next test's start
-        moved = {name: value - self.test_start.get(name, 0) for name, value in now.items()}
+        self.test_end = (mark, now)
+        moved = {name: value - start.get(name, 0) for name, value in now.items()
+                 if name not in ("processes", UNCACHED_FIRST)}  # UNCACHED_FIRST: details
         moved = {name: value for name, value in sorted(moved.items()) if value}
         if not moved:
             return
