@@ -52,7 +52,9 @@ medians from 5 runs a side on carries interval_90, its 90% bootstrap interval: o
 the medians of identical runs can differ by 10%, so a verdict near 1 is read against it and
 against the A/A row of --warm-control; speed_ratio and speed_interval_90: the same ratio of each
 run's seconds over its speed_calib_s, the probe's measure of the machine's speed at the session's
-end, which takes out some of that noise; the verdict stays the plain medians') and "runs",
+end, which takes out some of that noise; paired_ratio, paired_interval_90 and paired_n: the median
+of the ratios of the rounds in which both rows ran, each pair minutes apart at most, so the
+machine's slow drift cancels within a pair; the verdict stays the plain medians') and "runs",
 and the verdict table as text beside it (OUT with .txt). The files are rewritten after every run.
 Python runs from compiled bytecode, as `pip install` leaves it: PYTHONDONTWRITEBYTECODE (set on
 some CI images) is taken out of the sessions' environment, so the plugin's modules and the test
@@ -127,6 +129,7 @@ class Bench:
         self.runs: list = []
         self.warm_stores: list = []  # cubby stores whose warm run finished
         self.run_count = 0
+        self.round = 0  # the round of alternating runs under way: runs of one round are pairs
 
     def time_left(self) -> bool:
         return self.end - time.monotonic() >= MIN_START_S
@@ -165,7 +168,7 @@ class Bench:
             stdout, stderr = process.communicate()
             status = "deadline"
         seconds = time.perf_counter() - start
-        record = {"row": row, "run": run, "seconds": round(seconds, 3),
+        record = {"row": row, "run": run, "round": self.round, "seconds": round(seconds, 3),
                   "cpu_s": round(cpu_seconds() - used, 3), "exit": status}
         try:
             found = json.loads(probe.read_text())
@@ -216,6 +219,7 @@ class Bench:
         for round_ in range(self.args.repeat):
             if not self.time_left():
                 return
+            self.round += 1
             own_dir = self.work / f"own{suffix}-{round_}"
             store = self.work / f"store{suffix}-{round_}"
             unused = self.work / f"cupy-unused{suffix}-{round_}"
@@ -240,6 +244,7 @@ class Bench:
             if "edit" in runs:  # the store's entries are gone: nothing warm to time
                 continue
             for extra_round in range(self.args.warm_extra):
+                self.round += 1
                 order = warm if (round_ + extra_round) % 2 else warm[::-1]
                 for row, cupy_dir, at, more in order:
                     self.pytest(row, "warm", self.args.suite, cupy_dir, at, *extra, *more)
@@ -256,6 +261,7 @@ class Bench:
         for round_ in range(self.args.warm_repeat):
             if not self.time_left():
                 return
+            self.round += 1
             for row, cupy_dir, at, more in (steps if round_ % 2 == 0 else steps[::-1]):
                 self.pytest(row, "warm", self.args.suite, cupy_dir, at, *more)
 
@@ -278,6 +284,7 @@ class Bench:
             if not self.time_left():
                 return
             # The rows rotate (two alternate): each runs first, second (and last) in turn.
+            self.round += 1
             turn = round_ % len(steps)
             for row, cupy_dir, at, more in steps[turn:] + steps[:turn]:
                 self.pytest(row, "warm", self.args.suite, cupy_dir, at, *more)
@@ -378,6 +385,23 @@ class Bench:
             return [r["seconds"] / r["speed_calib_s"] for r in runs if r.get("speed_calib_s")]
         return [r["seconds"] for r in runs]
 
+    def paired(self, top: str, bottom: str, run: str) -> list:
+        """top's seconds over bottom's, one ratio per round in which both rows' `run` finished
+        (the first of each there)."""
+        firsts: dict = {}
+        for r in self.runs_of(top, run) + self.runs_of(bottom, run):
+            firsts.setdefault((r["row"], r.get("round")), r["seconds"])
+        return [firsts[(top, n)] / firsts[(bottom, n)] for (row, n) in firsts
+                if row == top and n is not None and (bottom, n) in firsts]
+
+    def with_paired(self, goal: dict, top: str, bottom: str, run: str) -> None:
+        """The goal's paired_ratio, paired_interval_90 and paired_n, from 5 rounds on."""
+        ratios = self.paired(top, bottom, run)
+        interval = median_interval(ratios)
+        if interval:
+            goal.update(paired_ratio=round(statistics.median(ratios), 3),
+                        paired_interval_90=interval, paired_n=len(ratios))
+
     def goals(self, suites: dict) -> dict:
         goals: dict = {}
         x = f"-x{self.args.xdist}"
@@ -407,15 +431,17 @@ class Bench:
                     goal["speed_ratio"] = round(statistics.median(tops)
                                                 / statistics.median(bottoms), 3)
                     goal["speed_interval_90"] = speed
+                self.with_paired(goal, refs[0][0], refs[1][0], run)
                 goals[name.replace("-nN", f"-n {self.args.xdist}")] = goal
         ours, again = self.samples("cupy-cubby", "warm"), self.samples(CONTROL, "warm")
         if ours and again:
             control_s, cubby_s = statistics.median(again), statistics.median(ours)
             interval = ratio_interval(again, ours)
-            goals["A/A: cubby control / cubby, warm alone (the noise; no goal)"] = {
-                "ratio": round(control_s / cubby_s, 2), "control_s": round(control_s, 3),
-                "cubby_s": round(cubby_s, 3), "n": min(len(ours), len(again)),
-                **({"interval_90": interval} if interval else {}), "status": "info"}
+            goal = {"ratio": round(control_s / cubby_s, 2), "control_s": round(control_s, 3),
+                    "cubby_s": round(cubby_s, 3), "n": min(len(ours), len(again)),
+                    **({"interval_90": interval} if interval else {}), "status": "info"}
+            self.with_paired(goal, CONTROL, "cupy-cubby", "warm")
+            goals["A/A: cubby control / cubby, warm alone (the noise; no goal)"] = goal
         ours = [r for r in self.runs if r["row"].startswith("cupy-cubby") and finished(r)]
         if ours:
             without = sum(r["without_store"] for r in ours)
@@ -480,13 +506,22 @@ def ratio_interval(tops: list, bottoms: list) -> list | None:
     return list(_interval(tuple(tops), tuple(bottoms)))
 
 
+def median_interval(values: list) -> list | None:
+    """The 90% bootstrap interval of median(values), resampled as ratio_interval does; None
+    under 5 values."""
+    if len(values) < 5:
+        return None
+    return list(_interval(tuple(values), None))
+
+
 @functools.lru_cache(maxsize=64)
-def _interval(tops: tuple, bottoms: tuple) -> tuple:
+def _interval(tops: tuple, bottoms: tuple | None) -> tuple:
     """ratio_interval's work (tens of ms at 60 runs a side), kept per set of runs: the files are
-    rewritten after every run, and a run changes one row's intervals only."""
+    rewritten after every run, and a run changes one row's intervals only. Without bottoms:
+    median_interval's."""
     draw = random.Random(0)
     ratios = sorted(statistics.median(draw.choices(tops, k=len(tops)))
-                    / statistics.median(draw.choices(bottoms, k=len(bottoms)))
+                    / (statistics.median(draw.choices(bottoms, k=len(bottoms))) if bottoms else 1)
                     for _ in range(RESAMPLES))
     return round(ratios[int(0.05 * RESAMPLES)], 3), round(ratios[int(0.95 * RESAMPLES) - 1], 3)
 

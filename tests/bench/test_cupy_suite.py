@@ -85,9 +85,45 @@ class Goals(unittest.TestCase):
             self.assertAlmostEqual(goal["speed_ratio"], 3.0 / 2.9, places=3)
             self.assertEqual(goal["speed_interval_90"], [1.034, 1.034])
 
+    def test_the_paired_ratio_compares_runs_of_one_round(self):
+        with tempfile.TemporaryDirectory() as work:
+            b = bench(work)
+            # The machine slows by half from round 3 on; within a round own is 10% slower.
+            speeds = [1.0, 1.0, 1.0, 1.5, 1.5, 1.5]
+            for n, s in enumerate(speeds):
+                b.runs += [dict(run("cupy-own", 3.3 * s, 1.0), round=n),
+                           dict(run("cupy-cubby", 3.0 * s, 1.0), round=n),
+                           dict(run(cupy_suite.CONTROL, 3.0 * s, 1.0), round=n)]
+            b.runs[-2]["exit"] = "deadline"  # the last round's cubby run: not a pair
+            b.runs.append(dict(run("cupy-cubby", 1.0, 1.0)))  # no round: not a pair
+            goals = b.goals(b.suites())
+            goal = goals["warm alone: CuPy's own / cubby >= 1"]
+            self.assertEqual((goal["paired_ratio"], goal["paired_n"]), (1.1, 5))
+            self.assertEqual(goal["paired_interval_90"], [1.1, 1.1])
+            control = goals["A/A: cubby control / cubby, warm alone (the noise; no goal)"]
+            self.assertEqual((control["paired_ratio"], control["paired_n"]), (1.0, 5))
+            b.runs = [r for r in b.runs if r.get("round", 0) < 4]  # 4 pairs: no paired figure
+            self.assertNotIn("paired_ratio", b.goals(b.suites())[
+                "warm alone: CuPy's own / cubby >= 1"])
+
+    def test_every_run_of_a_rotation_round_carries_that_round(self):
+        with tempfile.TemporaryDirectory() as work:
+            b = bench(work)
+            b.args.warm_control, b.args.warm_repeat = True, 2
+            for name in ("own-x8-0", "store-x8-0"):
+                (Path(work) / name).mkdir()
+            rounds = []
+            with mock.patch.object(b, "pytest", lambda row, *_a, **_k: rounds.append(b.round)):
+                b.alone_on_xdist_stores()
+                b.warm_pairs()
+            self.assertEqual(rounds, [1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 4, 4])  # the fills: round 2
+
     def test_under_five_runs_a_side_there_is_no_interval(self):
         self.assertIsNone(cupy_suite.ratio_interval([1.0] * 4, [1.0] * 9))
         self.assertEqual(cupy_suite.ratio_interval([2.0] * 5, [1.0] * 5), [2.0, 2.0])
+        self.assertIsNone(cupy_suite.median_interval([1.0] * 4))
+        low, high = cupy_suite.median_interval([0.9, 1.0, 1.1, 1.2, 0.8, 1.05, 0.95])
+        self.assertTrue(0.8 <= low < 1.0 < high <= 1.2, (low, high))
 
 
 class Sessions(unittest.TestCase):
