@@ -61,7 +61,7 @@ class CubbyPlugin:
         self.saved_env: Dict[str, Optional[str]] = {}
         self.session_dir: Optional[str] = None
         self.stats_file: Optional[StatsFile] = None  # set by activate()
-        # (counters_mark(), local_totals()) when the running test started, and at the last test's
+        # (counters_mark(), totals_as_read()) when the running test started, and at the last test's
         # teardown (the next test's start: nothing of cubby's runs between two tests).
         self.test_start: Tuple[tuple, Dict[str, float]] = ((), {})
         self.test_end: Optional[Tuple[tuple, Dict[str, float]]] = None
@@ -276,6 +276,10 @@ class CubbyPlugin:
         """This process's counters: its open handles, the closed ones and its children (not
         `exact`: a handle not called since it was last read counts as then, Cache.recent_stats)."""
         self.read_stats_file()
+        return self.totals_as_read(exact)
+
+    def totals_as_read(self, exact: bool) -> Dict[str, float]:
+        """local_totals() with the stats file as last read (counters_mark has just read it)."""
         total: Dict[str, float] = dict(self.stats_file.totals) if self.stats_file else {}
         pids = set(self.stats_file.pids) if self.stats_file else set()
         for cache in _cache.live_caches():
@@ -289,7 +293,7 @@ class CubbyPlugin:
         return total
 
     def counters_mark(self) -> tuple:
-        """What moves whenever local_totals(exact=False) may have: the stats file's lines read and
+        """What moves whenever totals_as_read(exact=False) may have: the stats file's lines read and
         each open handle's calls (the CuPy adapter counts only beside a call of its handle). Taken
         before the totals it stands for, so a call between the two only costs a later recount."""
         self.read_stats_file()
@@ -297,10 +301,10 @@ class CubbyPlugin:
         return offset, tuple((id(cache), cache.uses) for cache in _cache.live_caches())
 
     def counters_now(self) -> Tuple[tuple, Dict[str, float]]:
-        """(counters_mark(), local_totals(exact=False)): this process's counters for per-test
-        figures."""
+        """(counters_mark(), totals_as_read(exact=False)): this process's counters for per-test
+        figures, the stats file read once."""
         mark = self.counters_mark()
-        return mark, self.local_totals(exact=False)
+        return mark, self.totals_as_read(exact=False)
 
     # -- per-test properties and require-warm -----------------------------------------------
     @pytest.hookimpl(tryfirst=True)
@@ -323,7 +327,7 @@ class CubbyPlugin:
         if mark == start_mark:
             self.test_end = self.test_start
             return
-        now = self.local_totals(exact=False)
+        now = self.totals_as_read(exact=False)
         self.test_end = (mark, now)
         moved = {name: value - start.get(name, 0) for name, value in now.items()
                  if name not in ("processes", UNCACHED_FIRST)}  # UNCACHED_FIRST: details
