@@ -101,14 +101,32 @@ def _compile_using_nvrtc_no_warning(source, options=(), arch=None, filename="ker
     program = globals()[PROGRAM](source, path, headers, headers, name_expressions, method)
     return program.compile(options + (arch, "--device-as-default-execution-space"))
 
+nvcc_compiled = []  # every file name compile_using_nvcc compiled
+
+def compile_using_nvcc(source, options=(), arch=None, filename="kern.cu", code_type="cubin",
+                       separate_compilation=False, log_stream=None):
+    # CuPy 14's signature; "compiles" what the source's headers hold too (header-exact tests).
+    nvcc_compiled.append(filename)
+    headers = b""
+    for option in options:
+        if option.startswith("-I") and os.path.isdir(option[2:]):
+            for entry in sorted(os.listdir(option[2:])):
+                with open(os.path.join(option[2:], entry), "rb") as stream:
+                    headers += stream.read()
+    return payload_for("nvcc:" + source) + headers
+
 def compile_with_cache(source, options=(), name_expressions=None, jitify=False,
-                       method="cubin", cache_in_memory=False):
+                       method="cubin", cache_in_memory=False, backend="nvrtc"):
     # _compile_with_cache_cuda's flow: CuPy's name, its backend, else a program compiled with
     # the final options (the architecture last), then saved under the name.
     options = tuple(options) + ("-ftz=true",)
     name = cupy_name(source, options, name_expressions)
     payload = None if cache_in_memory else _kernel_cache_backend.load(name)
     if payload is not None:
+        return payload, None
+    if backend == "nvcc":
+        payload = compile_using_nvcc(source, options, "90", name + ".cu")
+        _kernel_cache_backend.save(name, payload, source)
         return payload, None
     arch = "-arch=sm_90" if method == "cubin" else "-arch=compute_90"
     payload, mapping = _compile_using_nvrtc_no_warning(
@@ -510,19 +528,102 @@ def test_the_payload_and_name_mapping_are_what_nvrtc_gave_and_a_hit_gives_the_sa
     assert again == cubin and again_mapping == mapping
 
 
-def test_ptx_programs_go_through_cubby_and_jitify_ones_go_cupys_own_way(
+def test_ptx_programs_go_through_cubby_and_jitify_ones_are_stored_as_cupy_compiles_them(
         cupy_compiler, through_cubby):
     installed = through_cubby()
     ptx, _ = cupy_compiler.compile_with_cache('extern "C" __global__ void k() {}', method="ptx")
     assert b".entry k" in ptx
     payload, _ = cupy_compiler.compile_with_cache("__global__ void j() {}", jitify=True)
     assert payload == cupy_compiler.payload_for("__global__ void j() {}")
-    assert installed.counters() == {"cupy_served": 0, "cupy_compiled": 1, "cupy_uncached": 0,
-                                    "cupy_own:jitify": 1}
-    # CuPy's own compile is a program compiled without the store, counted in the Cache too.
+    assert installed.counters() == {"cupy_served": 0, "cupy_compiled": 2, "cupy_uncached": 0}
     stats = installed.router.cache.stats()
-    assert stats["uncached_compiled_elsewhere"] == 1 and stats["programs"] == 2, stats
-    assert stats["uncached_first"]["compiled_elsewhere"].startswith("CuPy's own way: jitify")
+    assert stats["uncached_compiled_elsewhere"] == 0, stats
+    installed.uninstall()
+    # The next process: CuPy's jitify program is served by the store, not compiled again.
+    compiled = len(cupy_compiler.compiled)
+    again = through_cubby()
+    payload, _ = cupy_compiler.compile_with_cache("__global__ void j() {}", jitify=True)
+    assert payload == cupy_compiler.payload_for("__global__ void j() {}")
+    assert len(cupy_compiler.compiled) == compiled
+    assert again.counters() == {"cupy_served": 1, "cupy_compiled": 0, "cupy_uncached": 0}
+
+
+def test_cupys_nvcc_programs_are_stored_and_an_edited_header_compiles_them_again(
+        cupy_compiler, through_cubby, tmp_path):
+    """cupyx.jit's thrust kernels (backend='nvcc') were compiled in every warm run: CuPy's own
+    cache is a pass-through while cubby serves CuPy. They are stored under CuPy's name and
+    cubby's key of their headers."""
+    folder = tmp_path / "include"
+    folder.mkdir()
+    (folder / "val.cuh").write_text("#define VALUE 0x0a0a0a0a\n")
+    source = '#include "val.cuh"\n__global__ void t() {}\n'
+    options = (f"-I{folder}", "--std=c++17", "-DCUPY_JIT_NVCC")
+    first = through_cubby()
+    saved = []
+    from cubby import cupy_adapter
+
+    cupy_adapter._save_observers.append(saved.append)
+    try:
+        payload, _ = cupy_compiler.compile_with_cache(source, options, backend="nvcc")
+    finally:
+        cupy_adapter._save_observers.remove(saved.append)
+    assert b"0x0a0a0a0a" in payload and len(cupy_compiler.nvcc_compiled) == 1
+    assert len(saved) == 1 and saved[0].startswith("own-nvcc-cubin-"), saved  # require-warm
+    assert first.counters()["cupy_compiled"] == 1
+    first.uninstall()
+    again = through_cubby()
+    assert cupy_compiler.compile_with_cache(source, options, backend="nvcc")[0] == payload
+    assert len(cupy_compiler.nvcc_compiled) == 1, "a stored nvcc program was compiled again"
+    assert again.counters()["cupy_served"] == 1
+    again.uninstall()
+    (folder / "val.cuh").write_text("#define VALUE 0x0b0b0b0b\n")  # CuPy's name stays the same
+    edited, _ = compile_again(through_cubby, cupy_compiler, source, options, backend="nvcc")
+    assert b"0x0b0b0b0b" in edited and len(cupy_compiler.nvcc_compiled) == 2, "a stale kernel"
+    assert not cupy_compiler._DiskBackend.calls, "CuPy's own cache was asked"
+
+
+@pytest.fixture
+def own_way_names(monkeypatch):
+    """The blob names _cupy_own_way.OwnWayStore.name_of gives in the test, in order."""
+    from cubby import _cupy_own_way
+
+    original = _cupy_own_way.OwnWayStore.name_of
+    names = []
+
+    def name_of(self, *args, **kwargs):
+        name = original(self, *args, **kwargs)
+        names.append(name)
+        return name
+
+    monkeypatch.setattr(_cupy_own_way.OwnWayStore, "name_of", name_of)
+    return names
+
+
+def test_a_stored_own_way_program_that_is_not_one_is_compiled_again_and_replaced(
+        cupy_compiler, through_cubby, own_way_names):
+    from cubby import cupy_adapter
+
+    installed = through_cubby()
+    cupy_compiler.compile_with_cache("__global__ void g() {}", backend="nvcc")
+    assert len(own_way_names) == 1 and own_way_names[0].startswith("own-nvcc-cubin-")
+    installed.router.cache.blob_put(cupy_adapter.NAMESPACE, own_way_names[0],
+                                    b"garbage without a mapping line")
+    installed.uninstall()
+    again = through_cubby()
+    payload, _ = cupy_compiler.compile_with_cache("__global__ void g() {}", backend="nvcc")
+    assert payload == cupy_compiler.payload_for("nvcc:__global__ void g() {}")
+    assert len(cupy_compiler.nvcc_compiled) == 2
+    assert again.counters()["cupy_compiled"] == 1
+
+
+def test_an_own_way_blob_round_trips_and_garbage_is_refused():
+    from cubby._cupy_own_way import decode, encode
+
+    assert decode(encode(b"\x00cubin\n", {"k<1>": "_Z1kILi1EEvv"})) == (
+        b"\x00cubin\n", {"k<1>": "_Z1kILi1EEvv"})
+    assert decode(encode(b"ptx", None)) == (b"ptx", None)
+    for garbage in (b"", b"no newline", b"{\"a\": 1}\nx", b"[1]\nx", b"null\n", b"\xff\nx"):
+        assert decode(garbage) is None, garbage
 
 
 def test_a_compile_error_raises_cupys_compile_exception_with_nvrtcs_log(
@@ -824,6 +925,8 @@ def test_kernels():
     compiler.compile_with_cache('extern "C" __global__ void a() {}')
     compiler.compile_with_cache('extern "C" __global__ void b() {}', ("-Xcudafe", "--no_rtti"))
     compiler.compile_with_cache('extern "C" __global__ void c() {}', jitify=True)
+    compiler.compile_with_cache('extern "C" __global__ void d() {}', ("-Xcudafe", "--no_rtti"),
+                                jitify=True)
 '''
 
 
@@ -834,18 +937,18 @@ def test_the_cupy_line_and_the_summary_count_programs_compiled_without_the_store
     pytester.makepyfile(test_mixed=CUPY_MIXED)
     cold = run(f"--cubby-dir={store}", "--no-cubby-prefetch")
     cold.assert_outcomes(passed=1)
-    assert ("3 program(s): 0 served by the store, 1 compiled into it, 2 compiled without it "
+    # c, a jitify program, is CuPy's own compile stored in the store; d has no key (-Xcudafe).
+    assert ("4 program(s): 0 served by the store, 2 compiled into it, 2 compiled without it "
             "(CuPy's own way: jitify 1)") in cupy_line(cold)
     text = cold.stdout.str()
     assert re.search(r"1 of 3 programs compiled without the store: an option the key cannot "
                      r"cover, first -Xcudafe --no_rtti \(program /dev/null/cupy/", text), text
     assert re.search(r"1 of 3 programs compiled without the store: compiled by the front end "
                      r"itself, first CuPy's own way: jitify "
-                     r"\(program /tmp/[^/ ]+/[0-9a-f]+\.cubin\.cu",
-                     text), text
+                     r"\(program [0-9a-f]+\.cubin\.cu", text), text
     warm = run(f"--cubby-dir={store}", "--no-cubby-prefetch", "--cubby-require-warm")
     warm.assert_outcomes(failed=1)
-    assert ("1 served by the store, 0 compiled into it, 2 compiled without it"
+    assert ("2 served by the store, 0 compiled into it, 2 compiled without it"
             in cupy_line(warm))
     text = warm.stdout.str()
     assert "--cubby-require-warm: 2 compile(s)" in text, text

@@ -155,6 +155,11 @@ class CUBBY_API Cache {
   // The key inputs / key of `request` (arch resolved as `compile` would). No NVRTC work.
   KeyInputs key_inputs(const CompileRequest& request) const;
   Key key_of(const CompileRequest& request) const;
+  // key_of, for a request `compile` would look up and store under it; Errc::invalid_argument
+  // saying why for one it compiles without the store (an include the scan cannot name, an option
+  // the key cannot cover, a disabled store): a front end storing what it compiled itself under
+  // this key stays as header-exact as compile().
+  Result<Key> storable_key(const CompileRequest& request) const;
 
   // The architecture `compile` uses when a request leaves it empty.
   std::string default_arch() const;

@@ -75,6 +75,15 @@ CUBBY_API int cubby_key(cubby_cache* cache, const char* source, const char* prog
                         const char* const* options, size_t option_count, const char* arch,
                         char key_out[33]);
 
+/* cubby_key for a request cubby_compile would look up and store under that key; for one it
+ * compiles without the store (an include the header scan cannot name, an option the key cannot
+ * cover, a disabled store) CUBBY_ERROR_INVALID_ARGUMENT, cubby_last_error saying why. A front end
+ * that stores what it compiled itself (CuPy's nvcc programs) under this key stays header-exact. */
+CUBBY_API int cubby_storable_key(cubby_cache* cache, const char* source, const char* program_name,
+                                 const char* const* name_expressions, size_t name_expression_count,
+                                 const char* const* options, size_t option_count, const char* arch,
+                                 char key_out[33]);
+
 CUBBY_API void cubby_result_free(cubby_result* result);
 CUBBY_API const char* cubby_result_key(const cubby_result* result);
 CUBBY_API int cubby_result_hit(const cubby_result* result);

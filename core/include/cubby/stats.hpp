@@ -77,6 +77,9 @@ enum class Unit : unsigned char { count, bytes, ms };
   CUBBY_UNCACHED(CUBBY_UNCACHED_STAT, X)                                                           \
   X(waited_for_others, count, "waited_for_others", "served after a wait",                          \
     "lookups served by another process's compile they waited for (a compile not done twice)")      \
+  X(waits_given_up, count, "waits_given_up", "waits given up",                                     \
+    "waits for another process's compile given up (its holder stopped, or hung past the deadline)" \
+    ": produced here too")                                                                         \
   X(corrupt, count, "corrupt", "corrupt entries",                                                  \
     "entries found bad (decode, or names missing) and removed")                                    \
   X(failed_writes, count, "failed_writes", "failed writes",                                        \

@@ -12,6 +12,7 @@
 // destroys it. So a close racing with calls on other threads is never a use-after-free.
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -146,15 +147,23 @@ int cubby_compile(cubby_cache* cache, const char* source, const char* program_na
   });
 }
 
-int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
-              const char* const* name_expressions, size_t name_expression_count,
-              const char* const* options, size_t option_count, const char* arch, char key_out[33]) {
-  if (key_out == nullptr) return invalid("cubby_key: key_out is NULL; pass a buffer of 33 chars");
+namespace {
+
+// cubby_key and cubby_storable_key: `key_of(request)` written to key_out.
+int write_key(cubby_cache* cache, const char* function, const char* source,
+              const char* program_name, const char* const* name_expressions,
+              size_t name_expression_count, const char* const* options, size_t option_count,
+              const char* arch, char key_out[33],
+              const std::function<cubby::Key(const cubby::Cache&, const cubby::CompileRequest&)>&
+                  key_of) {
+  if (key_out == nullptr) {
+    return invalid((std::string(function) + ": key_out is NULL; pass a buffer of 33 chars").c_str());
+  }
   key_out[0] = '\0';
-  return with_cache(cache, "cubby_key", [&](const Call& call) -> int {
+  return with_cache(cache, function, [&](const Call& call) -> int {
     const cubby::CompileRequest request = make_request(
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
-    const std::string hex = call.cache().key_of(request).hex();
+    const std::string hex = key_of(call.cache(), request).hex();
     if (hex.size() != 32) {
       return record(CUBBY_ERROR_INTERNAL,
                     "internal error in cubby: a key is not 32 hex digits (please report this)");
@@ -162,6 +171,27 @@ int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
     std::memcpy(key_out, hex.c_str(), hex.size() + 1);
     return CUBBY_OK;
   });
+}
+
+}  // namespace
+
+int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
+              const char* const* name_expressions, size_t name_expression_count,
+              const char* const* options, size_t option_count, const char* arch, char key_out[33]) {
+  return write_key(cache, "cubby_key", source, program_name, name_expressions,
+                   name_expression_count, options, option_count, arch, key_out,
+                   [](const cubby::Cache& c, const cubby::CompileRequest& r) { return c.key_of(r); });
+}
+
+int cubby_storable_key(cubby_cache* cache, const char* source, const char* program_name,
+                       const char* const* name_expressions, size_t name_expression_count,
+                       const char* const* options, size_t option_count, const char* arch,
+                       char key_out[33]) {
+  return write_key(cache, "cubby_storable_key", source, program_name, name_expressions,
+                   name_expression_count, options, option_count, arch, key_out,
+                   [](const cubby::Cache& c, const cubby::CompileRequest& r) {
+                     return c.storable_key(r).value_or_throw();
+                   });
 }
 
 const char* cubby_stats_json(cubby_cache* cache) {

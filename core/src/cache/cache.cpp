@@ -41,11 +41,29 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long a miss waits for another process compiling the same key before compiling itself.
-constexpr std::chrono::milliseconds kCompileLockWait = std::chrono::minutes(5);
+// How long a miss waits for another process compiling the same key before compiling itself: a
+// live holder (its lock's heartbeat goes on, lock.hpp) for up to kCompileLockWait, one whose
+// heartbeat stopped (a stopped process) for kStoppedHolder. Waiting for a live compiler is never
+// slower than compiling again; past kCompileLockWait it is taken for hung.
+constexpr std::chrono::milliseconds kCompileLockWait = std::chrono::minutes(2);
+constexpr std::chrono::milliseconds kStoppedHolder = std::chrono::seconds(10);
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Says once per process that a wait for another process's compile was given up.
+void warn_wait_given_up(bool holder_stopped, std::chrono::milliseconds waited, const char* what,
+                        const std::string& key, const std::string& root) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  const std::string why =
+      holder_stopped ? "stopped: its lock's heartbeat ended (SIGSTOP, a debugger, a frozen machine)"
+                     : "did not finish within " + std::to_string(waited.count() / 1000) + " s";
+  std::fprintf(stderr,
+               "cubby: %s %s is being produced by another process in %s, which %s; producing it "
+               "here too (counted in waits_given_up; shown once)\n",
+               what, key.c_str(), root.c_str(), why.c_str());
 }
 
 // The program's name as NVRTC calls it ("default_program" when a request clears the default).
@@ -222,6 +240,21 @@ Key Cache::key_of(const CompileRequest& request) const {
   return prepare_for(*keys_, default_arch(), request).key();
 }
 
+Result<Key> Cache::storable_key(const CompileRequest& request) const {
+  CompileRequest resolved = request;
+  if (resolved.arch.empty()) resolved.arch = default_arch();
+  const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
+  const IncludePlan plan = plan_includes(resolved, nvrtc.include_dir);
+  const PreparedKey prepared = keys_->prepare(resolved, plan, resolved.arch, nvrtc);
+  std::string detail;
+  const Uncached why = keyless_reason(config_, request, plan, prepared.inputs, detail);
+  if (why != Uncached::none) {
+    return fail(Errc::invalid_argument, "the program has no key that covers what it reads: ",
+                uncached_info(why).label, " (", detail, "); compile it without the store");
+  }
+  return prepared.key();
+}
+
 Stats Cache::stats() const {
   Stats out = counters_->snapshot();
   // What the tiers counted themselves (bytes, corrupt entries, failed writes; remote failures,
@@ -289,9 +322,10 @@ Cache::Found Cache::find(const Key& key, const KeyInputs& inputs,
 Cache::Found Cache::claim(const Key& key, const char* what, const Check& check,
                           std::chrono::milliseconds wait, std::optional<FileLock>& key_lock) {
   if (config_.read_only) return {};
-  auto locked = FileLock::acquire(local_->disk().lock_path_of(key), wait);
-  if (locked && locked->has_value()) {
-    key_lock = std::move(*locked);
+  auto locked = FileLock::acquire_from_live(local_->disk().lock_path_of(key), wait,
+                                            std::min(wait, kStoppedHolder));
+  if (locked && locked->lock) {
+    key_lock = std::move(locked->lock);
     Found found = find_local(key, what, check);
     if (found.entry) {
       key_lock.reset();
@@ -300,11 +334,9 @@ Cache::Found Cache::claim(const Key& key, const char* what, const Check& check,
     return found;
   }
   if (locked && wait.count() > 0) {
-    std::fprintf(stderr,
-                 "cubby: waited %.1f s for another process producing %s %s in %s; producing it "
-                 "here too\n",
-                 static_cast<double>(wait.count()) / 1000.0, what, key.hex().c_str(),
-                 local_->disk().root().c_str());
+    count([](Stats& s) { ++s.waits_given_up; });
+    warn_wait_given_up(locked->holder_stopped, wait, what, key.hex(),
+                       local_->disk().root().string());
   }
   return {};
 }

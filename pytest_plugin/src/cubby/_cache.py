@@ -278,10 +278,23 @@ class Cache:
     def key(self, source: str, name_expressions: Sequence[str] = (), options: Sequence[str] = (),
             arch: Optional[str] = None, program_name: Optional[str] = None) -> str:
         """The key of a request (32 hex digits), without compiling."""
+        return self._key("cubby_key", source, name_expressions, options, arch, program_name)
+
+    def storable_key(self, source: str, name_expressions: Sequence[str] = (),
+                     options: Sequence[str] = (), arch: Optional[str] = None,
+                     program_name: Optional[str] = None) -> str:
+        """``key``, for a request ``compile`` would store under it; Error saying why for one it
+        compiles without the store (an include the scan cannot name, an option the key cannot
+        cover, a disabled store). What a front end compiles itself and stores under this key is
+        as header-exact as ``compile``."""
+        return self._key("cubby_storable_key", source, name_expressions, options, arch,
+                         program_name)
+
+    def _key(self, function: str, source, name_expressions, options, arch, program_name) -> str:
         _, args = self._request_args(source, name_expressions, options, arch, program_name)
         buffer = (ctypes.c_char * 33)()
         with self._call() as handle:
-            _check(self._lib.cubby_key(handle, *args, buffer))
+            _check(getattr(self._lib, function)(handle, *args, buffer))
         return buffer.value.decode()
 
     def explain(self, source: str, name_expressions: Sequence[str] = (),

@@ -54,6 +54,7 @@ import time
 import warnings
 from typing import Callable, Dict, List, Optional, Tuple
 
+from . import _cupy_own_way
 from ._cache import Cache, ReadAhead
 from ._errors import CompileError, Error
 
@@ -75,6 +76,9 @@ ABSENT_PROGRAM_DIR = "/dev/null/cupy"
 # The parameters of CuPy's _compile_using_nvrtc_no_warning the adapter wraps (CuPy 14.0 - 14.2).
 NVRTC_COMPILE_PARAMETERS = ("source", "options", "arch", "filename", "name_expressions",
                             "log_stream", "cache_in_memory", "jitify", "method")
+# The parameters of CuPy's compile_using_nvcc the adapter wraps (CuPy 14.0 - 14.2).
+NVCC_COMPILE_PARAMETERS = ("source", "options", "arch", "filename", "code_type",
+                           "separate_compilation", "log_stream")
 
 # Called as observer(name) after every save() of the blob path (a compile CuPy did): require-warm.
 _save_observers: List[Callable[[str], None]] = []
@@ -190,6 +194,14 @@ class CompileRouter:
         for observer in list(_own_observers):
             observer(reason, name)
 
+    def count_served(self) -> None:
+        with self._lock:
+            self.served += 1
+
+    def count_compiled(self) -> None:
+        with self._lock:
+            self.compiled += 1
+
     def count_cubby(self, result=None) -> None:
         """A program through cubby: ``result`` its CompileResult (None: NVRTC rejected it)."""
         with self._lock:
@@ -260,17 +272,23 @@ def stable_program_name(name: str) -> str:
 _program_name = threading.local()
 
 
-def make_nvrtc_compile(original: Callable) -> Callable:
+def make_nvrtc_compile(original: Callable,
+                       store: Optional[_cupy_own_way.OwnWayStore] = None) -> Callable:
     """CuPy's ``_compile_using_nvrtc_no_warning`` without its temporary folder: for each program
     CuPy creates a folder, writes the source into it and deletes it before NVRTC runs (only the
     program's name is used), about 0.5 ms a program on the H200 for nothing once cubby serves the
     compile. The wrapper asks CuPy's in-memory form (no folder) and hands the program the name
     the folder would have led to (ABSENT_PROGRAM_DIR/<CuPy's file name>: the same name, so the
-    same key and the same NVRTC search as before). A jitify compile (which reads the name) and one
-    already in memory are CuPy's as they were."""
+    same key and the same NVRTC search as before). A jitify compile (which reads the name) is
+    CuPy's, stored through ``store`` when given (_cupy_own_way); one already in memory is CuPy's
+    as it was."""
 
     def compile_(source, options=(), arch=None, filename="kern.cu", name_expressions=None,
                  log_stream=None, cache_in_memory=False, jitify=None, method=None):
+        if jitify and store is not None:
+            return _cupy_own_way.jitify_compile(original, store, source, options, arch,
+                                                filename, name_expressions, log_stream,
+                                                cache_in_memory, method)
         if cache_in_memory or jitify or not filename:
             return original(source, options, arch, filename, name_expressions, log_stream,
                             cache_in_memory, jitify, method)
@@ -285,12 +303,13 @@ def make_nvrtc_compile(original: Callable) -> Callable:
     return compile_
 
 
-def nvrtc_compile_wrappable(compiler) -> bool:
-    """Whether CuPy's ``_compile_using_nvrtc_no_warning`` has the parameters make_nvrtc_compile
-    passes on (else it is left as it is: only the temporary folder's time is lost)."""
-    function = getattr(compiler, "_compile_using_nvrtc_no_warning", None)
+def wrappable(compiler, function_name: str, parameters: Tuple[str, ...]) -> bool:
+    """Whether CuPy's ``function_name`` has the ``parameters`` its wrapper passes on (else it is
+    left as it is: _compile_using_nvrtc_no_warning's temporary folder is made, CuPy's nvcc and
+    jitify programs are compiled in every run, counted as CuPy's own way)."""
+    function = getattr(compiler, function_name, None)
     try:
-        return tuple(inspect.signature(function).parameters) == NVRTC_COMPILE_PARAMETERS
+        return tuple(inspect.signature(function).parameters) == parameters
     except (TypeError, ValueError):
         return False
 
@@ -327,7 +346,8 @@ def make_program_class(base: type, router: CompileRouter, compiler) -> type:
 
         def compile(self, options=(), log_stream=None):
             if self._cubby_own:
-                router.count_own(self._cubby_own, getattr(self, "name", ""))
+                if not _cupy_own_way.counted_by_store():
+                    router.count_own(self._cubby_own, getattr(self, "name", ""))
                 return super().compile(options, log_stream)
             if router.nvrtc_differs():  # CuPy is on the blob path now: its compile is saved there
                 if self.ptr is None:
@@ -477,7 +497,8 @@ class Installed:
 
     def __init__(self, mode: str, note: str, backend, router: Optional[CompileRouter],
                  previous_backend: object, previous_program: Optional[type],
-                 previous_nvrtc_compile: Optional[Callable] = None) -> None:
+                 previous_nvrtc_compile: Optional[Callable] = None,
+                 previous_nvcc_compile: Optional[Callable] = None) -> None:
         self.mode = mode
         self.note = note
         self.backend = backend
@@ -485,6 +506,7 @@ class Installed:
         self._previous_backend = previous_backend
         self._previous_program = previous_program
         self._previous_nvrtc_compile = previous_nvrtc_compile
+        self._previous_nvcc_compile = previous_nvcc_compile
 
     def counters(self) -> Dict[str, float]:
         if self.router is not None:
@@ -498,6 +520,9 @@ class Installed:
         if self._previous_nvrtc_compile is not None:
             compiler._compile_using_nvrtc_no_warning = self._previous_nvrtc_compile
             self._previous_nvrtc_compile = None
+        if self._previous_nvcc_compile is not None:
+            compiler.compile_using_nvcc = self._previous_nvcc_compile
+            self._previous_nvcc_compile = None
 
     def to_blob(self, cache: Cache, note: str) -> None:
         """From the compile path to the blob path (CuPy's NVRTC turned out not to be cubby's)."""
@@ -511,6 +536,11 @@ class Installed:
         compiler = importlib.import_module("cupy.cuda.compiler")
         compiler._set_kernel_cache_backend(self._previous_backend)
         self._put_compile_path_back(compiler)
+
+
+def _on_own_way_save(name: str) -> None:
+    for observer in list(_save_observers):
+        observer(name)
 
 
 def install(cache: Cache) -> Installed:
@@ -540,10 +570,15 @@ def install(cache: Cache) -> Installed:
         return installed.backend.load(name) if router.nvrtc_differs() else None
 
     compiler._set_kernel_cache_backend(_on_cupys_base(PassThroughBackend)(first_load))
-    nvrtc_compile = None
-    if nvrtc_compile_wrappable(compiler):
+    store = _cupy_own_way.OwnWayStore(router, NAMESPACE, _on_own_way_save)
+    nvrtc_compile = nvcc_compile = None
+    if wrappable(compiler, "_compile_using_nvrtc_no_warning", NVRTC_COMPILE_PARAMETERS):
         nvrtc_compile = compiler._compile_using_nvrtc_no_warning
-        compiler._compile_using_nvrtc_no_warning = make_nvrtc_compile(nvrtc_compile)
-    installed = Installed("compile", "", None, router, previous, original, nvrtc_compile)
+        compiler._compile_using_nvrtc_no_warning = make_nvrtc_compile(nvrtc_compile, store)
+    if wrappable(compiler, "compile_using_nvcc", NVCC_COMPILE_PARAMETERS):
+        nvcc_compile = compiler.compile_using_nvcc
+        compiler.compile_using_nvcc = _cupy_own_way.make_nvcc_compile(nvcc_compile, store)
+    installed = Installed("compile", "", None, router, previous, original, nvrtc_compile,
+                          nvcc_compile)
     router.on_nvrtc_mismatch = lambda note: installed.to_blob(cache, note)
     return installed

@@ -2,10 +2,12 @@
 // writes, single flight, and start-up without NVRTC.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "format/blob.hpp"
 #include "key/include_scan.hpp"
 #include "storage/local/disk.hpp"
+#include "storage/local/lock.hpp"
 #include "storage/local/manifests.hpp"
 #include "test_support.hpp"
 
@@ -439,6 +442,46 @@ TEST(Cache, ConcurrentCallersOfOneKeyCompileOnce) {
   EXPECT_EQ(cache.stats().compiles, 1u);
   EXPECT_EQ(cache.stats().hits_memory, 3u);
   EXPECT_EQ(std::set<Key>(keys.begin(), keys.end()).size(), 1u);
+}
+
+// A process stopped while it holds a key's compile lock (SIGSTOP, a debugger, a frozen VM): its
+// flock stays, and a waiter once waited 5 minutes for it. The waiter sees the lock's heartbeat
+// stop and compiles the kernel itself (within kStoppedHolder, 10 s), counted and said once.
+TEST(Cache, AWaiterCompilesItselfWhenTheProcessCompilingItsKeyIsStopped) {
+  TempDir dir("cache");
+  const Key key = Cache(config_for(dir.path())).key_of(request());
+  const auto lock_path = DiskTier(dir.path()).lock_path_of(key);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(ready[0]);
+    auto lock = FileLock::try_acquire(lock_path);
+    const char ok = (lock && lock->has_value()) ? '1' : '0';
+    (void)!::write(ready[1], &ok, 1);
+    std::this_thread::sleep_for(std::chrono::minutes(2));
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char ok = '0';
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ::close(ready[0]);
+  ASSERT_EQ(ok, '1');
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  Cache cache(config_for(dir.path()));
+  const auto start = std::chrono::steady_clock::now();
+  const CacheResult result = cache.compile(request());
+  const auto took = std::chrono::steady_clock::now() - start;
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(result.tier, Source::compiled);
+  EXPECT_EQ(result.key, key);
+  EXPECT_EQ(cache.stats().waits_given_up, 1u);
+  EXPECT_EQ(cache.stats().compiles, 1u);
+  EXPECT_LT(took, std::chrono::seconds(60)) << "the waiter waited for a stopped process";
+  // What it compiled is stored: the next process is served without any wait.
+  Cache next(config_for(dir.path()));
+  EXPECT_EQ(next.compile(request()).tier, Source::disk);
 }
 
 TEST(Cache, EditingAHeaderReachedThroughIncludePathRecompiles) {

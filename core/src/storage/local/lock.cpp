@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "util/io.hpp"
@@ -25,12 +26,15 @@ namespace {
 
 constexpr mode_t kLockMode = 0664;
 
-// The fds of the locks this process holds, closed in a child at fork (see the header): the mutex
-// is held across fork() so the child finds the set whole. Never destroyed (a lock may be released
-// by a static destructor).
+// The fds of the lock files this process has open (`fds`: closed in a child at fork, see the
+// header) and, of those, the ones it holds the lock of (`locked`: touched by the heartbeat). The
+// mutex is held across fork() so the child finds the sets whole. Never destroyed (a lock may be
+// released by a static destructor, the heartbeat runs until the process ends).
 struct HeldLocks {
   std::mutex mutex;
   std::set<int> fds;
+  std::set<int> locked;
+  pid_t heartbeat_of = 0;  // the process whose heartbeat thread runs (0: none; a child has none)
 };
 HeldLocks& held_locks() {
   static auto* held = new HeldLocks;  // NOLINT(cppcoreguidelines-owning-memory): never freed
@@ -45,6 +49,7 @@ void at_fork_close_held_in_child() {
                        HeldLocks& held = held_locks();
                        for (const int fd : held.fds) ::close(fd);
                        held.fds.clear();
+                       held.locked.clear();
                        held.mutex.unlock();
                      });
   });
@@ -54,7 +59,32 @@ void at_fork_close_held_in_child() {
 void close_held(int fd) {
   const std::lock_guard lock(held_locks().mutex);
   held_locks().fds.erase(fd);
+  held_locks().locked.erase(fd);
   ::close(fd);
+}
+
+// Touches every lock file the process holds, every kLockHeartbeat, until the process ends.
+[[noreturn]] void heartbeat() {
+  for (;;) {
+    std::this_thread::sleep_for(kLockHeartbeat);
+    const std::lock_guard lock(held_locks().mutex);
+    for (const int fd : held_locks().locked) (void)::futimens(fd, nullptr);
+  }
+}
+
+// Marks `fd` as a lock this process holds, starting the process's heartbeat at its first lock.
+// A process that cannot start a thread holds its locks without one: waiters then take it for
+// stopped after their stale_after and duplicate its work.
+void note_locked(int fd) {
+  const std::lock_guard lock(held_locks().mutex);
+  HeldLocks& held = held_locks();
+  held.locked.insert(fd);
+  if (held.heartbeat_of == ::getpid()) return;
+  try {
+    std::thread(heartbeat).detach();
+    held.heartbeat_of = ::getpid();
+  } catch (const std::system_error&) {  // out of threads: see above
+  }
 }
 
 // Opens (creating if needed) the lock file; -1 with errno set on failure. Never through a link
@@ -135,6 +165,7 @@ int attempt(const std::filesystem::path& path, int& out) {
     }
     if (still_linked(fd, path)) {
       describe_owner(fd);
+      note_locked(fd);
       out = fd;
       return 1;
     }
@@ -143,6 +174,37 @@ int attempt(const std::filesystem::path& path, int& out) {
 }
 
 }  // namespace
+
+// What a waiter saw of a held lock file: its inode and mtime, and since when (the waiter's steady
+// clock) it has seen them unchanged.
+class FileLock::HolderWatch {
+ public:
+  // How long the file at `path` has kept the inode and mtime last seen; zero when they changed
+  // (a heartbeat, a new holder) or the file cannot be read (just released).
+  std::chrono::steady_clock::duration unchanged_for(const std::filesystem::path& path,
+                                                    std::chrono::steady_clock::time_point now) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+      seen_ = false;
+      return {};
+    }
+    if (!seen_ || info.st_ino != inode_ || info.st_mtim.tv_sec != mtime_.tv_sec ||
+        info.st_mtim.tv_nsec != mtime_.tv_nsec) {
+      seen_ = true;
+      inode_ = info.st_ino;
+      mtime_ = info.st_mtim;
+      since_ = now;
+      return {};
+    }
+    return now - since_;
+  }
+
+ private:
+  bool seen_ = false;
+  ino_t inode_ = 0;
+  struct timespec mtime_ {};
+  std::chrono::steady_clock::time_point since_;
+};
 
 FileLock::~FileLock() { release(); }
 
@@ -185,14 +247,33 @@ Result<std::optional<FileLock>> FileLock::try_acquire(const std::filesystem::pat
 
 Result<std::optional<FileLock>> FileLock::acquire(const std::filesystem::path& path,
                                                   std::chrono::milliseconds timeout) {
+  auto waited = wait_for_lock(path, timeout, std::chrono::milliseconds(0));
+  if (!waited) return std::move(waited).error();
+  return std::move(waited->lock);
+}
+
+Result<LockWait> FileLock::acquire_from_live(const std::filesystem::path& path,
+                                             std::chrono::milliseconds timeout,
+                                             std::chrono::milliseconds stale_after) {
+  return wait_for_lock(path, timeout, stale_after);
+}
+
+Result<LockWait> FileLock::wait_for_lock(const std::filesystem::path& path,
+                                         std::chrono::milliseconds timeout,
+                                         std::chrono::milliseconds stale_after) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + timeout;
   auto pause = std::chrono::microseconds(500);
+  HolderWatch watch;
   for (;;) {
     auto got = try_acquire(path);
-    if (!got || got->has_value()) return got;
+    if (!got) return std::move(got).error();
+    if (got->has_value()) return LockWait{std::move(*got), false};
     const auto now = Clock::now();
-    if (now >= deadline) return std::optional<FileLock>();
+    if (stale_after.count() > 0 && watch.unchanged_for(path, now) >= stale_after) {
+      return LockWait{std::nullopt, true};
+    }
+    if (now >= deadline) return LockWait{};
     // Polling (not a blocking flock) keeps the wait bounded; the back-off caps at 20 ms.
     std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
     pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(20));

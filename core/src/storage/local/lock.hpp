@@ -13,6 +13,13 @@
 // never had it: the fd is O_CLOEXEC.)
 // On NFS, flock is emulated with byte-range locks (Linux >= 2.6.12): it works across hosts as
 // long as the server supports NFSv4 locking.
+// Heartbeat: a process that holds locks touches their files (mtime) every kLockHeartbeat from a
+// thread of its own. A process that is stopped without dying (SIGSTOP, a debugger, a frozen VM)
+// keeps its flock but stops touching: a waiter that asks for `stale_after` gives up on a lock
+// whose file has not changed for that long, and produces what it waited for itself. Lock files
+// of processes without the heartbeat (an older cubby) look stopped after `stale_after`: the
+// waiter duplicates their work, never anything wrong. On NFS a client may see another host's
+// touch late (attribute caching): at worst the same duplicate work.
 #pragma once
 
 #include <chrono>
@@ -23,6 +30,13 @@
 #include "cubby/error.hpp"
 
 namespace cubby {
+
+// How often a holder touches its lock files (see above).
+inline constexpr std::chrono::milliseconds kLockHeartbeat{1000};
+
+// How a wait for a lock ended: `lock` when taken; else `holder_stopped` when the holder's heartbeat
+// stopped for `stale_after` (false: the wait's timeout expired).
+struct LockWait;
 
 class FileLock {
  public:
@@ -41,6 +55,13 @@ class FileLock {
   static Result<std::optional<FileLock>> acquire(const std::filesystem::path& path,
                                                  std::chrono::milliseconds timeout);
 
+  // acquire, and also gives up once the holder's lock file has not changed for `stale_after`
+  // (measured on this process's steady clock from the first time it saw the file's current
+  // inode and mtime: no clock of another host is compared). Requires stale_after > 0.
+  static Result<LockWait> acquire_from_live(const std::filesystem::path& path,
+                                            std::chrono::milliseconds timeout,
+                                            std::chrono::milliseconds stale_after);
+
   // True in the process that took the lock until release(); false in a forked child.
   bool held() const;
   const std::filesystem::path& path() const { return path_; }
@@ -50,10 +71,20 @@ class FileLock {
 
  private:
   FileLock(std::filesystem::path path, int fd);
+  class HolderWatch;
+  // acquire and acquire_from_live (stale_after 0: no heartbeat check).
+  static Result<LockWait> wait_for_lock(const std::filesystem::path& path,
+                                        std::chrono::milliseconds timeout,
+                                        std::chrono::milliseconds stale_after);
 
   std::filesystem::path path_;
   int fd_ = -1;
   long owner_ = 0;  // the pid that took it
+};
+
+struct LockWait {
+  std::optional<FileLock> lock;
+  bool holder_stopped = false;
 };
 
 // Removes the file at `path` if it is a regular file last modified at least `min_age` ago and no

@@ -118,6 +118,49 @@ TEST(FileLock, BoundedWaitExpiresWhileTheOwnerHangs) {
   reap(child);
 }
 
+// A holder that is stopped without dying (SIGSTOP, a debugger, a frozen VM) keeps its flock:
+// before the heartbeat, a compile waiter waited its whole bound (5 minutes). Its heartbeat ends
+// with it, so a waiter that asks for stale_after gives up within about that long.
+TEST(FileLock, AWaiterGivesUpOnAStoppedHolderOnceItsHeartbeatEnds) {
+  TempDir dir("lock");
+  const auto path = dir / "k.lock";
+  const pid_t child = hold_in_child(path, 60s);
+  std::this_thread::sleep_for(2 * kLockHeartbeat);  // beating: its file's mtime moves
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto waited = FileLock::acquire_from_live(path, 60s, 2s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ::kill(child, SIGKILL);
+  reap(child);
+  ASSERT_TRUE(waited.ok()) << waited.error().message;
+  EXPECT_FALSE(waited->lock.has_value());
+  EXPECT_TRUE(waited->holder_stopped);
+  EXPECT_GE(took, 2s);
+  EXPECT_LT(took, 10s) << "the waiter did not see the stopped holder";
+}
+
+// A live holder's heartbeat keeps its lock fresh: the waiter waits for it up to its timeout, and
+// does not take it for stopped however long stale_after's multiple of the beat it waits.
+TEST(FileLock, ALiveHoldersHeartbeatKeepsItsWaitersWaiting) {
+  TempDir dir("lock");
+  const auto path = dir / "k.lock";
+  const pid_t child = hold_in_child(path, 60s);
+  auto waited = FileLock::acquire_from_live(path, 6s, 3 * kLockHeartbeat);
+  ::kill(child, SIGKILL);
+  reap(child);
+  ASSERT_TRUE(waited.ok()) << waited.error().message;
+  EXPECT_FALSE(waited->lock.has_value());
+  EXPECT_FALSE(waited->holder_stopped) << "a live holder was taken for stopped";
+}
+
+TEST(FileLock, AcquireFromLiveTakesAFreeLockAtOnce) {
+  TempDir dir("lock");
+  auto waited = FileLock::acquire_from_live(dir / "k.lock", 5s, 2s);
+  ASSERT_TRUE(waited.ok()) << waited.error().message;
+  EXPECT_TRUE(waited->lock.has_value());
+  EXPECT_FALSE(waited->holder_stopped);
+}
+
 TEST(FileLock, GarbageInALockFileIsHarmless) {
   TempDir dir("lock");
   const auto path = dir / "k.lock";
