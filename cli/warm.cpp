@@ -44,6 +44,7 @@ struct Plan {
   std::vector<Recipe> recipes;
   std::vector<std::string> suite_of;
   std::vector<std::string> unknown_suites;  // named by --suite, with no recipes recorded
+  std::vector<std::string> untrusted_suites;  // whose manifest another user may have written
   std::deque<std::size_t> missing;          // indexes into recipes, first-needed first
   std::size_t warm = 0;                     // already in the store
   json skipped = json::array();             // {program, suite, reason}
@@ -72,10 +73,18 @@ void load_recipes(const Config& config, const WarmArgs& args, Plan& plan) {
   for (const std::string& problem : problems) std::cerr << "cubby: " << problem << "; ignored\n";
   std::set<std::array<std::uint8_t, 16>> seen;
   for (const std::string& suite : plan.suites) {
-    auto loaded = load_suite(config, suite);  // the store's, else the remote's
+    std::string untrusted;
+    auto loaded = load_suite(config, suite, &untrusted);  // the store's, else the remote's
     std::optional<Manifest> manifest;
     if (!loaded) {
       std::cerr << "cubby: " << loaded.error().message << "; ignored\n";
+    } else if (!untrusted.empty()) {
+      std::cerr << "cubby: the recipes of suite '" << suite << "' are not replayed: " << untrusted
+                << ", and a replay compiles them, and reads what their sources include, as you "
+                   "(your next run of the suite records your own; set CUBBY_TRUSTED_OWNERS to "
+                   "the user who wrote it to replay theirs)\n";
+      plan.untrusted_suites.push_back(suite);
+      continue;
     } else {
       manifest = std::move(*loaded);
     }
@@ -197,6 +206,7 @@ json summary_json(const Config& config, const Plan& plan, unsigned jobs, double 
   return {{"dir", config.dir.string()},
           {"suites", plan.suites},
           {"unknown_suites", plan.unknown_suites},
+          {"untrusted_suites", plan.untrusted_suites},
           {"recipes", plan.recipes.size()},
           {"warm", plan.warm},
           {"compiled", plan.compiled},

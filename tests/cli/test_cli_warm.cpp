@@ -1,5 +1,6 @@
 // `cubby warm`: recorded recipes compiled in worker processes, and every way one can go wrong.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -252,6 +253,57 @@ TEST_F(Warm, RecipesRecordedUnderABaseFolderWarmAnotherCheckout) {
   config.base_dir = second;
   Cache cache(config);
   EXPECT_TRUE(cache.compile(program("p7", second / "include")).hit);
+}
+
+// A member of a group-shared store writes a suite's manifest whose recipe stringizes a file only
+// you can read (through a link she points at it). `cubby warm` (and the prefetch) replayed it as
+// you, and the entry, group-readable, carried the file's bytes to her. A manifest another user may
+// have written (owned by another user, or writable by the group) is never replayed, unless the
+// person running cubby names its owner in CUBBY_TRUSTED_OWNERS; nor are its recipes merged into a
+// manifest of yours when your run records the suite.
+TEST_F(Warm, AManifestAnotherUserMayHaveWrittenIsNeverReplayed) {
+  const fs::path path = manifest_path(store_, kSuite);
+  struct stat own {};
+  ASSERT_EQ(::stat(path.c_str(), &own), 0);
+  EXPECT_EQ(own.st_mode & 07777, 0644u) << "a manifest must be writable by its owner only";
+  if (const std::string why = testing::give_to_another_user(path); !why.empty()) GTEST_SKIP() << why;
+  struct stat given {};
+  ASSERT_EQ(::stat(path.c_str(), &given), 0);
+  const CliOutcome refused = warm({"--suite", kSuite, "--json"});
+  EXPECT_EQ(refused.exit_code, 0) << refused.err;
+  const auto summary = cli_json(refused);
+  EXPECT_EQ(summary["recipes"], 0);
+  EXPECT_EQ(summary["compiled"], 0);
+  EXPECT_EQ(summary["untrusted_suites"], nlohmann::json::array({kSuite}));
+  EXPECT_NE(refused.err.find("are not replayed: " + path.string() + " is owned by"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("CUBBY_TRUSTED_OWNERS"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(store_ / "entries")) << "an untrusted recipe was compiled";
+  // Its owner named by the person running cubby: replayed.
+  const auto trusted =
+      cli_json(warm({"--suite", kSuite, "--json"},
+                    {"CUBBY_TRUSTED_OWNERS=other, " + std::to_string(given.st_uid)}));
+  EXPECT_EQ(trusted["compiled"], 4) << trusted.dump();
+  fs::remove_all(store_ / "entries");
+  // Your run of the suite records your recipes only: hers are not merged into your file.
+  {
+    Config config;
+    config.dir = store_;
+    config.suite = kSuite;
+    Cache cache(config);
+    (void)cache.compile(program("p0"));
+  }
+  ASSERT_EQ(::stat(path.c_str(), &own), 0);
+  EXPECT_EQ(own.st_uid, ::geteuid());
+  const auto mine = cli_json(warm({"--suite", kSuite, "--json"}));
+  EXPECT_EQ(mine["recipes"], 1) << mine.dump();
+  EXPECT_EQ(mine["warm"], 1);  // p0, which that run stored
+  // A file of yours that the group may write is another user's as much.
+  ASSERT_EQ(::chmod(path.c_str(), 0664), 0);
+  const auto writable = cli_json(warm({"--suite", kSuite, "--json"}));
+  EXPECT_EQ(writable["untrusted_suites"], nlohmann::json::array({kSuite}));
+  EXPECT_EQ(writable["recipes"], 0);
 }
 
 TEST_F(Warm, ACorruptOrNewerManifestIsIgnoredWithAMessage) {

@@ -1,10 +1,13 @@
 #include "store/suite_recorder.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 
 #include "storage/local/manifests.hpp"
 #include "storage/remote/remote.hpp"
+#include "util/file_trust.hpp"
 
 namespace cubby {
 
@@ -14,7 +17,13 @@ void SuiteRecorder::add(const Key& key, const CompileRequest& request,
   if (keys_.size() >= kMaxManifestRecipes || !keys_.insert(key).second) return;
   if (!known_) {
     known_.emplace();
-    for (const RecipeKey& pair : load_suite_keys(root_, suite_)) known_->insert(pair.key);
+    // Keys recorded in a manifest another user may have written are not this user's recipes:
+    // the run records its own (record_manifest then replaces that manifest with them).
+    struct stat manifest {};
+    if (::stat(manifest_path(root_, suite_).c_str(), &manifest) != 0 ||
+        io::written_by_trusted(manifest)) {
+      for (const RecipeKey& pair : load_suite_keys(root_, suite_)) known_->insert(pair.key);
+    }
   }
   if (known_->contains(key)) return;  // its recipe is in the manifest already
   Recipe recipe = recipe_of(request, inputs_of(), base_dir_);

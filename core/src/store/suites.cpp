@@ -5,6 +5,7 @@
 #include "storage/local/lock.hpp"
 #include "storage/local/manifests.hpp"
 #include "storage/remote/remote.hpp"
+#include "util/file_trust.hpp"
 
 namespace cubby {
 namespace {
@@ -28,8 +29,17 @@ std::vector<std::string> list_suites(const Store& store, std::vector<std::string
   return list_suites(store.root(), problems);
 }
 
-Result<std::optional<Manifest>> load_suite(const Config& config, std::string_view suite) {
-  auto loaded = load_manifest(config.dir, suite);
+Result<std::optional<Manifest>> load_suite(const Config& config, std::string_view suite,
+                                           std::string* not_replayable) {
+  struct stat opened {};
+  auto loaded = load_manifest(config.dir, suite, &opened);
+  if (not_replayable != nullptr) {
+    not_replayable->clear();
+    if (loaded && *loaded && !io::written_by_trusted(opened)) {
+      *not_replayable =
+          manifest_path(config.dir, suite).string() + " " + io::not_trusted_because(opened);
+    }
+  }
   if (!loaded || *loaded) return loaded;
   return remote_manifest(config, suite);
 }

@@ -31,8 +31,12 @@ std::vector<std::string> list_suites(const Store& store,
 // (CUBBY_REMOTE: for a runner that never ran the suite), saved into the store. nullopt when
 // neither has one (a remote that fails, or holds a manifest that does not decode or is another
 // suite's, has none). Errc::corrupt or Errc::io: the store's manifest cannot be read (the remote
-// is not asked).
-Result<std::optional<Manifest>> load_suite(const Config& config, std::string_view suite);
+// is not asked). With `not_replayable`: why the store's manifest must not be replayed as you
+// ("<its path> <io::not_trusted_because>": another user may have written it; a replay compiles its recipes, and
+// whatever files their sources read, as you), "" when it may (a manifest from the remote was
+// fetched as you, through your own settings).
+Result<std::optional<Manifest>> load_suite(const Config& config, std::string_view suite,
+                                           std::string* not_replayable = nullptr);
 
 // What a fresh runner of `suite` reads ahead (storage/remote/read_ahead.hpp): the keys of the
 // suite's keys on `remote` (suite_keys_key: the recorder of the fleet's last run uploaded them).

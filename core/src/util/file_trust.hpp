@@ -26,6 +26,17 @@ bool written_only_by_me(const struct stat& st, bool root_too);
 // not by you (alice)" or "is writable by its group (mode 0664)"; empty when it is true.
 std::string not_mine_because(const struct stat& st, bool root_too);
 
+// Whether the file `st` describes can have been written only by this process's user, root, or a
+// user CUBBY_TRUSTED_OWNERS names (names or uids, separated by commas or spaces: the variable of
+// the person running cubby, never a store's setting): a regular file owned by one of them, writable
+// by neither its group nor others. What cubby would run as you from a shared store (a suite's
+// recipes, replayed by `cubby warm` and the prefetch) is taken only from such a file.
+bool written_by_trusted(const struct stat& st);
+
+// Why written_by_trusted(st) is false, for a message (as not_mine_because, naming
+// CUBBY_TRUSTED_OWNERS); empty when it is true.
+std::string not_trusted_because(const struct stat& st);
+
 // "nobody (uid 65534)"; "uid 1234" for a uid without a name.
 std::string user_text(uid_t uid);
 

@@ -38,6 +38,9 @@ from ._settings import Settings, add_options, resolve
 from ._summary import UNCACHED_FIRST, Section, StatsFile, add_counters, write_section
 
 FIXTURE = "cubby_cache"  # the session fixture; a test that uses it activates the plugin
+# How long the session's end waits for CuPy's warm-up thread (its read-ahead was told to stop):
+# past it the thread is left to end with the process, and its Cache is not closed under it.
+WARM_UP_JOIN_S = 30.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -253,7 +256,11 @@ class CubbyPlugin:
         if self.cupy_warm_up is not None:
             if self.cupy_cache is not None:
                 self.cupy_cache.stop_read_ahead()
-            self.cupy_warm_up.join()
+            self.cupy_warm_up.join(WARM_UP_JOIN_S)
+            if self.cupy_warm_up.is_alive():
+                sys.stderr.write(f"cubby: CuPy's warm-up did not end within {WARM_UP_JOIN_S:.0f} s; "
+                                 "it is left to end with the process\n")
+                self.cupy_cache = None  # closing would wait for the call it is in
             self.cupy_warm_up = None
             self.cupy_warm_up_reads = False
         if self.cupy_cache is not None:

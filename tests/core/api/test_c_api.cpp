@@ -288,14 +288,15 @@ TEST_F(CApiTest, StatsJsonHasEveryField) {
                             "uncached_unkeyable_option",
                             "uncached_store_disabled",
                             "uncached_read_only",
-                            "uncached_compiled_elsewhere"}) {
+                            "uncached_compiled_elsewhere",
+                            "waits_given_up"}) {
     ASSERT_TRUE(json.contains(field)) << field;
     EXPECT_TRUE(json[field].is_number()) << field;
     EXPECT_EQ(json[field].get<double>(), 0.0) << field;
   }
   // The first program of each reason counted (none here).
   EXPECT_EQ(json.at("uncached_first"), nlohmann::json::object());
-  EXPECT_EQ(json.size(), 35u);
+  EXPECT_EQ(json.size(), 36u);
 }
 
 TEST_F(CApiTest, KeyEqualsResultKeyWithoutCompiling) {

@@ -12,6 +12,7 @@
 #include "storage/local/lock.hpp"
 #include "util/bytes.hpp"
 #include "util/hash.hpp"
+#include "util/file_trust.hpp"
 #include "util/io.hpp"
 
 namespace cubby {
@@ -31,8 +32,9 @@ bool safe_char(char c) {
          c == '_' || c == '+' || c == '-';
 }
 
-Result<std::optional<Manifest>> decode_file(const std::filesystem::path& path) {
-  auto bytes = io::read_file(path, kMaxManifestBytes);
+Result<std::optional<Manifest>> decode_file(const std::filesystem::path& path,
+                                            struct stat* opened = nullptr) {
+  auto bytes = io::read_file(path, kMaxManifestBytes, opened);
   if (!bytes) {
     if (bytes.error().code == Errc::not_found) return std::optional<Manifest>();
     return bytes.error();
@@ -78,9 +80,9 @@ std::filesystem::path manifest_path(const std::filesystem::path& root, std::stri
 }
 
 Result<std::optional<Manifest>> load_manifest(const std::filesystem::path& root,
-                                              std::string_view suite) {
+                                              std::string_view suite, struct stat* opened) {
   const std::filesystem::path path = manifest_path(root, suite);
-  auto manifest = decode_file(path);
+  auto manifest = decode_file(path, opened);
   if (manifest && *manifest && (*manifest)->suite != suite) {
     return fail(Errc::corrupt, "manifest ", path.string(), " belongs to suite '",
                 (*manifest)->suite, "', not '", std::string(suite), "'");
@@ -95,13 +97,18 @@ Result<std::optional<std::string>> record_manifest(const std::filesystem::path& 
   auto lock = merge_lock(root, suite);
   if (!lock) return lock.error();  // a wait that expired merges unlocked: the rename is atomic
   std::vector<Recipe> older;
-  if (auto existing = load_manifest(root, suite); existing && *existing) {
-    older = std::move((*existing)->recipes);
+  struct stat opened {};
+  bool trusted = true;
+  if (auto existing = load_manifest(root, suite, &opened); existing && *existing) {
+    trusted = io::written_by_trusted(opened);
+    if (trusted) older = std::move((*existing)->recipes);
   }
   Manifest merged{std::string(suite), merge_recipes(recent, older)};
-  if (merged.recipes == older) return std::optional<std::string>();
+  if (trusted && merged.recipes == older) return std::optional<std::string>();
   std::string bytes = encode_manifest(merged);
-  if (auto written = io::write_file_atomic(path, bytes); !written) return written.error();
+  if (auto written = io::write_file_atomic(path, bytes, io::FileMode::owner_writable); !written) {
+    return written.error();
+  }
   return std::optional<std::string>(std::move(bytes));
 }
 
@@ -141,7 +148,8 @@ Result<std::optional<std::string>> record_suite_keys(const std::filesystem::path
 }
 
 Result<void> save_manifest(const std::filesystem::path& root, const Manifest& manifest) {
-  return io::write_file_atomic(manifest_path(root, manifest.suite), encode_manifest(manifest));
+  return io::write_file_atomic(manifest_path(root, manifest.suite), encode_manifest(manifest),
+                               io::FileMode::owner_writable);
 }
 
 std::filesystem::path suite_miss_path(const std::filesystem::path& root, std::string_view suite) {

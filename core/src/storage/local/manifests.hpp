@@ -5,6 +5,8 @@
 // finishing together lose neither's recipes or keys.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -29,11 +31,15 @@ std::filesystem::path manifest_path(const std::filesystem::path& root, std::stri
 
 // `suite`'s manifest in the store at `root`: nullopt when there is none; Errc::corrupt (a damaged
 // file, a newer format, a file of another suite) or Errc::io, with a message naming the file.
+// With `opened`, the fstat of the file read (who wrote it: io::written_by_trusted).
 Result<std::optional<Manifest>> load_manifest(const std::filesystem::path& root,
-                                              std::string_view suite);
+                                              std::string_view suite,
+                                              struct stat* opened = nullptr);
 
 // Merges `recent` into `suite`'s manifest (merge_recipes; a damaged or newer manifest is
-// replaced) and writes it when that changed it. Returns the bytes written, or nullopt when the
+// replaced, and so is one another user may have written, io::written_by_trusted: its recipes are
+// never merged into a file of yours, which `cubby warm` would replay as yours) and writes it,
+// mode 0644, when that changed it. Returns the bytes written, or nullopt when the
 // manifest already held the same recipes in the same order. Errc::io when the store cannot be
 // written.
 Result<std::optional<std::string>> record_manifest(const std::filesystem::path& root,
@@ -53,7 +59,8 @@ Result<std::optional<std::string>> record_suite_keys(const std::filesystem::path
                                                      std::string_view suite,
                                                      const std::vector<RecipeKey>& recent);
 
-// Writes `manifest` as its suite's manifest, replacing any (import, remote fetch). Errc::io.
+// Writes `manifest` as its suite's manifest (mode 0644), replacing any (import, remote fetch).
+// Errc::io.
 Result<void> save_manifest(const std::filesystem::path& root, const Manifest& manifest);
 
 // The file a run's misses touch for a prefetch of `suite` that waits for the first one
