@@ -43,12 +43,12 @@ struct Plan {
   std::vector<std::string> suites;
   std::vector<Recipe> recipes;
   std::vector<std::string> suite_of;
-  std::vector<std::string> unknown_suites;  // named by --suite, with no recipes recorded
+  std::vector<std::string> unknown_suites;    // named by --suite, with no recipes recorded
   std::vector<std::string> untrusted_suites;  // whose manifest another user may have written
-  std::deque<std::size_t> missing;          // indexes into recipes, first-needed first
-  std::size_t warm = 0;                     // already in the store
-  json skipped = json::array();             // {program, suite, reason}
-  json failed = json::array();              // {program, suite, error}
+  std::deque<std::size_t> missing;            // indexes into recipes, first-needed first
+  std::size_t warm = 0;                       // already in the store
+  json skipped = json::array();               // {program, suite, reason}
+  json failed = json::array();                // {program, suite, error}
   std::size_t compiled = 0;
   std::size_t hits = 0;  // found by a worker: another process or the remote had it meanwhile
   double compile_ms = 0;

@@ -266,7 +266,8 @@ TEST_F(Warm, AManifestAnotherUserMayHaveWrittenIsNeverReplayed) {
   struct stat own {};
   ASSERT_EQ(::stat(path.c_str(), &own), 0);
   EXPECT_EQ(own.st_mode & 07777, 0644u) << "a manifest must be writable by its owner only";
-  if (const std::string why = testing::give_to_another_user(path); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = testing::give_to_another_user(path); !why.empty())
+    GTEST_SKIP() << why;
   struct stat given {};
   ASSERT_EQ(::stat(path.c_str(), &given), 0);
   const CliOutcome refused = warm({"--suite", kSuite, "--json"});

@@ -150,14 +150,14 @@ int cubby_compile(cubby_cache* cache, const char* source, const char* program_na
 namespace {
 
 // cubby_key and cubby_storable_key: `key_of(request)` written to key_out.
-int write_key(cubby_cache* cache, const char* function, const char* source,
-              const char* program_name, const char* const* name_expressions,
-              size_t name_expression_count, const char* const* options, size_t option_count,
-              const char* arch, char key_out[33],
-              const std::function<cubby::Key(const cubby::Cache&, const cubby::CompileRequest&)>&
-                  key_of) {
+int write_key(
+    cubby_cache* cache, const char* function, const char* source, const char* program_name,
+    const char* const* name_expressions, size_t name_expression_count, const char* const* options,
+    size_t option_count, const char* arch, char key_out[33],
+    const std::function<cubby::Key(const cubby::Cache&, const cubby::CompileRequest&)>& key_of) {
   if (key_out == nullptr) {
-    return invalid((std::string(function) + ": key_out is NULL; pass a buffer of 33 chars").c_str());
+    return invalid(
+        (std::string(function) + ": key_out is NULL; pass a buffer of 33 chars").c_str());
   }
   key_out[0] = '\0';
   return with_cache(cache, function, [&](const Call& call) -> int {
@@ -178,9 +178,10 @@ int write_key(cubby_cache* cache, const char* function, const char* source,
 int cubby_key(cubby_cache* cache, const char* source, const char* program_name,
               const char* const* name_expressions, size_t name_expression_count,
               const char* const* options, size_t option_count, const char* arch, char key_out[33]) {
-  return write_key(cache, "cubby_key", source, program_name, name_expressions,
-                   name_expression_count, options, option_count, arch, key_out,
-                   [](const cubby::Cache& c, const cubby::CompileRequest& r) { return c.key_of(r); });
+  return write_key(
+      cache, "cubby_key", source, program_name, name_expressions, name_expression_count, options,
+      option_count, arch, key_out,
+      [](const cubby::Cache& c, const cubby::CompileRequest& r) { return c.key_of(r); });
 }
 
 int cubby_storable_key(cubby_cache* cache, const char* source, const char* program_name,

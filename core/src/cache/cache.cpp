@@ -18,6 +18,7 @@
 #include "cubby/cubin.hpp"
 #include "cuda/include_plan.hpp"
 #include "cuda/nvrtc_compile.hpp"
+#include "cuda/nvrtc_options.hpp"
 #include "format/blob.hpp"
 #include "format/recipe.hpp"
 #include "key/include_scan.hpp"
@@ -241,6 +242,9 @@ Key Cache::key_of(const CompileRequest& request) const {
 }
 
 Result<Key> Cache::storable_key(const CompileRequest& request) const {
+  if (auto checked = check_last_option_has_its_value(request.options); !checked) {
+    return checked.error();
+  }
   CompileRequest resolved = request;
   if (resolved.arch.empty()) resolved.arch = default_arch();
   const NvrtcLibrary nvrtc = locate_nvrtc().value_or_throw();
@@ -249,8 +253,9 @@ Result<Key> Cache::storable_key(const CompileRequest& request) const {
   std::string detail;
   const Uncached why = keyless_reason(config_, request, plan, prepared.inputs, detail);
   if (why != Uncached::none) {
-    return fail(Errc::invalid_argument, "the program has no key that covers what it reads: ",
-                uncached_info(why).label, " (", detail, "); compile it without the store");
+    return fail(Errc::invalid_argument,
+                "the program has no key that covers what it reads: ", uncached_info(why).label,
+                " (", detail, "); compile it without the store");
   }
   return prepared.key();
 }
@@ -529,6 +534,7 @@ CacheResult Cache::store_blob(std::string_view ns, std::string_view name, std::s
 
 CacheResult Cache::compile(const CompileRequest& request) {
   const auto start = Clock::now();
+  check_last_option_has_its_value(request.options).value_or_throw();
   CompileRequest resolved = request;
   if (resolved.arch.empty()) resolved.arch = default_arch();
   const std::int64_t since_ns = realtime_ns();  // before the headers are read for the key

@@ -143,6 +143,17 @@ bool takes_next_as_value(std::string_view option) {
   });
 }
 
+Result<void> check_last_option_has_its_value(const std::vector<std::string>& options) {
+  if (options.empty() || !takes_next_as_value(options.back())) return {};
+  // An odd run of such options at the end: "-D -I" is -D with the value "-I".
+  std::size_t run = 0;
+  for (auto it = options.rbegin(); it != options.rend() && takes_next_as_value(*it); ++it) ++run;
+  if (run % 2 == 0) return {};
+  return fail(Errc::invalid_argument, "the last option, '", options.back(),
+              "', takes a value and has none; give it one ('", options.back(),
+              " VALUE') or remove it");
+}
+
 Result<void> check_replayable_options(const std::vector<std::string>& options) {
   for (std::size_t i = 0; i < options.size();) {
     const ParsedOption parsed = parse_nvrtc_option(options, i);

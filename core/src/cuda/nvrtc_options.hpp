@@ -60,6 +60,11 @@ bool any_nvrtc_option(const std::vector<std::string>& options, Predicate pred) {
 // entry is its value, never an option.
 bool takes_next_as_value(std::string_view option);
 
+// Errc::invalid_argument naming it when the last option takes its value from the next one and has
+// none (`-I`, `-include`, `-D` at the end): NVRTC would take the first option cubby appends (the
+// toolkit's --include-path) as its value, and read a file the key does not cover.
+Result<void> check_last_option_has_its_value(const std::vector<std::string>& options);
+
 // Ok when every option of `options` may be replayed from a recipe someone else recorded; else
 // Errc::invalid_argument naming the first option that may not (a file it would write or read, an
 // option cubby does not know), and what to do.

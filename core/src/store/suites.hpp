@@ -32,9 +32,9 @@ std::vector<std::string> list_suites(const Store& store,
 // neither has one (a remote that fails, or holds a manifest that does not decode or is another
 // suite's, has none). Errc::corrupt or Errc::io: the store's manifest cannot be read (the remote
 // is not asked). With `not_replayable`: why the store's manifest must not be replayed as you
-// ("<its path> <io::not_trusted_because>": another user may have written it; a replay compiles its recipes, and
-// whatever files their sources read, as you), "" when it may (a manifest from the remote was
-// fetched as you, through your own settings).
+// ("<its path> <io::not_trusted_because>": another user may have written it; a replay compiles its
+// recipes, and whatever files their sources read, as you), "" when it may (a manifest from the
+// remote was fetched as you, through your own settings).
 Result<std::optional<Manifest>> load_suite(const Config& config, std::string_view suite,
                                            std::string* not_replayable = nullptr);
 

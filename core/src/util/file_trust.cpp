@@ -2,9 +2,9 @@
 #include "util/file_trust.hpp"
 
 #include <pwd.h>
-#include <algorithm>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>

@@ -372,6 +372,25 @@ TEST(Cache, EntryWhoseNamesAreNotInItsCubinIsNeverServed) {
   EXPECT_EQ(cache.stats().corrupt, 1u);
 }
 
+TEST(Cache, ATrailingIncludeOptionWithoutItsValueIsRefusedAndNothingIsStored) {
+  TempDir dir("cache");
+  Cache cache(config_for(dir.path()));
+  for (const char* option : {"-include", "-I"}) {
+    CompileRequest r = request();
+    r.options = {"-std=c++17", option};
+    try {
+      (void)cache.compile(r);
+      ADD_FAILURE() << option << " was compiled";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), Errc::invalid_argument);
+      EXPECT_NE(std::string(error.what()).find("takes a value and has none"), std::string::npos)
+          << error.what();
+    }
+  }
+  EXPECT_EQ(cache.stats().compiles, 0u);
+  EXPECT_EQ(count_entries(DiskTier(dir.path())), 0u);
+}
+
 TEST(Cache, CompileErrorThrowsWithLogAndStoresNothing) {
   TempDir dir("cache");
   Cache cache(config_for(dir.path()));

@@ -45,6 +45,23 @@ TEST(NvrtcOptions, OptionsThatTakeTheNextEntryAsTheirValue) {
   EXPECT_FALSE(takes_next_as_value("-G"));
 }
 
+// A trailing `-include` or `-I` took the `--include-path=<toolkit>/cccl` cubby appends as its
+// value: NVRTC then read a file the key does not cover. Such options are refused, by name.
+TEST(NvrtcOptions, ALastOptionWithoutItsValueIsRefusedByName) {
+  for (const char* option : {"-I", "-include", "--pre-include", "-D", "--include-path"}) {
+    const auto refused = check_last_option_has_its_value({"-std=c++17", option});
+    ASSERT_FALSE(refused.ok()) << option;
+    EXPECT_EQ(refused.error().code, Errc::invalid_argument);
+    EXPECT_NE(refused.error().message.find(std::string("'") + option + "'"), std::string::npos)
+        << refused.error().message;
+  }
+  EXPECT_TRUE(check_last_option_has_its_value({}).ok());
+  EXPECT_TRUE(check_last_option_has_its_value({"-I", "dir"}).ok());
+  EXPECT_TRUE(check_last_option_has_its_value({"-Idir", "-DX"}).ok());
+  EXPECT_TRUE(check_last_option_has_its_value({"-D", "-I"}).ok());  // -D's value is "-I"
+  EXPECT_FALSE(check_last_option_has_its_value({"-D", "-I", "-include"}).ok());
+}
+
 TEST(NvrtcOptions, ARecipeMayReplayTheOptionsOfAnOrdinaryProgram) {
   EXPECT_EQ(refusal_of({"-std=c++17",
                         "-DN=4",

@@ -11,8 +11,8 @@
 
 #include "storage/local/lock.hpp"
 #include "util/bytes.hpp"
-#include "util/hash.hpp"
 #include "util/file_trust.hpp"
+#include "util/hash.hpp"
 #include "util/io.hpp"
 
 namespace cubby {
