@@ -324,6 +324,31 @@ TEST_F(CApiTest, KeyEqualsResultKeyWithoutCompiling) {
   EXPECT_STRNE(key, other);
 }
 
+// A front end that compiles a program itself and stores it under cubby's key (CuPy's nvcc
+// programs) needs a key that covers every header: cubby_storable_key gives one only then.
+TEST_F(CApiTest, StorableKeyIsTheKeyOfAProgramTheStoreCoversAndAnErrorOtherwise) {
+  char key[33];
+  char storable[33];
+  ASSERT_EQ(cubby_key(cache_, kSource, "scale.cu", kNames, kNameCount, kOptions, kOptionCount,
+                      kArch, key),
+            CUBBY_OK);
+  ASSERT_EQ(cubby_storable_key(cache_, kSource, "scale.cu", kNames, kNameCount, kOptions,
+                               kOptionCount, kArch, storable),
+            CUBBY_OK)
+      << cubby_last_error();
+  EXPECT_STREQ(key, storable);
+  const char* cudafe[] = {"-Xcudafe", "--no_rtti"};
+  std::memset(storable, 'x', sizeof storable);
+  EXPECT_EQ(cubby_storable_key(cache_, kSource, "scale.cu", nullptr, 0, cudafe, 2, kArch, storable),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(storable[0], '\0');
+  EXPECT_NE(std::string(cubby_last_error()).find("an option the key cannot cover"),
+            std::string::npos)
+      << cubby_last_error();
+  EXPECT_EQ(cubby_storable_key(cache_, kSource, "scale.cu", nullptr, 0, nullptr, 0, kArch, nullptr),
+            CUBBY_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_F(CApiTest, CompileErrorGivesLogAndStoresNothing) {
   cubby_result* result = reinterpret_cast<cubby_result*>(&result);  // must be reset to NULL
   EXPECT_EQ(cubby_compile(cache_, kBadSource, "broken.cu", nullptr, 0, nullptr, 0, kArch, &result),

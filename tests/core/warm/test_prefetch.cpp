@@ -302,6 +302,27 @@ TEST(Prefetch, AWorkerThatCrashesMeansTheRunCompilesThatKernelItself) {
   }
 }
 
+// A prefetch that is stopped without dying (SIGSTOP, a debugger) never holds up the end of the
+// run that started it: stop() sends SIGTERM, which a stopped process does not act on, and after
+// 5 s SIGKILL, which ends it stopped or not.
+TEST(Prefetch, StopEndsAPrefetchThatIsStoppedWithinItsBound) {
+  TempDir dir("prefetch-stopped");
+  const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
+  const ScopedEnv hang("CUBBY_TEST_WORKER_FAULT", "hang:p0.cu");
+  const Config config = recorded_store(dir.path(), 2);
+  Prefetch prefetch;
+  prefetch.start(config);
+  ASSERT_TRUE(prefetch.running()) << prefetch.note();
+  const auto pid = static_cast<pid_t>(prefetch.pid());
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const auto start = std::chrono::steady_clock::now();
+  prefetch.stop();
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(prefetch.running());
+  EXPECT_LT(took, 15s) << "stop() waited for a stopped prefetch";
+  EXPECT_NE(::kill(pid, 0), 0) << "the stopped prefetch outlived stop()";
+}
+
 TEST(Prefetch, DiesWithTheProcessThatStartedItEvenOnKill9) {
   TempDir dir("prefetch-orphans");
   const ScopedEnv cli("CUBBY_CLI", CUBBY_CLI_PATH);
