@@ -27,6 +27,21 @@ std::string failing_command(const CLI::App& app) {
 }
 
 // Parses one command line and runs the chosen command; failures are exceptions (see main).
+// For `cubby compile k.cu -std=c++17`: the NVRTC option it was given as, as --option takes it
+// ("" for any other error).
+std::string nvrtc_option_hint(CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) return {};
+  for (const CLI::App* command : app.get_subcommands()) {  // the ones given
+    if (command->get_name() != "compile") continue;
+    for (const std::string& word : command->remaining()) {
+      if (word.size() > 1 && word.front() == '-') {
+        return "; NVRTC options go through --option: `--option=" + word + "`";
+      }
+    }
+  }
+  return {};
+}
+
 int run_line(std::vector<std::string> args) {
   using namespace cubby::cli;
   CLI::App app{"cubby: a persistent, shared CUBIN cache for kernels compiled with NVRTC.", "cubby"};
@@ -47,8 +62,8 @@ int run_line(std::vector<std::string> args) {
     return app.exit(done);
   } catch (const CLI::ParseError& error) {
     const std::string command = failing_command(app);
-    fail_with(kExitUsage,
-              std::string(error.what()) + "; run `" + command + " --help` for its options");
+    fail_with(kExitUsage, std::string(error.what()) + nvrtc_option_hint(app, error) + "; run `" +
+                              command + " --help` for its options");
   }
   if (generate == "man") return write_man_page(app, std::cout);
   if (generate == "bash-completion") return write_bash_completion(app, std::cout);

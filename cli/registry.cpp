@@ -75,11 +75,13 @@ std::string ccache_options_text() {
   std::string text = "For ccache users (each is the command after `=`):";
   for (const CcacheOption& option : ccache_options()) {
     std::string names(option.short_name);
-    names += (names.empty() ? "" : ", ") + std::string(option.long_name);
-    if (!option.value.empty()) names += " " + std::string(option.value);
+    // Appended piece by piece: GCC 12's -Wrestrict misreads " " + std::string at -O3.
+    if (!names.empty()) names += ", ";
+    names += option.long_name;
+    if (!option.value.empty()) names.append(" ").append(option.value);
     std::string command = "cubby";
-    for (const std::string_view word : option.command) command += " " + std::string(word);
-    if (!option.value.empty()) command += " " + std::string(option.value);
+    for (const std::string_view word : option.command) command.append(" ").append(word);
+    if (!option.value.empty()) command.append(" ").append(option.value);
     names.resize(std::max<std::size_t>(names.size(), 28), ' ');
     text += "\n  " + names + "= " + command;
   }

@@ -318,6 +318,12 @@ TEST_F(CliTest, VersionAndUsageErrors) {
     EXPECT_NE(run.err.find("run `cubby " + args[0] + " --help`"), std::string::npos) << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   }
+  // An NVRTC option given as it is: the error says how --option takes it.
+  const Outcome nvrtc = cubby({"compile", kernel_.string(), "-std=c++17"});
+  EXPECT_EQ(nvrtc.exit_code, 2);
+  EXPECT_NE(nvrtc.err.find("NVRTC options go through --option: `--option=-std=c++17`"),
+            std::string::npos)
+      << nvrtc.err;
 }
 
 // Issue 27 item 4: CUBBY_DIR naming a regular file says so and fails as safely as an unwritable

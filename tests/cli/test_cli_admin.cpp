@@ -531,6 +531,9 @@ TEST_F(AdminCliTest, CcacheHabitsWork) {
   const Outcome bad = cubby({"-M", "lots"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(bad.err.starts_with("cubby: max_size = \"lots\" is not valid")) << bad.err;
+  // A number alone is GiB there, as in ccache: the message says so, not "a number of bytes".
+  EXPECT_NE(bad.err.find("a number alone, which is GiB"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("number of bytes"), std::string::npos) << bad.err;
   const Outcome missing = cubby({"-M"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_TRUE(missing.err.starts_with("cubby: ")) << missing.err;

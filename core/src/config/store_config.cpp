@@ -65,8 +65,16 @@ Result<void> apply_max_size(Config& config, std::string_view value) {
   const std::string_view number = trim(value);
   const bool bare =
       !number.empty() && number.find_first_not_of("0123456789.") == std::string_view::npos;
-  return apply_size(config.max_size, bare ? std::string(number) + "Gi" : value, kMaxStoreSize,
-                    kUnlimitedMaxSize);
+  auto applied = apply_size(config.max_size, bare ? std::string(number) + "Gi" : value,
+                            kMaxStoreSize, kUnlimitedMaxSize);
+  if (!applied && applied.error().code == Errc::invalid_argument &&
+      applied.error().message.starts_with("expected")) {
+    return fail(Errc::invalid_argument,
+                "expected a size such as 500M, 1.5G, 64Mi or a number alone, which is GiB as in "
+                "ccache (k, M, G, T: powers of 1000; Ki, Mi, Gi, Ti: powers of 1024; 0: "
+                "unlimited)");
+  }
+  return applied;
 }
 
 Result<void> apply_read_only(Config& config, std::string_view value) {

@@ -30,7 +30,10 @@ bool canonical_of(const std::string& candidate, const FolderOf& folder_of, std::
       !S_ISLNK(link.st_mode)) {
     const std::string& folder = folder_of();
     if (!folder.empty()) {
-      out = folder == "/" ? "/" + std::string(name) : folder + "/" + std::string(name);
+      // Appended piece by piece: GCC 12's -Wrestrict misreads "/" + std::string at -O3.
+      out = folder == "/" ? std::string() : folder;
+      out += '/';
+      out += name;
       return true;
     }
   }

@@ -42,10 +42,17 @@ std::string absolute_dir(const std::filesystem::path& dir, std::string& cwd) {
       std::error_code ec;
       cwd = std::filesystem::current_path(ec).string();
       if (ec || cwd.empty()) {
-        cwd = "/";
+        cwd.assign(1, '/');  // not = "/": GCC 12's -Wrestrict misreads it at -O3
       }
     }
-    text = text.empty() ? cwd : (cwd.back() == '/' ? cwd : cwd + "/") + text;
+    if (text.empty()) {
+      text = cwd;
+    } else {
+      std::string joined = cwd;
+      if (joined.back() != '/') joined += '/';
+      joined += text;
+      text = std::move(joined);
+    }
   }
   while (text.size() > 1 && text.back() == '/') {
     text.pop_back();
