@@ -57,7 +57,8 @@ void warn_store_file_once(const std::string& problem) {
 }
 
 // Says once per process and file that the store's file may have been written by another user, so
-// its settings that name a remote or a file (those of `ignored`, each with untrusted_because set)
+// its settings that name a remote or a file or bound what the process holds (those of `ignored`,
+// each with untrusted_because set)
 // are not used, and what to do.
 void warn_untrusted_store_file_once(const std::filesystem::path& file,
                                     const std::vector<const EffectiveSetting*>& ignored) {
@@ -77,7 +78,8 @@ void warn_untrusted_store_file_once(const std::filesystem::path& file,
   }
   std::fprintf(stderr,
                "cubby: warning: %s: its %s setting%s ignored (a file another user may have "
-               "written must not choose where cubby connects or which of your files it uses); "
+               "written must not choose where cubby connects, which of your files it uses or how "
+               "much it holds); "
                "set %s in your environment, or have the file owned by you or root and writable "
                "by no one else (chown, chmod go-w)\n",
                why.c_str(), keys.c_str(), ignored.size() == 1 ? " is" : "s are", variables.c_str());

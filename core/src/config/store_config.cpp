@@ -232,8 +232,8 @@ const std::array<StoreSettingInfo, 14> kStoreSettings = {{
      apply_remote_backoff},
     {"remote_max_entry", "CUBBY_REMOTE_MAX_ENTRY", "64Mi",
      "larger entries are neither sent to nor accepted from the remote; at most 1Gi (also what 0 "
-     "means)",
-     SettingTrust::group, apply_remote_max_entry},
+     "means); a bound on what this process holds, so taken only from your own cubby.conf",
+     SettingTrust::own_file, apply_remote_max_entry},
     {"remote_compress", "CUBBY_REMOTE_COMPRESS", "true", "send remote entries LZ4-compressed",
      SettingTrust::group, apply_remote_compress},
     {"remote_read_ahead", "CUBBY_REMOTE_READ_AHEAD", "true",

@@ -192,7 +192,8 @@ TEST(StoreConfig, WritesReplaceTheKeyAndKeepEveryOtherLine) {
 constexpr const char* kPlanted =
     "max_size = 100M\nremote_mode = read\nremote = http://attacker.example:8080/c\n"
     "remote_token_file = /home/victim/.cubby-token\nremote_ca_file = /tmp/attacker-ca.pem\n"
-    "remote_cert_file = /tmp/attacker-cert.pem\nremote_key_file = /tmp/attacker-key.pem\n";
+    "remote_cert_file = /tmp/attacker-cert.pem\nremote_key_file = /tmp/attacker-key.pem\n"
+    "remote_max_entry = 1Gi\n";
 
 // Loads `store` with CUBBY_REMOTE unset and then set (the victim's own remote): the file's
 // settings that name a remote or a file never apply, the others do, one warning says `why`.
@@ -209,11 +210,13 @@ void expect_planted_file_ignored(const fs::path& store, const std::string& why) 
   EXPECT_EQ(config->max_size, 100'000'000u);  // harmless settings still apply
   EXPECT_TRUE(config->remote_read_only);
   EXPECT_NE(warned.find((store / "cubby.conf").string() + " " + why), std::string::npos) << warned;
-  EXPECT_NE(warned.find("remote, remote_token_file, remote_ca_file, remote_cert_file, "
-                        "remote_key_file settings are ignored"),
+  EXPECT_NE(warned.find("remote, remote_max_entry, remote_token_file, remote_ca_file, "
+                        "remote_cert_file, remote_key_file settings are ignored"),
             std::string::npos)
       << warned;
-  EXPECT_NE(warned.find("set CUBBY_REMOTE, CUBBY_REMOTE_TOKEN_FILE"), std::string::npos) << warned;
+  EXPECT_NE(warned.find("set CUBBY_REMOTE, CUBBY_REMOTE_MAX_ENTRY, CUBBY_REMOTE_TOKEN_FILE"),
+            std::string::npos)
+      << warned;
 
   ScopedEnv remote("CUBBY_REMOTE", "https://mine.example/cache");
   ::testing::internal::CaptureStderr();
@@ -279,6 +282,7 @@ TEST(StoreConfigTrust, MyOwnFileNamesTheRemoteAndItsFiles) {
   EXPECT_EQ(config->remote_token_file, fs::path("/home/victim/.cubby-token"));
   EXPECT_EQ(config->remote_ca_file, "/tmp/attacker-ca.pem");
   EXPECT_EQ(config->remote_key_file, "/tmp/attacker-key.pem");
+  EXPECT_EQ(config->remote_max_entry, 1ull << 30);
 }
 
 // Every setting of the table parses its own default, and has a variable and a description.
@@ -293,12 +297,28 @@ TEST(StoreConfig, EveryDefaultParses) {
   EXPECT_EQ(find_store_setting("nope"), nullptr);
 }
 
-// The settings that name a remote or a file are exactly those only the user's own file may set.
+// The settings that name a remote or a file, or bound what the process holds in memory
+// (remote_max_entry: a hostile chunked answer makes the host hold about twice it), are exactly
+// those only the user's own file may set.
 TEST(StoreConfigTrust, EverySettingThatNamesARemoteOrAFileIsOwnFileOnly) {
   for (const StoreSettingInfo& setting : kStoreSettings) {
-    const bool names_something = setting.key == "remote" || setting.key.ends_with("_file");
+    const bool names_something = setting.key == "remote" || setting.key.ends_with("_file") ||
+                                 setting.key == "remote_max_entry";
     EXPECT_EQ(setting.trust == SettingTrust::own_file, names_something) << setting.key;
   }
+}
+
+TEST(StoreConfigTrust, AnotherUsersFileSetsNoRemoteEntryBound) {
+  CleanStoreEnv clean;
+  TempDir store("store-config-trust");
+  write_text(store / "cubby.conf", "remote_max_entry = 1Gi\n");
+  ::chmod((store / "cubby.conf").c_str(), 0664);  // the group may write it
+  ::testing::internal::CaptureStderr();
+  auto config = Config::load(store.path());
+  (void)::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  Config defaults;
+  EXPECT_EQ(config->remote_max_entry, defaults.remote_max_entry);
 }
 
 }  // namespace
