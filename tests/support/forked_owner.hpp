@@ -1,5 +1,7 @@
-// An owner process that takes a lock or a claim, forks a child that outlives it, and dies without
-// releasing anything: what a test of "a claim ends with the process that made it" starts from.
+// Processes that hold locks for tests: an owner that takes a lock or a claim, forks a child that
+// outlives it, and dies without releasing anything (what a test of "a claim ends with the process
+// that made it" starts from); and a child that holds a lock file until it is killed (a compiler
+// that is busy, hung or stopped).
 #pragma once
 
 #include <signal.h>
@@ -7,8 +9,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <thread>
+
+#include "storage/local/lock.hpp"
 
 namespace cubby::testing {
 
@@ -55,5 +60,32 @@ class OrphanedChild {
   pid_t pid_ = 0;
   bool ok_ = false;
 };
+
+// Forks a child that takes the lock at `path` (FileLock::try_acquire, so its heartbeat runs),
+// then sleeps for `hold` and exits; returns once the child holds it (its pid), or -1 when it
+// could not take it. The caller kills and reaps it.
+inline pid_t hold_lock_in_child(const std::filesystem::path& path, std::chrono::milliseconds hold) {
+  int ready[2];
+  if (::pipe(ready) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(ready[0]);
+    auto lock = FileLock::try_acquire(path);
+    const char ok = (lock && lock->has_value()) ? '1' : '0';
+    (void)!::write(ready[1], &ok, 1);
+    std::this_thread::sleep_for(hold);
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char ok = '0';
+  const bool read = ::read(ready[0], &ok, 1) == 1;
+  ::close(ready[0]);
+  if (read && ok == '1') return pid;
+  if (pid > 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  return -1;
+}
 
 }  // namespace cubby::testing

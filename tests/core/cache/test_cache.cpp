@@ -17,6 +17,7 @@
 #include "cubby/entry.hpp"
 #include "cuda/compile_hook.hpp"
 #include "cuda/nvrtc_library.hpp"
+#include "forked_owner.hpp"
 #include "format/blob.hpp"
 #include "key/include_scan.hpp"
 #include "storage/local/disk.hpp"
@@ -469,23 +470,9 @@ TEST(Cache, ConcurrentCallersOfOneKeyCompileOnce) {
 TEST(Cache, AWaiterCompilesItselfWhenTheProcessCompilingItsKeyIsStopped) {
   TempDir dir("cache");
   const Key key = Cache(config_for(dir.path())).key_of(request());
-  const auto lock_path = DiskTier(dir.path()).lock_path_of(key);
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::close(ready[0]);
-    auto lock = FileLock::try_acquire(lock_path);
-    const char ok = (lock && lock->has_value()) ? '1' : '0';
-    (void)!::write(ready[1], &ok, 1);
-    std::this_thread::sleep_for(std::chrono::minutes(2));
-    ::_exit(0);
-  }
-  ::close(ready[1]);
-  char ok = '0';
-  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
-  ::close(ready[0]);
-  ASSERT_EQ(ok, '1');
+  const pid_t child =
+      testing::hold_lock_in_child(DiskTier(dir.path()).lock_path_of(key), std::chrono::minutes(2));
+  ASSERT_GT(child, 0);
   ASSERT_EQ(::kill(child, SIGSTOP), 0);
   Cache cache(config_for(dir.path()));
   const auto start = std::chrono::steady_clock::now();

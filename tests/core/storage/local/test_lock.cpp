@@ -22,25 +22,10 @@ using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
 
-// Forks a child that takes the lock at `path`, writes one byte to `ready`, then sleeps until
-// killed (or exits after `hold`).
+// A child holding the lock at `path` (forked_owner.hpp), sleeping for `hold`.
 pid_t hold_in_child(const std::filesystem::path& path, std::chrono::milliseconds hold) {
-  int ready[2];
-  EXPECT_EQ(::pipe(ready), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(ready[0]);
-    auto lock = FileLock::try_acquire(path);
-    const char ok = (lock && lock->has_value()) ? '1' : '0';
-    (void)!::write(ready[1], &ok, 1);
-    std::this_thread::sleep_for(hold);
-    ::_exit(0);
-  }
-  ::close(ready[1]);
-  char ok = '0';
-  EXPECT_EQ(::read(ready[0], &ok, 1), 1);
-  ::close(ready[0]);
-  EXPECT_EQ(ok, '1');
+  const pid_t pid = testing::hold_lock_in_child(path, hold);
+  EXPECT_GT(pid, 0) << "the child could not take " << path;
   return pid;
 }
 
