@@ -223,6 +223,35 @@ def test_require_warm_fails_a_test_that_compiles_and_shows_the_key_fields(pytest
     warm.assert_outcomes(passed=1)
 
 
+ORDER_DEPENDENT = """
+import os
+
+SOURCE = 'extern "C" __global__ void k(float* p) {\\n  *p = VALUE;\\n}\\n'
+
+
+def test_kernel(cubby_cache):
+    # What an earlier test left in the process chooses the kernel (CuPy's accelerator settings).
+    source = SOURCE.replace("VALUE", os.environ.get("KERNEL_VALUE", "1.0f"))
+    assert cubby_cache.compile(source, [], [], "sm_90").cubin[:4] == b"\\x7fELF"
+"""
+
+
+def test_require_warm_names_the_recorded_program_a_new_one_is_nearest_to(pytester, run, env,
+                                                                         store):
+    """A second run that compiles a program its first run never did (CuPy's kernel set can depend
+    on test order under xdist) says so, with the first line that differs, and the remedy."""
+    pytester.makepyfile(test_k=ORDER_DEPENDENT)
+    run(f"--cubby-dir={store}").assert_outcomes(passed=1)  # records the suite
+    env.setenv("KERNEL_VALUE", "2.0f")
+    warm = run(f"--cubby-dir={store}", "--cubby-require-warm")
+    warm.assert_outcomes(failed=1)
+    text = warm.stdout.str()
+    assert "never compiled this program before" in text, text
+    assert "at line 2:" in text, text
+    assert "recorded:   *p = 1.0f;" in text and "now:        *p = 2.0f;" in text, text
+    assert "Run the suite once more to record this program" in text, text
+
+
 def test_require_warm_from_the_environment(pytester, run, env, store):
     env.setenv("CUBBY_REQUIRE_WARM", "1")
     pytester.makepyfile(test_k=kernel_test(1))

@@ -205,6 +205,19 @@ CUBBY_API const char* cubby_explain_json(cubby_cache* cache, const char* source,
                                          size_t name_expression_count, const char* const* options,
                                          size_t option_count, const char* arch);
 
+/* The recorded recipe of the handle's suite (CUBBY_SUITE) nearest to a request, as a JSON object:
+ * "suite", "program" (its name), "same_request" (the suite recorded this very request: only its
+ * key changed), "same_source" (this source with other options or name expressions), else "line"
+ * (1-based, where the sources first differ), "recorded" and "now" (that line of each). {} without
+ * a suite, its manifest or a recipe. What `--cubby-require-warm` shows of a program a second run
+ * compiled. Lives like cubby_explain_json's answer (until this thread's next call of it). */
+CUBBY_API const char* cubby_nearest_recorded_json(cubby_cache* cache, const char* source,
+                                                  const char* program_name,
+                                                  const char* const* name_expressions,
+                                                  size_t name_expression_count,
+                                                  const char* const* options, size_t option_count,
+                                                  const char* arch);
+
 /* The same fields as text, in the one key-dump layout of `cubby compile --explain` and the test
  * harnesses' require-warm failures: a title line, then one line per field with its label, the
  * first 12 digits of its hash and its value. Lives like cubby_explain_json's answer (until this

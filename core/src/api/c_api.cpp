@@ -16,8 +16,10 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "api/c_api_calls.hpp"
 #include "api/c_api_result.hpp"
@@ -29,6 +31,8 @@
 #include "cubby/stats_summary.hpp"
 #include "cubby/version.hpp"
 #include "stats/stats_report.hpp"
+#include "storage/local/manifests.hpp"
+#include "store/nearest_recipe.hpp"
 #include "store/store.hpp"
 
 using cubby::c_api::Call;
@@ -50,6 +54,7 @@ thread_local std::string stats_json;      // storage for cubby_stats_json's answ
 thread_local std::string uncached_first;  // storage for cubby_uncached_first's answer
 thread_local std::string explain_json;    // storage for cubby_explain_json's answer
 thread_local std::string explain_text;    // storage for cubby_explain_text's answer
+thread_local std::string nearest_json;    // storage for cubby_nearest_recorded_json's answer
 thread_local std::string stats_summary;   // storage for cubby_stats_summary's answer
 
 // Builds a CompileRequest from C arguments; throws cubby::Error(invalid_argument) on bad ones.
@@ -329,6 +334,39 @@ const char* cubby_explain_text(cubby_cache* cache, const char* source, const cha
         source, program_name, name_expressions, name_expression_count, options, option_count, arch);
     explain_text = cubby::format_key_fields(cubby::explain_key(call.cache().key_inputs(request)));
     return explain_text.c_str();
+  });
+}
+
+const char* cubby_nearest_recorded_json(cubby_cache* cache, const char* source,
+                                        const char* program_name,
+                                        const char* const* name_expressions,
+                                        size_t name_expression_count, const char* const* options,
+                                        size_t option_count, const char* arch) {
+  return text_with_cache(cache, "cubby_nearest_recorded_json", [&](const Call& call) {
+    const cubby::CompileRequest request = make_request(
+        source, program_name, name_expressions, name_expression_count, options, option_count, arch);
+    const cubby::Config& config = call.cache().config();
+    nlohmann::json found = nlohmann::json::object();
+    auto manifest = config.suite.empty() || config.disabled
+                        ? cubby::Result<std::optional<cubby::Manifest>>(std::nullopt)
+                        : cubby::load_manifest(config.dir, config.suite);
+    if (manifest && *manifest) {
+      std::vector<cubby::CompileRequest> recorded;
+      for (const cubby::Recipe& recipe : (*manifest)->recipes) {
+        recorded.push_back(cubby::request_of(recipe, config.base_dir));
+      }
+      if (auto nearest = cubby::nearest_recipe(recorded, request)) {
+        found = {{"suite", config.suite},
+                 {"program", nearest->program_name},
+                 {"same_request", nearest->same_request},
+                 {"same_source", nearest->same_source},
+                 {"line", nearest->line},
+                 {"recorded", nearest->recorded_line},
+                 {"now", nearest->line_now}};
+      }
+    }
+    nearest_json = cubby::json_text(found);
+    return nearest_json.c_str();
   });
 }
 

@@ -308,6 +308,19 @@ class Cache:
             raise Error(_text(self._lib.cubby_last_error()))
         return json.loads(text)
 
+    def nearest_recorded(self, source: str, name_expressions: Sequence[str] = (),
+                         options: Sequence[str] = (), arch: Optional[str] = None,
+                         program_name: Optional[str] = None) -> dict:
+        """The recorded recipe of this handle's suite nearest to a request (cubby.h's
+        ``cubby_nearest_recorded_json``): {"suite", "program", "same_request", "same_source",
+        "line", "recorded", "now"}; {} without a suite, its manifest or a recipe."""
+        _, args = self._request_args(source, name_expressions, options, arch, program_name)
+        with self._call() as handle:
+            text = self._lib.cubby_nearest_recorded_json(handle, *args)
+        if text is None:
+            raise Error(_text(self._lib.cubby_last_error()))
+        return json.loads(text)
+
     def explain_text(self, source: str, name_expressions: Sequence[str] = (),
                      options: Sequence[str] = (), arch: Optional[str] = None,
                      program_name: Optional[str] = None) -> str:

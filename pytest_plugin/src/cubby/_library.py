@@ -43,6 +43,7 @@ _SIGNATURES = {
     "cubby_key": (c_int, _REQUEST + [ctypes.c_char * 33]),
     "cubby_storable_key": (c_int, _REQUEST + [ctypes.c_char * 33]),
     "cubby_explain_json": (c_char_p, _REQUEST),
+    "cubby_nearest_recorded_json": (c_char_p, _REQUEST),
     "cubby_explain_text": (c_char_p, _REQUEST),
     "cubby_result_free": (None, [c_void_p]),
     "cubby_result_key": (c_char_p, [c_void_p]),

@@ -20,6 +20,23 @@ def _summary_reasons(line: dict) -> str:
     return "; ".join(text for text in lines if "compiled without the store" in text)
 
 
+def never_recorded(nearest: dict) -> str:
+    """What require-warm says of a program no earlier run of the suite compiled (``nearest``:
+    Cache.nearest_recorded's answer, not the same request)."""
+    if nearest.get("same_source"):
+        where = (f"its source was recorded (program {nearest['program']}), with other options or "
+                 "name expressions")
+    else:
+        where = (f"its source first differs from the nearest recorded one (program "
+                 f"{nearest['program']}) at line {nearest['line']}:\n"
+                 f"  recorded: {nearest['recorded']}\n  now:      {nearest['now']}")
+    return (f"suite '{nearest['suite']}' never compiled this program before; {where}\n"
+            "A test's kernels can depend on what ran before it in the same process (CuPy: "
+            "accelerator and dtype settings left by another test), and under pytest-xdist the "
+            "tests a worker runs differ from run to run. Run the suite once more to record this "
+            "program too (or run it without -n, in a fixed order), then require warm again.")
+
+
 class RequireWarm:
     """The compiles seen since the last report; the plugin registers on_compile and on_cupy_save
     as observers and hands it the stats-file lines of other processes (saw_stats_line)."""
@@ -36,13 +53,24 @@ class RequireWarm:
             self.cold.append(f"compiled {result.key} without the store: {label}, "
                              f"{result.uncached_detail} (counted in uncached_{result.uncached})")
             return
+        try:
+            nearest = cache.nearest_recorded(request.source, request.name_expressions,
+                                             request.options, request.arch, request.program_name)
+        except Error:
+            nearest = {}
+        if nearest and not nearest.get("same_request"):
+            self.cold.append(f"compiled {result.key} (store {cache.dir}): {never_recorded(nearest)}")
+            return
         try:  # the one key-dump layout of `cubby compile --explain` (cubby_explain_text)
             dump = cache.explain_text(request.source, request.name_expressions, request.options,
                                       request.arch, request.program_name)
         except Error as error:
             dump = f"(key fields unavailable: {error})\n"
-        self.cold.append(f"compiled {result.key} (store {cache.dir}); compare with that run's "
-                         f"`cubby compile --explain`:\n{dump.rstrip()}")
+        recorded = (f"suite '{nearest['suite']}' recorded this very program "
+                    f"({nearest['program']}) under another key, so a key field changed; "
+                    if nearest else "")
+        self.cold.append(f"compiled {result.key} (store {cache.dir}); {recorded}compare with that "
+                         f"run's `cubby compile --explain`:\n{dump.rstrip()}")
 
     def on_cupy_own(self, reason: str, name: str) -> None:
         label = _cache.uncached_reasons().get("compiled_elsewhere", "compiled_elsewhere")
