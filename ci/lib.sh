@@ -12,6 +12,7 @@ CUBBY_APT_PACKAGES=(
   libhiredis-dev libssl-dev liblz4-dev zlib1g-dev redis-server
   nginx libnginx-mod-http-dav-ext  # the HTTP(S) remote tests' server (WebDAV PUT)
   redis-tools openssl  # redis-cli --cluster create and the test CA of the Redis TLS and Cluster tests
+  squashfs-tools  # a real SquashFS image for the stat-trust test (skipped where mounting is not allowed)
 )
 
 # The benchmark report (python3) and the dashboard's browser test (chromium); node and npm come

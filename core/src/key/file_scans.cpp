@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "key/file_system_trust.hpp"
 #include "key/include_lexer.hpp"
 #include "util/hash.hpp"
 
@@ -148,7 +149,9 @@ bool resolve_file(const std::string& candidate, const struct stat& st, const Fol
   }
   bool stable = false;
   out.scan = read_scan(out.canonical, stable);
-  if (stable && out.scan->matches(st)) {
+  // Only a file whose stat can prove it unchanged is answered by stat later
+  // (file_system_trust.hpp).
+  if (stable && out.scan->matches(st) && device_trusted(out.canonical, st.st_dev)) {
     if (record != nullptr) record->add(out.canonical, out.scan);
     std::lock_guard<std::mutex> lock(m.mutex);
     m.files[out.canonical] = out.scan;

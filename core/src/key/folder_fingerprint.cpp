@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "key/file_system_trust.hpp"
 #include "key/folder_walk.hpp"
 #include "key/scan_record.hpp"
 #include "util/hash.hpp"
@@ -106,7 +107,8 @@ class TreeWalk {
     out = hash128(*text);
     struct stat after {};
     if (::stat(path.c_str(), &after) == 0 && FileScan::same_state(st, after) &&
-        FileScan::changed_before(st, read_ns - ScanRecord::kTooNewNs)) {
+        FileScan::changed_before(st, read_ns - ScanRecord::kTooNewNs) &&
+        device_trusted(path, st.st_dev)) {
       const std::lock_guard lock(hashes.mutex);
       hashes.known[path] = KnownFile{st, out};
     }

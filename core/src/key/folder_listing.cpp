@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "key/file_scans.hpp"
+#include "key/file_system_trust.hpp"
 #include "key/scan_record.hpp"
 
 namespace cubby {
@@ -36,7 +37,8 @@ std::shared_ptr<const NameSet> listing_of(const std::string& dir, const struct s
   struct stat after {};
   std::shared_ptr<const NameSet> result = std::move(names);
   if (::stat(dir.c_str(), &after) != 0 || !FileScan::same_state(st, after)) return nullptr;
-  if (FileScan::changed_before(st, listed_ns - ScanRecord::kTooNewNs)) {
+  if (FileScan::changed_before(st, listed_ns - ScanRecord::kTooNewNs) &&
+      device_trusted(dir, st.st_dev)) {  // file_system_trust.hpp
     const std::lock_guard lock(mutex);
     known[dir] = Listing{st, result};
   }

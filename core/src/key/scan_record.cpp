@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "key/file_system_trust.hpp"
 #include "key/include_lexer.hpp"
 #include "key/record_bytes.hpp"
 #include "key/scan_watch.hpp"
@@ -106,7 +107,7 @@ bool ScanRecord::local_locked(const std::string& path, std::uint64_t dev) {
     return known->second;
   }
   const auto type = fs_type_of_(path);
-  const bool local = type && ScanWatch::local_file_system(*type);
+  const bool local = type && stat_trusted(path, *type);
   if (type) local_devices_.emplace(dev, local);  // unknown: asked again next time
   return local;
 }

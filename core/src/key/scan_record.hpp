@@ -110,10 +110,11 @@ std::optional<ScanEntries> decode_scan_record(std::string_view bytes);
 //   store's group could otherwise make a header "include nothing" and a later edit of what it
 //   really includes keep an old key. Another's file counts as empty, at load and at the merge of
 //   `save` (so it is never laundered into this user's record). Written mode 0644.
-// - Only headers on file systems whose changes the local kernel sees (ScanWatch::
-//   local_file_system of `fs_type_of(path)`, per device; as the per-process scan memo) are
+// - Only headers on file systems whose stats prove a file unchanged (stat_trusted of
+//   `fs_type_of(path)`, file_system_trust.hpp, per device; as the per-process scan memo) are
 //   answered or recorded: NFS's attribute cache (3-60 s) can show an old size and mtime after an
-//   edit made on another host. A file whose type cannot be told counts as remote.
+//   edit made on another host, and a SquashFS image rebuilt and mounted again keeps every stat
+//   field. A file whose type cannot be told counts as untrusted.
 // - `add` keeps a scan only if it was taken from a file whose mtime and ctime are more than
 //   `too_new_ns` before the scan's `read_ns` (ccache's "too new" rule: a file may change again
 //   within one time stamp granule of the file system, keeping its size and time stamps; a stamp

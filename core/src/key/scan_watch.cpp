@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "key/file_system_trust.hpp"
 #include "key/folder_listing.hpp"
 #include "key/scan_record.hpp"
 
@@ -130,7 +131,7 @@ struct ScanWatch::State {
     if (inserted) {
       struct statfs fs {};
       if (::statfs(path.c_str(), &fs) != 0 ||
-          !ScanWatch::local_file_system(static_cast<std::int64_t>(fs.f_type))) {
+          !stat_trusted(path, static_cast<std::int64_t>(fs.f_type))) {
         folder_watches.erase(at);
         return false;
       }
@@ -294,22 +295,5 @@ void ScanWatch::forget() {
 }
 
 std::uint64_t ScanWatch::served() const { return state_->served.load(std::memory_order_relaxed); }
-
-bool ScanWatch::local_file_system(std::int64_t f_type) {
-  switch (static_cast<std::uint32_t>(f_type)) {
-    case 0xEF53u:      // ext2, ext3, ext4
-    case 0x58465342u:  // XFS
-    case 0x9123683Eu:  // Btrfs
-    case 0x01021994u:  // tmpfs
-    case 0x794C7630u:  // overlayfs
-    case 0xF2F52010u:  // F2FS
-    case 0x2FC12FC1u:  // ZFS
-    case 0x73717368u:  // SquashFS (read-only)
-    case 0x858458F6u:  // ramfs
-      return true;
-    default:
-      return false;  // NFS, CIFS/SMB, FUSE, 9p, Ceph, Lustre ...: changes elsewhere go unseen
-  }
-}
 
 }  // namespace cubby

@@ -111,9 +111,6 @@ class ScanWatch {
   // How many scans this process answered from the memo (a diagnostic for tests and benchmarks).
   std::uint64_t served() const;
 
-  // Whether a file system type (statfs f_type) reports every change to the local kernel.
-  static bool local_file_system(std::int64_t f_type);
-
   struct State;
 
  private:

@@ -259,15 +259,5 @@ TEST_F(ScanWatchTest, NothingIsMemoizedWhenTurnedOffOrWhileFilesAreTooNew) {
   EXPECT_EQ(header_scans_memoized(), served + 1);
 }
 
-TEST(ScanWatchFileSystems, OnlyFileSystemsWhoseChangesTheKernelSeesAreTrusted) {
-  EXPECT_TRUE(ScanWatch::local_file_system(0xEF53));       // ext4
-  EXPECT_TRUE(ScanWatch::local_file_system(0x01021994));   // tmpfs
-  EXPECT_TRUE(ScanWatch::local_file_system(0x794C7630));   // overlayfs
-  EXPECT_FALSE(ScanWatch::local_file_system(0x6969));      // NFS
-  EXPECT_FALSE(ScanWatch::local_file_system(0xFF534D42));  // CIFS
-  EXPECT_FALSE(ScanWatch::local_file_system(0x65735546));  // FUSE
-  EXPECT_FALSE(ScanWatch::local_file_system(0x01021997));  // 9p
-}
-
 }  // namespace
 }  // namespace cubby
