@@ -38,4 +38,14 @@ const OperandNames& ComputedIncludes::expand(const std::string& operand) {
   return known.names;
 }
 
+bool ComputedIncludes::holds_unknown_macro(const OperandNames& names) {
+  for (const std::string& identifier : names.consulted) {
+    if (!table_.find(identifier).empty()) continue;
+    for (const std::string& name : names.names) {
+      if (name.find(identifier) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace cubby

@@ -38,6 +38,11 @@ class ComputedIncludes {
   // operand until a definition is added). Every name it consulted is remembered (consulted()).
   const OperandNames& expand(const std::string& operand);
 
+  // Whether a name of `names` (an expand() answer) holds an identifier the expansion looked up and
+  // found no definition for: where NVRTC reads the include, that macro may be defined (by NVRTC
+  // itself or a toolkit header the scan does not read) and the name be another.
+  bool holds_unknown_macro(const OperandNames& names);
+
   // How many distinct definitions were added: the fixpoint's progress measure.
   std::size_t definitions() const { return table_.size(); }
 

@@ -42,7 +42,7 @@ HeaderScan Scanner::take() && {
   return result;
 }
 
-void Scanner::resolve(std::string_view include, const std::vector<std::string>& own_dirs) {
+bool Scanner::resolve(std::string_view include, const std::vector<std::string>& own_dirs) {
   std::string pair;
   for (const std::string& dir : own_dirs) {
     pair += dir;
@@ -50,9 +50,8 @@ void Scanner::resolve(std::string_view include, const std::vector<std::string>& 
   }
   pair += '\0';
   pair += include;
-  if (!resolved_.insert(std::move(pair)).second) {
-    return;
-  }
+  if (const auto known = resolved_.find(pair); known != resolved_.end()) return known->second;
+  resolved_.emplace(pair, false);  // while it resolves (a header that includes itself)
   bool any = false;
   if (include.empty() || include.find('\0') != std::string_view::npos) {
     // No file can have this name (NVRTC cannot open it either).
@@ -97,8 +96,20 @@ void Scanner::resolve(std::string_view include, const std::vector<std::string>& 
     out_.push_back(std::move(digest));
     if (!toolkit_dirs_.empty() && !include.empty() && include.front() != '/') {
       toolkit_roots_.insert(std::string(include));
+      any = in_toolkit(include);
     }
   }
+  resolved_[pair] = any;  // by name: the scan may have rehashed the map
+  return any;
+}
+
+bool Scanner::in_toolkit(std::string_view include) const {
+  struct stat st {};
+  for (const std::string& dir : toolkit_dirs_) {
+    const std::string path = dir + "/" + std::string(include);
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return true;
+  }
+  return false;
 }
 
 Scanner::Folder& Scanner::folder(const std::string& path, bool list) {

@@ -129,8 +129,11 @@ class Scanner {
  private:
   // A name is resolved once per scan from the same folders (resolved_): every lookup it makes is
   // answered once per scan, so a repeat would only add the same digests again (CCCL's headers
-  // include the same names from hundreds of files).
-  void resolve(std::string_view include, const std::vector<std::string>& own_dirs);
+  // include the same names from hundreds of files). Whether it names an existing file, in the
+  // folders searched or the toolkit's.
+  bool resolve(std::string_view include, const std::vector<std::string>& own_dirs);
+  // Whether `include` (relative) names a file in one of the toolkit's include folders.
+  bool in_toolkit(std::string_view include) const;
 
   // What the scan knows of one folder, asked once per scan (as if the scan had looked at every
   // candidate at once): whether it is a folder and, for the folders candidates are looked up in
@@ -201,7 +204,7 @@ class Scanner {
   std::vector<std::shared_ptr<const FileScan>> scans_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> visited_;  // (device, inode)
   std::unordered_map<std::string, Folder> folders_;            // folder()'s answers
-  std::unordered_set<std::string> resolved_;  // resolve()'s (own folders, name) pairs
+  std::unordered_map<std::string, bool> resolved_;  // resolve()'s (own folders, name) pairs
   struct Tried {
     Resolved file;
     std::uint64_t dev = 0;

@@ -74,7 +74,19 @@ void Scanner::resolve_operand(const std::string& operand, const std::string& wha
     cover_trees(what, names.unbounded, own_dirs);
     return;
   }
-  for (const std::string& name : names.names) resolve(name, own_dirs);
+  bool found = false;
+  for (const std::string& name : names.names) found = resolve(name, own_dirs) || found;
+  // No name it can expand to is a file, and they hold a macro the scan knows no definition of:
+  // where NVRTC reads the include, that macro may be defined (NVRTC's predefined ones, a toolkit
+  // header's CCCL_VERSION) and name a header of these folders. A name fully known is keyed as an
+  // absent candidate instead (NVRTC cannot read it either).
+  if (!found && computed_.holds_unknown_macro(names)) {
+    cover_trees(what,
+                "no header name it expands to (" + names.names.front() +
+                    (names.names.size() > 1 ? ", ..." : "") +
+                    ") is a file, and it is built from a macro the scan knows no definition of",
+                own_dirs);
+  }
 }
 
 void Scanner::cover_trees(const std::string& what, const std::string& why,

@@ -27,12 +27,13 @@ CuPy's own kernel cache is switched to a pass-through backend (every ``load`` mi
 stores nothing), so a kernel whose headers changed is never served from it: CuPy's cache names
 hash the source and options but not the headers a source includes.
 
-Compiles that go CuPy's own way, counted by reason in the plugin's summary (and in the Cache as
-programs compiled without the store, reason ``compiled_elsewhere``):
-jitify-mode programs (they carry jitify's preprocessed headers), a payload kind cubby does not
-produce, options without exactly one architecture, a request cubby rejects (an option it cannot
-key). ``backend='nvcc'`` and HIP never reach ``_NVRTCProgram``'s NVRTC path through cubby (nvcc
-does not use it; on HIP the adapter is not installed).
+CuPy's own compiles of ``backend='nvcc'`` programs and jitify-mode programs (which carry jitify's
+preprocessed headers) are stored in cubby's store as blobs (_cupy_own_way): they would otherwise
+be compiled again in every run, CuPy's own cache being a pass-through. Compiles that go CuPy's
+own way without the store, counted by reason in the plugin's summary (and in the Cache as programs
+compiled without the store, reason ``compiled_elsewhere``): such a program without a storable key,
+a payload kind cubby does not produce, options without exactly one architecture, a request cubby
+rejects (an option it cannot key). On HIP the adapter is not installed.
 
 A CuPy >= 14 without that class (its internals moved) gets the blob path instead: CuPy's own
 payloads stored byte for byte in the cubby store under CuPy's names (``CubbyKernelCacheBackend``),

@@ -508,6 +508,37 @@ TEST(Cache, EditingAHeaderReachedThroughIncludePathRecompiles) {
   EXPECT_EQ(edited.tier, Source::compiled);
 }
 
+// A computed include built from a macro the scan does not know (CCCL_VERSION comes from a toolkit
+// header, which the scan does not read) expanded to "cfg_CCCL_VERSION.cuh", a name of no file,
+// taken for a toolkit header: the user header NVRTC really read was never keyed, and its edit
+// served the old kernel. An expansion that names no file covers the folder trees instead.
+TEST(Cache, AComputedIncludeOfAMacroTheScanDoesNotKnowKeysTheFoldersItMayRead) {
+  TempDir dir("cache");
+  CompileRequest r;
+  r.source =
+      "#include <cuda/std/version>\n#define CAT_(a, b) a##b\n#define CAT(a, b) CAT_(a, b)\n"
+      "#define XS_(x) #x\n#define XS(x) XS_(x)\n#include XS(CAT(cfg_, CCCL_VERSION).cuh)\n"
+      "__device__ int value = VALUE;\n";
+  r.options = {"-I" + (dir / "inc").string()};
+  r.arch = "sm_90";
+  Cache cache(config_for(dir / "store"));
+  std::string name;  // the header NVRTC looks for, from its error without one
+  try {
+    (void)cache.compile(r);
+  } catch (const Error& error) {
+    const std::string log = error.what();
+    const std::size_t at = log.find("\"cfg_");
+    if (at != std::string::npos) name = log.substr(at + 1, log.find('"', at + 1) - at - 1);
+  }
+  ASSERT_TRUE(name.starts_with("cfg_") && name.ends_with(".cuh")) << name;
+  write_text(dir / "inc" / name, "#define VALUE 3\n");
+  const CacheResult first = cache.compile(r);
+  write_text(dir / "inc" / name, "#define VALUE 42\n");
+  const CacheResult edited = cache.compile(r);
+  EXPECT_NE(edited.key, first.key) << "an edit of the header NVRTC read kept the key";
+  EXPECT_EQ(edited.tier, Source::compiled);
+}
+
 TEST(Cache, PreIncludedFileIsPartOfTheKey) {
   TempDir dir("cache");
   write_text(dir / "pre.cuh", "#define VALUE 3\n");
