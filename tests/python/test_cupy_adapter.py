@@ -616,6 +616,27 @@ def test_a_stored_own_way_program_that_is_not_one_is_compiled_again_and_replaced
     assert again.counters()["cupy_compiled"] == 1
 
 
+def test_a_stored_jitify_program_whose_mapping_lacks_a_name_is_compiled_again(
+        cupy_compiler, through_cubby, own_way_names):
+    """A blob is another user's bytes in a shared store: one whose mapping lacks a name
+    expression would fail CuPy's get_function, so it counts as none stored."""
+    from cubby import _cupy_own_way, cupy_adapter
+
+    installed = through_cubby()
+    source = "template <int N> __global__ void j() {}"
+    _, mapping = cupy_compiler.compile_with_cache(source, name_expressions=["j<1>"], jitify=True)
+    assert mapping == {"j<1>": "_Zj<1>"} and len(own_way_names) == 1
+    installed.router.cache.blob_put(cupy_adapter.NAMESPACE, own_way_names[0],
+                                    _cupy_own_way.encode(b"payload", {}))
+    installed.uninstall()
+    compiled = len(cupy_compiler.compiled)
+    again = through_cubby()
+    _, mapping = cupy_compiler.compile_with_cache(source, name_expressions=["j<1>"], jitify=True)
+    assert mapping == {"j<1>": "_Zj<1>"}
+    assert len(cupy_compiler.compiled) == compiled + 1
+    assert again.counters()["cupy_compiled"] == 1
+
+
 def test_an_own_way_blob_round_trips_and_garbage_is_refused():
     from cubby._cupy_own_way import decode, encode
 

@@ -24,13 +24,9 @@ import json
 import os
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from ._errors import Error
-
-# How long a miss waits for another process producing the same program (cupy_adapter's).
-CLAIM_WAIT_S = 120.0
-
 
 # `active` while OwnWayStore.produce compiles (per thread): the store counts that program, so the
 # program class does not count it again as CuPy's own way.
@@ -77,12 +73,15 @@ class OwnWayStore:
     """Looks CuPy's own compiles up in ``router.cache`` and stores them (thread-safe through the
     Cache). ``router`` counts them: served (a hit), compiled (stored), or CuPy's own way without
     the store (``count_own``); ``on_save(name)`` is called for every program compiled and stored
-    (require-warm)."""
+    (require-warm). A miss waits up to ``claim_wait`` seconds for another process producing the
+    same program."""
 
-    def __init__(self, router, namespace: str, on_save: Callable[[str], None]) -> None:
+    def __init__(self, router, namespace: str, on_save: Callable[[str], None],
+                 claim_wait: float) -> None:
         self.router = router
         self.namespace = namespace
         self.on_save = on_save
+        self.claim_wait = claim_wait
 
     def name_of(self, how: str, cupy_name: str, source: str, options: Sequence,
                 name_expressions: Sequence[str], arch) -> Optional[str]:
@@ -97,21 +96,22 @@ class OwnWayStore:
         return f"own-{how}-{cupy_name}-{key}"
 
     def produce(self, how: str, blob_name: Optional[str], program: str,
-                compile_: Callable[[], Tuple[bytes, Optional[Dict[str, str]]]]
-                ) -> Tuple[bytes, Optional[Dict[str, str]]]:
-        """(payload, mapping): stored under ``blob_name``, else ``compile_()`` stored there (by
-        this process, or by another it waited for). ``blob_name`` None: compile_() without the
-        store, counted as CuPy's own way (``how``)."""
+                compile_: Callable[[], Tuple[bytes, Optional[Dict[str, str]]]],
+                names: Sequence[str] = ()) -> Tuple[bytes, Optional[Dict[str, str]]]:
+        """(payload, mapping): stored under ``blob_name`` (a mapping that lacks one of ``names``
+        counts as none stored), else ``compile_()`` stored there (by this process, or by another
+        it waited for). ``blob_name`` None: compile_() without the store, counted as CuPy's own
+        way (``how``)."""
         if blob_name is None:
             self.router.count_own(how, program)
             return _counted(compile_)
         cache = self.router.cache
         try:
-            stored = cache.blob_get(self.namespace, blob_name, claim_wait=CLAIM_WAIT_S)
+            stored = cache.blob_get(self.namespace, blob_name, claim_wait=self.claim_wait)
         except Error:
             stored = None
         found = decode(stored) if stored is not None else None
-        if found is not None:
+        if found is not None and all(name in (found[1] or {}) for name in names):
             self.router.count_served()
             return found
         started = time.perf_counter()
@@ -174,4 +174,4 @@ def jitify_compile(original: Callable, store: OwnWayStore, source, options, arch
         return compile_()
     how = "jitify"  # the payload kind follows from the architecture and -dlto: in CuPy's name
     name = store.name_of(how, cupy_name, source, options, name_expressions or (), arch)
-    return store.produce(how, name, filename, compile_)
+    return store.produce(how, name, filename, compile_, list(name_expressions or ()))

@@ -571,7 +571,7 @@ def install(cache: Cache) -> Installed:
         return installed.backend.load(name) if router.nvrtc_differs() else None
 
     compiler._set_kernel_cache_backend(_on_cupys_base(PassThroughBackend)(first_load))
-    store = _cupy_own_way.OwnWayStore(router, NAMESPACE, _on_own_way_save)
+    store = _cupy_own_way.OwnWayStore(router, NAMESPACE, _on_own_way_save, CLAIM_WAIT_S)
     nvrtc_compile = nvcc_compile = None
     if wrappable(compiler, "_compile_using_nvrtc_no_warning", NVRTC_COMPILE_PARAMETERS):
         nvrtc_compile = compiler._compile_using_nvrtc_no_warning
