@@ -2,7 +2,8 @@
 # Every GPU run of the project, from an already-built tree, on a GPU machine without a network:
 #   ci/gpu/all.sh OUT_DIR [BUILD_DIR] [STEP...]     (BUILD_DIR default build/gpu; STEPs default all)
 # Steps: ctest recover harness store pytest bench (the default), and cupy-real (CuPy's own test
-# files, ci/gpu/cupy-real.sh; needs .carry-cupy) and cccl (the CCCL-reaching CuPy and C++ cases:
+# files, ci/gpu/cupy-real.sh; needs .carry-cupy), cupy-dirs (whole directories of them, -n 8, own
+# against cubby: ci/gpu/cupy-dirs.sh, each run bounded by CUBBY_CUPY_DIR_SECONDS) and cccl (the CCCL-reaching CuPy and C++ cases:
 # tests/python/gpu/test_cupy_cccl.py, ctest -R 'Cccl|test_cub_vendored_cccl'). Each step is time-bounded
 # (CUBBY_GPU_STEP_SECONDS, default 240) and writes to OUT_DIR/<step>/; OUT_DIR/status lists each
 # step's exit status. Carry the build folder (and libbenchmark on LD_LIBRARY_PATH) there first.
@@ -29,6 +30,8 @@ for step in "${steps[@]}"; do
     bench) timeout "$limit" "$root/ci/gpu/bench.sh" "$out/bench" "$build" >"$out/bench/run.log" 2>&1 ;;
     cupy-real) CUBBY_GPU_STEP_SECONDS="$limit" timeout "$limit" "$root/ci/gpu/cupy-real.sh" "$out/cupy-real" "$build" \
                  >"$out/cupy-real/run.log" 2>&1 ;;
+    cupy-dirs) timeout "$limit" "$root/ci/gpu/cupy-dirs.sh" "$out/cupy-dirs" "$build" \
+                 >"$out/cupy-dirs/run.log" 2>&1 ;;
     cccl) { CUBBY_LIBRARY="$build/core/libcubby.so" PYTHONPATH="$root/pytest_plugin/src" \
               timeout $(( limit * 3 / 5 )) \
               python3 -m pytest "$root/tests/python/gpu/test_cupy_cccl.py" -q -rs -p no:cacheprovider
