@@ -301,12 +301,8 @@ class Cache:
                 options: Sequence[str] = (), arch: Optional[str] = None,
                 program_name: Optional[str] = None) -> List[dict]:
         """Every field the key hashes: [{"label", "summary", "hash"}] (as `cubby compile --explain`)."""
-        _, args = self._request_args(source, name_expressions, options, arch, program_name)
-        with self._call() as handle:
-            text = self._lib.cubby_explain_json(handle, *args)
-        if text is None:
-            raise Error(_text(self._lib.cubby_last_error()))
-        return json.loads(text)
+        return json.loads(self._request_text("cubby_explain_json", source, name_expressions,
+                                             options, arch, program_name))
 
     def nearest_recorded(self, source: str, name_expressions: Sequence[str] = (),
                          options: Sequence[str] = (), arch: Optional[str] = None,
@@ -314,20 +310,23 @@ class Cache:
         """The recorded recipe of this handle's suite nearest to a request (cubby.h's
         ``cubby_nearest_recorded_json``): {"suite", "program", "same_request", "same_source",
         "line", "recorded", "now"}; {} without a suite, its manifest or a recipe."""
-        _, args = self._request_args(source, name_expressions, options, arch, program_name)
-        with self._call() as handle:
-            text = self._lib.cubby_nearest_recorded_json(handle, *args)
-        if text is None:
-            raise Error(_text(self._lib.cubby_last_error()))
-        return json.loads(text)
+        return json.loads(self._request_text("cubby_nearest_recorded_json", source,
+                                             name_expressions, options, arch, program_name))
 
     def explain_text(self, source: str, name_expressions: Sequence[str] = (),
                      options: Sequence[str] = (), arch: Optional[str] = None,
                      program_name: Optional[str] = None) -> str:
         """The key fields as text, in the one layout of `cubby compile --explain` and the harnesses."""
+        return self._request_text("cubby_explain_text", source, name_expressions, options, arch,
+                                  program_name)
+
+    def _request_text(self, function: str, source, name_expressions, options, arch,
+                      program_name) -> str:
+        """The text a C function of a request returns (cubby_explain_json, ...); Error with
+        cubby_last_error when it returns NULL."""
         _, args = self._request_args(source, name_expressions, options, arch, program_name)
         with self._call() as handle:
-            text = self._lib.cubby_explain_text(handle, *args)
+            text = getattr(self._lib, function)(handle, *args)
         if text is None:
             raise Error(_text(self._lib.cubby_last_error()))
         return _text(text)
