@@ -14,8 +14,9 @@ CuPy's cache name hashes the source, the options, the architecture, NVRTC's vers
 own headers (what CuPy's own cache trusts); cubby's key (``Cache.storable_key`` of the source and
 the options) adds every header under the program's include folders, so an edited user header is a
 miss, as for cubby's own compiles. A program without such a key (an option the key cannot cover,
-an include the scan cannot name) is compiled CuPy's way without the store and counted so. Other processes asking for a program being produced
-wait for it (a blob claim: bounded, and given up on a stopped holder, see Cache.load_or_claim_blob).
+an include the scan cannot name) is compiled CuPy's way without the store and counted so. Other
+processes asking for a program being produced wait for it (a blob claim: bounded, and given up
+on a stopped holder, see Cache.load_or_claim_blob).
 """
 
 from __future__ import annotations

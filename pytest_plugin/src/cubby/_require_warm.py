@@ -59,7 +59,8 @@ class RequireWarm:
         except Error:
             nearest = {}
         if nearest and not nearest.get("same_request"):
-            self.cold.append(f"compiled {result.key} (store {cache.dir}): {never_recorded(nearest)}")
+            self.cold.append(f"compiled {result.key} (store {cache.dir}): "
+                             f"{never_recorded(nearest)}")
             return
         try:  # the one key-dump layout of `cubby compile --explain` (cubby_explain_text)
             dump = cache.explain_text(request.source, request.name_expressions, request.options,

@@ -258,8 +258,8 @@ class CubbyPlugin:
                 self.cupy_cache.stop_read_ahead()
             self.cupy_warm_up.join(WARM_UP_JOIN_S)
             if self.cupy_warm_up.is_alive():
-                sys.stderr.write(f"cubby: CuPy's warm-up did not end within {WARM_UP_JOIN_S:.0f} s; "
-                                 "it is left to end with the process\n")
+                sys.stderr.write(f"cubby: CuPy's warm-up did not end within "
+                                 f"{WARM_UP_JOIN_S:.0f} s; it is left to end with the process\n")
                 self.cupy_cache = None  # closing would wait for the call it is in
             self.cupy_warm_up = None
             self.cupy_warm_up_reads = False
