@@ -96,7 +96,6 @@ bool Scanner::resolve(std::string_view include, const std::vector<std::string>& 
     out_.push_back(std::move(digest));
     if (!toolkit_dirs_.empty() && !include.empty() && include.front() != '/') {
       toolkit_roots_.insert(std::string(include));
-      any = in_toolkit(include);
     }
   }
   resolved_[pair] = any;  // by name: the scan may have rehashed the map
@@ -104,6 +103,7 @@ bool Scanner::resolve(std::string_view include, const std::vector<std::string>& 
 }
 
 bool Scanner::in_toolkit(std::string_view include) const {
+  if (include.empty() || include.front() == '/') return false;  // resolve() looked it up
   struct stat st {};
   for (const std::string& dir : toolkit_dirs_) {
     const std::string path = dir + "/" + std::string(include);

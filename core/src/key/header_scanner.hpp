@@ -129,10 +129,11 @@ class Scanner {
  private:
   // A name is resolved once per scan from the same folders (resolved_): every lookup it makes is
   // answered once per scan, so a repeat would only add the same digests again (CCCL's headers
-  // include the same names from hundreds of files). Whether it names an existing file, in the
-  // folders searched or the toolkit's.
+  // include the same names from hundreds of files). Whether it names an existing file in the
+  // folders searched (the toolkit's are not looked at: in_toolkit).
   bool resolve(std::string_view include, const std::vector<std::string>& own_dirs);
-  // Whether `include` (relative) names a file in one of the toolkit's include folders.
+  // Whether `include` (relative) names a file in one of the toolkit's include folders (asked for
+  // a computed include no searched folder answered, resolve_operand).
   bool in_toolkit(std::string_view include) const;
 
   // What the scan knows of one folder, asked once per scan (as if the scan had looked at every

@@ -76,6 +76,9 @@ void Scanner::resolve_operand(const std::string& operand, const std::string& wha
   }
   bool found = false;
   for (const std::string& name : names.names) found = resolve(name, own_dirs) || found;
+  // The toolkit's folders are asked only here, for an operand no searched folder answered.
+  found = found || std::any_of(names.names.begin(), names.names.end(),
+                               [&](const std::string& name) { return in_toolkit(name); });
   // No name it can expand to is a file, and they hold a macro the scan knows no definition of:
   // where NVRTC reads the include, that macro may be defined (NVRTC's predefined ones, a toolkit
   // header's CCCL_VERSION) and name a header of these folders. A name fully known is keyed as an

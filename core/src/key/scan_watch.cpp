@@ -2,7 +2,7 @@
 #include "key/scan_watch.hpp"
 
 #include <sys/inotify.h>
-#include <sys/statfs.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -129,9 +129,8 @@ struct ScanWatch::State {
   bool watch_folder(const std::string& path, std::string_view name, bool every_name = false) {
     auto [at, inserted] = folder_watches.try_emplace(path, -1);
     if (inserted) {
-      struct statfs fs {};
-      if (::statfs(path.c_str(), &fs) != 0 ||
-          !stat_trusted(path, static_cast<std::int64_t>(fs.f_type))) {
+      struct stat folder {};
+      if (::stat(path.c_str(), &folder) != 0 || !device_trusted(path, folder.st_dev)) {
         folder_watches.erase(at);
         return false;
       }
